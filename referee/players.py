@@ -1,0 +1,131 @@
+"""Bot specs and the players that sit at a table.
+
+A bot spec is what the user types on the command line:
+
+- ``builtin:NAME`` runs an in-process bot (``random``, ``greedy``);
+- anything else is a command line, split like a POSIX shell does, with an optional
+  ``name=`` prefix: ``alice="./mybot --fast"``;
+- ``tcp:NAME`` is reserved for bots that connect over TCP (not yet served).
+
+A ``Player`` is the referee's side of one bot for a whole match. All players speak
+in protocol messages (maps), so a built-in bot sees exactly what a remote bot sees.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from protocol.strategies import greedy_choose, random_choose
+
+
+class BotSpecError(ValueError):
+    """The user's bot spec cannot be used (unknown builtin, empty command, bad name)."""
+
+
+BUILTINS = {
+    "random": "uniform random legal action (seeded)",
+    "greedy": "lowest sensible card, saves trumps, takes rather than spend high trumps early",
+}
+_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """A parsed bot spec. ``kind`` is "builtin", "command" or "tcp"."""
+
+    kind: str
+    name: str
+    argv: tuple[str, ...] = ()
+    text: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "spec": self.text,
+                "argv": list(self.argv)}
+
+
+def parse_bot_spec(text: str) -> BotSpec:
+    """Parse one bot spec (see the module docstring). Raises BotSpecError."""
+    raw = text.strip()
+    if not raw:
+        raise BotSpecError("empty bot spec; give builtin:NAME or a command line")
+    if raw.startswith("builtin:"):
+        name = raw[len("builtin:"):]
+        if name not in BUILTINS:
+            raise BotSpecError(f"unknown built-in bot {name!r}; built-ins: {', '.join(BUILTINS)}")
+        return BotSpec("builtin", name, (), raw)
+    if raw.startswith("tcp:"):
+        name = raw[4:]
+        if not _NAME_RE.match(name):
+            raise BotSpecError(f"tcp:NAME needs a name of letters, digits, '_', '-', '.'; got {name!r}")
+        return BotSpec("tcp", name, (), raw)
+    name = None
+    head, sep, rest = raw.partition("=")
+    if sep and _NAME_RE.match(head) and " " not in head:
+        name, raw = head, rest
+    try:
+        argv = tuple(shlex.split(raw))
+    except ValueError as exc:
+        raise BotSpecError(f"cannot split bot command {text!r}: {exc}") from None
+    if not argv:
+        raise BotSpecError(f"bot spec {text!r} has no command")
+    if name is None:
+        # The program's file name without extension, e.g. "greedy_bot" for python3 x/greedy_bot.py.
+        prog = next((a for a in reversed(argv) if not a.startswith("-")), argv[0])
+        name = re.sub(r"\.[A-Za-z0-9]+$", "", prog.rsplit("/", 1)[-1]) or "bot"
+    return BotSpec("command", name, argv, text)
+
+
+def unique_names(names: list[str]) -> list[str]:
+    """Make seat names unique: the second ``greedy`` becomes ``greedy#2``."""
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        out.append(n if seen[n] == 1 else f"{n}#{seen[n]}")
+    return out
+
+
+@dataclass
+class Player:
+    """The referee's side of one bot for a whole match.
+
+    Subclasses implement the async methods. ``wants_events`` lets the referee skip
+    building event messages for bots that ignore them (the built-ins).
+    """
+
+    name: str
+    spec: BotSpec
+    wants_events: bool = True
+    info: dict[str, Any] = field(default_factory=dict)
+
+    async def start(self) -> None:
+        """Start the bot and complete the handshake."""
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Deliver a referee-to-bot message that needs no answer."""
+
+    async def decide(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Send a request message and return the bot's action map (unvalidated)."""
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        """Say bye and release the bot."""
+
+
+class BuiltinPlayer(Player):
+    """An in-process bot that decides from the request map alone."""
+
+    def __init__(self, name: str, spec: BotSpec, seed: int | str = 0) -> None:
+        super().__init__(name, spec, wants_events=False)
+        self.info = {"name": spec.name, "version": "builtin", "author": "durak-ref"}
+        self._rng = random.Random(f"{seed}:{name}")
+
+    async def decide(self, request: dict[str, Any]) -> dict[str, Any]:
+        obs, legal = request["observation"], request["legal"]
+        if self.spec.name == "random":
+            return random_choose(obs, legal, self._rng)
+        return greedy_choose(obs, legal)

@@ -1,0 +1,66 @@
+"""Human-readable renderings of results (rich tables). JSON forms come from the results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from .rules.options import OPTIONS, PRESET_HELP, PRESETS
+
+
+def match_table(summary: dict[str, Any]) -> Table:
+    games = summary["games"]
+    rules = summary.get("rules_text") or summary["preset"]
+    title = f"{games} game{'s' if games != 1 else ''}, rules: {rules}"
+    t = Table(title=title, title_justify="left")
+    t.add_column("bot")
+    t.add_column("durak", justify="right")
+    t.add_column("durak %", justify="right")
+    t.add_column("draws", justify="right")
+    t.add_column("forfeits", justify="right")
+    t.add_column("decisions", justify="right")
+    t.add_column("mean ms", justify="right")
+    for b in summary["bots"]:
+        forfeits = ", ".join(f"{k} {v}" for k, v in sorted(b["forfeits"].items())) or "-"
+        pct = f"{100 * b['durak'] / games:.1f}" if games else "-"
+        ms = "-" if b["mean_decision_ms"] is None else f"{b['mean_decision_ms']:.3f}"
+        t.add_row(b["name"], str(b["durak"]), pct, str(b["draws"]), forfeits,
+                  str(b["decisions"]), ms)
+    return t
+
+
+def print_match(summary: dict[str, Any], console: Console) -> None:
+    console.print(match_table(summary))
+    terms = ", ".join(f"{k} {v}" for k, v in sorted(summary["terminations"].items()))
+    console.print(f"draws: {summary['draws']}   bouts per game: {summary['bouts_mean']:.2f}   "
+                  f"decisions: {summary['decisions']} asked, {summary['actions']} actions   "
+                  f"wall: {summary['wall_s']:.2f} s")
+    console.print(f"terminations: {terms}")
+    for f in summary.get("forfeit_details", [])[:10]:
+        console.print(f"[red]game {f['game']}[/red]: {f['bot']} forfeited ({f['kind']}): {f['reason']}")
+    if summary.get("log"):
+        console.print(f"log: {summary['log']}")
+
+
+def rules_table() -> Table:
+    t = Table(title="Table rules (set with --set name=value)", title_justify="left")
+    t.add_column("option")
+    t.add_column("default")
+    t.add_column("allowed")
+    t.add_column("meaning")
+    for o in OPTIONS:
+        t.add_row(o.name, o.format(o.default), o.allowed, o.help)
+    return t
+
+
+def presets_table() -> Table:
+    t = Table(title="Presets (choose with --rules NAME)", title_justify="left")
+    t.add_column("preset")
+    t.add_column("sets")
+    t.add_column("meaning")
+    for name, values in PRESETS.items():
+        sets = " ".join(f"{k}={v}" for k, v in values.items()) or "(all defaults)"
+        t.add_row(name, sets, PRESET_HELP[name])
+    return t

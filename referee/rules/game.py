@@ -1,0 +1,652 @@
+"""The Durak state machine: deal, bouts, drawing, going out, the end of the game.
+
+How a game runs (docs/RULES.md states the same rules for people):
+
+- ``Game.new`` deals from an explicit deck order (or one shuffled from a seed), turns
+  the trump and chooses the first attacker. If ``trump_exchange`` is on and someone
+  holds the deck's lowest trump, the game opens in phase EXCHANGE for that seat.
+- A bout is three phases. ATTACK: the main attacker leads one card. DEFEND: the
+  defender covers one uncovered card, transfers, shows a trump, or takes. THROW_IN:
+  once every attack card is covered (or the defender takes), the attackers are asked
+  in ``order`` (main attacker first, then clockwise, never the defender); each throws
+  in one card or passes. A new card sends the play back to the defender (unless they
+  are taking) and restarts the asking at the main attacker. The bout ends when every
+  attacker has passed in a row, or when no attacker can legally add a card.
+- At the end of a bout the table is discarded or picked up, everyone draws up to six
+  (main attacker, other attackers, defender last), empty hands with an empty talon go
+  out, and the next bout's roles are set. The game ends when at most one player holds
+  cards, or by the stalemate guard or the action cap.
+
+Every rule lives in this file; the per-seat view is ``observe``. Actions are ints
+(see ``actions``); card sets are bitmasks (see ``cards``).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from .actions import (
+    ATTACK, COVER, EXCHANGE, KIND_NAMES, PASS, SHOW_TRUMP, TAKE, THROW_IN, TRANSFER,
+    IllegalAction, action_str, card_of, check_action, kind_of, slot_of,
+)
+from .cards import (
+    BEATERS, DECK_LOW_RANK, RANK_MASK, card_str, deck_cards, make_card, mask_str, rank_of,
+    suit_of,
+)
+from .options import Rules, RulesError
+
+HAND_SIZE = 6
+
+EXCHANGE_PHASE, ATTACK_PHASE, DEFEND_PHASE, THROW_IN_PHASE, OVER = range(5)
+PHASE_NAMES = ("exchange", "attack", "defend", "throw_in", "over")
+
+#: Terminations decided by the rules (a referee adds forfeit kinds on top of these).
+NORMAL, DRAW, STALEMATE, ACTION_CAP = "normal", "draw", "stalemate", "action_cap"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a game ended. ``durak`` is the losing seat, or None for a draw.
+
+    ``last_out`` lists the seats that still held cards when the final bout began and
+    went out in it (the players a draw is shared between); empty unless the game was
+    drawn by ``last_two_out``.
+    """
+
+    termination: str
+    durak: int | None
+    last_out: tuple[int, ...] = ()
+    reason: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"termination": self.termination, "durak": self.durak,
+                "last_out": list(self.last_out), "reason": self.reason}
+
+
+def shuffled_deck(size: int, seed: int | str) -> list[int]:
+    """The deck order for ``seed``: deterministic across runs and Python versions >= 3.2."""
+    deck = deck_cards(size)
+    random.Random(seed).shuffle(deck)
+    return deck
+
+
+def _popcount(mask: int) -> int:
+    return mask.bit_count()
+
+
+class Game:
+    """One game of Durak. Mutable; ``copy()`` for a snapshot.
+
+    The deck order ``deck`` lists the cards in the order they leave the deck: dealt one
+    at a time starting at the dealer's next seat, then the face-up trump (which is
+    drawn last), then the talon from the top.
+    """
+
+    __slots__ = (
+        "rules", "players", "deck", "dealer", "hands", "talon", "trump_card", "trump_suit",
+        "trump_holder", "discard", "attacks", "covers", "known", "out", "attacker",
+        "defender", "order", "phase", "taking", "asker", "passes", "bout", "transfers",
+        "shown", "limit", "first_bout", "exchange_seat", "action_count", "pickup_streak",
+        "outcome", "history", "events", "out_order",
+    )
+
+    rules: Rules
+    events: list[tuple] | None
+
+    # ------------------------------------------------------------------ creation
+
+    @classmethod
+    def new(cls, rules: Rules, players: int, *, seed: int | str | None = None,
+            deck: list[int] | None = None, dealer: int | None = None,
+            record_events: bool = False) -> Game:
+        """Deal a new game.
+
+        Give exactly one of ``seed`` (deck shuffled from it) or ``deck`` (an explicit
+        order of every card of the rules' deck). ``dealer`` defaults to seat
+        ``players - 1`` (game 1 of a match). With ``record_events`` the game keeps a
+        list of public events in ``events`` for a referee to forward.
+        Raises RulesError for an impossible table or a bad deck.
+        """
+        rules.check_table(players)
+        if (seed is None) == (deck is None):
+            raise ValueError("give exactly one of seed or deck")
+        if deck is None:
+            deck = shuffled_deck(rules.deck, seed)  # type: ignore[arg-type]
+        elif sorted(deck) != deck_cards(rules.deck):
+            raise RulesError(f"the deck order must hold each of the {rules.deck} cards exactly once")
+        if dealer is None:
+            dealer = players - 1
+        if not 0 <= dealer < players:
+            raise RulesError(f"dealer seat {dealer} does not exist at a {players}-player table")
+        g = cls.__new__(cls)
+        g.rules, g.players, g.deck, g.dealer = rules, players, list(deck), dealer
+        g.events = [] if record_events else None
+        g.history = []
+        hands = [0] * players
+        dealt = players * HAND_SIZE
+        for i in range(dealt):
+            hands[(dealer + 1 + i) % players] |= 1 << deck[i]
+        g.hands = hands
+        g.known = [0] * players
+        g.out = [False] * players
+        g.out_order = []
+        if dealt < len(deck):
+            g.trump_card = deck[dealt]
+            g.trump_holder = None
+            # The talon is popped from the end: the face-up trump sits at index 0.
+            g.talon = [deck[dealt]] + deck[:dealt:-1]
+        else:
+            # Whole deck dealt: the last card dealt (the dealer's) is shown and sets trump.
+            g.trump_card = deck[-1]
+            g.trump_holder = dealer
+            g.known[dealer] |= 1 << g.trump_card
+            g.talon = []
+        g.trump_suit = suit_of(g.trump_card)
+        g.discard = 0
+        g.attacks, g.covers = [], []
+        g.taking = False
+        g.asker = g.passes = g.transfers = g.shown = 0
+        g.bout = 0
+        g.first_bout = True
+        g.action_count = 0
+        g.pickup_streak = 0
+        g.outcome = None
+        g.exchange_seat = None
+        g.phase = ATTACK_PHASE
+        g._start_bout(g._first_attacker())
+        # Trump exchange is offered after the opener is fixed: it cannot change who opens.
+        if rules.trump_exchange and g.talon:
+            low = make_card(DECK_LOW_RANK[rules.deck], g.trump_suit)
+            if low != g.trump_card:
+                for seat in range(players):
+                    if hands[seat] >> low & 1:
+                        g.exchange_seat = seat
+                        g.phase = EXCHANGE_PHASE
+        return g
+
+    def _first_attacker(self) -> int:
+        fa = self.rules.first_attacker
+        if fa.startswith("seat:"):
+            return int(fa[5:])
+        nxt = (self.dealer + 1) % self.players
+        if fa == "dealer_next":
+            return nxt
+        best, best_rank = nxt, 99
+        for seat, hand in enumerate(self.hands):
+            trumps = hand >> self.trump_suit & 0x1111111111111  # one bit per rank
+            if trumps:
+                r = ((trumps & -trumps).bit_length() - 1) >> 2
+                if r < best_rank:
+                    best, best_rank = seat, r
+        return best
+
+    def copy(self) -> Game:
+        """An independent copy (lists copied; ints and the rules are immutable)."""
+        g = Game.__new__(Game)
+        for name in Game.__slots__:
+            v = getattr(self, name)
+            setattr(g, name, v.copy() if isinstance(v, list) else v)
+        return g
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def current_seat(self) -> int | None:
+        """The seat whose decision it is, or None once the game is over."""
+        p = self.phase
+        if p == DEFEND_PHASE:
+            return self.defender
+        if p == THROW_IN_PHASE:
+            return self.order[self.asker]
+        if p == ATTACK_PHASE:
+            return self.attacker
+        if p == EXCHANGE_PHASE:
+            return self.exchange_seat
+        return None
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase == OVER
+
+    def next_in(self, seat: int) -> int:
+        """The next seat clockwise after ``seat`` that is still in the game."""
+        n, out = self.players, self.out
+        s = (seat + 1) % n
+        while out[s]:
+            s = (s + 1) % n
+        return s
+
+    def table_mask(self) -> int:
+        m = 0
+        for c in self.attacks:
+            m |= 1 << c
+        for c in self.covers:
+            if c >= 0:
+                m |= 1 << c
+        return m
+
+    def _rank_mask(self) -> int:
+        """Cards whose rank may be thrown in (``throw_in_ranks``)."""
+        m = 0
+        for c in self.attacks:
+            m |= RANK_MASK[c >> 2]
+        if self.rules.throw_in_ranks == "all":
+            for c in self.covers:
+                if c >= 0:
+                    m |= RANK_MASK[c >> 2]
+        return m
+
+    def _cap(self) -> int:
+        """The most attack cards this bout may hold, ignoring the defender's hand."""
+        cap = self.rules.max_attacks or 64
+        if self.first_bout and self.rules.first_bout_limit:
+            cap = min(cap, 5)
+        return cap
+
+    def legal_actions(self) -> list[int]:
+        """Every legal action of the current seat (empty once the game is over)."""
+        p = self.phase
+        if p == DEFEND_PHASE:
+            return self._defend_actions()
+        if p == THROW_IN_PHASE:
+            seat = self.order[self.asker]
+            acts = []
+            if len(self.attacks) < self.limit:
+                m = self.hands[seat] & self._rank_mask()
+                while m:
+                    low = m & -m
+                    acts.append(THROW_IN | (low.bit_length() - 1) << 4)
+                    m ^= low
+            acts.append(PASS)
+            return acts
+        if p == ATTACK_PHASE:
+            acts = []
+            m = self.hands[self.attacker]
+            while m:
+                low = m & -m
+                acts.append(ATTACK | (low.bit_length() - 1) << 4)
+                m ^= low
+            return acts
+        if p == EXCHANGE_PHASE:
+            return [EXCHANGE, PASS]
+        return []
+
+    def _defend_actions(self) -> list[int]:
+        hand = self.hands[self.defender]
+        beaters = BEATERS[self.trump_suit]
+        acts = []
+        covers = self.covers
+        any_cover = False
+        for slot, a in enumerate(self.attacks):
+            if covers[slot] < 0:
+                m = hand & beaters[a]
+                while m:
+                    low = m & -m
+                    acts.append(COVER | (low.bit_length() - 1) << 4 | slot << 10)
+                    m ^= low
+            else:
+                any_cover = True
+        if self.rules.transfer != "off" and not any_cover:
+            acts.extend(self._transfer_actions(hand))
+        acts.append(TAKE)
+        return acts
+
+    def _transfer_actions(self, hand: int) -> list[int]:
+        rules = self.rules
+        if rules.transfer_limit is not None and self.transfers >= rules.transfer_limit:
+            return []
+        attacks = self.attacks
+        rank = attacks[0] >> 2
+        for c in attacks:
+            if c >> 2 != rank:
+                return []
+        target = self.hands[self.next_in(self.defender)].bit_count()
+        n = len(attacks)
+        acts = []
+        if n + 1 <= self._cap() and target >= n + 1:
+            m = hand & RANK_MASK[rank]
+            while m:
+                low = m & -m
+                acts.append(TRANSFER | (low.bit_length() - 1) << 4)
+                m ^= low
+        if rules.transfer == "trump_show" and target >= n:
+            trump = make_card(rank, self.trump_suit)
+            if hand >> trump & 1 and not self.shown >> trump & 1:
+                acts.append(SHOW_TRUMP | trump << 4)
+        return acts
+
+    def forced_action(self) -> int | None:
+        """The action the referee applies without asking, or None if the seat decides.
+
+        A seat is not asked when its only legal action is pass or take, unless the
+        rules say ``ask_forced``. (An exchange offer is always asked.)
+        """
+        if self.rules.ask_forced or self.phase in (OVER, EXCHANGE_PHASE, ATTACK_PHASE):
+            return None
+        acts = self.legal_actions()
+        if len(acts) == 1 and acts[0] in (PASS, TAKE):
+            return acts[0]
+        return None
+
+    def illegal_reason(self, action: int) -> str | None:
+        """Why ``action`` is not legal now, or None if it is. ``action`` must be well-formed."""
+        if self.phase == OVER:
+            return "the game is over"
+        if action in self.legal_actions():
+            return None
+        seat = self.current_seat
+        kind = kind_of(action)
+        name = KIND_NAMES[kind]
+        phase = PHASE_NAMES[self.phase]
+        allowed = {EXCHANGE_PHASE: (EXCHANGE, PASS), ATTACK_PHASE: (ATTACK,),
+                   DEFEND_PHASE: (COVER, TRANSFER, SHOW_TRUMP, TAKE),
+                   THROW_IN_PHASE: (THROW_IN, PASS)}[self.phase]
+        if kind not in allowed:
+            names = ", ".join(KIND_NAMES[k] for k in allowed)
+            return f"{name} is not an option in phase {phase} (seat {seat} may: {names})"
+        card = card_of(action)
+        if kind in (ATTACK, COVER, THROW_IN, TRANSFER, SHOW_TRUMP) and not self.hands[seat] >> card & 1:
+            return f"seat {seat} does not hold {card_str(card)}"
+        if kind == COVER:
+            slot = slot_of(action)
+            if slot >= len(self.attacks):
+                return f"there is no table slot {slot} (slots 0..{len(self.attacks) - 1})"
+            if self.covers[slot] >= 0:
+                return f"slot {slot} ({card_str(self.attacks[slot])}) is already covered"
+            return f"{card_str(card)} does not beat {card_str(self.attacks[slot])} (trump {'CDHS'[self.trump_suit]})"
+        if kind == THROW_IN:
+            if len(self.attacks) >= self.limit:
+                return f"the bout already holds its limit of {self.limit} attack cards"
+            return f"no card of rank {card_str(card)[0]} lies on the table"
+        if kind in (TRANSFER, SHOW_TRUMP):
+            if self.rules.transfer == "off" or (kind == SHOW_TRUMP and self.rules.transfer != "trump_show"):
+                return f"{name} is not allowed by these rules (transfer={self.rules.transfer})"
+            if any(c >= 0 for c in self.covers):
+                return "a card on the table is already covered"
+            if any(rank_of(c) != rank_of(self.attacks[0]) for c in self.attacks):
+                return "the attack cards are not all of one rank"
+            if rank_of(card) != rank_of(self.attacks[0]):
+                return f"{card_str(card)} is not of the attacked rank"
+            if kind == SHOW_TRUMP and suit_of(card) != self.trump_suit:
+                return f"{card_str(card)} is not a trump"
+            if kind == SHOW_TRUMP and self.shown >> card & 1:
+                return f"{card_str(card)} was already shown in this bout"
+            lim = self.rules.transfer_limit
+            if lim is not None and self.transfers >= lim:
+                return f"this bout has used its {lim} transfer(s)"
+            return "the next defender holds too few cards, or the attack limit would be exceeded"
+        return f"{action_str(action)} is not legal now"
+
+    # ------------------------------------------------------------------ apply
+
+    def apply(self, action: int) -> None:
+        """Apply the current seat's action.
+
+        Raises MalformedAction for a bad encoding and IllegalAction (saying why) for a
+        well-formed action that is not legal now; in both cases nothing changes.
+        """
+        check_action(action)
+        reason = self.illegal_reason(action)
+        if reason is not None:
+            raise IllegalAction(f"{action_str(action)}: {reason}")
+        self.apply_legal(action)
+
+    def apply_legal(self, action: int) -> None:
+        """Apply an action known to be in ``legal_actions()``. Unchecked: the fast path."""
+        seat = self.current_seat
+        self.history.append(action)
+        ev = self.events
+        kind = action & 15
+        if ev is not None:
+            name = "decline" if self.phase == EXCHANGE_PHASE and kind == PASS else KIND_NAMES[kind]
+            ev.append((name, seat, action))
+        card = action >> 4 & 63
+        bit = 1 << card
+        if kind == COVER:
+            self.hands[seat] ^= bit
+            self.known[seat] &= ~bit
+            self.covers[action >> 10] = card
+            if -1 not in self.covers:
+                self._enter_throw_in()
+        elif kind == THROW_IN:
+            self.hands[seat] ^= bit
+            self.known[seat] &= ~bit
+            self.attacks.append(card)
+            self.covers.append(-1)
+            if self.taking:
+                self._enter_throw_in()
+            else:
+                self.phase = DEFEND_PHASE
+        elif kind == PASS:
+            if self.phase == EXCHANGE_PHASE:
+                self.phase = ATTACK_PHASE
+            else:
+                self.passes += 1
+                if self.passes >= len(self.order):
+                    self._end_bout()
+                else:
+                    self.asker = (self.asker + 1) % len(self.order)
+        elif kind == ATTACK:
+            self.hands[seat] ^= bit
+            self.known[seat] &= ~bit
+            self.attacks.append(card)
+            self.covers.append(-1)
+            self.phase = DEFEND_PHASE
+        elif kind == TAKE:
+            self.taking = True
+            self._enter_throw_in()
+        elif kind == TRANSFER:
+            self.hands[seat] ^= bit
+            self.known[seat] &= ~bit
+            self.attacks.append(card)
+            self.covers.append(-1)
+            self._pass_on(seat)
+        elif kind == SHOW_TRUMP:
+            self.shown |= bit
+            self.known[seat] |= bit
+            self._pass_on(seat)
+        elif kind == EXCHANGE:
+            low = make_card(DECK_LOW_RANK[self.rules.deck], self.trump_suit)
+            taken = self.trump_card
+            self.hands[seat] ^= (1 << low) | (1 << taken)
+            self.known[seat] |= 1 << taken
+            if ev is not None:
+                ev[-1] = ("exchange", seat, action, low, taken)
+            self.talon[0] = low
+            self.trump_card = low
+            self.phase = ATTACK_PHASE
+        self.action_count += 1
+        if self.action_count >= self.rules.action_cap and self.phase != OVER:
+            self._finish(ACTION_CAP, None, (), f"the action cap of {self.rules.action_cap} was reached")
+
+    def _pass_on(self, seat: int) -> None:
+        """Transfer or shown trump: the defender becomes main attacker, the next seat defends."""
+        self.transfers += 1
+        self._set_roles(seat)
+        self.phase = DEFEND_PHASE
+
+    def _set_roles(self, attacker: int) -> None:
+        self.attacker = attacker
+        self.defender = d = self.next_in(attacker)
+        # Uncovered cards may never outnumber the defender's hand; at the start of a bout
+        # and right after a transfer nothing is covered, so that is the hand size now.
+        self.limit = min(self._cap(), self.hands[d].bit_count())
+        order = [attacker]
+        s = self.next_in(d)
+        while s != attacker:
+            order.append(s)
+            s = self.next_in(s)
+        self.order = order
+
+    def _start_bout(self, attacker: int) -> None:
+        self.taking = False
+        self.transfers = self.shown = 0
+        self.bout += 1
+        self._set_roles(attacker)
+        self.phase = ATTACK_PHASE
+
+    def _enter_throw_in(self) -> None:
+        """All cards covered, or the defender takes: ask the attackers from the main one."""
+        self.asker = self.passes = 0
+        if len(self.attacks) >= self.limit:
+            self._end_bout()
+            return
+        ranks = self._rank_mask()
+        hands = self.hands
+        for s in self.order:
+            if hands[s] & ranks:
+                self.phase = THROW_IN_PHASE
+                return
+        self._end_bout()  # no attacker can add a card
+
+    def _end_bout(self) -> None:
+        defender = self.defender
+        table = self.table_mask()
+        taken = self.taking
+        ev = self.events
+        if taken:
+            self.hands[defender] |= table
+            self.known[defender] |= table
+        else:
+            self.discard |= table
+        self.attacks, self.covers = [], []
+        if ev is not None:
+            ev.append(("bout_end", defender, "taken" if taken else "beaten"))
+        # Draw: main attacker, the other attackers clockwise, the defender last.
+        talon, hands = self.talon, self.hands
+        for s in self.order + [defender]:
+            need = HAND_SIZE - hands[s].bit_count()
+            drawn = []
+            while need > 0 and talon:
+                c = talon.pop()
+                hands[s] |= 1 << c
+                drawn.append(c)
+                need -= 1
+                if not talon:
+                    self.trump_holder = s
+                    self.known[s] |= 1 << c
+            if drawn and ev is not None:
+                ev.append(("draw", s, drawn))
+        went_out = []
+        if not talon:
+            for s in range(self.players):
+                if not self.out[s] and not hands[s]:
+                    self.out[s] = True
+                    went_out.append(s)
+                    self.out_order.append(s)
+                    if ev is not None:
+                        ev.append(("out", s))
+        left = [s for s in range(self.players) if not self.out[s]]
+        if len(left) == 1:
+            self._finish(NORMAL, left[0], (), "the last player holding cards is the durak")
+            return
+        if not left:
+            if self.rules.last_two_out == "defender_loses":
+                self._finish(NORMAL, defender, tuple(went_out),
+                             "everyone went out in the last bout; its defender is the durak")
+            else:
+                self._finish(DRAW, None, tuple(went_out), "the last players went out in the same bout")
+            return
+        if not talon and taken and not went_out:
+            self.pickup_streak += 1
+            lim = self.rules.pickup_draw_limit
+            if lim is not None and self.pickup_streak >= lim:
+                self._finish(STALEMATE, None, (),
+                             f"{lim} takes in a row with an empty talon and nobody going out")
+                return
+        else:
+            self.pickup_streak = 0
+        self.first_bout = False
+        if taken or self.out[defender]:
+            nxt = self.next_in(defender)
+        else:
+            nxt = defender
+        self._start_bout(nxt)
+
+    def _finish(self, termination: str, durak: int | None, last_out: tuple[int, ...], reason: str) -> None:
+        self.phase = OVER
+        self.outcome = Outcome(termination, durak, last_out, reason)
+
+    # ------------------------------------------------------------------ views
+
+    def observe(self, seat: int) -> dict[str, Any]:
+        """What ``seat`` may see, in the protocol's map form.
+
+        Contains the seat's own hand, every public fact (table, discard pile, face-up
+        trump and who drew it, hand sizes, talon size, roles, cards publicly known to
+        be in each hand) and nothing else: never another seat's private cards or the
+        talon order.
+        """
+        return {
+            "seat": seat,
+            "players": self.players,
+            "dealer": self.dealer,
+            "hand": mask_str(self.hands[seat]),
+            "trump": card_str(self.trump_card),
+            "trump_suit": "CDHS"[self.trump_suit],
+            "trump_holder": self.trump_holder,
+            "talon": len(self.talon),
+            "table": [[card_str(a), card_str(c) if c >= 0 else None]
+                      for a, c in zip(self.attacks, self.covers)],
+            "discard": mask_str(self.discard),
+            "hand_sizes": [h.bit_count() for h in self.hands],
+            "out": list(self.out),
+            "attacker": self.attacker,
+            "defender": self.defender,
+            "phase": PHASE_NAMES[self.phase],
+            "taking": self.taking,
+            "bout": self.bout,
+            "transfers": self.transfers,
+            "attack_limit": self.limit,
+            "known": [mask_str(k) for k in self.known],
+            "shown": mask_str(self.shown),
+        }
+
+    def public_event(self, event: tuple, seat: int) -> dict[str, Any]:
+        """One recorded event (from ``events``) as ``seat`` may see it, in wire form.
+
+        Only a draw carries private cards, and only in the drawing seat's own copy.
+        """
+        name = event[0]
+        if name == "bout_end":
+            return {"type": "bout_end", "result": event[2], "defender": event[1]}
+        if name == "draw":
+            out: dict[str, Any] = {"type": "draw", "seat": event[1], "count": len(event[2])}
+            if event[1] == seat:
+                out["cards"] = [card_str(c) for c in event[2]]
+            return out
+        if name == "out":
+            return {"type": "out", "seat": event[1]}
+        action = event[2]
+        kind = action & 15
+        out = {"type": name, "seat": event[1]}
+        if kind == COVER:
+            out["slot"] = action >> 10
+        if kind in (ATTACK, COVER, THROW_IN, TRANSFER, SHOW_TRUMP):
+            out["card"] = card_str(action >> 4 & 63)
+        if name == "exchange":
+            out["card"], out["trump"] = card_str(event[3]), card_str(event[4])
+        return out
+
+    def hidden_from(self, seat: int) -> int:
+        """Bitmask of the cards ``seat`` cannot see: other hands' unknown cards and the
+        talon except the face-up trump. (For tests of the hidden-information contract.)"""
+        m = 0
+        for s, h in enumerate(self.hands):
+            if s != seat:
+                m |= h & ~self.known[s]
+        for c in self.talon[1:]:
+            m |= 1 << c
+        if self.talon and self.talon[0] != self.trump_card:
+            m |= 1 << self.talon[0]
+        return m
+
+    def __repr__(self) -> str:
+        hands = " | ".join(f"{s}:{' '.join(mask_str(h))}" for s, h in enumerate(self.hands))
+        table = " ".join(f"{card_str(a)}/{card_str(c) if c >= 0 else '--'}"
+                         for a, c in zip(self.attacks, self.covers))
+        return (f"<Game {PHASE_NAMES[self.phase]} bout={self.bout} trump={card_str(self.trump_card)} "
+                f"att={self.attacker} def={self.defender} talon={len(self.talon)} "
+                f"table=[{table}] hands=[{hands}]>")

@@ -1,0 +1,235 @@
+"""The table rules: one table of options, presets built on it, ``key=value`` overrides.
+
+This table is the single source of truth for every house rule: ``durak-ref rules``,
+the CLI help, the match log header and docs/RULES.md all read from ``OPTIONS``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+class RulesError(ValueError):
+    """The user asked for rules that do not exist: an unknown preset or option, a bad
+    value, or an impossible table. The message lists what is valid. Not a bot's fault."""
+
+
+NONE_WORDS = ("none", "off", "no", "unlimited")
+_TRUE = ("on", "true", "yes", "1")
+_FALSE = ("off", "false", "no", "0")
+
+
+def _choice(*choices: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        t = text.strip().lower()
+        if t not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}")
+        return t
+
+    return parse
+
+
+def _boolean(text: str) -> bool:
+    t = text.strip().lower()
+    if t in _TRUE:
+        return True
+    if t in _FALSE:
+        return False
+    raise ValueError("expected on or off")
+
+
+def _deck(text: str) -> int:
+    t = text.strip()
+    if t not in ("24", "36", "52"):
+        raise ValueError("expected 24, 36 or 52")
+    return int(t)
+
+
+def _count_or_none(minimum: int) -> Callable[[str], int | None]:
+    def parse(text: str) -> int | None:
+        t = text.strip().lower()
+        if t in NONE_WORDS:
+            return None
+        if not t.isdigit() or int(t) < minimum:
+            raise ValueError(f"expected a whole number >= {minimum}, or none")
+        return int(t)
+
+    return parse
+
+
+def _count(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        t = text.strip()
+        if not t.isdigit() or int(t) < minimum:
+            raise ValueError(f"expected a whole number >= {minimum}")
+        return int(t)
+
+    return parse
+
+
+def _first_attacker(text: str) -> str:
+    t = text.strip().lower()
+    if t in ("lowest_trump", "dealer_next"):
+        return t
+    if t.startswith("seat:") and t[5:].isdigit() and int(t[5:]) <= 5:
+        return t
+    raise ValueError("expected lowest_trump, dealer_next or seat:N (N = 0..5)")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One table rule: its name, default, the values it allows, and what it means."""
+
+    name: str
+    default: Any
+    allowed: str
+    help: str
+    parse: Callable[[str], Any]
+
+    def format(self, value: Any) -> str:
+        """The value as a user would type it in ``--set name=value``."""
+        if value is None:
+            return "none"
+        if isinstance(value, bool):
+            return "on" if value else "off"
+        return str(value)
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("deck", 36, "24, 36, 52", "Deck size: 24 (9..A), 36 (6..A) or 52 (2..A) cards.", _deck),
+    Option("first_attacker", "lowest_trump", "lowest_trump, dealer_next, seat:N",
+           "Who opens the first bout: holder of the lowest trump (else dealer's next seat), "
+           "the dealer's next seat, or seat N every game.", _first_attacker),
+    Option("trump_exchange", False, "on, off",
+           "Before the first attack, the holder of the deck's lowest trump may swap it for the "
+           "face-up trump.", _boolean),
+    Option("throw_in_ranks", "all", "all, attacks",
+           "Ranks that may be thrown in: any rank on the table, or attack cards' ranks only.",
+           _choice("all", "attacks")),
+    Option("max_attacks", 6, "number >= 1, none",
+           "Most attack cards in one bout (none: only the defender's hand limits it).",
+           _count_or_none(1)),
+    Option("first_bout_limit", False, "on, off",
+           "At most five attack cards in the first bout of the game.", _boolean),
+    Option("ask_forced", False, "on, off",
+           "Ask a seat even when its only legal action is pass or take (off: the referee "
+           "applies it and logs it as forced).", _boolean),
+    Option("last_two_out", "draw", "draw, defender_loses",
+           "When the last players go out in the same bout: a draw, or that bout's defender "
+           "is the durak.", _choice("draw", "defender_loses")),
+    Option("pickup_draw_limit", 40, "number >= 1, none",
+           "With the talon empty, this many takes in a row with nobody going out end the game "
+           "as a draw (stalemate).", _count_or_none(1)),
+    Option("action_cap", 5000, "number >= 10",
+           "Hard cap on actions in one game; reaching it ends the game as a draw "
+           "(termination action_cap).", _count(10)),
+    Option("transfer", "off", "off, on, trump_show",
+           "off: podkidnoy (throw-in only). on: perevodnoy, the defender may pass the bout on "
+           "with a card of the attacked rank. trump_show: also by showing that rank's trump.",
+           _choice("off", "on", "trump_show")),
+    Option("transfer_limit", None, "number >= 1, none",
+           "Transfers allowed per bout (none: no limit; deflection tables use 1).",
+           _count_or_none(1)),
+)
+
+OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
+
+
+@dataclass(frozen=True)
+class Rules:
+    """A complete, validated set of table rules. Build with ``make_rules``."""
+
+    deck: int = 36
+    first_attacker: str = "lowest_trump"
+    trump_exchange: bool = False
+    throw_in_ranks: str = "all"
+    max_attacks: int | None = 6
+    first_bout_limit: bool = False
+    ask_forced: bool = False
+    last_two_out: str = "draw"
+    pickup_draw_limit: int | None = 40
+    action_cap: int = 5000
+    transfer: str = "off"
+    transfer_limit: int | None = None
+    preset: str = "classic"
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every option's value by name (the form written to logs and sent to bots)."""
+        return {o.name: getattr(self, o.name) for o in OPTIONS}
+
+    def describe(self) -> str:
+        """One line: the preset and every option that differs from it."""
+        base = PRESETS[self.preset]
+        diffs = [f"{o.name}={o.format(getattr(self, o.name))}" for o in OPTIONS
+                 if getattr(self, o.name) != base.get(o.name, o.default)]
+        return self.preset + (" " + " ".join(diffs) if diffs else "")
+
+    def check_table(self, players: int) -> None:
+        """Raise RulesError if ``players`` cannot sit at a table with these rules."""
+        if not 2 <= players <= 6:
+            raise RulesError(f"a table has 2 to 6 players, not {players}")
+        if players * 6 > self.deck:
+            raise RulesError(
+                f"{players} players need {players * 6} cards for the deal; the deck has "
+                f"{self.deck} (use --set deck=52, or fewer players)")
+        if self.first_attacker.startswith("seat:") and int(self.first_attacker[5:]) >= players:
+            raise RulesError(
+                f"first_attacker={self.first_attacker} names a seat that does not exist at a "
+                f"{players}-player table (seats are 0..{players - 1})")
+
+
+#: Presets: name -> option values that differ from the option defaults.
+PRESETS: dict[str, dict[str, Any]] = {
+    "classic": {},
+    "perevodnoy": {"transfer": "on"},
+    "perevodnoy_trump": {"transfer": "trump_show"},
+    "deflection": {"transfer": "on", "transfer_limit": 1},
+}
+PRESET_HELP = {
+    "classic": "podkidnoy: throw-in Durak with every option at its default",
+    "perevodnoy": "the transfer game: the defender may pass the bout on",
+    "perevodnoy_trump": "perevodnoy, and a trump of the attacked rank may be shown to pass on",
+    "deflection": "perevodnoy with one transfer per bout",
+}
+
+
+def make_rules(preset: str = "classic", overrides: Mapping[str, str] | Iterable[str] = ()) -> Rules:
+    """Rules from a preset name plus overrides, given as ``{"name": "value"}`` or as
+    ``["name=value", ...]`` strings (the CLI's ``--set``). Raises RulesError naming
+    the bad preset, option or value and listing the valid ones."""
+    if preset not in PRESETS:
+        raise RulesError(f"unknown rules preset {preset!r}; presets: {', '.join(PRESETS)}")
+    values: dict[str, Any] = {o.name: o.default for o in OPTIONS}
+    values.update(PRESETS[preset])
+    pairs = overrides.items() if isinstance(overrides, Mapping) else map(_split, overrides)
+    for name, text in pairs:
+        name = name.strip()
+        option = OPTIONS_BY_NAME.get(name)
+        if option is None:
+            raise RulesError(f"unknown rules option {name!r}; options: {', '.join(OPTIONS_BY_NAME)}")
+        try:
+            values[name] = option.parse(str(text))
+        except ValueError as exc:
+            raise RulesError(f"bad value {text!r} for rules option {name}: {exc}") from None
+    return Rules(preset=preset, **values)
+
+
+def rules_from_dict(data: Mapping[str, Any], preset: str = "classic") -> Rules:
+    """Rules from the ``as_dict`` form (as stored in a log header). Unknown keys are an error."""
+    return make_rules(preset, {k: Option.format(OPTIONS_BY_NAME[k], v) if k in OPTIONS_BY_NAME else v
+                               for k, v in data.items()})
+
+
+def _split(item: str) -> tuple[str, str]:
+    name, sep, value = item.partition("=")
+    if not sep:
+        raise RulesError(f"expected name=value, got {item!r}; options: {', '.join(OPTIONS_BY_NAME)}")
+    return name, value
+
+
+def replace(rules: Rules, **changes: Any) -> Rules:
+    """A copy of ``rules`` with some fields changed (no re-validation; for tests)."""
+    return dataclasses.replace(rules, **changes)
