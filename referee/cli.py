@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 
 from . import __version__
-from .players import BUILTINS, BotSpecError, parse_bot_spec
+from .players import BUILTINS, BotSpecError, BotStartError, parse_bot_spec
 from .rules.options import OPTIONS, PRESETS, RulesError, make_rules
 
 app = typer.Typer(
@@ -70,7 +70,10 @@ def match(
         table_rules.check_table(len(specs))
     except (RulesError, BotSpecError) as exc:
         fail(str(exc))
-    result = run_match(specs, table_rules, games=games, seed=seed, until_durak=until_durak)
+    try:
+        result = run_match(specs, table_rules, games=games, seed=seed, until_durak=until_durak)
+    except BotStartError as exc:
+        fail(str(exc))
     summary = result.summary()
     summary["rules_text"] = table_rules.describe()
     summary["forfeit_details"] = [dict(g.forfeit, game=g.index) for g in result.games if g.forfeit]

@@ -22,7 +22,7 @@ from .rules import Game, Rules
 from .rules.actions import MalformedAction, action_from_wire, action_str, action_to_wire
 from .rules.cards import card_str
 from .rules.match import first_dealer, game_seed, next_dealer
-from .players import Player
+from .players import BotFailure, Player
 
 #: Terminations where a seat forfeited (it is the durak).
 FORFEITS = ("timeout", "crash", "protocol", "illegal", "disconnect")
@@ -81,14 +81,14 @@ async def play_game(players: Sequence[Player], rules: Rules, *, index: int, seed
     deck = list(game.deck)
     names = [p.name for p in players]
     decisions: list[Decision] = []
-    for seat, p in enumerate(players):
-        if wants[seat]:
-            await p.send(msg.game_start_msg(
-                game=index, seat=seat, players=n, names=names, rules=rules.as_dict(),
-                dealer=dealer, trump=card_str(game.trump_card),
-                hand=game.observe(seat)["hand"], attacker=game.attacker))
     forfeit = None
     try:
+        for seat, p in enumerate(players):
+            if wants[seat]:
+                await _send(p, seat, msg.game_start_msg(
+                    game=index, seat=seat, players=n, names=names, rules=rules.as_dict(),
+                    dealer=dealer, trump=card_str(game.trump_card),
+                    hand=game.observe(seat)["hand"], attacker=game.attacker))
         await _broadcast(game, players, wants, index, None)
         while not game.is_over:
             seat = game.current_seat
@@ -104,7 +104,7 @@ async def play_game(players: Sequence[Player], rules: Rules, *, index: int, seed
             await _broadcast(game, players, wants, index, forced)
     except Forfeit as f:
         forfeit = {"seat": f.seat, "bot": names[f.seat], "kind": f.kind, "reason": f.reason,
-                   "evidence": f.evidence}
+                   "decision": len(decisions), "evidence": f.evidence}
         termination, durak, last_out, reason = f.kind, f.seat, (), f"{names[f.seat]}: {f.reason}"
     else:
         o = game.outcome
@@ -112,27 +112,41 @@ async def play_game(players: Sequence[Player], rules: Rules, *, index: int, seed
         termination, durak, last_out, reason = o.termination, o.durak, o.last_out, o.reason
     record = GameRecord(index, seed, dealer, deck, decisions, termination, durak, last_out,
                         reason, game.bout, forfeit)
+    end = msg.game_end_msg(game=index, durak=durak, termination=termination, reason=reason)
     for seat, p in enumerate(players):
         if wants[seat]:
-            await p.send(msg.game_end_msg(game=index, durak=durak, termination=termination,
-                                          reason=reason))
+            try:
+                await p.send(end)
+            except BotFailure:
+                pass  # the game is decided; a bot that is gone now fails its next game
     return record
+
+
+async def _send(player: Player, seat: int, message: dict[str, Any]) -> None:
+    try:
+        await player.send(message)
+    except BotFailure as exc:
+        raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
 
 
 async def _ask(game: Game, player: Player, seat: int, index: int, request_id: int) -> tuple[int, float]:
     legal = game.legal_actions()
     request = msg.request_msg(id=request_id, game=index, observation=game.observe(seat),
-                              legal=[action_to_wire(a) for a in legal], clock=None)
+                              legal=[action_to_wire(a) for a in legal])
     start = time.perf_counter()
-    answer = await player.decide(request)
+    try:
+        answer = await player.decide(request)
+    except BotFailure as exc:
+        raise Forfeit(seat, exc.kind, f"{exc.reason} (request {request_id})", exc.evidence) from None
     elapsed = time.perf_counter() - start
     try:
         action = action_from_wire(answer)
     except MalformedAction as exc:
-        raise Forfeit(seat, "protocol", f"malformed action: {exc}", answer) from None
+        raise Forfeit(seat, "protocol", f"malformed action: {exc}", {"received": answer}) from None
     if action not in legal:
         reason = game.illegal_reason(action) or "not legal now"
-        raise Forfeit(seat, "illegal", f"illegal action {action_str(action)}: {reason}", answer)
+        raise Forfeit(seat, "illegal", f"illegal action {action_str(action)} (request {request_id}): "
+                      f"{reason}", {"received": answer}) from None
     game.apply_legal(action)
     return action, elapsed
 
@@ -150,7 +164,7 @@ async def _broadcast(game: Game, players: Sequence[Player], wants: list[bool], i
             wire = game.public_event(ev, seat)
             if forced and i == 0:
                 wire["forced"] = True
-            await p.send(msg.event_msg(game=index, event=wire))
+            await _send(p, seat, msg.event_msg(game=index, event=wire))
     events.clear()
 
 

@@ -26,6 +26,21 @@ class BotSpecError(ValueError):
     """The user's bot spec cannot be used (unknown builtin, empty command, bad name)."""
 
 
+class BotStartError(RuntimeError):
+    """A bot program could not be started at all (not found, not executable). The
+    user's configuration is at fault, not a game result."""
+
+
+class BotFailure(Exception):
+    """A bot failed during the match: ``kind`` is one of timeout, crash, protocol,
+    disconnect; ``evidence`` is a JSON-ready map (bytes, time, exit code, stderr).
+    The referee turns it into the forfeit of the game in progress."""
+
+    def __init__(self, kind: str, reason: str, evidence: Any = None) -> None:
+        super().__init__(reason)
+        self.kind, self.reason, self.evidence = kind, reason, evidence
+
+
 BUILTINS = {
     "random": "uniform random legal action (seeded)",
     "greedy": "lowest sensible card, saves trumps, takes rather than spend high trumps early",
@@ -41,6 +56,7 @@ class BotSpec:
     name: str
     argv: tuple[str, ...] = ()
     text: str = ""
+    named: bool = False  #: the user gave the name (``name=CMD``); else the bot's hello may rename it
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "spec": self.text,
@@ -64,7 +80,7 @@ def parse_bot_spec(text: str) -> BotSpec:
         return BotSpec("tcp", name, (), raw)
     name = None
     head, sep, rest = raw.partition("=")
-    if sep and _NAME_RE.match(head) and " " not in head:
+    if sep and _NAME_RE.match(head):
         name, raw = head, rest
     try:
         argv = tuple(shlex.split(raw))
@@ -73,10 +89,11 @@ def parse_bot_spec(text: str) -> BotSpec:
     if not argv:
         raise BotSpecError(f"bot spec {text!r} has no command")
     if name is None:
-        # The program's file name without extension, e.g. "greedy_bot" for python3 x/greedy_bot.py.
+        # Until the bot's hello names it: the program's file name without extension, e.g. "greedy_bot" for python3 x/greedy_bot.py.
         prog = next((a for a in reversed(argv) if not a.startswith("-")), argv[0])
         name = re.sub(r"\.[A-Za-z0-9]+$", "", prog.rsplit("/", 1)[-1]) or "bot"
-    return BotSpec("command", name, argv, text)
+        return BotSpec("command", name, argv, text)
+    return BotSpec("command", name, argv, text, named=True)
 
 
 def unique_names(names: list[str]) -> list[str]:
@@ -102,14 +119,17 @@ class Player:
     wants_events: bool = True
     info: dict[str, Any] = field(default_factory=dict)
 
-    async def start(self) -> None:
-        """Start the bot and complete the handshake."""
+    async def start(self, nursery: Any) -> None:
+        """Start the bot and complete the handshake; background tasks go in ``nursery``.
+        Raises BotStartError if the bot cannot be started, BotFailure if it fails the
+        handshake."""
 
     async def send(self, message: dict[str, Any]) -> None:
         """Deliver a referee-to-bot message that needs no answer."""
 
-    async def decide(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Send a request message and return the bot's action map (unvalidated)."""
+    async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        """Send a request message and return the bot's action map (structurally valid,
+        not checked for legality). Raises BotFailure."""
         raise NotImplementedError
 
     async def close(self) -> None:
@@ -124,7 +144,7 @@ class BuiltinPlayer(Player):
         self.info = {"name": spec.name, "version": "builtin", "author": "durak-ref"}
         self._rng = random.Random(f"{seed}:{name}")
 
-    async def decide(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         obs, legal = request["observation"], request["legal"]
         if self.spec.name == "random":
             return random_choose(obs, legal, self._rng)

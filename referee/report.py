@@ -35,8 +35,8 @@ def print_match(summary: dict[str, Any], console: Console) -> None:
     console.print(match_table(summary))
     terms = ", ".join(f"{k} {v}" for k, v in sorted(summary["terminations"].items()))
     console.print(f"draws: {summary['draws']}   bouts per game: {summary['bouts_mean']:.2f}   "
-                  f"decisions: {summary['decisions']} asked, {summary['actions']} actions   "
                   f"wall: {summary['wall_s']:.2f} s")
+    console.print(f"decisions: {summary['decisions']} asked, {summary['actions']} actions in all")
     console.print(f"terminations: {terms}")
     for f in summary.get("forfeit_details", [])[:10]:
         console.print(f"[red]game {f['game']}[/red]: {f['bot']} forfeited ({f['kind']}): {f['reason']}")

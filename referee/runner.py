@@ -13,7 +13,7 @@ from typing import Any
 import trio
 
 from .match import GameRecord, MatchResult, play_match
-from .players import BotSpec, BotSpecError, BuiltinPlayer, Player, unique_names
+from .players import BotFailure, BotSpec, BotStartError, BotSpecError, BuiltinPlayer, Player, unique_names
 from .rules import Rules
 
 
@@ -38,12 +38,40 @@ async def run_match_async(specs: Sequence[BotSpec], rules: Rules, *, games: int,
                           ) -> MatchResult:
     rules.check_table(len(specs))
     players = make_players(specs, seed)
-    async with AsyncExitStack() as stack:
-        for p in players:
-            stack.push_async_callback(p.close)
-            await p.start()
-        return await play_match(players, rules, games=games, seed=seed,
-                                until_durak=until_durak, on_game=on_game)
+    result: MatchResult | None = None
+    start_error: BotStartError | None = None
+    async with trio.open_nursery() as nursery:
+        try:
+            async with AsyncExitStack() as stack:
+                for p in players:
+                    stack.push_async_callback(p.close)
+                    try:
+                        await p.start(nursery)
+                    except BotFailure:
+                        pass  # the player stays failed: each of its games is a forfeit
+                _adopt_hello_names(players)
+                result = await play_match(players, rules, games=games, seed=seed,
+                                          until_durak=until_durak, on_game=on_game)
+        except BotStartError as exc:
+            start_error = exc  # raised below, outside the nursery, as itself
+        finally:
+            # Players are closed; their reader tasks may still wait on pipes.
+            nursery.cancel_scope.cancel()
+    if start_error is not None:
+        raise start_error
+    assert result is not None
+    return result
+
+
+def _adopt_hello_names(players: Sequence[Player]) -> None:
+    """Unnamed command bots take the name from their hello (made unique)."""
+    names = []
+    for p in players:
+        hello_name = p.info.get("name")
+        names.append(hello_name if hello_name and not p.spec.named and p.spec.kind == "command"
+                     else p.spec.name)
+    for p, name in zip(players, unique_names(names)):
+        p.name = name
 
 
 def run_match(specs: Sequence[BotSpec], rules: Rules, **kwargs: Any) -> MatchResult:

@@ -32,8 +32,8 @@ from .actions import (
     IllegalAction, action_str, card_of, check_action, kind_of, slot_of,
 )
 from .cards import (
-    BEATERS, DECK_LOW_RANK, RANK_MASK, card_str, deck_cards, make_card, mask_str, rank_of,
-    suit_of,
+    BEATERS, DECK_LOW_RANK, RANK_MASK, card_str, deck_cards, iter_bits, make_card, mask_str,
+    rank_of, suit_of,
 )
 from .options import Rules, RulesError
 
@@ -164,6 +164,83 @@ class Game:
                     if hands[seat] >> low & 1:
                         g.exchange_seat = seat
                         g.phase = EXCHANGE_PHASE
+        return g
+
+    @classmethod
+    def from_position(cls, rules: Rules, hands: list[str], *, trump: str, talon: str = "",
+                      attacker: int = 0, table: str = "", taking: bool = False,
+                      out: tuple[int, ...] = (), first_bout: bool = False,
+                      dealer: int | None = None, record_events: bool = False) -> Game:
+        """Set up an explicit position (for tests, puzzles and analysis).
+
+        ``hands``: one string of cards per seat, e.g. ``["6S 7H", "8S"]``. ``trump``:
+        the trump card; unless it is in a hand it lies face up under the talon and is
+        drawn last. ``talon``: the talon from the top, without the face-up trump.
+        ``table``: attack/cover pairs, e.g. ``"6S/7S 6H/--"``. Every other card of the
+        rules' deck is in the discard pile. The bout's phase follows from the table:
+        empty, ATTACK; an uncovered card and not taking, DEFEND; else THROW_IN from the
+        main attacker. The defender is the next seat in after ``attacker``; the bout's
+        attack limit counts the defender's hand plus the cards they laid on the table.
+        """
+        from .cards import parse_card
+        n = len(hands)
+        if not 2 <= n <= 6:
+            raise RulesError(f"a table has 2 to 6 players, not {n}")
+        g = cls.__new__(cls)
+        g.rules, g.players, g.deck = rules, n, []
+        g.dealer = n - 1 if dealer is None else dealer
+        g.events = [] if record_events else None
+        g.history = []
+        g.hands = [0] * n
+        placed = 0
+        for s, text in enumerate(hands):
+            for c in map(parse_card, text.split()):
+                if g.hands[s] >> c & 1:
+                    raise RulesError(f"{card_str(c)} is placed twice in the position")
+                g.hands[s] |= 1 << c
+        g.trump_card = parse_card(trump)
+        g.trump_suit = suit_of(g.trump_card)
+        g.known = [0] * n
+        g.trump_holder = None
+        top = [parse_card(c) for c in talon.split()]
+        g.attacks, g.covers = [], []
+        for pair in table.split():
+            a, _, c = pair.partition("/")
+            g.attacks.append(parse_card(a))
+            g.covers.append(-1 if c in ("", "--") else parse_card(c))
+        if top and top[-1] != g.trump_card:
+            raise RulesError("the talon's last card (drawn last) must be the face-up trump")
+        g.talon = top[::-1]
+        for c in [c for h in g.hands for c in iter_bits(h)] + top + g.attacks + g.covers:
+            if c >= 0:
+                if placed >> c & 1:
+                    raise RulesError(f"{card_str(c)} is placed twice in the position")
+                placed |= 1 << c
+        every = 0
+        for c in deck_cards(rules.deck):
+            every |= 1 << c
+        if placed & ~every:
+            raise RulesError(f"the position uses cards outside the {rules.deck}-card deck")
+        g.discard = every & ~placed
+        g.out = [s in out for s in range(n)]
+        g.out_order = list(out)
+        g.taking = taking
+        g.asker = g.passes = g.transfers = g.shown = 0
+        g.bout = 1
+        g.first_bout = first_bout
+        g.action_count = 0
+        g.pickup_streak = 0
+        g.outcome = None
+        g.exchange_seat = None
+        g._set_roles(attacker)
+        covered = sum(1 for c in g.covers if c >= 0)
+        g.limit = min(g._cap(), g.hands[g.defender].bit_count() + covered)
+        if not g.attacks:
+            g.phase = ATTACK_PHASE
+        elif -1 in g.covers and not taking:
+            g.phase = DEFEND_PHASE
+        else:
+            g.phase = THROW_IN_PHASE
         return g
 
     def _first_attacker(self) -> int:

@@ -1,0 +1,456 @@
+"""Framing: bytes in, message maps out; message maps in, bytes out. Sans-IO.
+
+A frame is a 4-byte unsigned big-endian length N followed by exactly N bytes holding one
+msgpack map. This module never reads or writes anything itself: the caller moves bytes
+(pipes, sockets, trio streams, in-memory buffers) and calls
+
+    decoder = FrameDecoder()
+    decoder.feed(chunk)            # any amount, any split; b"" means end of stream
+    for message in decoder.messages():
+        ...
+
+and ``encode(message)`` to get the bytes of one frame to write.
+
+What the decoder guarantees, whatever the peer sends:
+
+- it raises nothing but ``RemoteProtocolError`` for bad input (the peer's fault), with a
+  message saying what was wrong and hex evidence of the offending bytes;
+- the length header is checked before the body is buffered, so a peer cannot make it
+  allocate more than the frame limit plus one chunk;
+- after an error it is poisoned: every later call raises the same error, so a caller
+  cannot accidentally resynchronise on a broken stream;
+- buffering is amortised O(n) in the bytes fed.
+
+Data model on the wire: map keys are str; values are nil, bool, int, float, str, bin,
+array and map. Extension types (including msgpack timestamps) are refused. Whether a
+field has the right type for its message is checked one layer up, in ``messages``.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Iterator
+from typing import Any
+
+import msgpack
+
+from protocol.errors import LocalProtocolError, RemoteProtocolError
+
+MAX_FRAME = 1_048_576
+"""Default largest frame body in bytes (1 MiB). The 4-byte header is not counted."""
+
+MAX_DEPTH = 32
+"""Default deepest nesting of arrays and maps in one message; the top-level map is depth 1.
+Real messages nest at most 5 deep; the limit only stops nesting bombs."""
+
+HEADER_SIZE = 4
+_HEADER = struct.Struct(">I")
+
+_CONTAINERS = (dict, list)
+
+
+def encode(message: dict[str, Any], *, max_frame: int = MAX_FRAME) -> bytes:
+    """The bytes of one frame holding ``message``: 4-byte big-endian length, then the
+    msgpack map (str as msgpack str, bytes as msgpack bin, key order kept).
+
+    Raises ``LocalProtocolError`` (a bug on this side, never the peer's fault) when
+    ``message`` is not a dict with a str ``type``, has a non-str top-level key, holds a
+    value msgpack cannot encode, or encodes to more than ``max_frame`` bytes.
+    """
+    if type(message) is not dict:
+        raise LocalProtocolError(
+            f"a message must be a dict, got {type(message).__name__}: {_short(message)}"
+        )
+    kind = message.get("type")
+    if type(kind) is not str:
+        raise LocalProtocolError(
+            f"a message must have a str 'type', got {_short(kind)} in {_short(message)}"
+        )
+    for key in message:
+        if type(key) is not str:
+            raise LocalProtocolError(
+                f"{kind} message: keys must be str, got {_short(key)}"
+            )
+    try:
+        body = msgpack.packb(message, use_bin_type=True)
+    except Exception as exc:  # TypeError, OverflowError, ValueError, ... all our bug
+        raise LocalProtocolError(
+            f"{kind} message cannot be encoded: {type(exc).__name__}: {exc}"
+        ) from exc
+    if len(body) > max_frame:
+        raise LocalProtocolError(
+            f"{kind} message encodes to {len(body)} bytes; the limit is {max_frame}"
+        )
+    return _HEADER.pack(len(body)) + body
+
+
+def decode(frame: bytes, *, max_frame: int = MAX_FRAME, max_depth: int = MAX_DEPTH) -> dict[str, Any]:
+    """The message in ``frame``, which must be exactly one whole frame (header and body).
+
+    A convenience for tests and tools; streams should use ``FrameDecoder``. Raises
+    ``RemoteProtocolError`` if the bytes are not exactly one valid frame.
+    """
+    decoder = FrameDecoder(max_frame=max_frame, max_depth=max_depth)
+    decoder.feed(frame)
+    decoder.close()
+    message = decoder.next_message()
+    if message is None:  # pragma: no cover - close() makes a partial frame an error
+        raise RemoteProtocolError("no frame in the data", evidence=frame)
+    if decoder.buffered:
+        raise RemoteProtocolError(
+            f"{decoder.buffered} bytes follow the frame; expected exactly one frame",
+            evidence=frame[len(frame) - decoder.buffered:],
+        )
+    return message
+
+
+class FrameDecoder:
+    """Splits a byte stream into frames and decodes each into a message map.
+
+    ``feed`` bytes as they arrive, then call ``next_message`` until it returns None ("need
+    more data"), or iterate ``messages()``. ``feed(b"")`` or ``close()`` marks the end of
+    the stream; once the complete frames are drained, ``next_message`` then raises if the
+    stream ended inside a frame, and returns None for good if it ended cleanly.
+
+    Every problem with the input raises ``RemoteProtocolError`` (never any other
+    exception) and poisons the decoder: later calls raise the same error again. Misuse by
+    the caller (feeding after the end) raises ``LocalProtocolError``.
+    """
+
+    def __init__(self, max_frame: int = MAX_FRAME, *, max_depth: int = MAX_DEPTH) -> None:
+        if not 1 <= max_frame <= 0xFFFFFFFF:
+            raise ValueError(f"max_frame must be 1..4294967295 bytes, got {max_frame}")
+        if max_depth < 1:
+            raise ValueError(f"max_depth must be at least 1, got {max_depth}")
+        self.max_frame = max_frame
+        self.max_depth = max_depth
+        # Unconsumed bytes are _buf[_pos:]. Consumed bytes are dropped in bulk (see feed)
+        # rather than by re-slicing after each frame, which would be quadratic.
+        self._buf = bytearray()
+        self._pos = 0
+        self._eof = False
+        self._error: RemoteProtocolError | None = None
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received but not yet returned as messages."""
+        return len(self._buf) - self._pos
+
+    @property
+    def eof(self) -> bool:
+        """True once the end of the stream was signalled (``close()`` or ``feed(b"")``)."""
+        return self._eof
+
+    def at_eof(self) -> bool:
+        """True when the stream has ended and every complete frame has been returned, so no
+        message will ever come again. Raises the truncation error (``RemoteProtocolError``)
+        if the stream ended inside a frame."""
+        if self._error is not None:
+            raise self._error
+        if not self._eof:
+            return False
+        if self.buffered == 0:
+            return True
+        if self._frame_ready():
+            return False
+        raise self._truncated()
+
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        """Add bytes received from the peer. ``b""`` means the stream ended (like
+        ``close()``). Raises ``RemoteProtocolError`` at once if the next frame's header is
+        already known to be invalid (too big, or zero), before buffering its body."""
+        if self._error is not None:
+            raise self._error
+        if not data:
+            self._eof = True
+            return
+        if self._eof:
+            raise LocalProtocolError("feed() called after the end of the stream was signalled")
+        if self._pos and self._pos * 2 >= len(self._buf):
+            # Drop consumed bytes once they are at least half the buffer: each byte is
+            # moved a bounded number of times, so buffering stays amortised O(n).
+            del self._buf[: self._pos]
+            self._pos = 0
+        self._buf += data
+        self._check_header()
+
+    def close(self) -> None:
+        """Mark the end of the stream. Complete frames already buffered are still
+        returned; after them, ``next_message`` raises if the stream ended inside a frame
+        ("stream ended 3 bytes into a 10-byte frame")."""
+        if self._error is not None:
+            raise self._error
+        self._eof = True
+
+    def next_message(self) -> dict[str, Any] | None:
+        """The next complete message, or None if more bytes are needed (or the stream
+        ended cleanly). Raises ``RemoteProtocolError`` for a bad frame."""
+        if self._error is not None:
+            raise self._error
+        if not self._frame_ready():
+            if self._eof and self.buffered:
+                raise self._truncated()
+            return None
+        start = self._pos + HEADER_SIZE
+        (size,) = _HEADER.unpack_from(self._buf, self._pos)
+        body = bytes(self._buf[start : start + size])
+        self._pos = start + size
+        message = self._decode_body(body, size)
+        # Reject the following frame's header early too (see feed).
+        self._check_header()
+        return message
+
+    def messages(self) -> Iterator[dict[str, Any]]:
+        """Yield every complete message currently buffered (then stop: feed more and call
+        again). Raises like ``next_message``."""
+        while True:
+            message = self.next_message()
+            if message is None:
+                return
+            yield message
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _fail(self, message: str, evidence: bytes | bytearray | None) -> RemoteProtocolError:
+        """Poison the decoder with this error and return it for the caller to raise."""
+        self._error = RemoteProtocolError(message, evidence=evidence)
+        return self._error
+
+    def _frame_ready(self) -> bool:
+        if self.buffered < HEADER_SIZE:
+            return False
+        (size,) = _HEADER.unpack_from(self._buf, self._pos)
+        return self.buffered - HEADER_SIZE >= size
+
+    def _check_header(self) -> None:
+        if self.buffered < HEADER_SIZE:
+            return
+        (size,) = _HEADER.unpack_from(self._buf, self._pos)
+        if size == 0:
+            raise self._fail(
+                "frame header says 0 bytes; a frame must hold one msgpack map",
+                self._pending_evidence(),
+            )
+        if size > self.max_frame:
+            raise self._fail(
+                f"frame header says {size} bytes; the limit is {self.max_frame}",
+                self._pending_evidence(),
+            )
+
+    def _pending_evidence(self) -> bytes:
+        return bytes(self._buf[self._pos : self._pos + 64])
+
+    def _truncated(self) -> RemoteProtocolError:
+        available = self.buffered
+        if available < HEADER_SIZE:
+            return self._fail(
+                f"stream ended {_plural(available, 'byte')} into a {HEADER_SIZE}-byte frame header",
+                self._pending_evidence(),
+            )
+        (size,) = _HEADER.unpack_from(self._buf, self._pos)
+        return self._fail(
+            f"stream ended {_plural(available - HEADER_SIZE, 'byte')} into a {size}-byte frame",
+            self._pending_evidence(),
+        )
+
+    def _decode_body(self, body: bytes, size: int) -> dict[str, Any]:
+        frame = _HEADER.pack(size) + body[:60]  # evidence: header and start of body
+        # The same bounds msgpack derives from the input size by default, stated
+        # explicitly: no declared length may exceed what the frame can actually hold.
+        limit = len(body)
+        try:
+            message = msgpack.unpackb(
+                body,
+                raw=False,
+                strict_map_key=True,
+                use_list=True,
+                ext_hook=_refuse_ext,
+                object_pairs_hook=_map_without_duplicates,
+                max_str_len=limit,
+                max_bin_len=limit,
+                max_array_len=limit,
+                max_map_len=limit // 2,
+                max_ext_len=limit,
+            )
+        except Exception as exc:
+            # Any exception at all from msgpack is the peer's bad bytes, never our crash.
+            raise self._fail(_explain(exc, size, self.max_depth), frame) from exc
+        if type(message) is not dict:
+            raise self._fail(
+                f"frame holds {_msgpack_kind(message)}, not a map; every message is a map",
+                frame,
+            )
+        if not _tree_ok(message, self.max_depth):
+            raise self._fail(_explain_tree(message, self.max_depth), frame)
+        return message
+
+
+class _ExtRefused(Exception):
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+def _refuse_ext(code: int, data: bytes) -> Any:
+    raise _ExtRefused(code)
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: Any) -> None:
+        self.key = key
+
+
+def _map_without_duplicates(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
+    # A map that says the same key twice is ambiguous (which value counts?); msgpack
+    # would silently keep the last one, so refuse it instead.
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return result
+
+
+def _explain(exc: Exception, size: int, max_depth: int) -> str:
+    """A precise, peer-facing message for an exception raised by msgpack.unpackb."""
+    if isinstance(exc, _ExtRefused):
+        return (
+            f"frame uses msgpack extension type {exc.code}; the protocol allows only nil, "
+            "bool, int, float, str, bin, array and map"
+        )
+    if isinstance(exc, _DuplicateKey):
+        return f"frame has a map with the key {_short(exc.key)} twice; keys must be unique"
+    if isinstance(exc, msgpack.ExtraData):
+        return (
+            f"frame holds {_plural(len(exc.extra), 'byte')} after the end of its msgpack value; "
+            "a frame holds exactly one map and the header must give its exact size"
+        )
+    if isinstance(exc, msgpack.StackError) or isinstance(exc, RecursionError):
+        return f"frame nests arrays/maps more than {max_depth} deep; the limit is {max_depth}"
+    if isinstance(exc, msgpack.FormatError):
+        return "frame is not valid msgpack: it uses the reserved type byte 0xc1"
+    if isinstance(exc, UnicodeDecodeError):
+        return (
+            f"frame holds a msgpack str that is not valid UTF-8 ({exc.reason} at byte "
+            f"{exc.start} of the string); strings must be UTF-8"
+        )
+    text = str(exc)
+    if "incomplete input" in text:
+        return (
+            f"frame ends in the middle of a msgpack value; the header said {size} bytes "
+            "but the value needs more"
+        )
+    if "not allowed for map key" in text:
+        kind = text.split(" ", 1)[0]
+        return f"frame has a map key of type {kind}; map keys must be str"
+    found = re.match(r"(\d+) exceeds max_(\w+)_len", text)
+    if found:
+        count, kind = int(found.group(1)), found.group(2)
+        unit = "entries" if kind == "map" else "elements" if kind == "array" else "bytes"
+        return (
+            f"frame declares a msgpack {kind} of {count} {unit}, more than its "
+            f"{_plural(size, 'byte')} can hold"
+        )
+    return f"frame is not valid msgpack ({type(exc).__name__}: {text})"
+
+
+def _tree_ok(message: dict[str, Any], max_depth: int) -> bool:
+    """True if ``message`` fits the wire data model: str keys only, no timestamps, nested
+    at most ``max_depth`` deep. The fast path: one breadth-first pass, level by level, no
+    recursion (a deep tree cannot blow the stack) and no path bookkeeping."""
+    level: list[Any] = [message]
+    depth = 1
+    timestamp = msgpack.Timestamp
+    while level:
+        if depth > max_depth:
+            return False
+        below: list[Any] = []
+        for node in level:
+            if type(node) is dict:
+                for key in node:
+                    if type(key) is not str:
+                        return False
+                values = node.values()
+            else:
+                values = node
+            for value in values:
+                kind = type(value)
+                if kind is dict or kind is list:
+                    below.append(value)
+                elif kind is timestamp:
+                    return False
+        level = below
+        depth += 1
+    return True
+
+
+def _explain_tree(message: dict[str, Any], max_depth: int) -> str:
+    """Why ``message`` fails ``_tree_ok``, naming the path of the first problem found.
+    The slow path, only run on bad input."""
+    stack: list[tuple[Any, int, str]] = [(message, 1, "")]
+    while stack:
+        node, depth, path = stack.pop()
+        if depth > max_depth:
+            where = path if len(path) <= 40 else path[:37] + "..."
+            return (
+                f"frame nests arrays/maps more than {max_depth} deep (at {where}); "
+                f"the limit is {max_depth}"
+            )
+        if type(node) is dict:
+            for key, value in node.items():
+                if type(key) is not str:
+                    where = f" in {path}" if path else ""
+                    return (
+                        f"frame has a map key {_short(key)} ({_msgpack_kind(key)})"
+                        f"{where}; map keys must be str"
+                    )
+                if type(value) in _CONTAINERS:
+                    stack.append((value, depth + 1, f"{path}.{key}" if path else key))
+                elif isinstance(value, msgpack.Timestamp):
+                    return _timestamp_refused(f"{path}.{key}" if path else key)
+        else:
+            for index, value in enumerate(node):
+                if type(value) in _CONTAINERS:
+                    stack.append((value, depth + 1, f"{path}[{index}]"))
+                elif isinstance(value, msgpack.Timestamp):
+                    return _timestamp_refused(f"{path}[{index}]")
+    return "frame breaks the msgpack data model"  # pragma: no cover - _tree_ok disagreed
+
+
+def _timestamp_refused(path: str) -> str:
+    return (
+        f"frame uses a msgpack timestamp (extension type -1) at {path}; the protocol "
+        "allows only nil, bool, int, float, str, bin, array and map"
+    )
+
+
+def _msgpack_kind(value: Any) -> str:
+    """The msgpack name of a decoded value's type, for messages aimed at bot authors."""
+    if value is None:
+        return "nil"
+    if isinstance(value, bool):
+        return "a bool"
+    if isinstance(value, int):
+        return "an int"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a str"
+    if isinstance(value, (bytes, bytearray)):
+        return "a bin"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a map"
+    return type(value).__name__
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

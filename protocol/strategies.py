@@ -1,0 +1,221 @@
+"""Reference bot strategies that decide from the wire view alone.
+
+Every strategy takes exactly what a remote bot receives in a ``request``: the
+observation map ``obs`` (contract "OBS") and the list ``legal`` of ACTION maps,
+and returns one element of ``legal`` itself (the same dict object, not a copy).
+Standard library only; nothing here touches the referee's internals.
+
+``greedy_choose`` heuristic
+---------------------------
+Card value (``card_cost``): rank order ``23456789TJQKA``; a trump (suit ==
+``obs["trump_suit"]``) is worth more than every non-trump.
+
+* Only one legal action (e.g. a lone take/pass): that one.
+* exchange offered: always exchange (the face-up trump is higher).
+* attack (lead): the lowest non-trump; among cards of that rank prefer the rank
+  held in most copies (more to throw in later), then suit order C D H S.
+  Only trumps: the lowest trump.
+* defend: plan the cheapest way to cover every uncovered slot (a min-cost
+  assignment of distinct cards to slots, trumps costing more than any
+  non-trump).
+    - Transfer first: if the plan needs a trump or no full cover exists,
+      ``show_trump`` if offered (it costs nothing), else the cheapest non-trump
+      ``transfer``.
+    - Take if some uncovered slot cannot be covered (you would take anyway,
+      so keep your cards), or if ``talon > 10`` and the plan uses a trump of
+      rank >= Q, or more than one trump with any of rank >= T.
+    - Otherwise cover: the cheapest (card, slot) of the plan.
+* throw_in: the lowest non-trump of rank below Q (below J while the defender
+  is taking); never a trump while ``talon > 0``.  With ``talon == 0`` throw
+  the cheapest card of any kind.  Nothing suitable: pass.
+* Anything else: pass, else take, else the first legal action.
+"""
+
+from __future__ import annotations
+
+import random
+
+__all__ = [
+    "RANKS",
+    "SUITS",
+    "card_cost",
+    "card_rank",
+    "card_suit",
+    "greedy_choose",
+    "is_trump",
+    "random_choose",
+]
+
+RANKS = "23456789TJQKA"
+SUITS = "CDHS"
+_RANK_INDEX = {r: i for i, r in enumerate(RANKS)}
+_SUIT_INDEX = {s: i for i, s in enumerate(SUITS)}
+_TRUMP_BONUS = 100  # larger than any rank index, so every trump outranks every non-trump
+
+_QUEEN = _RANK_INDEX["Q"]
+_JACK = _RANK_INDEX["J"]
+_TEN = _RANK_INDEX["T"]
+_THICK_TALON = 10  # talon > this: keep high trumps rather than cover with them
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def card_rank(card: str) -> int:
+    """Rank index of a card text: 0 for "2" ... 12 for "A" ("10" accepted as "T")."""
+    r = card[:-1].upper()
+    return _RANK_INDEX["T"] if r == "10" else _RANK_INDEX[r]
+
+
+def card_suit(card: str) -> str:
+    """Suit letter of a card text ("C", "D", "H" or "S")."""
+    return card[-1].upper()
+
+
+def is_trump(card: str, trump_suit: str) -> bool:
+    return card_suit(card) == trump_suit
+
+
+def card_cost(card: str, trump_suit: str) -> int:
+    """How much a card is worth keeping: the rank index, plus a bonus for trumps."""
+    return card_rank(card) + (_TRUMP_BONUS if is_trump(card, trump_suit) else 0)
+
+
+def _card_key(card: str, trump_suit: str) -> tuple[int, int]:
+    """Total deterministic order: cost, then suit order."""
+    return card_cost(card, trump_suit), _SUIT_INDEX.get(card_suit(card), 9)
+
+
+# --------------------------------------------------------------------------- random
+
+
+def random_choose(obs: dict, legal: list[dict], rng: random.Random) -> dict:
+    """Uniform choice over ``legal``, driven only by ``rng``."""
+    return legal[rng.randrange(len(legal))]
+
+
+# --------------------------------------------------------------------------- greedy
+
+
+def greedy_choose(obs: dict, legal: list[dict]) -> dict:
+    """Deterministic heuristic choice (see the module docstring)."""
+    if len(legal) == 1:
+        return legal[0]
+    trump = obs.get("trump_suit") or card_suit(obs.get("trump") or "?")
+    talon = obs.get("talon") or 0
+
+    by_type: dict[str, list[dict]] = {}
+    for action in legal:
+        by_type.setdefault(action.get("type"), []).append(action)
+
+    if "exchange" in by_type:
+        return by_type["exchange"][0]
+    if "attack" in by_type:
+        return _choose_lead(obs, by_type["attack"], trump)
+    if "cover" in by_type or "transfer" in by_type or "show_trump" in by_type:
+        choice = _choose_defence(obs, by_type, trump, talon)
+        if choice is not None:
+            return choice
+    if "throw_in" in by_type:
+        choice = _choose_throw_in(obs, by_type["throw_in"], trump, talon)
+        if choice is not None:
+            return choice
+    for kind in ("pass", "take"):
+        if kind in by_type:
+            return by_type[kind][0]
+    return legal[0]
+
+
+def _choose_lead(obs: dict, attacks: list[dict], trump: str) -> dict:
+    copies: dict[int, int] = {}
+    for card in obs.get("hand") or [a["card"] for a in attacks]:
+        rank = card_rank(card)
+        copies[rank] = copies.get(rank, 0) + 1
+
+    def key(action: dict) -> tuple[int, int, int]:
+        card = action["card"]
+        cost, suit = _card_key(card, trump)
+        return cost, -copies.get(card_rank(card), 0), suit
+
+    return min(attacks, key=key)
+
+
+def _cover_plan(
+    covers: list[dict], slots: list[int], trump: str
+) -> list[tuple[int, dict]] | None:
+    """Cheapest assignment of distinct cards to every slot in ``slots``.
+
+    Returns ``[(cost, cover_action), ...]`` or None when no full cover exists.
+    Exact min-cost matching by DP over the (at most six) uncovered slots.
+    """
+    bit = {slot: 1 << i for i, slot in enumerate(slots)}
+    options: dict[str, list[dict]] = {}  # card -> cover actions, in legal order
+    for action in covers:
+        if action.get("slot") in bit:
+            options.setdefault(action["card"], []).append(action)
+
+    # mask of covered slots -> (total cost, plan)
+    best: dict[int, tuple[int, tuple]] = {0: (0, ())}
+    for card, actions in options.items():
+        cost = card_cost(card, trump)
+        step = dict(best)
+        for mask, (total, plan) in best.items():
+            for action in actions:
+                b = bit[action["slot"]]
+                if mask & b:
+                    continue
+                new_mask, new_total = mask | b, total + cost
+                if new_mask not in step or new_total < step[new_mask][0]:
+                    step[new_mask] = (new_total, plan + ((cost, action),))
+        best = step
+    full = (1 << len(slots)) - 1
+    return list(best[full][1]) if full in best else None
+
+
+def _choose_defence(
+    obs: dict, by_type: dict[str, list[dict]], trump: str, talon: int
+) -> dict | None:
+    covers = by_type.get("cover", [])
+    table = obs.get("table")
+    if table is not None:
+        slots = [i for i, pair in enumerate(table) if len(pair) < 2 or pair[1] is None]
+    else:
+        slots = sorted({a["slot"] for a in covers})
+    plan = _cover_plan(covers, slots, trump) if slots else None
+
+    trumps_used = [card_rank(a["card"]) for cost, a in plan or () if cost >= _TRUMP_BONUS]
+
+    # Perevodnoy: pass the bout on instead of spending a trump (or taking).
+    if plan is None or trumps_used:
+        if "show_trump" in by_type:
+            return by_type["show_trump"][0]
+        plain = [a for a in by_type.get("transfer", []) if not is_trump(a["card"], trump)]
+        if plain:
+            return min(plain, key=lambda a: _card_key(a["card"], trump))
+
+    take = by_type.get("take")
+    if plan is None:
+        if take:
+            return take[0]
+        return min(covers, key=lambda a: (*_card_key(a["card"], trump), a["slot"])) if covers else None
+
+    if take and talon > _THICK_TALON and trumps_used:
+        if max(trumps_used) >= _QUEEN or (len(trumps_used) > 1 and max(trumps_used) >= _TEN):
+            return take[0]
+
+    if not plan:  # nothing uncovered (should not happen in the defend phase)
+        return None
+    return min(plan, key=lambda ca: (ca[0], _SUIT_INDEX.get(card_suit(ca[1]["card"]), 9), ca[1]["slot"]))[1]
+
+
+def _choose_throw_in(obs: dict, throws: list[dict], trump: str, talon: int) -> dict | None:
+    if talon == 0:
+        candidates = throws
+    else:
+        limit = _JACK if obs.get("taking") else _QUEEN
+        candidates = [
+            a for a in throws if not is_trump(a["card"], trump) and card_rank(a["card"]) < limit
+        ]
+    if not candidates:
+        return None
+    return min(candidates, key=lambda a: _card_key(a["card"], trump))
