@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 
 from . import __version__
+from .clock import TimeControl, TimeControlError
+from .match import MatchConfig, OnIllegalError, parse_on_illegal
 from .players import BUILTINS, BotSpecError, BotStartError, parse_bot_spec
+from .progress import progress_for
 from .rules.options import OPTIONS, PRESETS, RulesError, make_rules
 
 app = typer.Typer(
@@ -57,31 +61,138 @@ def match(
     seed: Annotated[int, typer.Option(help="Match seed; game i is dealt from seed 'SEED:i'.")] = 1,
     rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
     set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
+    tc: Annotated[str | None, typer.Option(
+        "--tc", help="Game clock per seat, BASE+INCREMENT in seconds (Fischer), e.g. 60+0.5. "
+        "Default: no game clock.")] = None,
+    move_time: Annotated[float | None, typer.Option(
+        help="Limit for every single decision, in seconds. Default: none.")] = None,
+    startup_time: Annotated[float, typer.Option(
+        help="Seconds a bot may take to start and answer the handshake.")] = 10.0,
+    on_illegal: Annotated[str, typer.Option(
+        help="forfeit: an illegal action loses the game; retry:N: the bot is told why and "
+        "asked again, up to N times.")] = "forfeit",
+    max_restarts: Annotated[int, typer.Option(
+        min=0, help="Restarts per bot per match after a crash, timeout or protocol error.")] = 3,
+    max_memory: Annotated[int | None, typer.Option(
+        min=1, help="Address-space limit per bot process, in MB.")] = None,
+    max_cpu: Annotated[int | None, typer.Option(
+        min=1, help="CPU-time limit per bot process, in seconds.")] = None,
     until_durak: Annotated[int | None, typer.Option(
         min=1, help="Stop early once some bot has been the durak this many times.")] = None,
+    log_dir: Annotated[Path, typer.Option(help="Where the match log and bots' stderr go.")] = Path("logs"),
+    no_log: Annotated[bool, typer.Option("--no-log", help="Write no match log.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")] = False,
 ) -> None:
-    """Play a match between bots and print how often each was the durak."""
-    from .runner import run_match
+    """Play a match between bots and print how often each was the durak.
+
+    Every game is written to a match log (JSON Lines, under --log-dir) that
+    `durak-ref replay LOG --verify` checks. Exit code 0 when the match ran (bot
+    forfeits are results, not errors), 2 for unusable input, 130 when interrupted.
+    """
+    from .runner import ProcessOptions, run_match
 
     try:
         table_rules = make_rules(rules, set_ or [])
         specs = [parse_bot_spec(b) for b in bots]
         table_rules.check_table(len(specs))
-    except (RulesError, BotSpecError) as exc:
+        config = MatchConfig(
+            rules=table_rules, games=games, seed=seed,
+            tc=TimeControl.parse(tc, move_time, startup_time),
+            illegal_retries=parse_on_illegal(on_illegal), max_restarts=max_restarts,
+            until_durak=until_durak)
+    except (RulesError, BotSpecError, TimeControlError, OnIllegalError) as exc:
         fail(str(exc))
-    try:
-        result = run_match(specs, table_rules, games=games, seed=seed, until_durak=until_durak)
-    except BotStartError as exc:
-        fail(str(exc))
+    options = ProcessOptions(max_memory_mb=max_memory, max_cpu_s=max_cpu)
+    with progress_for(games, "match", enabled=not as_json) as advance:
+        try:
+            result = run_match(specs, config, log_dir=None if no_log else log_dir,
+                               options=options, on_game=lambda record, res: advance(res))
+        except BotStartError as exc:
+            fail(str(exc))
     summary = result.summary()
-    summary["rules_text"] = table_rules.describe()
-    summary["forfeit_details"] = [dict(g.forfeit, game=g.index) for g in result.games if g.forfeit]
     if as_json:
         emit_json(summary)
     else:
         from .report import print_match
         print_match(summary, out)
+    if result.interrupted:
+        err.print("durak-ref: interrupted; the log holds every finished game")
+        raise typer.Exit(130)
+
+
+@app.command()
+def replay(
+    log: Annotated[Path, typer.Argument(help="A match log (.jsonl or .jsonl.gz).", show_default=False)],
+    verify: Annotated[bool, typer.Option(
+        "--verify", help="Re-simulate every game with the rules engine and check every result.")] = False,
+    game: Annotated[int | None, typer.Option(help="Show game N step by step.")] = None,
+    seat: Annotated[int | None, typer.Option(
+        help="With --game: show only what this seat saw (default: everything).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the verification as JSON.")] = False,
+) -> None:
+    """Verify a match log, or show one of its games step by step.
+
+    Without options: list the games. Exit 1 if --verify finds a divergence or the log
+    is damaged (every complete game before the damage is still checked and shown).
+    """
+    from .matchlog import LogError, read_log
+    from .replay import Divergence, game_steps, verify_log
+
+    try:
+        contents = read_log(log)
+    except LogError as exc:
+        fail(str(exc))
+    games = contents.games
+    damaged = contents.error
+    if game is not None:
+        record = next((g for g in games if g["game"] == game), None)
+        if record is None:
+            fail(f"{log}: no complete game {game} (games: {', '.join(str(g['game']) for g in games) or 'none'})")
+        if seat is not None and not 0 <= seat < len(record["players"]):
+            fail(f"--seat {seat}: game {game} has seats 0..{len(record['players']) - 1}")
+        try:
+            for line in game_steps(contents.header, record, seat):
+                out.print(line, highlight=False, markup=False)
+        except Divergence as exc:
+            err.print(f"durak-ref: divergence: {exc}", markup=False)
+            raise typer.Exit(1) from None
+        return
+    if verify:
+        try:
+            results = verify_log(contents.header, games)
+        except Divergence as exc:
+            fail(f"{log}: {exc}")
+        bad = [r for r in results if not r.ok]
+        if as_json:
+            emit_json({"log": str(log), "games": len(results), "ok": len(results) - len(bad),
+                       "divergences": [{"game": r.game, "message": r.message} for r in bad],
+                       "damaged": str(damaged) if damaged else None,
+                       "complete": contents.footer is not None})
+        else:
+            for r in bad:
+                err.print(f"game {r.game}: DIVERGES: {r.message}", markup=False)
+            out.print(f"{log}: {len(results) - len(bad)} of {len(results)} games verified"
+                      + ("" if contents.footer else " (no footer: the match did not finish)"),
+                      markup=False, highlight=False)
+        if damaged:
+            err.print(f"durak-ref: damaged log: {damaged}", markup=False)
+        raise typer.Exit(1 if bad or damaged else 0)
+    if as_json:
+        emit_json({"log": str(log), "header": contents.header,
+                   "games": [{k: g[k] for k in ("game", "players", "termination", "durak")} for g in games],
+                   "damaged": str(damaged) if damaged else None})
+    else:
+        h = contents.header
+        out.print(f"{log}: {len(games)} games, rules {h.get('preset')}, seed {h.get('seed')}",
+                  markup=False, highlight=False)
+        for g in games:
+            d = g["durak"]
+            who = "draw" if d is None else f"durak {d} ({g['players'][d]})"
+            out.print(f"  game {g['game']}: {g['termination']}, {who}, {len(g['decisions'])} decisions",
+                      markup=False, highlight=False)
+    if damaged:
+        err.print(f"durak-ref: damaged log: {damaged}", markup=False)
+        raise typer.Exit(1)
 
 
 @app.command("rules")

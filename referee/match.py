@@ -1,16 +1,19 @@
 """One game and one match between players, in trio.
 
-The referee owns the only true game state (``referee.rules.Game``). Each decision it
-sends the seat to move a ``request`` holding that seat's observation and the complete
-legal action list, and forwards every public event to the bots that want events.
-Forced moves (a lone pass or take) are applied without asking, unless the rules say
-``ask_forced``. A bot's bad answer ends the game as a forfeit: it is a game result,
-never a referee crash.
+The referee owns the only true game state (``referee.rules.Game``). For each decision
+it sends the seat to move a ``request`` holding that seat's observation, the complete
+legal action list and its clock, and it forwards every public event to the bots that
+want events. Forced moves (a lone pass or take) are applied without asking, unless
+the rules say ``ask_forced``.
+
+A bot's failure is a game result, never a referee crash: a timeout, a crash, a
+protocol error or an illegal action ends the game as that seat's forfeit (with
+``--on-illegal retry:N`` an illegal action is first answered with an error and asked
+again, up to N times). The record of the game keeps the evidence.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,14 +21,43 @@ from typing import Any
 import trio
 
 from protocol import messages as msg
+
+from .clock import Clock, TimeControl
+from .players import BotFailure, Player
 from .rules import Game, Rules
 from .rules.actions import MalformedAction, action_from_wire, action_str, action_to_wire
 from .rules.cards import card_str
 from .rules.match import first_dealer, game_seed, next_dealer
-from .players import BotFailure, Player
 
 #: Terminations where a seat forfeited (it is the durak).
 FORFEITS = ("timeout", "crash", "protocol", "illegal", "disconnect")
+
+
+class OnIllegalError(ValueError):
+    """The user's --on-illegal value is not ``forfeit`` or ``retry:N``."""
+
+
+def parse_on_illegal(text: str) -> int:
+    """``forfeit`` -> 0 retries; ``retry:N`` -> N. Raises OnIllegalError."""
+    t = text.strip().lower()
+    if t == "forfeit":
+        return 0
+    if t.startswith("retry:") and t[6:].isdigit() and int(t[6:]) >= 1:
+        return int(t[6:])
+    raise OnIllegalError(f"--on-illegal {text!r}: expected forfeit or retry:N (N >= 1)")
+
+
+@dataclass(frozen=True)
+class MatchConfig:
+    """How a match is played (everything but the bots)."""
+
+    rules: Rules
+    games: int = 10
+    seed: int = 1
+    tc: TimeControl = field(default_factory=TimeControl)
+    illegal_retries: int = 0
+    max_restarts: int = 3
+    until_durak: int | None = None
 
 
 @dataclass
@@ -44,128 +76,173 @@ class GameRecord:
     seed: str
     dealer: int
     deck: list[int]
+    players: list[str]
     decisions: list[Decision]
     termination: str
     durak: int | None
     last_out: tuple[int, ...]
     reason: str
     bouts: int
+    wall_s: float
     forfeit: dict[str, Any] | None = None
+    retries: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def overhead_s(self) -> float:
+        """Referee time not charged to any bot (wall time minus decision times)."""
+        return max(0.0, self.wall_s - sum(d.seconds for d in self.decisions))
 
     def as_dict(self) -> dict[str, Any]:
+        """The log record of this game."""
         return {
-            "game": self.index, "seed": self.seed, "dealer": self.dealer,
+            "type": "game", "game": self.index, "seed": self.seed, "dealer": self.dealer,
+            "players": self.players,
             "deck": [card_str(c) for c in self.deck],
-            "decisions": [[d.seat, action_str(d.action), d.forced, round(d.seconds, 6)]
+            "decisions": [[d.seat, action_str(d.action), d.forced, round(d.seconds * 1000, 3)]
                           for d in self.decisions],
             "termination": self.termination, "durak": self.durak,
             "last_out": list(self.last_out), "reason": self.reason, "bouts": self.bouts,
-            "forfeit": self.forfeit,
+            "wall_ms": round(self.wall_s * 1000, 3), "forfeit": self.forfeit,
+            "retries": self.retries,
         }
 
 
 class Forfeit(Exception):
     """A seat lost the game by its own fault (bad message, illegal action, ...)."""
 
-    def __init__(self, seat: int, kind: str, reason: str, evidence: Any = None) -> None:
+    def __init__(self, seat: int, kind: str, reason: str, evidence: dict[str, Any]) -> None:
         super().__init__(reason)
         self.seat, self.kind, self.reason, self.evidence = seat, kind, reason, evidence
 
 
-async def play_game(players: Sequence[Player], rules: Rules, *, index: int, seed: str,
+class _Table:
+    """The state of one game in play: the engine, clocks, and the players."""
+
+    def __init__(self, players: Sequence[Player], config: MatchConfig, index: int,
+                 next_request_id: Callable[[], int]) -> None:
+        self.players = players
+        self.config = config
+        self.index = index
+        self.next_request_id = next_request_id
+        self.wants = [p.wants_events for p in players]
+        self.clocks = [Clock(config.tc) for _ in players]
+        self.retries: list[dict[str, Any]] = []
+
+    async def send(self, seat: int, message: dict[str, Any]) -> None:
+        try:
+            await self.players[seat].send(message)
+        except BotFailure as exc:
+            raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
+
+    async def broadcast(self, game: Game, forced: bool) -> None:
+        """Send the events recorded since the last call to every bot that wants them."""
+        events = game.events
+        if not events:
+            return
+        for seat in range(len(self.players)):
+            if not self.wants[seat]:
+                continue
+            for i, ev in enumerate(events):
+                wire = game.public_event(ev, seat)
+                if forced and i == 0:
+                    wire["forced"] = True
+                await self.send(seat, msg.event_msg(game=self.index, event=wire))
+        events.clear()
+
+    async def ask(self, game: Game, seat: int) -> tuple[int, float]:
+        """Ask ``seat`` for its decision; apply it; return (action, seconds charged)."""
+        legal = game.legal_actions()
+        legal_wire = [action_to_wire(a) for a in legal]
+        clock = self.clocks[seat]
+        charged = 0.0
+        attempt = 0
+        while True:
+            request_id = self.next_request_id()
+            request = msg.request_msg(id=request_id, game=self.index,
+                                      observation=game.observe(seat), legal=legal_wire,
+                                      clock=clock.wire())
+            budget = clock.budget()
+            deadline = clock.start(trio.current_time())
+            try:
+                answer = await self.players[seat].decide(request, deadline)
+            except BotFailure as exc:
+                clock.stop(trio.current_time())
+                raise Forfeit(seat, exc.kind, f"{exc.reason} (request {request_id})",
+                              exc.evidence) from None
+            used, in_time = clock.stop(trio.current_time())
+            charged += used
+            if not in_time:
+                raise Forfeit(seat, "timeout", f"answered request {request_id} after {used:.3f} s, "
+                              f"over its budget of {budget:.3f} s",
+                              {"used_s": round(used, 4), "budget_s": budget, "received": answer})
+            try:
+                action = action_from_wire(answer)
+            except MalformedAction as exc:
+                raise Forfeit(seat, "protocol", f"malformed action for request {request_id}: {exc}",
+                              {"received": answer}) from None
+            if action in legal:
+                game.apply_legal(action)
+                return action, charged
+            reason = (f"illegal action {action_str(action)} for request {request_id}: "
+                      f"{game.illegal_reason(action) or 'not legal now'}")
+            if attempt >= self.config.illegal_retries:
+                raise Forfeit(seat, "illegal", reason, {"received": answer,
+                              "legal": [action_str(a) for a in legal]})
+            attempt += 1
+            self.retries.append({"seat": seat, "request": request_id, "reason": reason})
+            await self.send(seat, msg.error_msg("illegal", reason, False))
+
+
+async def play_game(players: Sequence[Player], config: MatchConfig, *, index: int, seed: str,
                     dealer: int, next_request_id: Callable[[], int]) -> GameRecord:
     """Play one game; return its record. Bot failures become forfeits in the record."""
+    started = trio.current_time()
+    rules = config.rules
     n = len(players)
-    wants = [p.wants_events for p in players]
-    game = Game.new(rules, n, seed=seed, dealer=dealer, record_events=any(wants))
-    deck = list(game.deck)
+    table = _Table(players, config, index, next_request_id)
+    game = Game.new(rules, n, seed=seed, dealer=dealer, record_events=any(table.wants))
     names = [p.name for p in players]
     decisions: list[Decision] = []
     forfeit = None
     try:
-        for seat, p in enumerate(players):
-            if wants[seat]:
-                await _send(p, seat, msg.game_start_msg(
+        for seat in range(n):
+            if table.wants[seat]:
+                await table.send(seat, msg.game_start_msg(
                     game=index, seat=seat, players=n, names=names, rules=rules.as_dict(),
                     dealer=dealer, trump=card_str(game.trump_card),
                     hand=game.observe(seat)["hand"], attacker=game.attacker))
-        await _broadcast(game, players, wants, index, None)
+        await table.broadcast(game, False)
         while not game.is_over:
             seat = game.current_seat
             assert seat is not None
             action = game.forced_action()
             forced = action is not None
-            elapsed = 0.0
+            used = 0.0
             if action is None:
-                action, elapsed = await _ask(game, players[seat], seat, index, next_request_id())
+                action, used = await table.ask(game, seat)
             else:
                 game.apply_legal(action)
-            decisions.append(Decision(seat, action, forced, elapsed))
-            await _broadcast(game, players, wants, index, forced)
+            decisions.append(Decision(seat, action, forced, used))
+            await table.broadcast(game, forced)
     except Forfeit as f:
         forfeit = {"seat": f.seat, "bot": names[f.seat], "kind": f.kind, "reason": f.reason,
                    "decision": len(decisions), "evidence": f.evidence}
-        termination, durak, last_out, reason = f.kind, f.seat, (), f"{names[f.seat]}: {f.reason}"
+        termination, durak, last_out = f.kind, f.seat, ()
+        reason = f"{names[f.seat]} forfeited ({f.kind}): {f.reason}"
     else:
         o = game.outcome
         assert o is not None
         termination, durak, last_out, reason = o.termination, o.durak, o.last_out, o.reason
-    record = GameRecord(index, seed, dealer, deck, decisions, termination, durak, last_out,
-                        reason, game.bout, forfeit)
     end = msg.game_end_msg(game=index, durak=durak, termination=termination, reason=reason)
     for seat, p in enumerate(players):
-        if wants[seat]:
+        if table.wants[seat]:
             try:
                 await p.send(end)
             except BotFailure:
                 pass  # the game is decided; a bot that is gone now fails its next game
-    return record
-
-
-async def _send(player: Player, seat: int, message: dict[str, Any]) -> None:
-    try:
-        await player.send(message)
-    except BotFailure as exc:
-        raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
-
-
-async def _ask(game: Game, player: Player, seat: int, index: int, request_id: int) -> tuple[int, float]:
-    legal = game.legal_actions()
-    request = msg.request_msg(id=request_id, game=index, observation=game.observe(seat),
-                              legal=[action_to_wire(a) for a in legal])
-    start = time.perf_counter()
-    try:
-        answer = await player.decide(request)
-    except BotFailure as exc:
-        raise Forfeit(seat, exc.kind, f"{exc.reason} (request {request_id})", exc.evidence) from None
-    elapsed = time.perf_counter() - start
-    try:
-        action = action_from_wire(answer)
-    except MalformedAction as exc:
-        raise Forfeit(seat, "protocol", f"malformed action: {exc}", {"received": answer}) from None
-    if action not in legal:
-        reason = game.illegal_reason(action) or "not legal now"
-        raise Forfeit(seat, "illegal", f"illegal action {action_str(action)} (request {request_id}): "
-                      f"{reason}", {"received": answer}) from None
-    game.apply_legal(action)
-    return action, elapsed
-
-
-async def _broadcast(game: Game, players: Sequence[Player], wants: list[bool], index: int,
-                     forced: bool | None) -> None:
-    """Send the events recorded since the last call to every bot that wants them."""
-    events = game.events
-    if not events:
-        return
-    for seat, p in enumerate(players):
-        if not wants[seat]:
-            continue
-        for i, ev in enumerate(events):
-            wire = game.public_event(ev, seat)
-            if forced and i == 0:
-                wire["forced"] = True
-            await _send(p, seat, msg.event_msg(game=index, event=wire))
-    events.clear()
+    return GameRecord(index, seed, dealer, list(game.deck), names, decisions, termination, durak,
+                      last_out, reason, game.bout, trio.current_time() - started, forfeit,
+                      table.retries)
 
 
 @dataclass
@@ -176,41 +253,72 @@ class BotStats:
     forfeits: dict[str, int] = field(default_factory=dict)
     decisions: int = 0
     seconds: float = 0.0
+    max_seconds: float = 0.0
 
     def as_dict(self, games: int) -> dict[str, Any]:
         return {"name": self.name, "games": games, "durak": self.durak, "draws": self.draws,
                 "forfeits": dict(self.forfeits), "decisions": self.decisions,
                 "mean_decision_ms": round(1000 * self.seconds / self.decisions, 3)
-                if self.decisions else None}
+                if self.decisions else None,
+                "max_decision_ms": round(1000 * self.max_seconds, 3) if self.decisions else None}
 
 
 @dataclass
 class MatchResult:
-    rules: Rules
-    seed: int
+    config: MatchConfig
     bots: list[BotStats]
     games: list[GameRecord] = field(default_factory=list)
     wall_s: float = 0.0
+    interrupted: bool = False
+    log_path: str | None = None
 
     @property
     def draws(self) -> int:
         return sum(1 for g in self.games if g.durak is None)
 
+    def add(self, record: GameRecord) -> None:
+        self.games.append(record)
+        for d in record.decisions:
+            if not d.forced:
+                stats = self.bots[d.seat]
+                stats.decisions += 1
+                stats.seconds += d.seconds
+                stats.max_seconds = max(stats.max_seconds, d.seconds)
+        if record.durak is None:
+            # A last_two_out draw is shared by the last players; a stalemate or an
+            # action-cap draw by the whole table.
+            for seat in record.last_out or range(len(self.bots)):
+                self.bots[seat].draws += 1
+        else:
+            self.bots[record.durak].durak += 1
+        if record.forfeit is not None:
+            b = self.bots[record.forfeit["seat"]]
+            b.forfeits[record.forfeit["kind"]] = b.forfeits.get(record.forfeit["kind"], 0) + 1
+
     def summary(self) -> dict[str, Any]:
         """The match result as one JSON-ready map (the CLI's ``--json`` form)."""
         n = len(self.games)
+        asked = sum(1 for g in self.games for d in g.decisions if not d.forced)
+        overhead = sum(g.overhead_s for g in self.games)
+        rules = self.config.rules
         return {
             "games": n,
             "draws": self.draws,
-            "rules": self.rules.as_dict(),
-            "preset": self.rules.preset,
-            "seed": self.seed,
+            "preset": rules.preset,
+            "rules": rules.as_dict(),
+            "rules_text": rules.describe(),
+            "time_control": self.config.tc.as_dict(),
+            "seed": self.config.seed,
             "bots": [b.as_dict(n) for b in self.bots],
             "terminations": _count(g.termination for g in self.games),
             "bouts_mean": round(sum(g.bouts for g in self.games) / n, 3) if n else 0.0,
-            "decisions": sum(1 for g in self.games for d in g.decisions if not d.forced),
+            "decisions": asked,
             "actions": sum(len(g.decisions) for g in self.games),
+            "overhead_us_per_decision": round(1e6 * overhead / asked, 1) if asked else None,
             "wall_s": round(self.wall_s, 3),
+            "interrupted": self.interrupted,
+            "log": self.log_path,
+            "forfeit_details": [dict(g.forfeit, game=g.index) for g in self.games if g.forfeit],
         }
 
 
@@ -221,46 +329,30 @@ def _count(items: Any) -> dict[str, int]:
     return out
 
 
-async def play_match(players: Sequence[Player], rules: Rules, *, games: int, seed: int,
-                     until_durak: int | None = None,
-                     on_game: Callable[[GameRecord, MatchResult], None] | None = None) -> MatchResult:
-    """Play a match: ``games`` games, or until some bot has been the durak ``until_durak``
-    times (whichever comes first). Game 1 is dealt by the last seat; the durak deals the
-    next game; after a draw the dealer stays. Players must already be started."""
-    rules.check_table(len(players))
-    result = MatchResult(rules, seed, [BotStats(p.name) for p in players])
+async def play_match(players: Sequence[Player], config: MatchConfig, *,
+                     on_game: Callable[[GameRecord, MatchResult], None] | None = None,
+                     result: MatchResult | None = None) -> MatchResult:
+    """Play a match: ``config.games`` games, or until some bot has been the durak
+    ``config.until_durak`` times. Game 1 is dealt by the last seat; the durak deals
+    the next game; after a draw the dealer stays. Players must already be started.
+    Pass ``result`` to have it filled in as the match goes (it survives a Ctrl-C)."""
+    config.rules.check_table(len(players))
+    if result is None:
+        result = MatchResult(config, [BotStats(p.name) for p in players])
     counter = iter(range(1, 1 << 62))
     dealer = first_dealer(len(players))
-    start = time.perf_counter()
-    for index in range(games):
-        record = await play_game(players, rules, index=index, seed=game_seed(seed, index),
+    start = trio.current_time()
+    for index in range(config.games):
+        for p in players:
+            await p.prepare_game(config.max_restarts)
+        record = await play_game(players, config, index=index, seed=game_seed(config.seed, index),
                                  dealer=dealer, next_request_id=counter.__next__)
-        _tally(result, record)
-        result.games.append(record)
-        result.wall_s = time.perf_counter() - start
+        result.add(record)
+        result.wall_s = trio.current_time() - start
         if on_game is not None:
             on_game(record, result)
         dealer = next_dealer(dealer, record.durak)
-        if until_durak and any(b.durak >= until_durak for b in result.bots):
+        if config.until_durak and any(b.durak >= config.until_durak for b in result.bots):
             break
-    result.wall_s = time.perf_counter() - start
+    result.wall_s = trio.current_time() - start
     return result
-
-
-def _tally(result: MatchResult, record: GameRecord) -> None:
-    for d in record.decisions:
-        if not d.forced:
-            stats = result.bots[d.seat]
-            stats.decisions += 1
-            stats.seconds += d.seconds
-    if record.durak is None:
-        for seat in record.last_out:
-            result.bots[seat].draws += 1
-        if not record.last_out:  # stalemate or action cap: a draw for the whole table
-            for b in result.bots:
-                b.draws += 1
-    else:
-        result.bots[record.durak].durak += 1
-    if record.forfeit is not None:
-        b = result.bots[record.forfeit["seat"]]
-        b.forfeits[record.forfeit["kind"]] = b.forfeits.get(record.forfeit["kind"], 0) + 1

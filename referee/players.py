@@ -36,9 +36,10 @@ class BotFailure(Exception):
     disconnect; ``evidence`` is a JSON-ready map (bytes, time, exit code, stderr).
     The referee turns it into the forfeit of the game in progress."""
 
-    def __init__(self, kind: str, reason: str, evidence: Any = None) -> None:
+    def __init__(self, kind: str, reason: str, evidence: dict[str, Any] | None = None) -> None:
         super().__init__(reason)
-        self.kind, self.reason, self.evidence = kind, reason, evidence
+        self.kind, self.reason = kind, reason
+        self.evidence: dict[str, Any] = evidence if evidence is not None else {}
 
 
 BUILTINS = {
@@ -132,8 +133,11 @@ class Player:
         not checked for legality). Raises BotFailure."""
         raise NotImplementedError
 
+    async def prepare_game(self, max_restarts: int) -> None:
+        """Called before each game: a failed bot is restarted here, if it may be."""
+
     async def close(self) -> None:
-        """Say bye and release the bot."""
+        """Say bye and release the bot. Must complete even when cancelled."""
 
 
 class BuiltinPlayer(Player):

@@ -1,25 +1,32 @@
 """Bots as subprocesses: spawn, handshake, talk frames over stdin/stdout, shut down.
 
-How it works. Each bot process is owned by one ``ProcessPlayer`` for a whole match.
-Two long-lived tasks per bot run in the match's nursery: a reader that feeds stdout
-bytes into one buffered ``FrameDecoder`` and puts whole messages on a channel, and a
-stderr drain that keeps the bot from ever blocking on a full stderr pipe (the last
-lines are kept as evidence). Outgoing frames are buffered and written in one go
-before each request, so a decision costs one write and one read. Every receive has
-a deadline. Shutdown is ``bye``, close stdin, a grace period, then SIGTERM and
-SIGKILL to the bot's whole process group (the bot runs in its own session).
+How it works. A ``ProcessPlayer`` owns one bot process at a time for a whole match
+(a ``_Connection``). Two long-lived tasks per process run in the match's nursery: a
+reader that feeds stdout bytes into one buffered ``FrameDecoder`` and hands whole
+messages over a small channel, and a stderr drain that copies the bot's stderr to a
+capped file and keeps the last lines as evidence, so the bot never blocks on a full
+stderr pipe. Outgoing frames are buffered and written in one go before each request,
+so a decision costs one write and one read. Every receive has a deadline.
 
-Failures never escape as exceptions of the referee: every bot fault becomes a
+Process hygiene. The bot runs in a session of its own (its own process group).
+Closing sends ``bye`` and closes stdin, waits a grace period, then SIGTERM and, after
+another grace period, SIGKILL for the whole group, so children it forked die too;
+the process is always reaped. Cleanup is shielded from cancellation, so Ctrl-C
+still closes every bot. A bot that failed (crash, timeout, protocol error) is
+restarted before its next game, up to ``max_restarts`` times per match.
+
+Failures never escape as exceptions of the referee: every bot fault is a
 ``BotFailure`` with a kind from the failure taxonomy and the evidence.
 """
 
 from __future__ import annotations
 
-import math
+import json
 import os
+import resource
 import signal
-import time
-from typing import Any
+from pathlib import Path
+from typing import Any, BinaryIO
 
 import trio
 
@@ -32,39 +39,81 @@ from .players import BotFailure, BotSpec, BotStartError, Player
 
 STDERR_TAIL = 4096
 READ_CHUNK = 65536
+_NOTHING = object()
+#: Messages a bot may have in flight unread by the referee; bounds the referee's memory.
+INBOX = 4
+
+
+class _Connection:
+    """One running bot process and its pipes' state."""
+
+    def __init__(self, process: trio.Process) -> None:
+        self.process = process
+        self.decoder = FrameDecoder()
+        self.send_ch, self.recv_ch = trio.open_memory_channel[dict](INBOX)
+        self.reader_failure: BotFailure | None = None
 
 
 class ProcessPlayer(Player):
-    """A bot program run as a subprocess, one process for the whole match."""
+    """A bot program run as a subprocess, one process at a time for the whole match."""
 
     def __init__(self, name: str, spec: BotSpec, *, startup_time: float = 10.0,
-                 grace: float = 1.0) -> None:
+                 grace: float = 1.0, stderr_path: Path | None = None,
+                 stderr_cap: int = 1 << 20, max_memory_mb: int | None = None,
+                 max_cpu_s: int | None = None, cwd: str | None = None,
+                 env: dict[str, str] | None = None) -> None:
         super().__init__(name, spec, wants_events=True)
         self.startup_time = startup_time
         self.grace = grace
-        self.process: trio.Process | None = None
-        self._decoder = FrameDecoder()
-        self._send_ch, self._recv_ch = trio.open_memory_channel[Any](64)
+        self.stderr_path = stderr_path
+        self.stderr_cap = stderr_cap
+        self.max_memory_mb = max_memory_mb
+        self.max_cpu_s = max_cpu_s
+        self.cwd, self.env = cwd, env
+        self.conn: _Connection | None = None
+        self.failure: BotFailure | None = None
+        self.starts = 0
+        self._nursery: trio.Nursery | None = None
         self._out = bytearray()
         self._stderr_tail = bytearray()
-        self._stderr_bytes = 0
-        self._dead: BotFailure | None = None
-        self._reader_failure: BotFailure | None = None
+        self._stderr_file: BinaryIO | None = None
+        self._stderr_written = 0
+        self._stderr_dropped = 0
+
+    @property
+    def pid(self) -> int | None:
+        return self.conn.process.pid if self.conn else None
 
     # -- lifecycle
 
     async def start(self, nursery: trio.Nursery) -> None:
+        self._nursery = nursery
+        if self.stderr_path is not None and self._stderr_file is None:
+            self.stderr_path.parent.mkdir(parents=True, exist_ok=True)
+            self._stderr_file = open(self.stderr_path, "wb")  # noqa: SIM115 (closed in close())
+        await self._spawn()
+
+    async def _spawn(self) -> None:
+        assert self._nursery is not None
+        self.failure = None
+        self._out = bytearray()
+        self.starts += 1
+        if self._stderr_file is not None and self.starts > 1:
+            self._write_stderr(f"\n[durak-ref: bot restarted (start {self.starts})]\n".encode())
         try:
-            self.process = await trio.lowlevel.open_process(
-                list(self.spec.argv), stdin=-1, stdout=-1, stderr=-1, start_new_session=True)
+            process = await trio.lowlevel.open_process(
+                list(self.spec.argv), stdin=-1, stdout=-1, stderr=-1, start_new_session=True,
+                cwd=self.cwd, env=self.env, preexec_fn=self._limits())
         except OSError as exc:
             raise BotStartError(f"bot {self.name}: cannot start {self.spec.argv[0]!r}: "
                                 f"{exc.strerror or exc}") from None
-        nursery.start_soon(self._read_stdout)
-        nursery.start_soon(self._drain_stderr)
+        conn = self.conn = _Connection(process)
+        self._nursery.start_soon(self._read_stdout, conn)
+        self._nursery.start_soon(self._drain_stderr, conn)
         self._out += encode(msg.hello_msg(f"durak-ref {__version__}"))
         await self._flush()
-        answer = await self._receive(self.startup_time, "the handshake")
+        deadline = trio.current_time() + self.startup_time
+        answer = await self._receive(deadline, "the handshake", self.startup_time)
         try:
             hello = msg.parse_bot_message(answer)
             if not isinstance(hello, msg.BotHello):
@@ -77,47 +126,87 @@ class ProcessPlayer(Player):
             raise self._fail("protocol", f"bad hello: {exc}", answer) from None
         self.info = {"name": hello.name, "version": hello.version, "author": hello.author}
 
-    async def close(self) -> None:
-        p = self.process
-        if p is None:
+    def _limits(self) -> Any:
+        mem, cpu = self.max_memory_mb, self.max_cpu_s
+        if mem is None and cpu is None:
+            return None
+
+        def apply() -> None:  # runs in the child between fork and exec
+            if mem is not None:
+                resource.setrlimit(resource.RLIMIT_AS, (mem << 20, mem << 20))
+            if cpu is not None:
+                resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        return apply
+
+    async def prepare_game(self, max_restarts: int) -> None:
+        """Before a game: restart a failed bot if restarts are left. If none are left,
+        the player stays failed and forfeits the game at its first message."""
+        if self.failure is None or self.starts > max_restarts:
             return
-        if p.returncode is None and self._dead is None:
-            await self._try_send(msg.bye_msg())
+        await self._stop_process()
         try:
-            if p.stdin is not None:
+            await self._spawn()
+        except BotFailure:
+            pass  # stays failed; the game records the forfeit
+
+    async def close(self) -> None:
+        # Shielded: this runs on Ctrl-C and on errors too, and must finish the job.
+        with trio.CancelScope(shield=True):
+            await self._stop_process(say_bye=True)
+            if self._stderr_file is not None:
+                if self._stderr_dropped:
+                    self._stderr_file.write(
+                        f"\n[durak-ref: stderr capped at {self.stderr_cap} bytes; "
+                        f"{self._stderr_dropped} more bytes were discarded]\n".encode())
+                self._stderr_file.close()
+                self._stderr_file = None
+
+    async def _stop_process(self, say_bye: bool = False) -> None:
+        conn = self.conn
+        if conn is None:
+            return
+        p = conn.process
+        with trio.CancelScope(shield=True):
+            if say_bye and p.returncode is None and self.failure is None:
+                await self._try_send(msg.bye_msg())
+            try:
+                assert p.stdin is not None
                 await p.stdin.aclose()
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-            pass
-        with trio.move_on_after(self.grace):
-            await p.wait()
-        if p.returncode is None:
-            self._signal_group(signal.SIGTERM)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                pass
             with trio.move_on_after(self.grace):
                 await p.wait()
-        # Whatever is left of the group (children the bot forked) gets killed too.
-        self._signal_group(signal.SIGKILL)
-        if p.returncode is None:
-            await p.wait()
-
-    def _signal_group(self, sig: int) -> None:
-        assert self.process is not None
-        try:
-            os.killpg(self.process.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
+            if p.returncode is None:
+                _signal_group(p.pid, signal.SIGTERM)
+                with trio.move_on_after(self.grace):
+                    await p.wait()
+            # Whatever is left of the group (children the bot forked) gets killed too.
+            _signal_group(p.pid, signal.SIGKILL)
+            if p.returncode is None:
+                await p.wait()
+            for stream in (p.stdout, p.stderr):
+                if stream is not None:
+                    await stream.aclose()
 
     # -- talking
 
     async def send(self, message: dict[str, Any]) -> None:
-        """Queue a message; it is written before the next request (or on flush)."""
+        """Queue a message; it is written before the next request (game_end, error and
+        bye are written at once)."""
+        if self.failure is not None:
+            raise self.failure
         self._out += encode(message)
         if message["type"] in ("game_end", "error", "bye"):
             await self._flush()
 
-    async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+    async def decide(self, request: dict[str, Any], deadline: float | None = None) -> dict[str, Any]:
+        if self.failure is not None:
+            raise self.failure
         self._out += encode(request)
+        start = trio.current_time()
         await self._flush()
-        answer = await self._receive(timeout, f"request {request['id']}")
+        budget = None if deadline is None else deadline - start
+        answer = await self._receive(deadline, f"request {request['id']}", budget)
         try:
             parsed = msg.parse_bot_message(answer)
         except RemoteProtocolError as exc:
@@ -132,40 +221,44 @@ class ProcessPlayer(Player):
         if not self._out:
             return
         data, self._out = bytes(self._out), bytearray()
-        if self._dead is not None:
-            raise self._dead
-        assert self.process is not None and self.process.stdin is not None
+        conn = self.conn
+        assert conn is not None and conn.process.stdin is not None
         try:
-            await self.process.stdin.send_all(data)
+            await conn.process.stdin.send_all(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-            raise self._fail("crash", "the bot closed its stdin (the referee could not write)") from None
+            raise self._fail("crash", "the bot closed its stdin (the referee could not write)",
+                             exit_code=conn.process.returncode) from None
 
     async def _try_send(self, message: dict[str, Any]) -> None:
+        self._out += encode(message)
         try:
-            await self.send(message)
-            await self._flush()
+            with trio.move_on_after(self.grace):
+                await self._flush()
         except BotFailure:
             pass
 
-    async def _receive(self, timeout: float | None, what: str) -> Any:
-        if self._dead is not None:
-            raise self._dead
-        start = time.perf_counter()
-        with trio.move_on_after(math.inf if timeout is None else timeout):
+    async def _receive(self, deadline: float | None, what: str, budget: float | None) -> Any:
+        conn = self.conn
+        assert conn is not None
+        start = trio.current_time()
+        with trio.move_on_at(float("inf") if deadline is None else deadline):
             try:
-                return await self._recv_ch.receive()
+                return await conn.recv_ch.receive()
             except trio.EndOfChannel:
-                assert self._reader_failure is not None
-                self._dead = self._reader_failure
-                raise self._dead from None
-        raise self._fail("timeout", f"no answer to {what} within {timeout:g} s",
-                         {"waited_s": round(time.perf_counter() - start, 3)})
+                assert conn.reader_failure is not None
+                failure = conn.reader_failure
+                failure.evidence.setdefault("stderr_tail", self.stderr_tail())
+                self.failure = failure
+                raise failure from None
+        waited = trio.current_time() - start
+        raise self._fail("timeout", f"no answer to {what} within {budget:.3f} s",
+                         waited_s=round(waited, 3), budget_s=round(budget or 0.0, 3))
 
     # -- background tasks
 
-    async def _read_stdout(self) -> None:
-        assert self.process is not None and self.process.stdout is not None
-        stream = self.process.stdout
+    async def _read_stdout(self, conn: _Connection) -> None:
+        stream = conn.process.stdout
+        assert stream is not None
         failure = None
         try:
             while failure is None:
@@ -174,31 +267,33 @@ class ProcessPlayer(Player):
                 except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                     chunk = b""
                 try:
-                    self._decoder.feed(chunk)
-                    for m in self._decoder.messages():
-                        await self._send_ch.send(m)
+                    conn.decoder.feed(chunk)
+                    for m in conn.decoder.messages():
+                        await conn.send_ch.send(m)
                     if not chunk:
-                        self._decoder.at_eof()
-                        failure = await self._eof_failure()
+                        conn.decoder.at_eof()
+                        failure = await self._eof_failure(conn)
                 except RemoteProtocolError as exc:
                     failure = BotFailure("protocol", str(exc), {"bytes": exc.evidence})
         finally:
             # Closing the channel wakes a waiting receiver, which then reads the failure.
-            self._reader_failure = failure or BotFailure("crash", "the bot's stdout reader stopped")
-            self._send_ch.close()
+            conn.reader_failure = failure or BotFailure("crash", "the bot's stdout was closed")
+            conn.send_ch.close()
 
-    async def _eof_failure(self) -> BotFailure:
-        assert self.process is not None
+    async def _eof_failure(self, conn: _Connection) -> BotFailure:
         with trio.move_on_after(self.grace):
-            await self.process.wait()
-        code = self.process.returncode
-        what = "exited" if code is not None else "closed its stdout"
-        return BotFailure("crash", f"the bot {what}" + (f" with code {code}" if code is not None else ""),
+            await conn.process.wait()
+        code = conn.process.returncode
+        if code is None:
+            return BotFailure("crash", "the bot closed its stdout (still running)",
+                              {"exit_code": None, "stderr_tail": self.stderr_tail()})
+        how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        return BotFailure("crash", f"the bot {how}",
                           {"exit_code": code, "stderr_tail": self.stderr_tail()})
 
-    async def _drain_stderr(self) -> None:
-        assert self.process is not None and self.process.stderr is not None
-        stream = self.process.stderr
+    async def _drain_stderr(self, conn: _Connection) -> None:
+        stream = conn.process.stderr
+        assert stream is not None
         while True:
             try:
                 chunk = await stream.receive_some(READ_CHUNK)
@@ -206,20 +301,48 @@ class ProcessPlayer(Player):
                 return
             if not chunk:
                 return
-            self._stderr_bytes += len(chunk)
             self._stderr_tail += chunk
             if len(self._stderr_tail) > STDERR_TAIL:
                 del self._stderr_tail[:-STDERR_TAIL]
+            self._write_stderr(chunk)
+
+    def _write_stderr(self, chunk: bytes) -> None:
+        f = self._stderr_file
+        if f is None:
+            return
+        room = self.stderr_cap - self._stderr_written
+        if room > 0:
+            f.write(chunk[:room])
+            f.flush()
+            self._stderr_written += min(room, len(chunk))
+        self._stderr_dropped += max(0, len(chunk) - max(room, 0))
 
     def stderr_tail(self, lines: int = 10) -> list[str]:
         text = self._stderr_tail.decode("utf-8", "replace")
         return text.splitlines()[-lines:]
 
-    def _fail(self, kind: str, reason: str, evidence: Any = None) -> BotFailure:
-        if isinstance(evidence, dict) and "stderr_tail" not in evidence:
-            evidence = dict(evidence, stderr_tail=self.stderr_tail())
-        elif not isinstance(evidence, dict):
-            evidence = {"received": evidence, "stderr_tail": self.stderr_tail()}
+    def _fail(self, kind: str, reason: str, received: Any = _NOTHING, **evidence: Any) -> BotFailure:
+        """Record the bot's failure (it is restarted before its next game) and return it."""
+        if received is not _NOTHING:
+            evidence["received"] = brief(received)
+        evidence.setdefault("stderr_tail", self.stderr_tail())
         failure = BotFailure(kind, reason, evidence)
-        self._dead = failure
+        self.failure = failure
         return failure
+
+
+def brief(value: Any, limit: int = 600) -> Any:
+    """``value`` for a log's evidence: itself if its JSON form is short, else a cut repr."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+        return text[:limit] + ("..." if len(text) > limit else "")
+    return value if len(text) <= limit else text[:limit] + "..."
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,66 +1,58 @@
-"""The match job as the CLI runs it: bot specs in, players started and closed, result out.
+"""The match job as the CLI runs it: bot specs in, players started and closed, a log
+written, the result out.
 
-This is the one place that turns specs into players, so the CLI, the tests and later
-the tournament runner start bots the same way.
+This is the one place that turns specs into players, so the CLI, the tests and the
+tournament runner start bots the same way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import trio
 
-from .match import GameRecord, MatchResult, play_match
-from .players import BotFailure, BotSpec, BotStartError, BotSpecError, BuiltinPlayer, Player, unique_names
-from .rules import Rules
+from protocol.messages import PROTOCOL_VERSION
+
+from . import __version__
+from .match import GameRecord, MatchConfig, MatchResult, BotStats, play_match
+from .matchlog import FORMAT, MatchLogWriter, new_log_path, safe_name, utc_now
+from .players import BotFailure, BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player, unique_names
 
 
-def make_players(specs: Sequence[BotSpec], seed: int) -> list[Player]:
+@dataclass(frozen=True)
+class ProcessOptions:
+    """How bot processes are run."""
+
+    grace: float = 1.0
+    stderr_cap: int = 1 << 20
+    max_memory_mb: int | None = None
+    max_cpu_s: int | None = None
+
+
+def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: Path | None,
+                 options: ProcessOptions = ProcessOptions()) -> list[Player]:
     """One player per spec, with unique names. Raises BotSpecError for unusable specs."""
+    from .process import ProcessPlayer
+
     names = unique_names([s.name for s in specs])
     players: list[Player] = []
-    for name, spec in zip(names, specs):
+    for seat, (name, spec) in enumerate(zip(names, specs)):
         if spec.kind == "builtin":
-            players.append(BuiltinPlayer(name, spec, seed))
+            players.append(BuiltinPlayer(name, spec, config.seed))
         elif spec.kind == "command":
-            from .process import ProcessPlayer
-            players.append(ProcessPlayer(name, spec))
+            stderr = (None if stderr_stem is None else
+                      stderr_stem.with_name(f"{stderr_stem.name}.seat{seat}-{safe_name(name)}.stderr.log"))
+            players.append(ProcessPlayer(
+                name, spec, startup_time=config.tc.startup, grace=options.grace,
+                stderr_path=stderr, stderr_cap=options.stderr_cap,
+                max_memory_mb=options.max_memory_mb, max_cpu_s=options.max_cpu_s))
         else:
-            raise BotSpecError(f"{spec.text}: TCP seats are not served yet; use a command line or builtin:NAME")
+            raise BotSpecError(f"{spec.text}: TCP seats are not served yet; use a command line "
+                               f"or builtin:NAME")
     return players
-
-
-async def run_match_async(specs: Sequence[BotSpec], rules: Rules, *, games: int, seed: int,
-                          until_durak: int | None = None,
-                          on_game: Callable[[GameRecord, MatchResult], None] | None = None,
-                          ) -> MatchResult:
-    rules.check_table(len(specs))
-    players = make_players(specs, seed)
-    result: MatchResult | None = None
-    start_error: BotStartError | None = None
-    async with trio.open_nursery() as nursery:
-        try:
-            async with AsyncExitStack() as stack:
-                for p in players:
-                    stack.push_async_callback(p.close)
-                    try:
-                        await p.start(nursery)
-                    except BotFailure:
-                        pass  # the player stays failed: each of its games is a forfeit
-                _adopt_hello_names(players)
-                result = await play_match(players, rules, games=games, seed=seed,
-                                          until_durak=until_durak, on_game=on_game)
-        except BotStartError as exc:
-            start_error = exc  # raised below, outside the nursery, as itself
-        finally:
-            # Players are closed; their reader tasks may still wait on pipes.
-            nursery.cancel_scope.cancel()
-    if start_error is not None:
-        raise start_error
-    assert result is not None
-    return result
 
 
 def _adopt_hello_names(players: Sequence[Player]) -> None:
@@ -74,6 +66,84 @@ def _adopt_hello_names(players: Sequence[Player]) -> None:
         p.name = name
 
 
-def run_match(specs: Sequence[BotSpec], rules: Rules, **kwargs: Any) -> MatchResult:
-    """Synchronous entry point: run a whole match under ``trio.run``."""
-    return trio.run(lambda: run_match_async(specs, rules, **kwargs))
+def log_header(players: Sequence[Player], config: MatchConfig) -> dict[str, Any]:
+    return {
+        "type": "header", "format": FORMAT, "durak_ref": __version__, "protocol": PROTOCOL_VERSION,
+        "started": utc_now(), "preset": config.rules.preset, "rules": config.rules.as_dict(),
+        "bots": [dict(p.spec.as_dict(), seat=i, name=p.name, hello=p.info)
+                 for i, p in enumerate(players)],
+        "time_control": config.tc.as_dict(), "seed": config.seed, "games": config.games,
+        "until_durak": config.until_durak, "illegal_retries": config.illegal_retries,
+        "deal": "game i is dealt from seed 'SEED:i'; the deck order is recorded per game",
+    }
+
+
+async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
+                          log_dir: Path | None = None,
+                          options: ProcessOptions = ProcessOptions(),
+                          on_game: Callable[[GameRecord, MatchResult], None] | None = None,
+                          on_start: Callable[[MatchResult], None] | None = None,
+                          ) -> MatchResult:
+    """Start the bots, play the match, close the bots, write the log.
+
+    Raises BotStartError when a bot program cannot be started at all. A Ctrl-C ends the
+    match early: the result comes back with ``interrupted`` set, every bot closed and
+    the log holding every finished game.
+    """
+    config.rules.check_table(len(specs))
+    log_path = new_log_path(log_dir, config.seed) if log_dir is not None else None
+    players = make_players(specs, config, options=options,
+                           stderr_stem=log_path.with_suffix("") if log_path else None)
+    writer = MatchLogWriter(log_path) if log_path else None
+    result = MatchResult(config, [])
+    result.log_path = str(log_path) if log_path else None
+
+    def record_game(record: GameRecord, res: MatchResult) -> None:
+        if writer is not None:
+            writer.write(record.as_dict())
+        if on_game is not None:
+            on_game(record, res)
+
+    start_error: BotStartError | None = None
+    try:
+        async with trio.open_nursery() as nursery:
+            try:
+                for p in players:
+                    try:
+                        await p.start(nursery)
+                    except BotFailure:
+                        pass  # the player stays failed: its first game restarts it or is a forfeit
+                _adopt_hello_names(players)
+                result.bots = [BotStats(p.name) for p in players]
+                if writer is not None:
+                    writer.write(log_header(players, config))
+                if on_start is not None:
+                    on_start(result)
+                await play_match(players, config, on_game=record_game, result=result)
+            except KeyboardInterrupt:
+                result.interrupted = True
+            except BotStartError as exc:
+                start_error = exc  # raised below, outside the nursery, as itself
+            finally:
+                for p in players:
+                    await p.close()
+                # Players are closed; their reader tasks may still wait on pipes.
+                nursery.cancel_scope.cancel()
+    finally:
+        if writer is not None:
+            if result.bots:
+                writer.write({"type": "footer", "ended": utc_now(), "interrupted": result.interrupted,
+                              "summary": result.summary()})
+            writer.close()
+    if start_error is not None:
+        if log_path is not None and not result.bots:
+            log_path.unlink(missing_ok=True)  # nothing was played: leave no empty log
+        raise start_error
+    return result
+
+
+def run_match(specs: Sequence[BotSpec], config: MatchConfig, **kwargs: Any) -> MatchResult:
+    """Synchronous entry point: run a whole match under ``trio.run``. Ctrl-C is only
+    delivered at checkpoints, so it never cuts a log record in half."""
+    return trio.run(lambda: run_match_async(specs, config, **kwargs),
+                    restrict_keyboard_interrupt_to_checkpoints=True)

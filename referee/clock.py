@@ -1,0 +1,108 @@
+"""Time controls and the per-seat game clock. Pure arithmetic: callers pass ``now``.
+
+A time control has three optional parts, all in seconds:
+
+- ``base`` + ``increment`` (Fischer, written ``60+0.5``): each seat's clock starts the
+  game at ``base``; a decision's time is subtracted, then ``increment`` is added;
+- ``move``: a fixed limit for every single decision;
+- ``startup``: how long a bot may take to start and answer the handshake.
+
+The time of a decision runs from the referee sending the request to it receiving the
+answer. The deadline of a decision is the earlier of the clock running out and the
+per-decision limit. With neither set, a decision has no deadline.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+class TimeControlError(ValueError):
+    """The user's time control text cannot be parsed (e.g. ``--tc 60+x``)."""
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    base: float | None = None
+    increment: float = 0.0
+    move: float | None = None
+    startup: float = 10.0
+
+    @classmethod
+    def parse(cls, tc: str | None = None, move: float | None = None,
+              startup: float = 10.0) -> TimeControl:
+        """From ``--tc BASE[+INC]`` text (seconds), ``--move-time`` and ``--startup-time``."""
+        base, inc = None, 0.0
+        if tc:
+            head, sep, tail = tc.strip().partition("+")
+            try:
+                base = float(head)
+                inc = float(tail) if sep else 0.0
+            except ValueError:
+                raise TimeControlError(
+                    f"time control {tc!r}: expected BASE or BASE+INCREMENT in seconds, "
+                    f"like 60+0.5") from None
+            if not (math.isfinite(base) and math.isfinite(inc)) or base <= 0 or inc < 0:
+                raise TimeControlError(f"time control {tc!r}: base must be > 0 and increment >= 0")
+        if move is not None and not (math.isfinite(move) and move > 0):
+            raise TimeControlError(f"--move-time {move}: must be a positive number of seconds")
+        if not (math.isfinite(startup) and startup > 0):
+            raise TimeControlError(f"--startup-time {startup}: must be a positive number of seconds")
+        return cls(base, inc, move, startup)
+
+    def describe(self) -> str:
+        parts = []
+        if self.base is not None:
+            parts.append(f"{self.base:g}+{self.increment:g}")
+        if self.move is not None:
+            parts.append(f"{self.move:g} s/decision")
+        return ", ".join(parts) or "no limit"
+
+    def as_dict(self) -> dict[str, float | None]:
+        return {"base_s": self.base, "increment_s": self.increment, "move_s": self.move,
+                "startup_s": self.startup}
+
+
+class Clock:
+    """One seat's clock for one game."""
+
+    __slots__ = ("tc", "remaining", "_started")
+
+    def __init__(self, tc: TimeControl) -> None:
+        self.tc = tc
+        self.remaining = tc.base  # seconds, or None without a game clock
+        self._started: float | None = None
+
+    def budget(self) -> float | None:
+        """Seconds the next decision may take (None: unlimited)."""
+        limits = [x for x in (self.remaining, self.tc.move) if x is not None]
+        return min(limits) if limits else None
+
+    def start(self, now: float) -> float | None:
+        """The request is being sent at ``now``; returns the absolute deadline or None."""
+        self._started = now
+        b = self.budget()
+        return None if b is None else now + b
+
+    def stop(self, now: float) -> tuple[float, bool]:
+        """The answer arrived at ``now``. Returns (seconds used, in time?). The clock is
+        charged the time used and, if in time, credited the increment."""
+        assert self._started is not None, "stop() without start()"
+        used = max(0.0, now - self._started)
+        self._started = None
+        budget = self.budget()
+        in_time = budget is None or used <= budget
+        if self.remaining is not None:
+            self.remaining -= used
+            if in_time:
+                self.remaining += self.tc.increment
+        return used, in_time
+
+    def wire(self) -> dict[str, int | None]:
+        """The ``clock`` map of a request, in whole milliseconds (floored)."""
+        def ms(x: float | None) -> int | None:
+            return None if x is None else max(0, int(x * 1000))
+        return {"remaining_ms": ms(self.remaining),
+                "increment_ms": ms(self.tc.increment) if self.tc.base is not None else None,
+                "move_ms": ms(self.tc.move)}

@@ -1,0 +1,143 @@
+"""Match logs: one JSON Lines file per match, written as the match goes.
+
+Format ``durak-ref-log/1`` (documented for users in logs/README.md):
+
+1. a ``header`` record: versions, rules with every option, bots, time control, seeds;
+2. one ``game`` record per finished game: deck order, every decision, the result;
+3. a ``footer`` record: the summary, and whether the match was interrupted.
+
+Each line is flushed as soon as it is written, so a killed referee loses at most the
+game in flight; a log without a footer is an interrupted match, and every complete
+game in it still replays. Files ending in ``.gz`` are written and read with gzip.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import gzip
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+FORMAT = "durak-ref-log/1"
+
+
+class LogError(ValueError):
+    """A log file cannot be read: missing, not JSON Lines, a bad or truncated record.
+    The message names the file and line."""
+
+
+def utc_now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def new_log_path(log_dir: Path, seed: int) -> Path:
+    """A fresh file name: ``match-20261130-021500-s1.jsonl`` (suffixed if taken)."""
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = log_dir / f"match-{stamp}-s{seed}"
+    path = base.with_suffix(".jsonl")
+    n = 2
+    while path.exists():
+        path = log_dir / f"{base.name}-{n}.jsonl"
+        n += 1
+    return path
+
+
+class MatchLogWriter:
+    """Appends records to a match log, one JSON object per line, flushed per record."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._file: IO[str] = (gzip.open(path, "wt", encoding="utf-8") if path.suffix == ".gz"
+                               else open(path, "w", encoding="utf-8"))  # noqa: SIM115
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+@dataclass
+class LogContents:
+    """What could be read from a log. ``error`` is set when reading stopped early (a
+    corrupt or truncated line); everything before it is in ``games``."""
+
+    path: Path
+    header: dict[str, Any]
+    games: list[dict[str, Any]]
+    footer: dict[str, Any] | None
+    error: LogError | None = None
+
+
+_GAME_KEYS = ("game", "seed", "dealer", "deck", "players", "decisions", "termination", "durak")
+
+
+def read_log(path: Path) -> LogContents:
+    """Read a whole log. Raises LogError if the file or its header is unusable; a bad
+    line later on stops reading and is reported in ``error`` with its line number."""
+    header: dict[str, Any] | None = None
+    games: list[dict[str, Any]] = []
+    footer = None
+    try:
+        for lineno, record in _records(path):
+            if header is None:
+                if record.get("type") != "header":
+                    raise LogError(f"{path}:{lineno}: expected the header record first, "
+                                   f"got type {record.get('type')!r}")
+                if record.get("format") != FORMAT:
+                    raise LogError(f"{path}:{lineno}: log format {record.get('format')!r} is not "
+                                   f"{FORMAT!r}; this durak-ref cannot read it")
+                header = record
+            elif record.get("type") == "game":
+                missing = [k for k in _GAME_KEYS if k not in record]
+                if missing:
+                    raise LogError(f"{path}:{lineno}: game record lacks {', '.join(missing)}")
+                record["_line"] = lineno
+                games.append(record)
+            elif record.get("type") == "footer":
+                footer = record
+            else:
+                raise LogError(f"{path}:{lineno}: unknown record type {record.get('type')!r}")
+    except LogError as exc:
+        if header is None:
+            raise
+        return LogContents(path, header, games, footer, exc)
+    if header is None:
+        raise LogError(f"{path}: the log is empty")
+    return LogContents(path, header, games, footer)
+
+
+def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        f: IO[str] = (gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz"
+                      else open(path, encoding="utf-8"))  # noqa: SIM115
+    except OSError as exc:
+        raise LogError(f"{path}: cannot open: {exc.strerror or exc}") from None
+    with f:
+        lineno = 0
+        try:
+            for lineno, line in enumerate(f, 1):  # noqa: B007
+                if not line.strip():
+                    continue
+                if not line.endswith("\n"):
+                    raise LogError(f"{path}:{lineno}: truncated line (the match was cut off "
+                                   f"while writing it)")
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise LogError(f"{path}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+                if not isinstance(record, dict):
+                    raise LogError(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}")
+                yield lineno, record
+        except (UnicodeDecodeError, EOFError, OSError, gzip.BadGzipFile) as exc:
+            raise LogError(f"{path}:{lineno + 1}: unreadable ({exc})") from None
+
+
+def safe_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
