@@ -80,6 +80,9 @@ class StdioTransport:
             sys.stdout.flush()
             self._out = os.dup(1)
             os.dup2(2, 1)
+            # Also swap the Python object: sys.stdout is block-buffered on a pipe, so
+            # debug prints would otherwise show up only at exit.
+            sys.stdout = sys.stderr
         else:
             self._out = sys.stdout.fileno()
         if sys.platform == "win32":  # pragma: no cover - no CRLF translation on frames

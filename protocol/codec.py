@@ -35,7 +35,7 @@ from typing import Any
 
 import msgpack
 
-from protocol.errors import LocalProtocolError, RemoteProtocolError
+from protocol.errors import EVIDENCE_BYTES, LocalProtocolError, RemoteProtocolError
 
 MAX_FRAME = 1_048_576
 """Default largest frame body in bytes (1 MiB). The 4-byte header is not counted."""
@@ -95,8 +95,8 @@ def decode(frame: bytes, *, max_frame: int = MAX_FRAME, max_depth: int = MAX_DEP
     decoder.feed(frame)
     decoder.close()
     message = decoder.next_message()
-    if message is None:  # pragma: no cover - close() makes a partial frame an error
-        raise RemoteProtocolError("no frame in the data", evidence=frame)
+    if message is None:  # only for empty input: a partial frame raised above
+        raise RemoteProtocolError("no frame in the data: the input is empty", evidence=frame)
     if decoder.buffered:
         raise RemoteProtocolError(
             f"{decoder.buffered} bytes follow the frame; expected exactly one frame",
@@ -188,6 +188,7 @@ class FrameDecoder:
         ended cleanly). Raises ``RemoteProtocolError`` for a bad frame."""
         if self._error is not None:
             raise self._error
+        self._check_header()
         if not self._frame_ready():
             if self._eof and self.buffered:
                 raise self._truncated()
@@ -196,10 +197,7 @@ class FrameDecoder:
         (size,) = _HEADER.unpack_from(self._buf, self._pos)
         body = bytes(self._buf[start : start + size])
         self._pos = start + size
-        message = self._decode_body(body, size)
-        # Reject the following frame's header early too (see feed).
-        self._check_header()
-        return message
+        return self._decode_body(body, size)
 
     def messages(self) -> Iterator[dict[str, Any]]:
         """Yield every complete message currently buffered (then stop: feed more and call
@@ -239,7 +237,7 @@ class FrameDecoder:
             )
 
     def _pending_evidence(self) -> bytes:
-        return bytes(self._buf[self._pos : self._pos + 64])
+        return bytes(self._buf[self._pos : self._pos + EVIDENCE_BYTES + 1])
 
     def _truncated(self) -> RemoteProtocolError:
         available = self.buffered
@@ -255,7 +253,9 @@ class FrameDecoder:
         )
 
     def _decode_body(self, body: bytes, size: int) -> dict[str, Any]:
-        frame = _HEADER.pack(size) + body[:60]  # evidence: header and start of body
+        # Evidence: the header and the start of the body (one byte more than is shown, so
+        # evidence_hex can tell that it was cut).
+        frame = _HEADER.pack(size) + body[:EVIDENCE_BYTES]
         # The same bounds msgpack derives from the input size by default, stated
         # explicitly: no declared length may exceed what the frame can actually hold.
         limit = len(body)

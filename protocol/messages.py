@@ -140,8 +140,9 @@ def _required(message: Mapping[str, Any], key: str, path: str, expected: str) ->
 
 def _int_field(
     message: Mapping[str, Any], key: str, path: str = "", *, minimum: int | None = None,
-    expected: str | None = None, optional: bool = False,
+    expected: str | None = None, optional: bool = False, nullable: bool = False,
 ) -> int | None:
+    """``optional``: may be missing or nil. ``nullable``: must be present, may be nil."""
     if expected is None:
         expected = "an integer" if minimum is None else (
             "a non-negative integer" if minimum == 0 else f"an integer >= {minimum}"
@@ -149,6 +150,8 @@ def _int_field(
     if optional and message.get(key) is None:
         return None
     value = _required(message, key, path, expected)
+    if nullable and value is None:
+        return None
     if not _is_int(value) or (minimum is not None and value < minimum):
         raise _bad(_join(path, key), f"expected {expected}, got {describe(value)}")
     return value
@@ -301,7 +304,7 @@ def _cards_field(message: Mapping[str, Any], key: str, path: str = "") -> list[s
 def _check_clock(message: Mapping[str, Any]) -> None:
     clock = _map_field(message, "clock")
     for key in ("remaining_ms", "increment_ms", "move_ms"):
-        _int_field(clock, key, "clock", expected="an integer (milliseconds) or nil", optional=True)
+        _int_field(clock, key, "clock", expected="an integer (milliseconds) or nil", nullable=True)
 
 
 def parse_referee_message(message: Any) -> dict[str, Any]:
@@ -350,8 +353,7 @@ def parse_referee_message(message: Any) -> dict[str, Any]:
         _cards_field(message, "hand")
     elif kind == "game_end":
         _int_field(message, "game", minimum=0)
-        _int_field(message, "durak", minimum=0, optional=True,
-                   expected="a seat number or nil")
+        _int_field(message, "durak", minimum=0, nullable=True, expected="a seat number or nil")
         _str_field(message, "termination")
         _str_field(message, "reason")
     elif kind == "error":

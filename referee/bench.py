@@ -7,6 +7,7 @@ report can quote medians and ratios from one run.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import platform
 import random
 import statistics
@@ -60,3 +61,159 @@ def bench_engine(games: int = 2000, repeats: int = 5, seed: int = 1, players: in
         "us_per_action": round(1e6 * median / (games * actions_per_game), 3),
         "machine": _machine(),
     }
+
+
+# --------------------------------------------------------------------------- protocol
+
+_ECHO_CHILD = r"""
+import os, sys
+answer = bytes.fromhex(sys.argv[1])
+def read_exact(n):
+    buf = b""
+    while len(buf) < n:
+        chunk = os.read(0, n - len(buf))
+        if not chunk:
+            sys.exit(0)
+        buf += chunk
+    return buf
+while True:
+    size = int.from_bytes(read_exact(4), "big")
+    read_exact(size)
+    os.write(1, answer)
+"""
+
+
+def typical_request(request_id: int = 1) -> dict[str, Any]:
+    """A mid-game request: the defender of a two-card bout with a 6-card hand."""
+    from protocol import messages as msg
+    from .rules.actions import action_to_wire
+
+    g = Game.new(make_rules(), 2, seed="bench")
+    while not (g.phase == 2 and len(g.attacks) >= 1 and g.bout >= 3):
+        g.apply_legal(g.legal_actions()[0])
+    return msg.request_msg(id=request_id, game=0, observation=g.observe(g.defender),
+                           legal=[action_to_wire(a) for a in g.legal_actions()],
+                           clock={"remaining_ms": 59500, "increment_ms": 500, "move_ms": None})
+
+
+def _pin(cpu: int | None) -> list[int] | None:
+    if cpu is None or not hasattr(os, "sched_setaffinity"):
+        return None
+    os.sched_setaffinity(0, {cpu})
+    return sorted(os.sched_getaffinity(0))
+
+
+def _blocking_round_trips(argv: list[str], request: dict[str, Any], n: int, handshake: bool) -> list[float]:
+    """Round trips (seconds each) from a plain blocking parent over pipes."""
+    import subprocess
+
+    from protocol import messages as msg
+    from protocol.codec import FrameDecoder, encode
+
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    assert p.stdin is not None and p.stdout is not None
+    dec = FrameDecoder()
+
+    def receive() -> dict[str, Any]:
+        while True:
+            m = dec.next_message()
+            if m is not None:
+                return m
+            dec.feed(os.read(p.stdout.fileno(), 65536))  # type: ignore[union-attr]
+
+    try:
+        if handshake:
+            p.stdin.write(encode(msg.hello_msg("bench")))
+            receive()
+        times = []
+        for i in range(n):
+            request["id"] = i + 1
+            frame = encode(request)
+            t0 = time.perf_counter()
+            p.stdin.write(frame)
+            receive()
+            times.append(time.perf_counter() - t0)
+        return times
+    finally:
+        p.stdin.close()
+        p.wait(5)
+
+
+def _referee_round_trips(argv: list[str], request: dict[str, Any], n: int) -> list[float]:
+    """Round trips (seconds each) through the referee's own ProcessPlayer under trio."""
+    import trio
+
+    from .players import BotSpec
+    from .process import ProcessPlayer
+
+    async def main() -> list[float]:
+        player = ProcessPlayer("bench", BotSpec("command", "bench", tuple(argv)))
+        times = []
+        async with trio.open_nursery() as nursery:
+            await player.start(nursery)
+            for i in range(n):
+                request["id"] = i + 1
+                t0 = time.perf_counter()
+                await player.decide(request, None)
+                times.append(time.perf_counter() - t0)
+            await player.close()
+            nursery.cancel_scope.cancel()
+        return times
+
+    return trio.run(main)
+
+
+def bench_protocol(codec_n: int = 20000, round_trips: int = 2000, cpu: int | None = 0,
+                   bot: list[str] | None = None) -> dict[str, Any]:
+    """Codec speed on a typical request frame, and request/answer round trips over pipes:
+
+    - ``floor``: a blocking parent and a child that echoes a fixed answer frame without
+      decoding anything (the cost of the pipes and the framing alone);
+    - ``blocking_sdk``: a blocking parent and the Python example bot (adds the bot's own
+      decoding, choosing and encoding);
+    - ``referee``: the referee's trio ProcessPlayer and the same bot.
+
+    Parent and children are pinned to CPU ``cpu`` (None: not pinned) so that the pipes
+    hand over on one core, as a loaded tournament machine would.
+    """
+    import sys
+
+    from protocol.codec import decode, encode
+    from protocol import messages as msg
+
+    pinned = _pin(cpu)
+    request = typical_request()
+    frame = encode(request)
+    rounds = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(codec_n):
+            decode(encode(request))
+        rounds.append((time.perf_counter() - t0) / codec_n)
+    codec_us = statistics.median(rounds) * 1e6
+    bot = bot or [sys.executable, str(_examples() / "python" / "random_bot.py"), "1"]
+    answer = encode(msg.action_msg(1, request["legal"][0]))
+    floor = _blocking_round_trips([sys.executable, "-c", _ECHO_CHILD, answer.hex()], request,
+                                  round_trips, handshake=False)
+    sdk = _blocking_round_trips(bot, request, round_trips, handshake=True)
+    ref = _referee_round_trips(bot, request, round_trips)
+    med = {k: statistics.median(v) * 1e6 for k, v in (("floor", floor), ("blocking_sdk", sdk),
+                                                     ("referee", ref))}
+    return {
+        "benchmark": "protocol",
+        "request_frame_bytes": len(frame),
+        "codec_us_per_encode_decode": round(codec_us, 3),
+        "codec_messages_per_s": round(1e6 / codec_us, 1),
+        "round_trips": round_trips,
+        "round_trip_us_median": {k: round(v, 1) for k, v in med.items()},
+        "ratio_referee_vs_floor": round(med["referee"] / med["floor"], 3),
+        "ratio_referee_vs_blocking_sdk": round(med["referee"] / med["blocking_sdk"], 3),
+        "referee_overhead_us": round(med["referee"] - med["blocking_sdk"], 1),
+        "pinned_cpus": pinned,
+        "bot": bot,
+        "machine": _machine(),
+    }
+
+
+def _examples() -> Path:
+    return Path(__file__).resolve().parent.parent / "examples"

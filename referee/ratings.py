@@ -147,8 +147,10 @@ class RatedGame:
                 raise RatingError("a drawn game (durak None) must name its last two players")
             last_two = tuple(self.last_two)
             object.__setattr__(self, "last_two", last_two)
-            if len(last_two) != 2 or last_two[0] == last_two[1] or not set(last_two) <= set(players):
-                raise RatingError(f"last_two {last_two!r} must be two distinct players of {players!r}")
+            if (len(last_two) != 2 or last_two[0] == last_two[1]
+                    or not set(last_two) <= set(players)):
+                raise RatingError(
+                    f"last_two {last_two!r} must be two distinct players of {players!r}")
 
 
 def durak_probabilities(ratings: Sequence[float]) -> list[float]:

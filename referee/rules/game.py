@@ -50,9 +50,9 @@ NORMAL, DRAW, STALEMATE, ACTION_CAP = "normal", "draw", "stalemate", "action_cap
 class Outcome:
     """How a game ended. ``durak`` is the losing seat, or None for a draw.
 
-    ``last_out`` lists the seats that still held cards when the final bout began and
-    went out in it (the players a draw is shared between); empty unless the game was
-    drawn by ``last_two_out``.
+    ``last_out`` lists the seats that went out in the final bout when it left nobody
+    holding cards (the players a ``last_two_out`` draw is shared between; with
+    ``defender_loses`` the durak is among them); empty for every other ending.
     """
 
     termination: str
@@ -593,6 +593,7 @@ class Game:
             ev.append(("bout_end", defender, "taken" if taken else "beaten"))
         # Draw: main attacker, the other attackers clockwise, the defender last.
         talon, hands = self.talon, self.hands
+        talon_was_empty = not talon  # the stalemate guard counts bouts played without a talon
         for s in self.order + [defender]:
             need = HAND_SIZE - hands[s].bit_count()
             drawn = []
@@ -626,7 +627,7 @@ class Game:
             else:
                 self._finish(DRAW, None, tuple(went_out), "the last players went out in the same bout")
             return
-        if not talon and taken and not went_out:
+        if talon_was_empty and taken and not went_out:
             self.pickup_streak += 1
             lim = self.rules.pickup_draw_limit
             if lim is not None and self.pickup_streak >= lim:

@@ -1,0 +1,163 @@
+"""Checked ``apply``: MalformedAction for what is not an action, IllegalAction (with the
+reason) for a well-formed action the rules do not allow; in both cases nothing changes.
+Also the text and wire forms of actions."""
+
+import pytest
+
+from referee.rules import (
+    ATTACK, COVER, EXCHANGE, PASS, TAKE, THROW_IN, Game, IllegalAction, MalformedAction,
+    action_from_wire, action_str, action_to_wire, make_rules, parse_action, parse_card,
+)
+from referee.rules.actions import attack, cover, show_trump, throw_in, transfer
+
+from rules_testkit import legal, play, snapshot, views
+
+CLASSIC = make_rules()
+
+
+def assert_refused(g: Game, action, error, match: str):
+    before, seen, hist = snapshot(g), views(g), list(g.history)
+    with pytest.raises(error, match=match):
+        g.apply(action)
+    assert snapshot(g) == before and views(g) == seen and g.history == hist
+
+
+def defend_position() -> Game:
+    return Game.from_position(CLASSIC, ["6S 6D 9C", "8S 9H AH 7D", "6C KD"], trump="TH",
+                              talon="QC TH", table="7S/--")
+
+
+def throw_position() -> Game:
+    return Game.from_position(CLASSIC, ["6D 9C 8D", "9H AH 7D", "6C KD"], trump="TH",
+                              talon="QC TH", table="6S/8S")
+
+
+@pytest.mark.parametrize("action", [
+    -1, 8, 15, 1 << 40 | 9, "attack 6S", 1.0, True, None, [1],
+    PASS | 3 << 4,                       # pass takes no card
+    TAKE | 1 << 10,
+    EXCHANGE | 5 << 4,
+    ATTACK | 60 << 4,                    # card index out of range
+    THROW_IN | 52 << 4,
+    ATTACK | 1 << 10 | 16 << 4,          # only cover takes a slot
+    COVER | 20 << 4 | 64 << 10,          # slot out of range
+])
+def test_malformed_actions(action):
+    g = defend_position()
+    assert_refused(g, action, MalformedAction, "action")
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("cover 0 7S", "does not hold"),
+    ("cover 0 7D", "7D does not beat 7S"),
+    ("cover 1 8S", "no table slot 1"),
+    ("throw_in 6S", "not an option in phase defend"),
+    ("pass", "not an option in phase defend"),
+    ("attack 8S", "not an option in phase defend"),
+    ("exchange", "not an option"),
+    ("cover 0 2C", "does not hold"),     # a card outside the 36-card deck
+    ("transfer 7D", "transfer=off"),
+])
+def test_illegal_while_defending(text, reason):
+    g = defend_position()
+    assert "cover 0 8S" in legal(g)
+    assert_refused(g, parse_action(text), IllegalAction, reason)
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("throw_in 9C", "no card of rank 9 lies on the table"),
+    ("throw_in 6C", "does not hold"),
+    ("cover 0 9C", "not an option in phase throw_in"),
+    ("take", "not an option in phase throw_in"),
+])
+def test_illegal_while_throwing_in(text, reason):
+    g = throw_position()
+    assert legal(g) == {"throw_in 6D", "throw_in 8D", "pass"}
+    assert_refused(g, parse_action(text), IllegalAction, reason)
+
+
+def test_illegal_cover_of_a_covered_slot():
+    g = Game.from_position(make_rules("perevodnoy"), ["9C", "7S 7D AH", "8C 9D"], trump="TH",
+                           talon="QC TH", table="6S/8S 6D/--")
+    assert_refused(g, parse_action("cover 0 AH"), IllegalAction, "already covered")
+
+
+def test_illegal_throw_in_over_the_limit():
+    g = Game.from_position(make_rules("classic", ["max_attacks=1"]), ["6D 7C", "9H 7D", "8C"],
+                           trump="TH", table="6S/8S")
+    assert legal(g) == {"pass"}
+    assert_refused(g, parse_action("throw_in 6D"), IllegalAction, "limit of 1")
+
+
+def test_illegal_in_the_attack_phase():
+    g = Game.from_position(CLASSIC, ["6S 7S", "8S 9H"], trump="TH", talon="QC TH")
+    assert_refused(g, parse_action("pass"), IllegalAction, "not an option in phase attack")
+    assert_refused(g, parse_action("take"), IllegalAction, "seat 0 may: attack")
+    assert_refused(g, parse_action("attack 8S"), IllegalAction, "seat 0 does not hold 8S")
+
+
+def test_illegal_after_the_game_is_over():
+    g = Game.from_position(CLASSIC, ["6S", "7S 8S"], trump="TH")
+    play(g, "attack 6S", "cover 0 7S")
+    assert g.is_over
+    assert_refused(g, parse_action("attack 8S"), IllegalAction, "the game is over")
+    assert_refused(g, PASS, IllegalAction, "the game is over")
+
+
+def test_illegal_reason_is_none_for_legal_actions():
+    g = defend_position()
+    for a in g.legal_actions():
+        assert g.illegal_reason(a) is None
+
+
+def test_both_errors_are_value_errors():
+    assert issubclass(MalformedAction, ValueError) and issubclass(IllegalAction, ValueError)
+    assert not issubclass(MalformedAction, IllegalAction)
+    assert not issubclass(IllegalAction, MalformedAction)
+
+
+def test_apply_legal_is_the_unchecked_fast_path_with_the_same_effect():
+    a, b = defend_position(), defend_position()
+    for text in ("cover 0 8S", "attack 9H"):
+        a.apply(parse_action(text))
+        b.apply_legal(parse_action(text))
+    assert snapshot(a) == snapshot(b)
+
+
+# --- text and wire forms ------------------------------------------------------------------
+
+ALL_KINDS = [attack(parse_card("6S")), cover(3, parse_card("TH")), throw_in(parse_card("QD")),
+             transfer(parse_card("6D")), show_trump(parse_card("6H")), TAKE, PASS, EXCHANGE]
+TEXTS = ["attack 6S", "cover 3 TH", "throw_in QD", "transfer 6D", "show_trump 6H", "take", "pass",
+         "exchange"]
+
+
+def test_action_text_forms():
+    assert [action_str(a) for a in ALL_KINDS] == TEXTS
+    assert [parse_action(t) for t in TEXTS] == ALL_KINDS
+    assert parse_action("cover 0 10h") == cover(0, parse_card("TH"))
+
+
+def test_action_wire_forms():
+    assert action_to_wire(ALL_KINDS[1]) == {"type": "cover", "slot": 3, "card": "TH"}
+    assert action_to_wire(ALL_KINDS[0]) == {"type": "attack", "card": "6S"}
+    assert action_to_wire(TAKE) == {"type": "take"}
+    assert [action_from_wire(action_to_wire(a)) for a in ALL_KINDS] == ALL_KINDS
+
+
+@pytest.mark.parametrize("text", ["", "dance", "attack", "attack 6S 7S", "cover 6S", "cover x 6S",
+                                  "cover 0 6X", "take 6S", "attack 1S", "Attack 6S"])
+def test_malformed_text(text):
+    with pytest.raises(MalformedAction):
+        parse_action(text)
+
+
+@pytest.mark.parametrize("data", [
+    None, "take", [], {}, {"type": "dance"}, {"type": "attack"}, {"type": "attack", "card": "6X"},
+    {"type": "attack", "card": 6}, {"type": "cover", "card": "6S"},
+    {"type": "cover", "card": "6S", "slot": "0"}, {"type": "cover", "card": "6S", "slot": -1},
+    {"type": "cover", "card": "6S", "slot": 64}, {"type": "cover", "card": "6S", "slot": True},
+])
+def test_malformed_wire(data):
+    with pytest.raises(MalformedAction):
+        action_from_wire(data)

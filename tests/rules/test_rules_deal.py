@@ -1,0 +1,296 @@
+"""RULES.md, "Seats, dealer, deal, trump", "Who attacks first" and "Trump exchange"."""
+
+import pytest
+
+from referee.rules import Game, RulesError, card_str, make_rules, parse_card
+from referee.rules.cards import deck_cards
+
+from rules_testkit import cards, deck_for, hand, legal, play
+
+
+def names(ints):
+    return [card_str(c) for c in ints]
+
+
+def seat0_keeps_taking_back(g: Game) -> list[str]:
+    """Two players, seat 0 attacking: seat 0 leads its lowest card and seat 1 always takes,
+    so seat 0 draws exactly one card per bout. Returns the cards seat 0 draws, in order."""
+    drawn = []
+    while g.observe(0)["talon"]:
+        assert g.attacker == 0 and g.phase == 1
+        before = hand(g, 0)
+        g.apply(g.legal_actions()[0])
+        play(g, "take")
+        while not g.is_over and g.current_seat == 0 and g.phase == 3:
+            play(g, "pass")
+        new = hand(g, 0) - before
+        assert len(new) == 1
+        drawn += new
+    return drawn
+
+
+# --- dealer and deal -----------------------------------------------------------------
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
+def test_game_one_dealer_is_the_last_seat(players):
+    g = Game.new(make_rules(), players, seed=7)
+    assert g.dealer == players - 1
+    assert all(g.observe(s)["dealer"] == players - 1 for s in range(players))
+
+
+@pytest.mark.parametrize("players, dealer", [(2, 1), (3, 2), (3, 0), (4, 1), (6, 5), (5, 3)])
+def test_deal_one_at_a_time_from_the_dealers_next_seat(players, dealer):
+    deck = list(reversed(deck_cards(36)))
+    g = Game.new(make_rules(), players, deck=deck, dealer=dealer)
+    for k in range(players):
+        seat = (dealer + 1 + k) % players
+        assert hand(g, seat) == set(names(deck[k:6 * players:players]))
+    assert g.observe(0)["hand_sizes"] == [6] * players
+
+
+def test_deal_seat_zero_gets_deck_0_n_2n():
+    deck = deck_cards(36)
+    g = Game.new(make_rules(), 3, deck=deck)
+    assert hand(g, 0) == set(names(deck[0:18:3]))
+    assert hand(g, 1) == set(names(deck[1:18:3]))
+    assert hand(g, 2) == set(names(deck[2:18:3]))
+
+
+@pytest.mark.parametrize("size, players", [(36, 2), (36, 4), (24, 2), (24, 3), (52, 5), (52, 6)])
+def test_trump_is_the_card_after_the_deal(size, players):
+    deck = deck_cards(size)[::-1]
+    g = Game.new(make_rules("classic", {"deck": str(size)}), players, deck=deck)
+    o = g.observe(0)
+    assert o["trump"] == card_str(deck[6 * players])
+    assert o["trump_suit"] == card_str(deck[6 * players])[1]
+    assert o["talon"] == size - 6 * players
+    assert o["trump_holder"] is None
+    assert all(o["known"][s] == [] for s in range(players))
+
+
+def test_talon_is_drawn_from_the_card_after_the_trump_and_the_trump_last():
+    deck = [parse_card(c) for c in "6C 7C 8C 9C TC JC QC KC AC 6D 7D 8D".split()]
+    deck += [c for c in deck_cards(36) if c not in deck]
+    g = Game.new(make_rules(), 2, deck=deck)
+    assert g.observe(0)["trump"] == card_str(deck[12])
+    drawn = seat0_keeps_taking_back(g)
+    assert drawn == names(deck[13:]) + [card_str(deck[12])]
+    assert g.observe(1)["trump_holder"] == 0
+    assert card_str(deck[12]) in g.observe(1)["known"][0]
+
+
+@pytest.mark.parametrize("dealer", [5, 2, 0])
+def test_six_players_36_cards_the_last_card_dealt_is_trump_and_stays_with_the_dealer(dealer):
+    deck = deck_cards(36)[::-1]
+    g = Game.new(make_rules(), 6, deck=deck, dealer=dealer)
+    last = card_str(deck[35])
+    for s in range(6):
+        o = g.observe(s)
+        assert o["talon"] == 0
+        assert o["trump"] == last
+        assert o["trump_holder"] == dealer
+        assert o["known"][dealer] == [last]
+        assert all(o["known"][t] == [] for t in range(6) if t != dealer)
+        assert o["hand_sizes"] == [6] * 6
+    assert last in hand(g, dealer)
+
+
+def test_four_players_24_cards_whole_deck_dealt():
+    deck = deck_cards(24)
+    g = Game.new(make_rules("classic", ["deck=24"]), 4, deck=deck)
+    assert g.observe(0)["talon"] == 0
+    assert g.observe(0)["trump"] == card_str(deck[23])
+    assert g.observe(0)["trump_holder"] == 3
+
+
+def test_seeded_deck_is_reproducible_and_explicit_deck_is_recorded():
+    a = Game.new(make_rules(), 3, seed="match:1")
+    b = Game.new(make_rules(), 3, seed="match:1")
+    c = Game.new(make_rules(), 3, seed="match:2")
+    assert a.deck == b.deck and a.deck != c.deck
+    assert sorted(a.deck) == deck_cards(36)
+    d = Game.new(make_rules(), 3, deck=a.deck)
+    assert [d.observe(s) for s in range(3)] == [a.observe(s) for s in range(3)]
+
+
+def test_bad_deck_orders_are_refused():
+    with pytest.raises(RulesError):
+        Game.new(make_rules(), 2, deck=deck_cards(36)[:-1])
+    with pytest.raises(RulesError):
+        Game.new(make_rules(), 2, deck=deck_cards(36)[:-1] + [0])
+    with pytest.raises(RulesError):
+        Game.new(make_rules(), 2, deck=deck_cards(52))
+    with pytest.raises(ValueError):
+        Game.new(make_rules(), 2)
+    with pytest.raises(ValueError):
+        Game.new(make_rules(), 2, seed=1, deck=deck_cards(36))
+    with pytest.raises(RulesError):
+        Game.new(make_rules(), 2, seed=1, dealer=2)
+
+
+# --- who attacks first ------------------------------------------------------------------
+
+HANDS2 = ["8H 6C 7C 8C 9C TC", "7H 6D 7D 8D 9D TD"]
+
+
+def test_lowest_trump_opens():
+    g = Game.new(make_rules(), 2, deck=deck_for(36, HANDS2, "AH"))
+    assert g.attacker == g.current_seat == 1 and g.defender == 0
+    assert legal(g) == {f"attack {c}" for c in HANDS2[1].split()}
+
+
+def test_lowest_trump_counts_only_trumps():
+    hands = ["6C 6D 6S 7C 7D 7S", "KH 8C 8D 8S 9C 9D"]
+    g = Game.new(make_rules(), 2, deck=deck_for(36, hands, "AH"))
+    assert g.attacker == 1
+
+
+def test_lowest_trump_three_players():
+    hands = ["TS JS QS KS 6C 7C", "6D 7D 8D 9D TD JD", "AS 9S 8S 7S 8C 9C"]
+    g = Game.new(make_rules(), 3, deck=deck_for(36, hands, "6S"))
+    assert g.attacker == 2 and g.defender == 0
+
+
+@pytest.mark.parametrize("dealer, opener", [(1, 0), (0, 1)])
+def test_nobody_holds_a_trump_the_dealers_next_seat_opens(dealer, opener):
+    hands = ["2C 3C 4C 5C 6C 7C", "2D 3D 4D 5D 6D 7D"]
+    g = Game.new(make_rules("classic", ["deck=52"]), 2, deck=deck_for(52, hands, "AH", dealer=dealer),
+                 dealer=dealer)
+    assert g.attacker == opener
+
+
+def test_six_players_the_dealers_shown_trump_counts_for_lowest_trump():
+    hands = ["7C 8C 9C TC JC QC", "7D 8D 9D TD JD QD", "7S 8S 9S TS JS QS",
+             "7H 8H 9H TH JH QH", "KC AC KD AD KS AS", "KH AH 6C 6D 6S 6H"]
+    g = Game.new(make_rules(), 6, deck=deck_for(36, hands))
+    assert g.observe(0)["trump"] == "6H"
+    assert g.attacker == 5 and g.defender == 0
+
+
+@pytest.mark.parametrize("dealer", [0, 1, 2])
+def test_dealer_next_opens(dealer):
+    hands = ["TS JS QS KS 6C 7C", "6D 7D 8D 9D TD JD", "6S 9S 8S 7S 8C 9C"]
+    rules = make_rules("classic", ["first_attacker=dealer_next"])
+    g = Game.new(rules, 3, deck=deck_for(36, hands, "AS", dealer=dealer), dealer=dealer)
+    assert g.attacker == (dealer + 1) % 3
+
+
+@pytest.mark.parametrize("seat", [0, 1, 2, 3])
+def test_seat_n_opens_every_game(seat):
+    rules = make_rules("classic", [f"first_attacker=seat:{seat}"])
+    for dealer in range(4):
+        for s in range(3):
+            g = Game.new(rules, 4, seed=s, dealer=dealer)
+            assert g.attacker == seat and g.current_seat == seat
+            assert g.defender == (seat + 1) % 4
+
+
+def test_first_bout_roles_and_phase():
+    g = Game.new(make_rules(), 4, seed=3)
+    o = g.observe(0)
+    assert o["phase"] == "attack" and o["table"] == [] and o["bout"] == 1
+    assert o["defender"] == (o["attacker"] + 1) % 4
+
+
+# --- trump exchange -----------------------------------------------------------------------
+
+EX = make_rules("classic", ["trump_exchange=on"])
+EX_HANDS = ["7H 6C 7C 8C 9C TC", "6H 6D 7D 8D 9D TD"]
+
+
+def test_exchange_offered_to_the_holder_of_the_lowest_trump_before_the_first_attack():
+    g = Game.new(EX, 2, deck=deck_for(36, EX_HANDS, "AH"))
+    assert g.observe(0)["phase"] == "exchange"
+    assert g.current_seat == 1
+    assert legal(g) == {"exchange", "pass"}
+    assert g.forced_action() is None
+
+
+def test_exchange_swaps_the_low_trump_for_the_face_up_trump_publicly():
+    g = Game.new(EX, 2, deck=deck_for(36, EX_HANDS, "AH"), record_events=True)
+    play(g, "exchange")
+    assert hand(g, 1) == cards("AH 6D 7D 8D 9D TD")
+    for s in (0, 1):
+        o = g.observe(s)
+        assert o["trump"] == "6H" and o["trump_suit"] == "H"
+        assert o["known"][1] == ["AH"]
+        assert o["talon"] == 24
+        assert o["phase"] == "attack"
+    assert g.public_event(g.events[0], 0) == {"type": "exchange", "seat": 1, "card": "6H", "trump": "AH"}
+    # the opener was fixed from the dealt hands: seat 1 (it held 6H), though seat 0's 7H is now lowest
+    assert g.attacker == g.current_seat == 1
+    assert legal(g) == {f"attack {c}" for c in "AH 6D 7D 8D 9D TD".split()}
+
+
+def test_after_exchange_the_low_trump_is_drawn_last():
+    g = Game.new(make_rules("classic", ["trump_exchange=on", "first_attacker=seat:0"]), 2,
+                 deck=deck_for(36, ["6H 6C 7C 8C 9C TC", "7H 6D 7D 8D 9D TD"], "AH"))
+    assert g.current_seat == 0
+    play(g, "exchange")
+    drawn = seat0_keeps_taking_back(g)
+    assert drawn[-1] == "6H" and "AH" not in drawn and len(drawn) == 24
+    assert g.observe(1)["trump_holder"] == 0
+
+
+def test_declining_the_exchange_changes_nothing_but_the_phase():
+    g = Game.new(EX, 2, deck=deck_for(36, EX_HANDS, "AH"), record_events=True)
+    play(g, "pass")
+    assert hand(g, 1) == cards(EX_HANDS[1])
+    o = g.observe(0)
+    assert o["trump"] == "AH" and o["known"] == [[], []] and o["phase"] == "attack"
+    assert g.attacker == 1
+    assert g.public_event(g.events[0], 0) == {"type": "decline", "seat": 1}
+
+
+def test_exchange_holder_need_not_be_the_opener():
+    rules = make_rules("classic", ["trump_exchange=on", "first_attacker=dealer_next"])
+    g = Game.new(rules, 2, deck=deck_for(36, EX_HANDS, "AH"))
+    assert g.current_seat == 1 and g.attacker == 0
+    play(g, "exchange")
+    assert g.current_seat == 0 and legal(g) == {f"attack {c}" for c in EX_HANDS[0].split()}
+
+
+def test_exchange_off_by_default():
+    g = Game.new(make_rules(), 2, deck=deck_for(36, EX_HANDS, "AH"))
+    assert g.observe(0)["phase"] == "attack" and "exchange" not in legal(g)
+
+
+@pytest.mark.parametrize("size, low, face_up", [(24, "9S", "KS"), (52, "2S", "KS"), (36, "6S", "KS")])
+def test_exchange_low_trump_per_deck(size, low, face_up):
+    ranks = "23456789TJQKA"[{24: 7, 36: 4, 52: 0}[size]:]
+    pool = [r + s for s in "CDH" for r in ranks]
+    hands = [" ".join(pool[0:5] + [low]), " ".join(pool[5:11])]
+    rules = make_rules("classic", ["trump_exchange=on", f"deck={size}"])
+    g = Game.new(rules, 2, deck=deck_for(size, hands, face_up))
+    assert g.current_seat == 0 and legal(g) == {"exchange", "pass"}
+    play(g, "exchange")
+    assert face_up in hand(g, 0) and low not in hand(g, 0)
+    assert g.observe(1)["trump"] == low
+
+
+@pytest.mark.parametrize("size, not_low", [(24, "TS"), (36, "7S"), (52, "3S")])
+def test_exchange_only_for_the_decks_lowest_trump(size, not_low):
+    ranks = "23456789TJQKA"[{24: 7, 36: 4, 52: 0}[size]:]
+    pool = [r + s for s in "CDH" for r in ranks]
+    hands = [" ".join(pool[0:5] + [not_low]), " ".join(pool[5:11])]
+    rules = make_rules("classic", ["trump_exchange=on", f"deck={size}"])
+    g = Game.new(rules, 2, deck=deck_for(size, hands, "KS"))
+    assert g.observe(0)["phase"] == "attack"
+
+
+def test_no_exchange_when_the_face_up_card_is_the_lowest_trump():
+    g = Game.new(EX, 2, deck=deck_for(36, ["7H 6C 7C 8C 9C TC", "8H 6D 7D 8D 9D TD"], "6H"))
+    assert g.observe(0)["phase"] == "attack"
+
+
+def test_no_exchange_when_the_lowest_trump_is_in_the_talon():
+    g = Game.new(EX, 2, deck=deck_for(36, ["7H 6C 7C 8C 9C TC", "8H 6D 7D 8D 9D TD"], "AH", "6H"))
+    assert g.observe(0)["phase"] == "attack"
+
+
+def test_no_exchange_without_a_talon():
+    hands = ["7C 8C 9C TC JC QC", "7D 8D 9D TD JD QD", "7S 8S 9S TS JS QS",
+             "6H 8H 9H TH JH QH", "KC AC KD AD KS AS", "KH 7H 6C 6D 6S AH"]
+    g = Game.new(EX, 6, deck=deck_for(36, hands))
+    assert g.observe(0)["phase"] == "attack" and g.observe(0)["trump"] == "AH"
+    assert g.attacker == 3
