@@ -181,7 +181,9 @@ class _Link:
     def __init__(self, transport: Transport, max_frame: int) -> None:
         self._transport = transport
         self._read = getattr(transport, "read1", None) or transport.read
-        self._decoder = FrameDecoder(max_frame)
+        # The referee's frames are trusted for shape (the bot connected to it); the
+        # framing, size and msgpack checks still apply.
+        self._decoder = FrameDecoder(max_frame, strict=False)
 
     def receive(self) -> dict[str, Any] | None:
         """The next validated referee message, or None at a clean end of stream."""

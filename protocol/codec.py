@@ -41,6 +41,8 @@ MAX_FRAME = 1_048_576
 """Default largest frame body in bytes (1 MiB). The 4-byte header is not counted."""
 
 MAX_DEPTH = 32
+#: The nesting msgpack's own decoder allows (deeper input raises its StackError).
+MSGPACK_MAX_DEPTH = 1024
 """Default deepest nesting of arrays and maps in one message; the top-level map is depth 1.
 Real messages nest at most 5 deep; the limit only stops nesting bombs."""
 
@@ -118,13 +120,19 @@ class FrameDecoder:
     the caller (feeding after the end) raises ``LocalProtocolError``.
     """
 
-    def __init__(self, max_frame: int = MAX_FRAME, *, max_depth: int = MAX_DEPTH) -> None:
+    def __init__(self, max_frame: int = MAX_FRAME, *, max_depth: int = MAX_DEPTH,
+                 strict: bool = True) -> None:
         if not 1 <= max_frame <= 0xFFFFFFFF:
             raise ValueError(f"max_frame must be 1..4294967295 bytes, got {max_frame}")
         if max_depth < 1:
             raise ValueError(f"max_depth must be at least 1, got {max_depth}")
         self.max_frame = max_frame
         self.max_depth = max_depth
+        # strict (the referee reading bots): also refuse duplicate keys, non-str keys in
+        # nested maps, timestamps and nesting deeper than max_depth, at a cost of a few
+        # microseconds per frame. Not strict (a bot reading its referee): framing, size
+        # limits and msgpack's own limits (nesting at most 1024 deep) only.
+        self.strict = strict
         # Unconsumed bytes are _buf[_pos:]. Consumed bytes are dropped in bulk (see feed)
         # rather than by re-slicing after each frame, which would be quadratic.
         self._buf = bytearray()
@@ -195,7 +203,7 @@ class FrameDecoder:
             return None
         start = self._pos + HEADER_SIZE
         (size,) = _HEADER.unpack_from(self._buf, self._pos)
-        body = bytes(self._buf[start : start + size])
+        body = self._buf[start : start + size]  # one copy; msgpack reads a bytearray as is
         self._pos = start + size
         return self._decode_body(body, size)
 
@@ -252,13 +260,11 @@ class FrameDecoder:
             self._pending_evidence(),
         )
 
-    def _decode_body(self, body: bytes, size: int) -> dict[str, Any]:
-        # Evidence: the header and the start of the body (one byte more than is shown, so
-        # evidence_hex can tell that it was cut).
-        frame = _HEADER.pack(size) + body[:EVIDENCE_BYTES]
+    def _decode_body(self, body: bytes | bytearray, size: int) -> dict[str, Any]:
         # The same bounds msgpack derives from the input size by default, stated
         # explicitly: no declared length may exceed what the frame can actually hold.
         limit = len(body)
+        strict = self.strict
         try:
             message = msgpack.unpackb(
                 body,
@@ -266,7 +272,7 @@ class FrameDecoder:
                 strict_map_key=True,
                 use_list=True,
                 ext_hook=_refuse_ext,
-                object_pairs_hook=_map_without_duplicates,
+                object_pairs_hook=_map_without_duplicates if strict else None,
                 max_str_len=limit,
                 max_bin_len=limit,
                 max_array_len=limit,
@@ -275,15 +281,22 @@ class FrameDecoder:
             )
         except Exception as exc:
             # Any exception at all from msgpack is the peer's bad bytes, never our crash.
-            raise self._fail(_explain(exc, size, self.max_depth), frame) from exc
+            raise self._fail(_explain(exc, size, self.max_depth if strict else MSGPACK_MAX_DEPTH),
+                             _evidence(body, size)) from exc
         if type(message) is not dict:
             raise self._fail(
                 f"frame holds {_msgpack_kind(message)}, not a map; every message is a map",
-                frame,
+                _evidence(body, size),
             )
-        if not _tree_ok(message, self.max_depth):
-            raise self._fail(_explain_tree(message, self.max_depth), frame)
+        if strict and not _tree_ok(message, self.max_depth):
+            raise self._fail(_explain_tree(message, self.max_depth), _evidence(body, size))
         return message
+
+
+def _evidence(body: bytes | bytearray, size: int) -> bytes:
+    """The header and the start of the body (one byte more than is shown, so
+    evidence_hex can tell that it was cut)."""
+    return _HEADER.pack(size) + bytes(body[:EVIDENCE_BYTES])
 
 
 class _ExtRefused(Exception):

@@ -178,19 +178,24 @@ def bench_protocol(codec_n: int = 20000, round_trips: int = 2000, cpu: int | Non
     """
     import sys
 
-    from protocol.codec import decode, encode
+    from protocol.codec import FrameDecoder, encode
     from protocol import messages as msg
 
     pinned = _pin(cpu)
     request = typical_request()
     frame = encode(request)
-    rounds = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(codec_n):
-            decode(encode(request))
-        rounds.append((time.perf_counter() - t0) / codec_n)
-    codec_us = statistics.median(rounds) * 1e6
+    def codec_us(strict: bool) -> float:
+        rounds = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(codec_n):
+                dec = FrameDecoder(strict=strict)
+                dec.feed(encode(request))
+                dec.next_message()
+            rounds.append((time.perf_counter() - t0) / codec_n)
+        return statistics.median(rounds) * 1e6
+
+    sdk_us, strict_us = codec_us(False), codec_us(True)
     bot = bot or [sys.executable, str(_examples() / "python" / "random_bot.py"), "1"]
     answer = encode(msg.action_msg(1, request["legal"][0]))
     floor = _blocking_round_trips([sys.executable, "-c", _ECHO_CHILD, answer.hex()], request,
@@ -202,8 +207,9 @@ def bench_protocol(codec_n: int = 20000, round_trips: int = 2000, cpu: int | Non
     return {
         "benchmark": "protocol",
         "request_frame_bytes": len(frame),
-        "codec_us_per_encode_decode": round(codec_us, 3),
-        "codec_messages_per_s": round(1e6 / codec_us, 1),
+        "codec_us_per_encode_decode": round(sdk_us, 3),
+        "codec_messages_per_s": round(1e6 / sdk_us, 1),
+        "codec_us_per_encode_decode_strict": round(strict_us, 3),
         "round_trips": round_trips,
         "round_trip_us_median": {k: round(v, 1) for k, v in med.items()},
         "ratio_referee_vs_floor": round(med["referee"] / med["floor"], 3),

@@ -237,6 +237,32 @@ def bench_engine_cmd(
               f"rules {rules}, deck {result['deck']}; one core)")
 
 
+@bench_app.command("protocol")
+def bench_protocol_cmd(
+    codec_n: Annotated[int, typer.Option(min=100, help="Encode+decode repetitions per round.")] = 20000,
+    round_trips: Annotated[int, typer.Option(min=10, help="Request/answer round trips per setup.")] = 2000,
+    cpu: Annotated[int, typer.Option(help="Pin the referee and the bots to this CPU (-1: do not pin).")] = 0,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Codec speed on a typical request, and round trips over pipes: referee vs floor."""
+    from .bench import bench_protocol
+
+    result = bench_protocol(codec_n, round_trips, None if cpu < 0 else cpu)
+    if as_json:
+        emit_json(result)
+        return
+    rt = result["round_trip_us_median"]
+    out.print(f"codec: {result['codec_us_per_encode_decode']:.2f} µs per encode+decode of a "
+              f"{result['request_frame_bytes']}-byte request as a bot decodes it "
+              f"({result['codec_us_per_encode_decode_strict']:.2f} µs with the referee's strict checks)")
+    out.print(f"round trip (median of {round_trips}, pinned to {result['pinned_cpus']}): "
+              f"raw echo floor {rt['floor']:.1f} µs, blocking parent + Python bot "
+              f"{rt['blocking_sdk']:.1f} µs, referee + Python bot {rt['referee']:.1f} µs")
+    out.print(f"ratios: referee/blocking parent {result['ratio_referee_vs_blocking_sdk']:.2f}, "
+              f"referee/raw floor {result['ratio_referee_vs_floor']:.2f}; referee overhead "
+              f"{result['referee_overhead_us']:.1f} µs per decision")
+
+
 @app.command()
 def version() -> None:
     """Print the durak-ref and protocol versions."""
