@@ -33,7 +33,7 @@ bench_app = typer.Typer(help="Measure speed (figures to compare within one run, 
 app.add_typer(bench_app, name="bench")
 
 out = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 
 _SET_HELP = ("Override one table rule, as name=value; repeatable. Options: "
              + ", ".join(f"{o.name} ({o.allowed})" for o in OPTIONS)
@@ -106,7 +106,7 @@ def match(
     with progress_for(games, "match", enabled=not as_json) as advance:
         try:
             result = run_match(specs, config, log_dir=None if no_log else log_dir,
-                               options=options, on_game=lambda record, res: advance(res))
+                               options=options, on_game=lambda record, res: advance(res.leader()))
         except BotStartError as exc:
             fail(str(exc))
     summary = result.summary()
@@ -261,6 +261,115 @@ def bench_protocol_cmd(
     out.print(f"ratios: referee/blocking parent {result['ratio_referee_vs_blocking_sdk']:.2f}, "
               f"referee/raw floor {result['ratio_referee_vs_floor']:.2f}; referee overhead "
               f"{result['referee_overhead_us']:.1f} µs per decision")
+
+
+@app.command()
+def tournament(
+    bot: Annotated[list[str] | None, typer.Option(
+        "--bot", help="A bot as NAME=CMD (CMD may be builtin:NAME); repeat for each bot.",
+        show_default=False)] = None,
+    config: Annotated[Path | None, typer.Option(
+        help="A TOML file with bots (name, command, cwd, env), rules, time_control, format, "
+        "games. Command-line options override it.")] = None,
+    format_: Annotated[str | None, typer.Option("--format", help="round-robin or gauntlet (the first bot "
+                                                "against each of the others).")] = None,
+    players: Annotated[int | None, typer.Option(help="Players per table (2..6): every combination "
+                                                "of that many bots plays.")] = None,
+    games: Annotated[int | None, typer.Option(help="Games per table (rounded up to whole duplicate deals).")] = None,
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Games played at once.")] = None,
+    no_duplicate: Annotated[bool, typer.Option(
+        "--no-duplicate", help="Deal every game afresh instead of once per seat rotation.")] = False,
+    seed: Annotated[int | None, typer.Option(help="Tournament seed: fixes the whole schedule and every deal.")] = None,
+    rules: Annotated[str | None, typer.Option("--rules", help=_RULES_HELP)] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
+    tc: Annotated[str | None, typer.Option("--tc", help="Game clock BASE+INC in seconds.")] = None,
+    move_time: Annotated[float | None, typer.Option(help="Seconds per decision.")] = None,
+    on_illegal: Annotated[str | None, typer.Option(help="forfeit or retry:N.")] = None,
+    db: Annotated[Path, typer.Option(help="The result store (SQLite).")] = Path("logs/durak.sqlite"),
+    log_dir: Annotated[Path, typer.Option(help="Where game logs and bots' stderr go.")] = Path("logs"),
+    resume: Annotated[str | None, typer.Option(
+        help="Finish tournament ID from the store: only the games not yet stored are played.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the final table as JSON.")] = False,
+) -> None:
+    """Play a round robin or gauntlet with duplicate deals; rate the bots with error bars.
+
+    Every game goes to the store (--db) as it finishes; an interrupted tournament is
+    finished with --resume ID (the command is printed at the start).
+    """
+    from .store import StoreError, open_store
+    from .tournament import (
+        BotEntry, TournamentError, TournamentSettings, load_config, new_tournament_id,
+        play_tournament, schedule, standings,
+    )
+
+    try:
+        store = open_store(db)
+    except StoreError as exc:
+        fail(str(exc))
+    with store:
+        try:
+            if resume is not None:
+                _, saved, status = store.tournament(resume)
+                settings = TournamentSettings.from_dict(saved)
+                if concurrency:
+                    settings.concurrency = concurrency
+                tid, fresh = resume, False
+            else:
+                values: dict[str, Any] = load_config(config) if config else {"bots": []}
+                for item in bot or []:
+                    name, sep, command = item.partition("=")
+                    if not sep or not name.strip() or not command.strip():
+                        raise TournamentError(f"--bot {item!r}: expected NAME=CMD, e.g. "
+                                              f"--bot alice=\"python3 alice.py\"")
+                    values["bots"].append(BotEntry(name.strip(), command.strip()))
+                overrides = {"format": format_, "players": players, "games": games,
+                             "concurrency": concurrency, "seed": seed, "preset": rules,
+                             "tc": tc, "move_time": move_time, "on_illegal": on_illegal}
+                values.update({k: v for k, v in overrides.items() if v is not None})
+                if no_duplicate:
+                    values["duplicate"] = False
+                if set_:
+                    extra = dict(values.get("rules", {}))
+                    for item in set_:
+                        k, sep, v = item.partition("=")
+                        if not sep:
+                            raise TournamentError(f"--set {item!r}: expected name=value")
+                        extra[k.strip()] = v.strip()
+                    values["rules"] = extra
+                try:
+                    settings = TournamentSettings(**values)
+                except TypeError as exc:
+                    raise TournamentError(f"bad tournament settings: {exc}") from None
+                settings.validate()
+                tid, fresh = new_tournament_id(), True
+                with store.transaction():
+                    for b in settings.bots:
+                        store.ensure_bot(b.name, b.command)
+                store.create_tournament(tid, "tournament", settings.as_dict())
+            settings.validate()
+        except (TournamentError, StoreError) as exc:
+            fail(str(exc))
+        resume_cmd = f"durak-ref tournament --resume {tid} --db {db}"
+        err.print(f"tournament {tid}; if interrupted, resume with: {resume_cmd}", markup=False,
+                  highlight=False)
+        with progress_for(len(schedule(settings)), f"tournament {tid}", enabled=not as_json) as advance:
+            try:
+                play_tournament(settings, store, tid, log_dir=log_dir, fresh=fresh,
+                                on_game=lambda record, prog: advance(prog.leader()))
+            except KeyboardInterrupt:
+                err.print(f"durak-ref: interrupted; finished games are stored. Resume with: {resume_cmd}",
+                          markup=False, highlight=False)
+                raise typer.Exit(130) from None
+            except BotStartError as exc:
+                fail(f"{exc}; resume with {resume_cmd} once it is fixed")
+        data = standings(store, tid)
+    if as_json:
+        emit_json(data)
+        return
+    from .report import standings_table
+    out.print(standings_table(data))
+    if data["rating_error"]:
+        err.print(f"durak-ref: ratings not computed: {data['rating_error']}", markup=False)
 
 
 @app.command()

@@ -276,6 +276,13 @@ class MatchResult:
     def draws(self) -> int:
         return sum(1 for g in self.games if g.durak is None)
 
+    def leader(self) -> str:
+        """The bot that was the durak least often so far, as short text."""
+        if not self.bots:
+            return ""
+        best = min(self.bots, key=lambda b: b.durak)
+        return f"{best.name} (durak {best.durak} of {len(self.games)})"
+
     def add(self, record: GameRecord) -> None:
         self.games.append(record)
         for d in record.decisions:

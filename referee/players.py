@@ -51,7 +51,8 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
 @dataclass(frozen=True)
 class BotSpec:
-    """A parsed bot spec. ``kind`` is "builtin", "command" or "tcp"."""
+    """A parsed bot spec. ``kind`` is "builtin", "command" or "tcp". For a builtin,
+    ``argv`` is the built-in's name (``("greedy",)``), whatever the seat is called."""
 
     kind: str
     name: str
@@ -73,7 +74,7 @@ def parse_bot_spec(text: str) -> BotSpec:
         name = raw[len("builtin:"):]
         if name not in BUILTINS:
             raise BotSpecError(f"unknown built-in bot {name!r}; built-ins: {', '.join(BUILTINS)}")
-        return BotSpec("builtin", name, (), raw)
+        return BotSpec("builtin", name, (name,), raw)
     if raw.startswith("tcp:"):
         name = raw[4:]
         if not _NAME_RE.match(name):
@@ -141,15 +142,25 @@ class Player:
 
 
 class BuiltinPlayer(Player):
-    """An in-process bot that decides from the request map alone."""
+    """An in-process bot that decides from the request map alone.
+
+    ``random`` draws from a generator seeded by (seed, seat name, game index), so a
+    game's moves do not depend on which games the same object played before: the same
+    schedule gives the same games sequentially or concurrently.
+    """
 
     def __init__(self, name: str, spec: BotSpec, seed: int | str = 0) -> None:
         super().__init__(name, spec, wants_events=False)
-        self.info = {"name": spec.name, "version": "builtin", "author": "durak-ref"}
-        self._rng = random.Random(f"{seed}:{name}")
+        self.info = {"name": spec.argv[0], "version": "builtin", "author": "durak-ref"}
+        self._seed = seed
+        self._game: int | None = None
+        self._rng = random.Random()
 
     async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         obs, legal = request["observation"], request["legal"]
-        if self.spec.name == "random":
+        if self.spec.argv[0] == "random":
+            if request["game"] != self._game:
+                self._game = request["game"]
+                self._rng.seed(f"{self._seed}:{self.name}:{self._game}")
             return random_choose(obs, legal, self._rng)
         return greedy_choose(obs, legal)

@@ -42,6 +42,8 @@ READ_CHUNK = 65536
 _NOTHING = object()
 #: Messages a bot may have in flight unread by the referee; bounds the referee's memory.
 INBOX = 4
+#: "stale" errors are queued for the bot only while its outgoing buffer is below this.
+STALE_NOTES_MAX = 65536
 
 
 class _Connection:
@@ -52,6 +54,8 @@ class _Connection:
         self.decoder = FrameDecoder()
         self.send_ch, self.recv_ch = trio.open_memory_channel[dict](INBOX)
         self.reader_failure: BotFailure | None = None
+        self.reader_done = trio.Event()
+        self.stderr_done = trio.Event()
 
 
 class ProcessPlayer(Player):
@@ -110,6 +114,7 @@ class ProcessPlayer(Player):
         conn = self.conn = _Connection(process)
         self._nursery.start_soon(self._read_stdout, conn)
         self._nursery.start_soon(self._drain_stderr, conn)
+        self._nursery.start_soon(self._watch_exit, conn)
         self._out += encode(msg.hello_msg(f"durak-ref {__version__}"))
         await self._flush()
         deadline = trio.current_time() + self.startup_time
@@ -206,16 +211,30 @@ class ProcessPlayer(Player):
         start = trio.current_time()
         await self._flush()
         budget = None if deadline is None else deadline - start
-        answer = await self._receive(deadline, f"request {request['id']}", budget)
-        try:
-            parsed = msg.parse_bot_message(answer)
-        except RemoteProtocolError as exc:
-            raise self._fail("protocol", str(exc), answer) from None
-        if not isinstance(parsed, msg.ActionMessage):
-            raise self._fail("protocol", f"expected an action for request {request['id']}, got a hello", answer)
-        if parsed.id != request["id"]:
-            raise self._fail("protocol", f"request id {request['id']} expected, got {parsed.id}", answer)
-        return parsed.action
+        stale = 0
+        while True:
+            try:
+                answer = await self._receive(deadline, f"request {request['id']}", budget)
+            except BotFailure as exc:
+                if stale:
+                    exc.evidence["stale_answers"] = stale
+                raise
+            try:
+                parsed = msg.parse_bot_message(answer)
+            except RemoteProtocolError as exc:
+                raise self._fail("protocol", str(exc), answer) from None
+            if not isinstance(parsed, msg.ActionMessage):
+                raise self._fail("protocol", f"expected an action for request {request['id']}, got a hello", answer)
+            if parsed.id == request["id"]:
+                return parsed.action
+            # SPEC section 11: an action for another request is ignored (error "stale",
+            # not fatal) and the open request still waits for its answer. The error is
+            # queued, not written now: the bot may not be reading, and we must not block.
+            stale += 1
+            if len(self._out) < STALE_NOTES_MAX:
+                self._out += encode(msg.error_msg(
+                    "stale", f"action for request {parsed.id} ignored: request {request['id']} "
+                    f"is open", False))
 
     async def _flush(self) -> None:
         if not self._out:
@@ -279,10 +298,13 @@ class ProcessPlayer(Player):
             # Closing the channel wakes a waiting receiver, which then reads the failure.
             conn.reader_failure = failure or BotFailure("crash", "the bot's stdout was closed")
             conn.send_ch.close()
+            conn.reader_done.set()
 
     async def _eof_failure(self, conn: _Connection) -> BotFailure:
         with trio.move_on_after(self.grace):
             await conn.process.wait()
+            # The last words of a dying bot are evidence: let the drain read them first.
+            await conn.stderr_done.wait()
         code = conn.process.returncode
         if code is None:
             return BotFailure("crash", "the bot closed its stdout (still running)",
@@ -294,17 +316,32 @@ class ProcessPlayer(Player):
     async def _drain_stderr(self, conn: _Connection) -> None:
         stream = conn.process.stderr
         assert stream is not None
-        while True:
-            try:
-                chunk = await stream.receive_some(READ_CHUNK)
-            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                return
-            if not chunk:
-                return
-            self._stderr_tail += chunk
-            if len(self._stderr_tail) > STDERR_TAIL:
-                del self._stderr_tail[:-STDERR_TAIL]
-            self._write_stderr(chunk)
+        try:
+            while True:
+                try:
+                    chunk = await stream.receive_some(READ_CHUNK)
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                    return
+                if not chunk:
+                    return
+                self._stderr_tail += chunk
+                if len(self._stderr_tail) > STDERR_TAIL:
+                    del self._stderr_tail[:-STDERR_TAIL]
+                self._write_stderr(chunk)
+        finally:
+            conn.stderr_done.set()
+
+    async def _watch_exit(self, conn: _Connection) -> None:
+        """A bot that exits while a child it forked still holds its stdout would leave
+        the reader waiting forever (with no time limit, the referee would hang): once
+        the bot has exited, give the reader a grace period to see the end of its
+        stdout, then kill what is left of the bot's process group to close the pipes.
+        The reader then reports the exit as a crash."""
+        await conn.process.wait()
+        with trio.move_on_after(self.grace):
+            await conn.reader_done.wait()
+            return
+        _signal_group(conn.process.pid, signal.SIGKILL)
 
     def _write_stderr(self, chunk: bytes) -> None:
         f = self._stderr_file

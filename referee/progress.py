@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -13,22 +12,18 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 @contextmanager
 def progress_for(total: int, label: str, enabled: bool = True) -> Iterator[Callable[[Any], None]]:
-    """Yields ``advance(result)``: call it once per finished game. The bar shows games
-    done, the ETA and the current leader (the bot that was durak least often)."""
+    """Yields ``advance(leader)``: call it once per finished game with a short text
+    naming the current leader. The bar shows games done, the ETA and the leader."""
     if not enabled or not sys.stderr.isatty() or total < 2:
-        yield lambda result: None
+        yield lambda leader: None
         return
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeRemainingColumn(), TextColumn("{task.fields[leader]}"),
                         console=Console(stderr=True), transient=True)
     task = progress.add_task(label, total=total, leader="")
 
-    def advance(result: Any) -> None:
-        leader = ""
-        if getattr(result, "bots", None):
-            best = min(result.bots, key=lambda b: b.durak)
-            leader = f"leader: {best.name} (durak {best.durak})"
-        progress.update(task, advance=1, leader=leader)
+    def advance(leader: str) -> None:
+        progress.update(task, advance=1, leader=f"leader: {leader}" if leader else "")
 
     with progress:
         yield advance

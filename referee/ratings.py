@@ -122,13 +122,15 @@ class RatedGame:
 
     ``players``: the 2..6 distinct bot names at the table (order irrelevant).
     ``durak``: the loser, or ``None`` for a draw, in which case ``last_two`` names the
-    two players who drew (both must be at the table). Exactly one of ``durak`` and
-    ``last_two`` is given. Raises ``RatingError`` otherwise.
+    players who share the draw: normally the last two, more when more went out in the
+    same final bout, the whole table after a stalemate (all must be at the table; each
+    gets weight ``1/len(last_two)``). Exactly one of ``durak`` and ``last_two`` is given.
+    Raises ``RatingError`` otherwise.
     """
 
     players: tuple[str, ...]
     durak: str | None = None
-    last_two: tuple[str, str] | None = None
+    last_two: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         players = tuple(self.players)
@@ -147,10 +149,10 @@ class RatedGame:
                 raise RatingError("a drawn game (durak None) must name its last two players")
             last_two = tuple(self.last_two)
             object.__setattr__(self, "last_two", last_two)
-            if (len(last_two) != 2 or last_two[0] == last_two[1]
+            if (len(last_two) < 2 or len(set(last_two)) != len(last_two)
                     or not set(last_two) <= set(players)):
                 raise RatingError(
-                    f"last_two {last_two!r} must be two distinct players of {players!r}")
+                    f"last_two {last_two!r} must be two or more distinct players of {players!r}")
 
 
 def durak_probabilities(ratings: Sequence[float]) -> list[float]:
@@ -168,15 +170,15 @@ def durak_probabilities(ratings: Sequence[float]) -> list[float]:
 
 
 def outcome_weights(game: RatedGame) -> dict[str, float]:
-    """The weights ``w_j`` of every seat: 1 for the durak, 1/2 each for a drawn last two,
-    0 otherwise."""
+    """The weights ``w_j`` of every seat: 1 for the durak, 1/k each for the k players
+    sharing a draw (1/2 for the usual last two), 0 otherwise."""
     w = dict.fromkeys(game.players, 0.0)
     if game.durak is not None:
         w[game.durak] = 1.0
     else:
         assert game.last_two is not None
         for name in game.last_two:
-            w[name] = 0.5
+            w[name] = 1.0 / len(game.last_two)
     return w
 
 

@@ -64,3 +64,29 @@ def presets_table() -> Table:
         sets = " ".join(f"{k}={v}" for k, v in values.items()) or "(all defaults)"
         t.add_row(name, sets, PRESET_HELP[name])
     return t
+
+
+def standings_table(data: dict[str, Any]) -> Table:
+    t = Table(title=f"tournament {data['tournament']}: {data['games']} games", title_justify="left")
+    for col, just in (("rank", "right"), ("bot", "left"), ("games", "right"), ("durak %", "right"),
+                      ("rating ± 95%", "right"), ("LOS next", "right"), ("forfeits", "left")):
+        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    for b in data["table"]:
+        rating = "-" if b["rating"] is None else f"{b['rating']:+.1f} ± {b['error95']:.1f}"
+        los = "-" if b["los_next"] is None else f"{100 * b['los_next']:.1f}%"
+        forfeits = ", ".join(f"{k} {v}" for k, v in sorted(b["forfeits"].items())) or "-"
+        rate = "-" if b["durak_rate"] is None else f"{100 * b['durak_rate']:.1f}"
+        t.add_row(str(b["rank"]), b["bot"], str(b["games"]), rate, rating, los, forfeits)
+    return t
+
+
+def ratings_table(data: dict[str, Any]) -> Table:
+    t = Table(title=f"ratings from {data['games']} games (maximum likelihood, sum zero)",
+              title_justify="left")
+    for col, just in (("rank", "right"), ("bot", "left"), ("games", "right"),
+                      ("rating ± 95%", "right"), ("LOS next", "right")):
+        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    for i, b in enumerate(data["table"]):
+        los = "-" if b["los_next"] is None else f"{100 * b['los_next']:.1f}%"
+        t.add_row(str(i + 1), b["bot"], str(b["games"]), f"{b['rating']:+.1f} ± {b['error95']:.1f}", los)
+    return t

@@ -1,0 +1,463 @@
+"""Tournaments: a deterministic schedule of games, played K at a time, stored and resumable.
+
+How it works. ``schedule(settings)`` lists every game of the tournament from the
+settings alone (same settings, same list): the tables (round robin, gauntlet, or every
+combination of ``players`` bots), and for each table its deals. With duplicate deals
+each deal is played once per seat rotation (two players: the same deck with the seats
+swapped), so the luck of the deal cancels out in pairs. Game ``i`` of the schedule is
+dealt from the seed ``T<seed>:d<deal>``; dealer seat n-1 every game.
+
+``--concurrency K`` worker tasks take games from the schedule. Bot processes come from
+a pool per bot, started on demand (at most K per bot) and reused across games; a
+process serves one game at a time. Each finished game goes to the match log and, in
+one transaction with its seats, to the store. Resuming replays the schedule and skips
+every game already in the store, so a finished game is never played twice or lost; a
+game in flight when the process died is simply played again from scratch.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import secrets
+import time
+import tomllib
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from .clock import TimeControl, TimeControlError
+from .match import GameRecord, MatchConfig, OnIllegalError, parse_on_illegal, play_game
+from .matchlog import FORMAT, MatchLogWriter, safe_name, utc_now
+from .players import (
+    BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player, parse_bot_spec,
+)
+from .rules.options import RulesError, make_rules
+from .store import GameRow, SeatRow, Store
+
+FORMATS = ("round-robin", "gauntlet")
+
+
+class TournamentError(ValueError):
+    """The user's tournament settings are unusable (bad config file, unknown format, too
+    few bots, ...). The message names the setting."""
+
+
+@dataclass
+class BotEntry:
+    name: str
+    command: str
+    cwd: str | None = None
+    env: dict[str, str] | None = None
+
+    def spec(self) -> BotSpec:
+        spec = parse_bot_spec(self.command)
+        return BotSpec(spec.kind, self.name, spec.argv, self.command, named=True)
+
+
+@dataclass
+class TournamentSettings:
+    """Everything that defines a tournament; stored as JSON so it can be resumed."""
+
+    bots: list[BotEntry]
+    format: str = "round-robin"
+    players: int = 2
+    games: int = 10
+    duplicate: bool = True
+    seed: int = 1
+    preset: str = "classic"
+    rules: dict[str, str] = field(default_factory=dict)
+    tc: str | None = None
+    move_time: float | None = None
+    startup_time: float = 10.0
+    on_illegal: str = "forfeit"
+    max_restarts: int = 3
+    concurrency: int = 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TournamentSettings:
+        data = dict(data)
+        data["bots"] = [BotEntry(**b) for b in data["bots"]]
+        return cls(**data)
+
+    def validate(self) -> MatchConfig:
+        """Check everything; return the MatchConfig the games use. Raises TournamentError."""
+        names = [b.name for b in self.bots]
+        if len(names) < 2:
+            raise TournamentError("a tournament needs at least two bots (--bot NAME=CMD, repeated)")
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise TournamentError(f"bot names must be unique; repeated: {', '.join(dupes)}")
+        if self.format not in FORMATS:
+            raise TournamentError(f"unknown format {self.format!r}; formats: {', '.join(FORMATS)}")
+        if not 2 <= self.players <= 6:
+            raise TournamentError(f"--players {self.players}: a table has 2 to 6 players")
+        if self.players > len(names):
+            raise TournamentError(f"--players {self.players} needs at least that many bots; "
+                                  f"there are {len(names)}")
+        if self.games < 1 or self.concurrency < 1:
+            raise TournamentError("--games and --concurrency must be at least 1")
+        try:
+            for b in self.bots:
+                b.spec()
+            rules = make_rules(self.preset, self.rules)
+            rules.check_table(self.players)
+            return MatchConfig(rules=rules, games=1, seed=self.seed,
+                               tc=TimeControl.parse(self.tc, self.move_time, self.startup_time),
+                               illegal_retries=parse_on_illegal(self.on_illegal),
+                               max_restarts=self.max_restarts)
+        except (BotSpecError, RulesError, TimeControlError, OnIllegalError) as exc:
+            raise TournamentError(str(exc)) from None
+
+
+_CONFIG_KEYS = {"bots", "format", "players", "games", "duplicate", "seed", "rules", "preset",
+                "time_control", "concurrency", "on_illegal", "max_restarts"}
+
+
+def load_config(path: Path) -> dict[str, Any]:
+    """Read a tournament TOML file into settings keywords. Raises TournamentError naming
+    the file and the key.
+
+    ::
+
+        format = "round-robin"      # or "gauntlet"
+        players = 2
+        games = 20
+        [rules]
+        preset = "perevodnoy"
+        trump_exchange = "on"
+        [time_control]
+        tc = "10+0.1"
+        move_time = 2.0
+        [[bots]]
+        name = "alice"
+        command = "python3 alice.py"
+        cwd = "bots/alice"
+        env = { ALICE_LEVEL = "3" }
+    """
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise TournamentError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise TournamentError(f"{path}: not valid TOML: {exc}") from None
+    unknown = sorted(set(data) - _CONFIG_KEYS)
+    if unknown:
+        raise TournamentError(f"{path}: unknown key(s) {', '.join(unknown)}; "
+                              f"known: {', '.join(sorted(_CONFIG_KEYS))}")
+    out: dict[str, Any] = {k: data[k] for k in ("format", "players", "games", "duplicate", "seed",
+                                                  "concurrency", "on_illegal", "max_restarts")
+                           if k in data}
+    rules = dict(data.get("rules", {}))
+    if "preset" in data:
+        out["preset"] = data["preset"]
+    if "preset" in rules:
+        out["preset"] = rules.pop("preset")
+    out["rules"] = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in rules.items()}
+    tc = data.get("time_control", {})
+    bad_tc = sorted(set(tc) - {"tc", "move_time", "startup_time"})
+    if bad_tc:
+        raise TournamentError(f"{path}: unknown [time_control] key(s) {', '.join(bad_tc)}; "
+                              f"known: tc, move_time, startup_time")
+    out.update({k: tc[k] for k in tc})
+    bots = []
+    for i, b in enumerate(data.get("bots", [])):
+        if not isinstance(b, dict) or "name" not in b or "command" not in b:
+            raise TournamentError(f"{path}: [[bots]] entry {i + 1} needs a name and a command")
+        extra = sorted(set(b) - {"name", "command", "cwd", "env"})
+        if extra:
+            raise TournamentError(f"{path}: [[bots]] entry {i + 1} ({b['name']}): unknown key(s) "
+                                  f"{', '.join(extra)}; known: name, command, cwd, env")
+        bots.append(BotEntry(str(b["name"]), str(b["command"]), b.get("cwd"),
+                             {str(k): str(v) for k, v in b.get("env", {}).items()} or None))
+    out["bots"] = bots
+    return out
+
+
+@dataclass(frozen=True)
+class ScheduledGame:
+    """One game of the schedule: the bots in seat order, and the deal's seed (shared by
+    the rotations of one deal)."""
+
+    index: int
+    deal: int
+    rotation: int
+    table: tuple[str, ...]
+    seed: str
+
+
+def tables(settings: TournamentSettings) -> list[tuple[str, ...]]:
+    names = [b.name for b in settings.bots]
+    k = settings.players
+    combos = list(itertools.combinations(names, k))
+    if settings.format == "gauntlet":
+        combos = [c for c in combos if names[0] in c]
+    return combos
+
+
+def schedule(settings: TournamentSettings) -> list[ScheduledGame]:
+    """Every game, in a fixed order. Games of one table are interleaved with the other
+    tables' deal by deal, so an interrupted tournament has results for every table."""
+    per_table = []
+    for table in tables(settings):
+        n = len(table)
+        rotations = n if settings.duplicate else 1
+        deals = math.ceil(settings.games / rotations)
+        per_table.append([(table[r:] + table[:r], r, d) for d in range(deals) for r in range(rotations)])
+    out: list[ScheduledGame] = []
+    deal_ids: dict[tuple[int, int], int] = {}
+    for step in range(max(len(x) for x in per_table)):
+        for t, games in enumerate(per_table):
+            if step < len(games):
+                table, rotation, d = games[step]
+                deal = deal_ids.setdefault((t, d), len(deal_ids))
+                out.append(ScheduledGame(len(out), deal, rotation, tuple(table),
+                                         f"T{settings.seed}:d{deal}"))
+    return out
+
+
+class PlayerPool:
+    """Idle bot processes per bot name; a process serves one game at a time."""
+
+    def __init__(self, settings: TournamentSettings, config: MatchConfig, nursery: trio.Nursery,
+                 stderr_stem: Path | None) -> None:
+        self.entries = {b.name: b for b in settings.bots}
+        self.config = config
+        self.nursery = nursery
+        self.stderr_stem = stderr_stem
+        self.idle: dict[str, list[Player]] = {name: [] for name in self.entries}
+        self.all: list[Player] = []
+
+    async def acquire(self, name: str) -> Player:
+        if self.idle[name]:
+            return self.idle[name].pop()
+        entry = self.entries[name]
+        spec = entry.spec()
+        if spec.kind == "builtin":
+            player: Player = BuiltinPlayer(name, spec, self.config.seed)
+        else:
+            from .process import ProcessPlayer
+            stderr = (None if self.stderr_stem is None else self.stderr_stem.with_name(
+                f"{self.stderr_stem.name}.{safe_name(name)}-{len(self.all)}.stderr.log"))
+            player = ProcessPlayer(name, spec, startup_time=self.config.tc.startup,
+                                   stderr_path=stderr, cwd=entry.cwd,
+                                   env=None if entry.env is None else _env(entry.env))
+        self.all.append(player)
+        try:
+            await player.start(self.nursery)
+        except BotStartError:
+            raise
+        except Exception as exc:  # a BotFailure: the player's first game records it
+            from .players import BotFailure
+            if not isinstance(exc, BotFailure):
+                raise
+        return player
+
+    def release(self, player: Player) -> None:
+        self.idle[player.name].append(player)
+
+    async def close(self) -> None:
+        for p in self.all:
+            await p.close()
+
+
+def _env(extra: dict[str, str]) -> dict[str, str]:
+    import os
+    env = dict(os.environ)
+    env.update(extra)
+    return env
+
+
+def new_tournament_id() -> str:
+    return time.strftime("t%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+@dataclass
+class Progress:
+    total: int
+    done: int
+    started: float
+    durak: dict[str, int] = field(default_factory=dict)
+    games: dict[str, int] = field(default_factory=dict)
+
+    def leader(self) -> str:
+        if not self.games:
+            return ""
+        best = min(self.games, key=lambda b: self.durak.get(b, 0) / self.games[b])
+        return f"{best} ({self.durak.get(best, 0)}/{self.games[best]} durak)"
+
+
+def seat_rows(record: GameRecord) -> list[SeatRow]:
+    per_seat = [[0, 0.0] for _ in record.players]
+    for d in record.decisions:
+        if not d.forced:
+            per_seat[d.seat][0] += 1
+            per_seat[d.seat][1] += d.seconds
+    rows = []
+    drawn = set(record.last_out) if record.durak is None and record.last_out else (
+        set(range(len(record.players))) if record.durak is None else set())
+    for seat, name in enumerate(record.players):
+        result = "durak" if seat == record.durak else "draw" if seat in drawn else "safe"
+        forfeit = record.forfeit["kind"] if record.forfeit and record.forfeit["seat"] == seat else None
+        rows.append(SeatRow(seat, name, result, forfeit, per_seat[seat][0], round(per_seat[seat][1], 6)))
+    return rows
+
+
+async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *,
+                         log_dir: Path | None,
+                         on_game: Callable[[GameRecord, Progress], None] | None = None,
+                         fresh: bool = True) -> Progress:
+    """Play every scheduled game not yet in the store. Returns the progress counts.
+
+    Raises BotStartError if a bot program cannot be started. KeyboardInterrupt (Ctrl-C)
+    propagates after every bot is closed; finished games are already stored.
+    """
+    config = settings.validate()
+    games = schedule(settings)
+    done = store.finished_indices(tid)
+    todo = [g for g in games if g.index not in done]
+    progress = Progress(len(games), len(done), time.monotonic())
+    for row in store.games(tid):
+        for s in row.seats:
+            progress.games[s.bot] = progress.games.get(s.bot, 0) + 1
+            progress.durak[s.bot] = progress.durak.get(s.bot, 0) + (s.result == "durak")
+    if not todo:
+        return progress
+    log_path = None
+    writer = None
+    if log_dir is not None:
+        suffix = "" if fresh else "-resumed-" + time.strftime("%H%M%S")
+        log_path = log_dir / f"tournament-{safe_name(tid)}{suffix}.jsonl"
+        writer = MatchLogWriter(log_path)
+        writer.write({"type": "header", "format": FORMAT, "tournament": tid, "started": utc_now(),
+                      "preset": config.rules.preset, "rules": config.rules.as_dict(),
+                      "bots": [asdict(b) for b in settings.bots], "settings": settings.as_dict(),
+                      "time_control": config.tc.as_dict(), "seed": settings.seed,
+                      "deal": "game i is dealt from seed 'T<seed>:d<deal>'; deck order recorded"})
+    line = [1]
+    queue_send, queue_recv = trio.open_memory_channel[ScheduledGame](len(todo))
+    for g in todo:
+        queue_send.send_nowait(g)
+    queue_send.close()
+    counter = itertools.count(1)
+    start_error: list[BotStartError] = []
+
+    async def worker(pool: PlayerPool) -> None:
+        async for sg in queue_recv:
+            players = [await pool.acquire(name) for name in sg.table]
+            try:
+                for p in players:
+                    await p.prepare_game(config.max_restarts)
+                started = utc_now()
+                record = await play_game(players, config, index=sg.index, seed=sg.seed,
+                                         dealer=len(players) - 1, next_request_id=counter.__next__)
+            finally:
+                for p in players:
+                    pool.release(p)
+            log_line = None
+            if writer is not None:
+                line[0] += 1
+                log_line = line[0]
+                writer.write(record.as_dict())
+            store.add_game(GameRow(tid, sg.index, sg.seed, sg.rotation, config.rules.as_dict(),
+                                   str(log_path) if log_path else None, log_line,
+                                   record.termination,
+                                   None if record.durak is None else record.players[record.durak],
+                                   started, utc_now(), seat_rows(record)))
+            progress.done += 1
+            for seat, name in enumerate(record.players):
+                progress.games[name] = progress.games.get(name, 0) + 1
+                progress.durak[name] = progress.durak.get(name, 0) + (seat == record.durak)
+            if on_game is not None:
+                on_game(record, progress)
+
+    try:
+        async with trio.open_nursery() as nursery:
+            pool = PlayerPool(settings, config, nursery,
+                              log_path.with_suffix("") if log_path else None)
+            try:
+                async with trio.open_nursery() as workers:
+                    for _ in range(min(settings.concurrency, len(todo))):
+                        workers.start_soon(worker, pool)
+            except BaseExceptionGroup as group:
+                starts = [e for e in _leaves(group) if isinstance(e, BotStartError)]
+                if starts:
+                    start_error.append(starts[0])
+                elif any(isinstance(e, KeyboardInterrupt) for e in _leaves(group)):
+                    raise KeyboardInterrupt from None
+                else:
+                    raise
+            finally:
+                await pool.close()
+                nursery.cancel_scope.cancel()
+    finally:
+        if writer is not None:
+            writer.write({"type": "footer", "ended": utc_now(), "interrupted": progress.done < progress.total,
+                          "summary": {"games": progress.done, "total": progress.total}})
+            writer.close()
+    if start_error:
+        raise start_error[0]
+    if progress.done >= progress.total:
+        store.set_status(tid, "finished")
+    return progress
+
+
+def play_tournament(settings: TournamentSettings, store: Store, tid: str, **kwargs: Any) -> Progress:
+    """Synchronous entry point: ``run_tournament`` under ``trio.run``; Ctrl-C is
+    delivered only at checkpoints, so it never cuts a store write or log line."""
+    return trio.run(lambda: run_tournament(settings, store, tid, **kwargs),
+                    restrict_keyboard_interrupt_to_checkpoints=True)
+
+
+def _leaves(group: BaseException) -> list[BaseException]:
+    if isinstance(group, BaseExceptionGroup):
+        return [leaf for e in group.exceptions for leaf in _leaves(e)]
+    return [group]
+
+
+def standings(store: Store, tid: str) -> dict[str, Any]:
+    """The final table of a tournament: rank, games, durak rate, rating ± 95%, LOS over
+    the next bot, forfeits. Ratings come from the maximum-likelihood fit."""
+    from .ratings import RatingError, fit_ratings
+    from .store import iter_rated
+
+    rows = store.games(tid)
+    stats: dict[str, dict[str, Any]] = {}
+    for g in rows:
+        for s in g.seats:
+            b = stats.setdefault(s.bot, {"bot": s.bot, "games": 0, "durak": 0, "draws": 0,
+                                         "forfeits": {}, "decisions": 0, "time_used": 0.0})
+            b["games"] += 1
+            b["durak"] += s.result == "durak"
+            b["draws"] += s.result == "draw"
+            b["decisions"] += s.decisions
+            b["time_used"] += s.time_used
+            if s.forfeit:
+                b["forfeits"][s.forfeit] = b["forfeits"].get(s.forfeit, 0) + 1
+    error = None
+    fit = None
+    try:
+        fit = fit_ratings(list(iter_rated(rows))) if rows else None
+    except RatingError as exc:
+        error = str(exc)
+    table = list(stats.values())
+    for b in table:
+        b["durak_rate"] = round(b["durak"] / b["games"], 4) if b["games"] else None
+        b["rating"] = round(fit.ratings[b["bot"]], 1) if fit else None
+        b["error95"] = round(fit.error95(b["bot"]), 1) if fit else None
+        b["mean_decision_ms"] = round(1000 * b["time_used"] / b["decisions"], 3) if b["decisions"] else None
+        del b["time_used"]
+    table.sort(key=lambda b: (-(b["rating"] if b["rating"] is not None else -b["durak_rate"]), b["bot"]))
+    for i, b in enumerate(table):
+        b["rank"] = i + 1
+        b["los_next"] = (round(fit.los(b["bot"], table[i + 1]["bot"]), 4)
+                         if fit and i + 1 < len(table) else None)
+    return {"tournament": tid, "games": len(rows), "table": table, "rating_error": error,
+            "los": ({a: {b: round(fit.los(a, b), 4) for b in fit.players if b != a}
+                     for a in fit.players} if fit else None)}
