@@ -17,7 +17,7 @@ from rich.console import Console
 from . import __version__
 from .clock import TimeControl, TimeControlError
 from .match import MatchConfig, OnIllegalError, parse_on_illegal
-from .players import BUILTINS, BotSpecError, BotStartError, parse_bot_spec
+from .players import BUILTINS, BotSpecError, BotStartError, parse_bot_spec, unique_names
 from .progress import progress_for
 from .rules.options import OPTIONS, PRESETS, RulesError, make_rules
 
@@ -373,6 +373,118 @@ def tournament(
 
 
 @app.command()
+def sprt(
+    bot_a: Annotated[str, typer.Argument(help="The baseline bot (a spec, as for match).", show_default=False)],
+    bot_b: Annotated[str, typer.Argument(help="The candidate bot: is it stronger than A?", show_default=False)],
+    elo0: Annotated[float, typer.Option(help="H0: B is stronger by this many Elo (logistic).")] = 0.0,
+    elo1: Annotated[float, typer.Option(help="H1: B is stronger by this many Elo (logistic).")] = 10.0,
+    alpha: Annotated[float, typer.Option(min=0.0001, max=0.5, help="False positive rate.")] = 0.05,
+    beta: Annotated[float, typer.Option(min=0.0001, max=0.5, help="False negative rate.")] = 0.05,
+    max_pairs: Annotated[int, typer.Option(min=1, help="Stop undecided after this many deal pairs.")] = 20000,
+    opponent: Annotated[list[str] | None, typer.Option(
+        help="Play A and B each against these opponents (repeat; the table is A or B plus "
+        "them) instead of head to head.",
+        show_default=False)] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Pairs played at once.")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed of the deals.")] = 1,
+    rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
+    set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
+    move_time: Annotated[float | None, typer.Option(help="Seconds per decision.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the final status as JSON.")] = False,
+) -> None:
+    """A/B test: is B stronger than A? Duplicate deal pairs, pentanomial GSPRT.
+
+    Stops as soon as the log-likelihood ratio crosses a bound. Exit 0 when H1 is
+    accepted (B is stronger), 1 when H0 is accepted or the test ends undecided.
+    """
+    from .abtest import run_sprt_sync
+    from .sprt import Sprt
+    from .tournament import BotEntry
+
+    try:
+        table_rules = make_rules(rules, set_ or [])
+        specs = [parse_bot_spec(x) for x in (bot_a, bot_b, *(opponent or []))]
+        table_rules.check_table(len(specs) - 1 if opponent else 2)
+        config = MatchConfig(rules=table_rules, tc=TimeControl.parse(None, move_time))
+        test = Sprt(elo0, elo1, alpha, beta)
+    except (RulesError, BotSpecError, TimeControlError, ValueError) as exc:
+        fail(str(exc))
+    names = unique_names([f"A-{specs[0].name}", f"B-{specs[1].name}"] + [x.name for x in specs[2:]])
+    entries = [BotEntry(name, spec.text) for name, spec in zip(names, specs)]
+
+    def show(run: Any) -> None:
+        if as_json or not sys.stderr.isatty():
+            return
+        st = run.status()
+        elo = "" if st["elo"] is None else f"  Elo {st['elo']:+.1f} ± {st['elo_error95']:.1f}"
+        err.print(f"\rpairs {run.pairs}  games {run.games}  LLR {st['llr']:+.2f} "
+                  f"[{st['lower']:.2f}, {st['upper']:.2f}]{elo}   ", end="", markup=False,
+                  highlight=False)
+
+    try:
+        run = run_sprt_sync(entries[0], entries[1], entries[2:], config, sprt=test,
+                            max_pairs=max_pairs, concurrency=concurrency, seed=seed, on_pair=show)
+    except BotStartError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        err.print("\ndurak-ref: interrupted")
+        raise typer.Exit(130) from None
+    status = run.status()
+    if as_json:
+        emit_json(status)
+    else:
+        if sys.stderr.isatty():
+            err.print()
+        verdict = {"accept_h1": f"H1 accepted: {names[1]} is stronger than {names[0]}",
+                   "accept_h0": f"H0 accepted: {names[1]} is not {elo1:g} Elo stronger than {names[0]}",
+                   "continue": "undecided: the pair budget ran out"}[status["state"]]
+        elo = ("" if status["elo"] is None else
+               f"; Elo {status['elo']:+.1f} ± {status['elo_error95']:.1f} (95%), LOS {100 * status['los']:.1f}%")
+        out.print(f"{verdict} after {run.pairs} pairs ({run.games} games); LLR {status['llr']:.2f} "
+                  f"in [{status['lower']:.2f}, {status['upper']:.2f}]{elo}", markup=False, highlight=False)
+        out.print(f"pentanomial counts (B's pair score 0, 0.5, 1, 1.5, 2): {status['counts']}",
+                  markup=False, highlight=False)
+    raise typer.Exit(0 if status["state"] == "accept_h1" else 1)
+
+
+@app.command()
+def ratings(
+    tournament_id: Annotated[str | None, typer.Option("--tournament", help="Rate one tournament of the store.")] = None,
+    from_: Annotated[Path | None, typer.Option(
+        "--from", help="Rate games from a JSON Lines file instead: one "
+        '{"players": [...], "durak": NAME or null, "last_two": [A, B]} per line.')] = None,
+    db: Annotated[Path, typer.Option(help="The result store.")] = Path("logs/durak.sqlite"),
+    as_json: Annotated[bool, typer.Option("--json", help="Ratings, errors and the LOS matrix as JSON.")] = False,
+) -> None:
+    """Maximum-likelihood ratings (Elo scale, sum zero) with 95% errors and LOS."""
+    from .ratings import RatingError, fit_ratings
+    from .ratingsio import RatingsInputError, read_games_jsonl, rating_report
+
+    try:
+        if from_ is not None:
+            games = read_games_jsonl(from_)
+        else:
+            from .store import StoreError, iter_rated, open_store
+            try:
+                with open_store(db) as store:
+                    if tournament_id:
+                        store.tournament(tournament_id)
+                    games = list(iter_rated(store.games(tournament_id)))
+            except StoreError as exc:
+                fail(str(exc))
+        if not games:
+            fail("no games to rate")
+        report = rating_report(games, fit_ratings(games))
+    except (RatingsInputError, RatingError) as exc:
+        fail(str(exc))
+    if as_json:
+        emit_json(report)
+        return
+    from .report import ratings_table
+    out.print(ratings_table(report))
+
+
+@app.command()
 def version() -> None:
     """Print the durak-ref and protocol versions."""
     from protocol.messages import PROTOCOL_VERSION
@@ -385,3 +497,9 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("durak-ref: interrupted")
         sys.exit(130)
+    except Exception:  # noqa: BLE001 - the last line of defence: say whose fault it is
+        import traceback
+        traceback.print_exc()
+        err.print("durak-ref: internal error: this is a bug in durak-ref, not in your bots or "
+                  "input; please report it with the traceback above", markup=False)
+        sys.exit(3)

@@ -1,0 +1,125 @@
+"""A/B tests of two bots with the SPRT, on duplicate deal pairs.
+
+The unit of independence is a pair of games on one deal:
+
+- two players: the deal is played with A in seat 0 and B in seat 1, then with the
+  seats swapped; B's score in a game is 1 if A was the durak, 0 if B was, 1/2 for a
+  draw, and the pair's score (0, 1/2, ..., 2) is one pentanomial count;
+- with opponents (a table of A or B plus them: 2 to 6 players): the deal is played
+  with A in a seat against the opponents,
+  then with B in the same seat against the same opponents in the same seats; B's pair
+  score is ``score(B) + 1 - score(A)`` with score 1 when safe, 1/2 in a shared draw,
+  0 when the durak. The seat moves round the table from deal to deal.
+
+H1 is "B is stronger than A by ``elo1``" against H0 "by ``elo0``" on the logistic Elo
+scale; the generalised SPRT (referee.sprt) stops as soon as the LLR crosses a bound.
+Games in flight at that moment are cancelled.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from .match import MatchConfig, play_game
+from .players import Player
+from .sprt import Sprt
+from .tournament import BotEntry, PlayerPool, TournamentSettings
+
+
+@dataclass
+class SprtRun:
+    sprt: Sprt
+    pairs: int = 0
+    games: int = 0
+    forfeits: dict[str, int] | None = None
+
+    def status(self) -> dict[str, Any]:
+        out = self.sprt.status()
+        out.update(pairs=self.pairs, games=self.games, forfeits=self.forfeits or {})
+        return out
+
+
+def _score(record: Any, seat: int) -> float:
+    """The game score of ``seat``: 1 safe, 1/2 sharing a draw, 0 the durak."""
+    if record.durak is None:
+        shared = record.last_out or range(len(record.players))
+        return 0.5 if seat in shared else 1.0
+    return 0.0 if record.durak == seat else 1.0
+
+
+async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: MatchConfig, *,
+                   sprt: Sprt, max_pairs: int, concurrency: int = 1, seed: int = 1,
+                   on_pair: Callable[[SprtRun], None] | None = None) -> SprtRun:
+    """Play pairs until the SPRT decides or ``max_pairs`` pairs are done."""
+    n = 1 + len(opponents) if opponents else 2
+    config.rules.check_table(n)
+    settings = TournamentSettings([a, b, *opponents], players=n, seed=seed)
+    run = SprtRun(sprt, forfeits={})
+    counter = itertools.count(1)
+    deals = iter(range(max_pairs))
+
+    async def play_pair(pool: PlayerPool, deal: int) -> tuple[float, float]:
+        seed_text = f"S{seed}:d{deal}"
+        if not opponents:
+            tables = [[a.name, b.name], [b.name, a.name]]
+            watch = [1, 0]  # B's seat in each game
+        else:
+            seat = deal % n
+            others = [o.name for o in opponents]
+            tables = []
+            for name in (a.name, b.name):
+                table = others[:]
+                table.insert(seat, name)
+                tables.append(table)
+            watch = [seat, seat]
+        scores = []
+        for g, table in enumerate(tables):
+            players: list[Player] = [await pool.acquire(name) for name in table]
+            try:
+                for p in players:
+                    await p.prepare_game(config.max_restarts)
+                record = await play_game(players, config, index=2 * deal + g, seed=seed_text,
+                                         dealer=n - 1, next_request_id=counter.__next__)
+            finally:
+                for p in players:
+                    pool.release(p)
+            run.games += 1
+            if record.forfeit:
+                key = f"{record.forfeit['bot']}:{record.forfeit['kind']}"
+                run.forfeits[key] = run.forfeits.get(key, 0) + 1  # type: ignore[index]
+            scores.append(_score(record, watch[g]))
+        if not opponents:
+            return scores[0], scores[1]
+        # Paired difference: B's score in game 2, and 1 - A's score in game 1.
+        return scores[1], 1.0 - scores[0]
+
+    async with trio.open_nursery() as nursery:
+        pool = PlayerPool(settings, config, nursery, None)
+        try:
+            async with trio.open_nursery() as workers:
+                async def worker() -> None:
+                    for deal in deals:
+                        s1, s2 = await play_pair(pool, deal)
+                        run.pairs += 1
+                        state = sprt.add_pair(s1, s2)
+                        if on_pair is not None:
+                            on_pair(run)
+                        if state != "continue":
+                            workers.cancel_scope.cancel()
+                            return
+                for _ in range(concurrency):
+                    workers.start_soon(worker)
+        finally:
+            await pool.close()
+            nursery.cancel_scope.cancel()
+    return run
+
+
+def run_sprt_sync(*args: Any, **kwargs: Any) -> SprtRun:
+    """``run_sprt`` under ``trio.run`` (Ctrl-C only at checkpoints)."""
+    return trio.run(lambda: run_sprt(*args, **kwargs), restrict_keyboard_interrupt_to_checkpoints=True)
