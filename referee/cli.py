@@ -31,6 +31,9 @@ app = typer.Typer(
 bench_app = typer.Typer(help="Measure speed (figures to compare within one run, not verdicts).",
                         no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
+ladder_app = typer.Typer(help="A standing ladder of bots with incremental Elo, kept in the store.",
+                         no_args_is_help=True)
+app.add_typer(ladder_app, name="ladder")
 
 out = Console()
 err = Console(stderr=True, soft_wrap=True)
@@ -482,6 +485,116 @@ def ratings(
         return
     from .report import ratings_table
     out.print(ratings_table(report))
+
+
+_DB_HELP = "The result store (SQLite)."
+
+
+def _open_store(db: Path) -> Any:
+    from .store import StoreError, open_store
+    try:
+        return open_store(db)
+    except StoreError as exc:
+        fail(str(exc))
+
+
+@ladder_app.command("add")
+def ladder_add(
+    name: Annotated[str, typer.Argument(help="The bot's ladder name.", show_default=False)],
+    command: Annotated[str, typer.Argument(help="Its command line, or builtin:NAME.", show_default=False)],
+    db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
+) -> None:
+    """Register a bot on the ladder at the start rating."""
+    from .ladder import add_bot
+    from .tournament import TournamentError
+
+    with _open_store(db) as store:
+        try:
+            add_bot(store, name, command)
+        except TournamentError as exc:
+            fail(str(exc))
+        rating = store.ladder_rating(name)
+    out.print(f"{name} is on the ladder (rating {rating[0]:.0f}, {rating[1]} games)", markup=False)
+
+
+@ladder_app.command("run")
+def ladder_run(
+    games: Annotated[int, typer.Option(min=1, help="Games to play (in deal pairs).")] = 20,
+    concurrency: Annotated[int, typer.Option(min=1, help="Games at once.")] = 1,
+    rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
+    set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
+    move_time: Annotated[float | None, typer.Option(help="Seconds per decision.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed for the first deal's pairing.")] = 1,
+    db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
+    log_dir: Annotated[Path, typer.Option(help="Where game logs go.")] = Path("logs"),
+) -> None:
+    """Play ladder games: the bot with the fewest games meets the closest rating."""
+    from .ladder import play_ladder
+    from .tournament import TournamentError
+
+    try:
+        config = MatchConfig(rules=make_rules(rules, set_ or []), seed=seed,
+                             tc=TimeControl.parse(None, move_time))
+    except (RulesError, TimeControlError) as exc:
+        fail(str(exc))
+    with _open_store(db) as store:
+        with progress_for(games, "ladder") as advance:
+            try:
+                played = play_ladder(store, config, games=games, concurrency=concurrency,
+                                     log_dir=log_dir, on_game=lambda record: advance(""))
+            except TournamentError as exc:
+                fail(str(exc))
+            except BotStartError as exc:
+                fail(str(exc))
+            except KeyboardInterrupt:
+                err.print("durak-ref: interrupted; every finished game and rating is stored")
+                raise typer.Exit(130) from None
+        out.print(f"{played} ladder games played", markup=False)
+        _print_ladder(store)
+
+
+def _print_ladder(store: Any) -> None:
+    from rich.table import Table
+    t = Table(title="ladder (incremental Elo)", title_justify="left")
+    for col in ("rank", "bot", "rating", "games"):
+        t.add_column(col, justify="left" if col == "bot" else "right")
+    for i, (bot, rating, games) in enumerate(store.ladder()):
+        t.add_row(str(i + 1), bot, f"{rating:.1f}", str(games))
+    out.print(t)
+
+
+@ladder_app.command("show")
+def ladder_show(
+    db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """The ladder table: rating and games per bot."""
+    with _open_store(db) as store:
+        rows = store.ladder()
+        if as_json:
+            emit_json([{"rank": i + 1, "bot": b, "rating": round(r, 2), "games": g}
+                       for i, (b, r, g) in enumerate(rows)])
+        else:
+            _print_ladder(store)
+
+
+@ladder_app.command("history")
+def ladder_history(
+    name: Annotated[str, typer.Argument(help="A ladder bot.", show_default=False)],
+    db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """A bot's rating after each of its ladder games."""
+    with _open_store(db) as store:
+        if store.ladder_rating(name) is None:
+            fail(f"{name!r} is not on the ladder; bots: {', '.join(b for b, _, _ in store.ladder()) or 'none'}")
+        rows = store.history(name)
+    if as_json:
+        emit_json([{"game": g, "before": round(b, 2), "after": round(a, 2), "at": at}
+                   for _, g, b, a, at in rows])
+        return
+    for _, g, b, a, at in rows:
+        out.print(f"{at}  game {g}: {b:.1f} -> {a:.1f} ({a - b:+.1f})", markup=False, highlight=False)
 
 
 @app.command()

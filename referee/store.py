@@ -138,15 +138,26 @@ class Store:
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{path}: not a usable durak-ref store ({exc}); give another --db "
+                             f"path or move the file away") from None
+        try:
             self.db.execute("PRAGMA foreign_keys = ON")
+            # Check the schema before anything writes to the file: a store we refuse
+            # (not ours, or from a newer durak-ref) must be left byte for byte as it was.
+            tables = self._check_schema()
             # Readers (sqlite3 logs/durak.sqlite) never block the writer; one fsync per
             # checkpoint rather than per game. Pragmas, not schema: portable SQL stays so.
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA synchronous = NORMAL")
-            self._migrate()
+            self._migrate(tables)
         except sqlite3.DatabaseError as exc:
+            self.db.close()
             raise StoreError(f"{path}: not a usable durak-ref store ({exc}); give another --db "
                              f"path or move the file away") from None
+        except BaseException:
+            self.db.close()
+            raise
 
     def __enter__(self) -> Store:
         return self
@@ -159,18 +170,15 @@ class Store:
 
     # -- schema
 
-    def _migrate(self) -> None:
+    def _check_schema(self) -> set[str]:
+        """Read-only checks: the file's tables; StoreError if it is not a store we can use."""
         tables = {r[0] for r in self.db.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table'")}
         if "schema_version" not in tables:
             if tables:
                 raise StoreError(f"{self.path}: holds tables {sorted(tables)} but no durak-ref "
                                  f"schema version; it is not a durak-ref store")
-            with self.transaction():
-                for stmt in _SCHEMA:
-                    self.db.execute(stmt)
-                self.db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-            return
+            return tables
         row = self.db.execute("SELECT version FROM schema_version").fetchone()
         version = row[0] if row else None
         if version is None or not isinstance(version, int):
@@ -178,6 +186,15 @@ class Store:
         if version > SCHEMA_VERSION:
             raise StoreError(f"{self.path}: schema version {version} is newer than this durak-ref "
                              f"understands ({SCHEMA_VERSION}); upgrade durak-ref to use this store")
+        return tables
+
+    def _migrate(self, tables: set[str]) -> None:
+        if "schema_version" not in tables:
+            with self.transaction():
+                for stmt in _SCHEMA:
+                    self.db.execute(stmt)
+                self.db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+            return
         # Version 1 is the first; later versions add their migrations here, in order.
 
     # -- transactions
@@ -243,17 +260,21 @@ class Store:
     def add_game(self, row: GameRow) -> None:
         """Write one finished game and its seats atomically."""
         with self.transaction():
-            self.db.execute(
-                "INSERT INTO games (tournament_id, game_index, deal_seed, rotation, rules, log_file, "
-                "log_line, termination, durak, started, ended) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (row.tournament_id, row.game_index, row.deal_seed, row.rotation,
-                 json.dumps(row.rules), row.log_file, row.log_line, row.termination, row.durak,
-                 row.started, row.ended))
-            self.db.executemany(
-                "INSERT INTO seats (tournament_id, game_index, seat, bot, result, forfeit, decisions, "
-                "time_used) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(row.tournament_id, row.game_index, s.seat, s.bot, s.result, s.forfeit,
-                  s.decisions, s.time_used) for s in row.seats])
+            self.insert_game(row)
+
+    def insert_game(self, row: GameRow) -> None:
+        """Write one game and its seats inside the caller's transaction."""
+        self.db.execute(
+            "INSERT INTO games (tournament_id, game_index, deal_seed, rotation, rules, log_file, "
+            "log_line, termination, durak, started, ended) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (row.tournament_id, row.game_index, row.deal_seed, row.rotation,
+             json.dumps(row.rules), row.log_file, row.log_line, row.termination, row.durak,
+             row.started, row.ended))
+        self.db.executemany(
+            "INSERT INTO seats (tournament_id, game_index, seat, bot, result, forfeit, decisions, "
+            "time_used) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(row.tournament_id, row.game_index, s.seat, s.bot, s.result, s.forfeit,
+              s.decisions, s.time_used) for s in row.seats])
 
     def finished_indices(self, tid: str) -> set[int]:
         return {r[0] for r in self.db.execute(

@@ -1,0 +1,669 @@
+"""``durak-ref check-bot CMD``: the conformance check a bot author runs before a tournament.
+
+What is checked, in order:
+
+1. **handshake**: the bot answers the referee's hello within the start-up time with a
+   valid hello (protocol 1, a name). A missing ``version`` or ``author`` is a warning.
+2. **games**: the bot plays games against the built-in bots (greedy and random) under
+   several rule sets chosen so that every decision type the rules allow is requested
+   from it (``CONFIGS``). Each rule set is one match (one bot process): games are
+   played seed by seed until the decision types that rule set is there for have each
+   been requested and answered legally, and the bot has sat in every seat, or until
+   ``games_per_config`` games. A rule set stops at its first failure (timeout, crash,
+   protocol error, illegal action); the other rule sets still run.
+3. **decision types**: per type, how many requests offered it, how many the bot
+   answered legally, how many times it chose it. A type passes once the bot answered
+   legally at least once in a request that offered it; a type never offered is "not
+   reached" (a warning, with the reason); a type offered but never answered legally
+   fails. Two pseudo-types: ``decline`` (the trump-exchange offer, answered with pass
+   or exchange) and ``forced`` (a request whose only legal action is pass or take; sent
+   only under ``ask_forced=on``).
+4. **latency**: median and worst decision time, from the request being written to
+   the answer being read (a warning when the worst is over half the move limit).
+5. **exit after bye**: after each clean match the referee says ``bye`` and closes the
+   bot's stdin, as in a tournament; the bot must exit with status 0 within the grace
+   period (SPEC section 12).
+
+Every failure carries its evidence: what was sent (request id and a short form of the
+request), what came back (the referee's evidence: the received map or bytes, the exit
+code and stderr tail, the time waited) and what the spec requires.
+
+The games are played by the match machinery itself (``play_game`` with a
+``MatchConfig``, the players made by ``runner.make_players``): the bot's player is
+wrapped in a ``_Tap`` that notes every request, answer and time on its way through.
+Nothing here re-implements the game loop or the referee's judgement: whether an answer
+was accepted is read off the game record's forfeit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shlex
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import trio
+
+from .clock import TimeControl
+from .match import MatchConfig, play_game
+from .players import BotFailure, BotSpec, BotStartError, Player, parse_bot_spec, unique_names
+from .rules import Game
+from .rules.actions import MalformedAction, action_from_wire, action_str
+from .rules.match import first_dealer
+from .rules.options import make_rules
+from .runner import ProcessOptions, make_players
+
+Status = Literal["pass", "warn", "fail", "skip"]
+
+#: Decision types, in the order reports list them: the eight action types, then the
+#: pseudo-types ``decline`` (an exchange offer) and ``forced`` (a lone pass or take).
+DECISION_TYPES = ("attack", "cover", "throw_in", "transfer", "show_trump", "take", "pass",
+                  "exchange", "decline", "forced")
+
+#: Why a type may be missing, for "not reached" warnings.
+WHERE_OFFERED = {
+    "attack": "offered to the main attacker at the start of every bout",
+    "cover": "offered to the defender who holds a card that beats an attack card",
+    "throw_in": "offered to an attacker holding a card of a rank on the table",
+    "transfer": "offered under transfer=on to a defender holding the attacked rank, "
+                "before covering",
+    "show_trump": "offered under transfer=trump_show to a defender holding the trump of "
+                  "the attacked rank",
+    "take": "offered to the defender in every defence",
+    "pass": "offered to attackers in the throw-in phase and with every exchange offer",
+    "exchange": "offered under trump_exchange=on, before the first attack, to the holder "
+                "of the deck's lowest trump",
+    "decline": "the exchange offer answered (exchange or pass); see exchange",
+    "forced": "a request whose only legal action is pass or take; sent only under "
+              "ask_forced=on",
+}
+
+SPEC_HELLO = ("a hello map {{type: hello, protocol: 1, name: <1..64 printable characters>}} "
+              "within the start-up time of {startup:g} s (SPEC sections 4 and 6)")
+SPEC_REQUIRES = {
+    "timeout": "an action message {{type: action, id: {id}, action: <one element of legal>}} "
+               "within move_ms = {move_ms} ms of the request (SPEC sections 5, 6 and 10)",
+    "protocol": "exactly one frame holding {{type: action, id: {id}, action: <one element of "
+                "legal>}}, and nothing but frames on stdout (SPEC sections 2, 6, 7 and 12)",
+    "illegal": "one element of `legal`, copied verbatim, is always legal; any other action "
+               "is illegal (SPEC section 7)",
+    "crash": "the bot keeps running and reading stdin for the whole match; it exits (with "
+             "status 0) only after bye or at end of stdin (SPEC sections 11 and 12)",
+    "disconnect": "the bot stays connected for the whole match (SPEC section 12)",
+}
+SPEC_EXIT = ("after bye and the end of stdin, exit with status 0 within the referee's grace "
+             "period of {grace:g} s (SPEC section 12)")
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """One rule set the bot plays under, and the decision types it is there to reach."""
+
+    key: str
+    title: str
+    preset: str
+    overrides: tuple[tuple[str, str], ...]
+    players: int
+    targets: tuple[str, ...]
+
+    def rules(self) -> Any:
+        return make_rules(self.preset, dict(self.overrides))
+
+
+CONFIGS: tuple[RuleSet, ...] = (
+    RuleSet("classic", "classic", "classic", (), 2, ("attack", "cover", "take", "throw_in", "pass")),
+    RuleSet("perevodnoy", "perevodnoy (transfer)", "perevodnoy", (), 2, ("transfer",)),
+    RuleSet("perevodnoy_trump", "perevodnoy_trump (show_trump)", "perevodnoy_trump", (), 2,
+            ("show_trump",)),
+    RuleSet("trump_exchange", "classic, trump_exchange=on", "classic", (("trump_exchange", "on"),),
+            2, ("exchange", "decline")),
+    RuleSet("three_players", "classic, 3 players", "classic", (), 3,
+            ("attack", "cover", "take", "throw_in", "pass")),
+    RuleSet("ask_forced", "classic, ask_forced=on", "classic", (("ask_forced", "on"),), 2,
+            ("forced",)),
+)
+
+
+# -- the report ------------------------------------------------------------------------
+
+
+@dataclass
+class Problem:
+    """One failure or warning with its evidence."""
+
+    kind: str
+    message: str
+    where: dict[str, Any] = field(default_factory=dict)
+    sent: dict[str, Any] | None = None
+    received: Any = None
+    required: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": self.message, "where": self.where,
+                "sent": self.sent, "received": self.received, "required": self.required}
+
+
+@dataclass
+class Check:
+    """One line of the verdict: ``fail`` fails the bot; ``warn`` passes with a note."""
+
+    name: str
+    status: Status
+    summary: str
+    problems: list[Problem] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "status": self.status, "summary": self.summary,
+                "problems": [p.as_dict() for p in self.problems]}
+
+
+@dataclass
+class TypeStats:
+    offered: int = 0   #: requests that offered the type
+    answered: int = 0  #: of those, answered legally
+    chosen: int = 0    #: legal answers of this type
+
+    def as_dict(self) -> dict[str, int]:
+        return {"offered": self.offered, "answered": self.answered, "chosen": self.chosen}
+
+
+@dataclass
+class ConfigRun:
+    """What happened under one rule set."""
+
+    key: str
+    title: str
+    rules: str
+    players: int
+    games: list[dict[str, Any]] = field(default_factory=list)
+    decisions: int = 0
+    covered: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    failure: Problem | None = None
+    exit: dict[str, Any] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "title": self.title, "rules": self.rules, "players": self.players,
+                "games": self.games, "decisions": self.decisions, "covered": self.covered,
+                "missing": self.missing,
+                "failure": self.failure.as_dict() if self.failure else None, "exit": self.exit}
+
+
+@dataclass
+class CheckReport:
+    command: list[str]
+    settings: dict[str, Any]
+    hello: dict[str, Any] | None = None
+    checks: list[Check] = field(default_factory=list)
+    coverage: dict[str, TypeStats] = field(default_factory=lambda: {t: TypeStats() for t in DECISION_TYPES})
+    configs: list[ConfigRun] = field(default_factory=list)
+    latency: dict[str, Any] = field(default_factory=dict)
+    wall_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """True when no check failed (warnings allowed): the CLI exits 0."""
+        return all(c.status != "fail" for c in self.checks)
+
+    @property
+    def failures(self) -> list[Problem]:
+        return [p for c in self.checks if c.status == "fail" for p in c.problems]
+
+    def check(self, name: str) -> Check:
+        return next(c for c in self.checks if c.name == name)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``--json`` form."""
+        return {
+            "ok": self.ok, "command": self.command, "settings": self.settings, "hello": self.hello,
+            "checks": [c.as_dict() for c in self.checks],
+            "coverage": {t: s.as_dict() for t, s in self.coverage.items()},
+            "configs": [c.as_dict() for c in self.configs],
+            "latency": self.latency, "wall_s": round(self.wall_s, 3),
+            "counts": {s: sum(1 for c in self.checks if c.status == s)
+                       for s in ("pass", "warn", "fail", "skip")},
+        }
+
+
+# -- the tap on the bot's player ---------------------------------------------------------
+
+
+@dataclass
+class _Asked:
+    request: dict[str, Any]
+    answer: dict[str, Any] | None
+    seconds: float
+    failure: BotFailure | None
+
+
+class _Tap(Player):
+    """The bot's player as the table sees it: passes everything through to the real
+    player and notes each request, answer, decision time and failure in order."""
+
+    def __init__(self, inner: Player) -> None:
+        super().__init__(inner.name, inner.spec, wants_events=inner.wants_events, info=inner.info)
+        self.inner = inner
+        self.trail: list[_Asked | tuple[str, BotFailure]] = []
+
+    async def send(self, message: dict[str, Any]) -> None:
+        try:
+            await self.inner.send(message)
+        except BotFailure as exc:
+            self.trail.append((message["type"], exc))
+            raise
+
+    async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        start = trio.current_time()
+        try:
+            answer = await self.inner.decide(request, timeout)
+        except BotFailure as exc:
+            self.trail.append(_Asked(request, None, trio.current_time() - start, exc))
+            raise
+        self.trail.append(_Asked(request, answer, trio.current_time() - start, None))
+        return answer
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def offered_types(request: dict[str, Any]) -> set[str]:
+    """The decision types a request offers (pseudo-types included)."""
+    legal = request["legal"]
+    types = {a["type"] for a in legal}
+    if request["observation"]["phase"] == "exchange":
+        types.add("decline")
+    if len(legal) == 1 and legal[0]["type"] in ("pass", "take"):
+        types.add("forced")
+    return types
+
+
+def _wire_text(action: dict[str, Any]) -> str:
+    try:
+        return action_str(action_from_wire(action))
+    except MalformedAction:
+        return repr(action)
+
+
+def short_request(request: dict[str, Any]) -> dict[str, Any]:
+    """A request in a few words: id, phase, hand, table, legal (as text)."""
+    obs = request["observation"]
+    return {"request": request["id"], "game": request["game"], "seat": obs["seat"],
+            "phase": obs["phase"] + (" (defender taking)" if obs.get("taking") else ""),
+            "hand": obs["hand"], "table": obs["table"],
+            "legal": [_wire_text(a) for a in request["legal"]], "clock": request["clock"]}
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 3)
+
+
+# -- the check ------------------------------------------------------------------------------
+
+
+class _Checker:
+    def __init__(self, argv: Sequence[str], games_per_config: int, move_time: float,
+                 startup_time: float, grace: float, seed: int, configs: Sequence[RuleSet],
+                 on_progress: Callable[[str], None] | None) -> None:
+        self.argv = list(argv)
+        self.budget = games_per_config
+        self.move_time, self.startup_time, self.grace, self.seed = move_time, startup_time, grace, seed
+        self.rule_sets = list(configs)
+        self.on_progress = on_progress or (lambda text: None)
+        self.spec = BotSpec("command", "bot", tuple(self.argv), shlex.join(self.argv))
+        self.report = CheckReport(self.argv, {
+            "games_per_config": games_per_config, "move_time_s": move_time,
+            "startup_time_s": startup_time, "grace_s": grace, "seed": seed,
+            "configs": [c.key for c in self.rule_sets]})
+        self.times: list[float] = []
+        self.handshake: Check | None = None
+        self.exits: list[tuple[str, dict[str, Any]]] = []
+
+    async def run(self) -> CheckReport:
+        start = trio.current_time()
+        start_error: BotStartError | None = None
+        async with trio.open_nursery() as nursery:
+            try:
+                for rule_set in self.rule_sets:
+                    await self.run_rule_set(rule_set, nursery)
+                    if self.handshake is not None and self.handshake.status == "fail":
+                        break
+            except BotStartError as exc:
+                start_error = exc  # raised below, outside the nursery, as itself
+            nursery.cancel_scope.cancel()  # the closed bots' reader tasks may still wait
+        if start_error is not None:
+            raise start_error
+        self.finish()
+        self.report.wall_s = trio.current_time() - start
+        return self.report
+
+    # -- one rule set: one match, one bot process
+
+    async def run_rule_set(self, rs: RuleSet, nursery: trio.Nursery) -> None:
+        rules = rs.rules()
+        rules.check_table(rs.players)
+        config = MatchConfig(rules=rules, games=self.budget, seed=self.seed,
+                             tc=TimeControl(move=self.move_time, startup=self.startup_time),
+                             illegal_retries=0, max_restarts=0)
+        run = ConfigRun(rs.key, rs.title, rules.describe(), rs.players)
+        self.report.configs.append(run)
+        specs = [self.spec, parse_bot_spec("builtin:greedy"), parse_bot_spec("builtin:random")]
+        bot, greedy, rand = make_players(specs, config, stderr_stem=None,
+                                         options=ProcessOptions(grace=self.grace))
+        try:
+            if not await self.start(bot, run, nursery):
+                return
+            hello_name = bot.info.get("name") or "bot"
+            bot.name, greedy.name, rand.name = unique_names([hello_name, "greedy", "random"])
+            await self.play(rs, run, config, _Tap(bot), [greedy, rand])
+        finally:
+            if run.failure is None and self.handshake is not None and self.handshake.status != "fail":
+                run.exit = await self.close_and_watch_exit(bot)
+                self.exits.append((rs.title, run.exit))
+            else:
+                await bot.close()
+
+    async def start(self, bot: Any, run: ConfigRun, nursery: trio.Nursery) -> bool:
+        """Start the bot; the first start is the handshake check. False if it failed."""
+        start = trio.current_time()
+        try:
+            await bot.start(nursery)
+        except BotFailure as exc:
+            problem = Problem(
+                exc.kind, f"handshake failed: {exc.reason}", {"config": run.key},
+                sent={"message": "hello", "protocol": 1, "versions": [1]},
+                received=exc.evidence, required=SPEC_HELLO.format(startup=self.startup_time))
+            run.failure = problem
+            if self.handshake is None:
+                self.handshake = Check("handshake", "fail", problem.message, [problem])
+            return False
+        seconds = trio.current_time() - start
+        if self.handshake is None:
+            info = dict(bot.info)
+            self.report.hello = dict(info, protocol=1, handshake_ms=_ms(seconds))
+            missing = [k for k in ("version", "author") if not info.get(k)]
+            summary = (f"hello in {seconds * 1000:.1f} ms: name {info['name']!r}, protocol 1"
+                       + (f", version {info['version']!r}" if info.get("version") else "")
+                       + (f", author {info['author']!r}" if info.get("author") else ""))
+            problems = [Problem("hello", f"the hello has no {k!r} (optional, but shown in "
+                                f"tournament tables and logs)", required="SPEC section 6: "
+                                f"hello.{k} is an optional str of up to 256 characters")
+                        for k in missing]
+            if missing:
+                summary += f"; no {' and no '.join(missing)} (optional)"
+            self.handshake = Check("handshake", "warn" if missing else "pass", summary, problems)
+        return True
+
+    async def play(self, rs: RuleSet, run: ConfigRun, config: MatchConfig, tap: _Tap,
+                   opponents: list[Player]) -> None:
+        n = rs.players
+        rules = config.rules
+        next_id = itertools.count(1).__next__
+        local = {t: TypeStats() for t in DECISION_TYPES}
+        for index in range(self.budget):
+            seed = f"{self.seed}:{rs.key}:{index}"
+            dealer = (first_dealer(n) + index) % n
+            seat = index % n
+            if rules.trump_exchange:
+                # Sit the bot where the exchange is offered, if it is offered this deal.
+                peek = Game.new(rules, n, seed=seed, dealer=dealer)
+                if peek.observe(0)["phase"] == "exchange" and peek.current_seat is not None:
+                    seat = peek.current_seat
+            others = opponents[:n - 1] if (index // n) % 2 == 0 else opponents[::-1][:n - 1]
+            table: list[Player] = list(others)
+            table.insert(seat, tap)
+            tap.trail = []
+            record = await play_game(table, config, index=index, seed=seed, dealer=dealer,
+                                     next_request_id=next_id)
+            asked = [t for t in tap.trail if isinstance(t, _Asked)]
+            forfeit = record.forfeit if record.forfeit and record.forfeit["seat"] == seat else None
+            culprit = self.culprit(tap.trail, forfeit)
+            for item in asked:
+                accepted = item is not culprit and item.failure is None
+                if item.answer is not None:
+                    self.times.append(item.seconds)
+                types = offered_types(item.request)
+                chosen = item.answer.get("type") if accepted and item.answer else None
+                for stats in (self.report.coverage, local):
+                    for t in types:
+                        stats[t].offered += 1
+                        if accepted:
+                            stats[t].answered += 1
+                            if t == chosen or t == "forced" or (t == "decline" and chosen == "pass"):
+                                stats[t].chosen += 1
+            run.decisions += len(asked)
+            run.games.append({"game": index, "seed": seed, "seat": seat,
+                              "players": [p.name for p in table], "termination": record.termination,
+                              "durak": record.durak, "asked": len(asked)})
+            if forfeit is not None:
+                run.failure = self.problem(rs, index, seed, forfeit, culprit)
+            run.covered = [t for t in rs.targets if local[t].answered]
+            run.missing = [t for t in rs.targets if not local[t].answered]
+            self.on_progress(f"{rs.title}: game {index + 1}, covered "
+                             f"{len(run.covered)}/{len(rs.targets)}"
+                             + (f", FAILED ({forfeit['kind']})" if forfeit else ""))
+            if forfeit is not None or (not run.missing and index + 1 >= n):
+                return
+
+    @staticmethod
+    def culprit(trail: list[Any], forfeit: dict[str, Any] | None) -> Any:
+        """What the bot's forfeit is about: the first failed request or send, else (an
+        answer the referee refused: illegal, malformed, late) the last answer."""
+        if forfeit is None:
+            return None
+        for item in trail:
+            if isinstance(item, tuple) or item.failure is not None:
+                return item
+        asked = [t for t in trail if isinstance(t, _Asked)]
+        return asked[-1] if asked else None
+
+    def problem(self, rs: RuleSet, index: int, seed: str, forfeit: dict[str, Any],
+                culprit: Any) -> Problem:
+        kind = forfeit["kind"]
+        where = {"config": rs.key, "rules": rs.title, "game": index, "seed": seed,
+                 "seat": forfeit["seat"], "decision": forfeit["decision"]}
+        if isinstance(culprit, _Asked):
+            sent: dict[str, Any] = short_request(culprit.request)
+            rid = culprit.request["id"]
+            move_ms = culprit.request["clock"].get("move_ms")
+            where["request"] = rid
+        else:
+            sent = {"message": culprit[0]} if isinstance(culprit, tuple) else {}
+            rid, move_ms = "<the request's id>", _ms(self.move_time)
+        template = SPEC_REQUIRES.get(kind, SPEC_REQUIRES["protocol"])
+        return Problem(kind, forfeit["reason"], where, sent=sent, received=forfeit["evidence"],
+                       required=template.format(id=rid, move_ms=move_ms))
+
+    async def close_and_watch_exit(self, bot: Any) -> dict[str, Any]:
+        """Close the bot as the referee does at a match's end (bye, stdin closed, grace,
+        SIGTERM, SIGKILL) and note when and how it exited."""
+        process = bot.conn.process if getattr(bot, "conn", None) is not None else None
+        exited_at: list[float] = []
+
+        async def watch() -> None:
+            await process.wait()
+            exited_at.append(trio.current_time())
+
+        start = trio.current_time()
+        async with trio.open_nursery() as nursery:
+            if process is not None:
+                nursery.start_soon(watch)
+            await bot.close()  # shielded; always reaps the process
+        if process is None:
+            return {"ok": False, "exit_code": None, "after_bye_ms": None}
+        after = exited_at[0] - start if exited_at else None
+        code = process.returncode
+        in_time = after is not None and after < self.grace
+        return {"ok": code == 0 and in_time, "exit_code": code,
+                "after_bye_ms": None if after is None else _ms(after), "in_grace": in_time}
+
+    # -- the verdict
+
+    def finish(self) -> None:
+        r = self.report
+        handshake = self.handshake or Check("handshake", "skip", "no rule set was run")
+        r.checks.append(handshake)
+        started = handshake.status != "fail"
+        for run in r.configs if started else ():
+            r.checks.append(self.config_check(run))
+        for t in DECISION_TYPES:
+            r.checks.append(self.type_check(t, started))
+        r.checks.append(self.latency_check())
+        r.checks.append(self.exit_check())
+
+    def config_check(self, run: ConfigRun) -> Check:
+        name = f"games: {run.title}"
+        games = len(run.games)
+        text = f"{games} game{'s' * (games != 1)}, {run.decisions} decisions"
+        if run.failure is not None:
+            return Check(name, "fail", f"{text}; {run.failure.kind} in game "
+                         f"{run.failure.where.get('game', '-')}: {run.failure.message}", [run.failure])
+        if run.missing:
+            return Check(name, "warn", f"{text}; not reached: {', '.join(run.missing)}")
+        return Check(name, "pass", f"{text}; reached {', '.join(run.covered)}")
+
+    def type_check(self, t: str, started: bool) -> Check:
+        s = self.report.coverage[t]
+        name = f"decision: {t}"
+        counts = (f"offered in {s.offered} request{'s' * (s.offered != 1)}, answered {s.answered}, "
+                  f"chosen {s.chosen}")
+        if not started:
+            return Check(name, "skip", "the handshake failed")
+        if s.answered:
+            return Check(name, "pass", counts)
+        if s.offered:
+            return Check(name, "fail", f"{counts}: never answered legally (see the failures)")
+        stopped = [c.title for c in self.report.configs if c.failure is not None and t in
+                   next((rs.targets for rs in self.rule_sets if rs.key == c.key), ())]
+        games = sum(len(c.games) for c in self.report.configs)
+        reason = f"never offered in {games} games ({WHERE_OFFERED[t]})"
+        if stopped:
+            reason += f"; the rule set meant to reach it stopped at a failure: {', '.join(stopped)}"
+        return Check(name, "warn", "not reached: " + reason,
+                     [Problem("not_reached", reason, {"type": t})])
+
+    def latency_check(self) -> Check:
+        times = self.times
+        if not times:
+            self.report.latency = {"decisions": 0, "median_ms": None, "worst_ms": None,
+                                   "limit_ms": _ms(self.move_time)}
+            return Check("latency", "skip", "no decision was answered")
+        median, worst = statistics.median(times), max(times)
+        self.report.latency = {"decisions": len(times), "median_ms": _ms(median),
+                               "worst_ms": _ms(worst), "limit_ms": _ms(self.move_time)}
+        text = (f"median {median * 1000:.2f} ms, worst {worst * 1000:.2f} ms over {len(times)} decisions "
+                f"(limit {self.move_time:g} s per decision)")
+        if worst > self.move_time / 2:
+            return Check("latency", "warn", text + "; the worst is over half the limit",
+                         [Problem("slow", "the slowest decision used over half the move limit",
+                                  received={"worst_ms": _ms(worst)},
+                                  required=f"every decision within move_ms = {_ms(self.move_time):g} ms")])
+        return Check("latency", "pass", text)
+
+    def exit_check(self) -> Check:
+        name = "exit after bye"
+        if not self.exits:
+            return Check(name, "skip", "no match ended cleanly, so no exit was checked")
+        bad = [(title, e) for title, e in self.exits if not e["ok"]]
+        required = SPEC_EXIT.format(grace=self.grace)
+        if bad:
+            problems = []
+            for title, e in bad:
+                code, after = e["exit_code"], e["after_bye_ms"]
+                if not e.get("in_grace"):
+                    how = (f"still running {self.grace:g} s after bye; stopped by the referee "
+                           f"(exit status {code})")
+                else:
+                    how = f"exited with status {code} {after:g} ms after bye"
+                problems.append(Problem("exit", how, {"rules": title},
+                                        sent={"message": "bye", "then": "stdin closed"},
+                                        received=e, required=required))
+            return Check(name, "fail", f"{len(bad)} of {len(self.exits)} processes: "
+                         + problems[0].message, problems)
+        worst = max(e["after_bye_ms"] for _, e in self.exits)
+        return Check(name, "pass", f"{len(self.exits)} processes exited with status 0 "
+                     f"(at most {worst:.1f} ms after bye)")
+
+
+async def check_bot(argv: Sequence[str], *, games_per_config: int = 40, move_time: float = 5.0,
+                    startup_time: float = 10.0, grace: float = 1.0, seed: int = 1,
+                    configs: Sequence[RuleSet] = CONFIGS,
+                    on_progress: Callable[[str], None] | None = None) -> CheckReport:
+    """Run the conformance check of the bot started by ``argv`` (see the module docstring).
+
+    Raises BotStartError if the program cannot be started at all (not found, not
+    executable): the user's command is at fault, as for ``durak-ref match``; and
+    TimeControlError for a non-positive ``move_time`` or ``startup_time``.
+    """
+    if not argv:
+        raise ValueError("check_bot needs a command line")
+    if games_per_config < 1:
+        raise ValueError("games_per_config must be at least 1")
+    tc = TimeControl.parse(None, move_time, startup_time)  # raises TimeControlError
+    assert tc.move is not None
+    checker = _Checker(argv, games_per_config, tc.move, tc.startup, grace, seed, configs,
+                       on_progress)
+    return await checker.run()
+
+
+def check_bot_sync(argv: Sequence[str], **kwargs: Any) -> CheckReport:
+    """Synchronous entry point: ``check_bot`` under ``trio.run``."""
+    return trio.run(lambda: check_bot(argv, **kwargs),
+                    restrict_keyboard_interrupt_to_checkpoints=True)
+
+
+# -- rendering --------------------------------------------------------------------------------
+
+_STYLE = {"pass": ("PASS", "green"), "warn": ("WARN", "yellow"), "fail": ("FAIL", "bold red"),
+          "skip": ("SKIP", "dim")}
+
+
+def render(report: CheckReport, console: Any) -> None:
+    """Print the report for a human: the checks, every failure with its evidence, the verdict."""
+    from rich.table import Table
+    from rich.text import Text
+
+    console.print(Text(f"durak-ref check-bot: {shlex.join(report.command)}", style="bold"))
+    if report.hello:
+        h = report.hello
+        console.print(Text(f"bot: {h.get('name')} {h.get('version') or ''} "
+                           f"(author: {h.get('author') or '-'}), protocol {h.get('protocol')}"))
+    table = Table(show_header=True, header_style="bold", expand=False)
+    table.add_column("check")
+    table.add_column("result")
+    table.add_column("details", overflow="fold")
+    for c in report.checks:
+        label, style = _STYLE[c.status]
+        table.add_row(c.name, Text(label, style=style), Text(c.summary))
+    console.print(table)
+    failures = report.failures
+    if failures:
+        console.print(Text(f"Failures ({len(failures)}):", style="bold red"))
+        for i, p in enumerate(failures, 1):
+            where = ", ".join(f"{k} {v}" for k, v in p.where.items() if k != "rules")
+            console.print(Text(f"{i}. [{p.kind}] {p.message}", style="red"))
+            if where:
+                console.print(Text(f"   where:    {where}"))
+            if p.sent:
+                console.print(Text(f"   sent:     {_brief(p.sent)}"))
+            console.print(Text(f"   received: {_brief(p.received)}"))
+            if p.required:
+                console.print(Text(f"   required: {p.required}"))
+    warns = sum(1 for c in report.checks if c.status == "warn")
+    if report.ok:
+        console.print(Text(f"PASSED ({warns} warning{'s' * (warns != 1)}) in {report.wall_s:.1f} s",
+                           style="bold green"))
+    else:
+        failed = sum(1 for c in report.checks if c.status == "fail")
+        console.print(Text(f"FAILED: {failed} of {len(report.checks)} checks failed "
+                           f"({report.wall_s:.1f} s)", style="bold red"))
+
+
+def _brief(value: Any, limit: int = 400) -> str:
+    import json
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit] + " ..."

@@ -1,0 +1,172 @@
+"""The ladder: a standing pool of bots rated incrementally, game by game, in the store.
+
+``ladder run`` plays games between the ladder's bots: each pairing takes the bot with
+the fewest ladder games and gives it the opponent closest in rating (ties broken by
+the seed), and each pairing plays both seat rotations of one deal. After every game the
+incremental update R_j += K (p_j - w_j) (``referee.ratings.ladder_update``) is written
+in the same transaction as the game, so the ratings and the games never disagree.
+Ladder games are stored under the tournament id ``ladder``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from .match import GameRecord, MatchConfig, play_game
+from .matchlog import FORMAT, MatchLogWriter, utc_now
+from .ratings import DEFAULT_K, DEFAULT_START, RatedGame, ladder_update
+from .store import GameRow, Store, StoreError
+from .tournament import BotEntry, PlayerPool, TournamentError, TournamentSettings, seat_rows
+
+LADDER_ID = "ladder"
+
+
+def ensure_ladder(store: Store, k: float = DEFAULT_K, start: float = DEFAULT_START) -> dict[str, Any]:
+    """The ladder's settings, creating the ladder row on first use."""
+    try:
+        _, settings, _ = store.tournament(LADDER_ID)
+        return settings
+    except StoreError:  # no ladder yet
+        settings = {"k": k, "start": start, "seed": 1}
+        store.create_tournament(LADDER_ID, "ladder", settings)
+        return settings
+
+
+def add_bot(store: Store, name: str, command: str) -> None:
+    """Register a bot on the ladder at the start rating. Raises TournamentError if the
+    name is taken by a different command or the spec is unusable."""
+    from .players import BotSpecError, parse_bot_spec
+
+    try:
+        parse_bot_spec(command)
+    except BotSpecError as exc:
+        raise TournamentError(str(exc)) from None
+    settings = ensure_ladder(store)
+    existing = store.bot_command(name)
+    if existing is not None and existing != command:
+        raise TournamentError(f"bot {name!r} is already registered with command {existing!r}")
+    with store.transaction():
+        store.ensure_bot(name, command)
+        if store.ladder_rating(name) is None:
+            store.set_ladder(name, float(settings["start"]), 0)
+
+
+def pairing(ratings: dict[str, tuple[float, int]], rng: random.Random,
+            busy: set[str] = frozenset()) -> tuple[str, str] | None:  # type: ignore[assignment]
+    """The next pairing: the free bot with the fewest games, against the free bot closest
+    in rating. None if fewer than two bots are free."""
+    free = [b for b in ratings if b not in busy]
+    if len(free) < 2:
+        return None
+    rng.shuffle(free)
+    first = min(free, key=lambda b: ratings[b][1])
+    second = min((b for b in free if b != first),
+                 key=lambda b: (abs(ratings[b][0] - ratings[first][0]), ratings[b][1]))
+    return first, second
+
+
+async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurrency: int = 1,
+                     log_dir: Path | None = None,
+                     on_game: Callable[[GameRecord], None] | None = None) -> int:
+    """Play ``games`` ladder games (in deal pairs); returns how many were played."""
+    settings = ensure_ladder(store)
+    k, start = float(settings["k"]), float(settings["start"])
+    bots = {name: cmd for name, cmd, _ in store.bots() if store.ladder_rating(name) is not None}
+    if len(bots) < 2:
+        raise TournamentError("the ladder needs at least two bots: durak-ref ladder add NAME CMD")
+    entries = [BotEntry(name, cmd) for name, cmd in sorted(bots.items())]
+    pool_settings = TournamentSettings(entries, seed=config.seed)
+    next_index = itertools.count(max(store.finished_indices(LADDER_ID), default=-1) + 1)
+    rng = random.Random(f"ladder:{next_index}")
+    counter = itertools.count(1)
+    busy: set[str] = set()
+    played = 0
+    reserved = 0  # games handed to a worker (played or in flight)
+    writer = None
+    if log_dir is not None:
+        path = log_dir / f"ladder-{utc_now().replace(':', '').replace('+0000', '')}.jsonl"
+        writer = MatchLogWriter(path)
+        writer.write({"type": "header", "format": FORMAT, "ladder": True, "started": utc_now(),
+                      "preset": config.rules.preset, "rules": config.rules.as_dict(),
+                      "bots": [{"name": e.name, "command": e.command} for e in entries],
+                      "time_control": config.tc.as_dict()})
+
+    async def play_one(pool: PlayerPool, table: list[str], deal_seed: str, rotation: int) -> None:
+        nonlocal played
+        index = next(next_index)
+        players = [await pool.acquire(name) for name in table]
+        try:
+            for p in players:
+                await p.prepare_game(config.max_restarts)
+            started = utc_now()
+            record = await play_game(players, config, index=index, seed=deal_seed,
+                                     dealer=len(table) - 1, next_request_id=counter.__next__)
+        finally:
+            for p in players:
+                pool.release(p)
+        durak = None if record.durak is None else table[record.durak]
+        rated = (RatedGame(tuple(table), durak=durak) if durak else
+                 RatedGame(tuple(table), last_two=tuple(table[s] for s in (record.last_out or range(len(table))))))
+        before = {b: (store.ladder_rating(b) or (start, 0)) for b in table}
+        after = ladder_update({b: r for b, (r, _) in before.items()}, rated, k=k, start=start)
+        if writer is not None:
+            writer.write(record.as_dict())
+        row = GameRow(LADDER_ID, index, deal_seed, rotation, config.rules.as_dict(),
+                      str(writer.path) if writer else None, None, record.termination, durak,
+                      started, utc_now(), seat_rows(record))
+        with store.transaction():
+            store.insert_game(row)
+            for b in table:
+                store.set_ladder(b, after[b], before[b][1] + 1)
+                store.add_history(b, LADDER_ID, index, before[b][0], after[b])
+        played += 1
+        if on_game is not None:
+            on_game(record)
+
+    async def worker(pool: PlayerPool) -> None:
+        nonlocal reserved
+        while reserved < games:
+            ratings = {b: store.ladder_rating(b) or (start, 0) for b in bots}
+            pair = pairing(ratings, rng, busy)
+            if pair is None:  # every bot is busy in another worker's game
+                await trio.sleep(0.01)
+                continue
+            busy.update(pair)
+            try:
+                deal_seed = f"L{rng.getrandbits(48):x}"
+                for rotation, table in enumerate((list(pair), list(pair[::-1]))):
+                    if reserved >= games:
+                        break
+                    reserved += 1
+                    await play_one(pool, table, deal_seed, rotation)
+            finally:
+                busy.difference_update(pair)
+
+    try:
+        async with trio.open_nursery() as nursery:
+            pool = PlayerPool(pool_settings, config, nursery, None)
+            try:
+                async with trio.open_nursery() as workers:
+                    for _ in range(max(1, min(concurrency, len(bots) // 2))):
+                        workers.start_soon(worker, pool)
+            finally:
+                await pool.close()
+                nursery.cancel_scope.cancel()
+    finally:
+        if writer is not None:
+            writer.write({"type": "footer", "ended": utc_now(), "interrupted": played < games,
+                          "summary": {"games": played}})
+            writer.close()
+    return played
+
+
+def play_ladder(store: Store, config: MatchConfig, **kwargs: Any) -> int:
+    """``run_ladder`` under ``trio.run`` (Ctrl-C only at checkpoints)."""
+    return trio.run(lambda: run_ladder(store, config, **kwargs),
+                    restrict_keyboard_interrupt_to_checkpoints=True)
