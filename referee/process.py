@@ -1,12 +1,12 @@
 """Bots as subprocesses: spawn, handshake, talk frames over stdin/stdout, shut down.
 
 How it works. A ``ProcessPlayer`` owns one bot process at a time for a whole match
-(a ``_Connection``). Two long-lived tasks per process run in the match's nursery: a
-reader that feeds stdout bytes into one buffered ``FrameDecoder`` and hands whole
-messages over a small channel, and a stderr drain that copies the bot's stderr to a
-capped file and keeps the last lines as evidence, so the bot never blocks on a full
-stderr pipe. Outgoing frames are buffered and written in one go before each request,
-so a decision costs one write and one read. Every receive has a deadline.
+and talks to it through ``wire.StreamPlayer`` (frames over stdin/stdout, read only
+while an answer is due, under its deadline). Two long-lived tasks per process run in
+the match's nursery: a stderr drain that copies the bot's stderr to a capped file and
+keeps the last lines as evidence, so the bot never blocks on a full stderr pipe; and
+an exit watcher that kills what is left of the bot's process group a grace period
+after the bot itself exited, so a forked child holding stdout cannot hang the match.
 
 Process hygiene. The bot runs in a session of its own (its own process group).
 Closing sends ``bye`` and closes stdin, waits a grace period, then SIGTERM and, after
@@ -21,7 +21,6 @@ Failures never escape as exceptions of the referee: every bot fault is a
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import signal
@@ -31,34 +30,23 @@ from typing import Any, BinaryIO
 import trio
 
 from protocol import messages as msg
-from protocol.codec import FrameDecoder, encode
-from protocol.errors import RemoteProtocolError, UnsupportedVersionError
 
-from . import __version__
-from .players import BotFailure, BotSpec, BotStartError, Player
+from .players import BotFailure, BotSpec, BotStartError
+from .wire import StreamPlayer, brief  # noqa: F401 - brief is re-exported for callers
 
 STDERR_TAIL = 4096
 READ_CHUNK = 65536
-_NOTHING = object()
-#: Messages a bot may have in flight unread by the referee; bounds the referee's memory.
-INBOX = 4
-#: "stale" errors are queued for the bot only while its outgoing buffer is below this.
-STALE_NOTES_MAX = 65536
 
 
 class _Connection:
-    """One running bot process and its pipes' state."""
+    """One running bot process."""
 
     def __init__(self, process: trio.Process) -> None:
         self.process = process
-        self.decoder = FrameDecoder()
-        self.send_ch, self.recv_ch = trio.open_memory_channel[dict](INBOX)
-        self.reader_failure: BotFailure | None = None
-        self.reader_done = trio.Event()
         self.stderr_done = trio.Event()
 
 
-class ProcessPlayer(Player):
+class ProcessPlayer(StreamPlayer):
     """A bot program run as a subprocess, one process at a time for the whole match."""
 
     def __init__(self, name: str, spec: BotSpec, *, startup_time: float = 10.0,
@@ -78,7 +66,6 @@ class ProcessPlayer(Player):
         self.failure: BotFailure | None = None
         self.starts = 0
         self._nursery: trio.Nursery | None = None
-        self._out = bytearray()
         self._stderr_tail = bytearray()
         self._stderr_file: BinaryIO | None = None
         self._stderr_written = 0
@@ -99,8 +86,6 @@ class ProcessPlayer(Player):
 
     async def _spawn(self) -> None:
         assert self._nursery is not None
-        self.failure = None
-        self._out = bytearray()
         self.starts += 1
         if self._stderr_file is not None and self.starts > 1:
             self._write_stderr(f"\n[durak-ref: bot restarted (start {self.starts})]\n".encode())
@@ -112,24 +97,11 @@ class ProcessPlayer(Player):
             raise BotStartError(f"bot {self.name}: cannot start {self.spec.argv[0]!r}: "
                                 f"{exc.strerror or exc}") from None
         conn = self.conn = _Connection(process)
-        self._nursery.start_soon(self._read_stdout, conn)
+        assert process.stdin is not None and process.stdout is not None
+        self._attach(process.stdin, process.stdout)
         self._nursery.start_soon(self._drain_stderr, conn)
         self._nursery.start_soon(self._watch_exit, conn)
-        self._out += encode(msg.hello_msg(f"durak-ref {__version__}"))
-        await self._flush()
-        deadline = trio.current_time() + self.startup_time
-        answer = await self._receive(deadline, "the handshake", self.startup_time)
-        try:
-            hello = msg.parse_bot_message(answer)
-            if not isinstance(hello, msg.BotHello):
-                raise RemoteProtocolError("expected the bot's hello first, got an action", field="type")
-            msg.check_version(hello)
-        except UnsupportedVersionError as exc:
-            await self._try_send(msg.error_msg("version", str(exc), True))
-            raise self._fail("protocol", str(exc), answer) from None
-        except RemoteProtocolError as exc:
-            raise self._fail("protocol", f"bad hello: {exc}", answer) from None
-        self.info = {"name": hello.name, "version": hello.version, "author": hello.author}
+        await self._handshake(self.startup_time)
 
     def _limits(self) -> Any:
         mem, cpu = self.max_memory_mb, self.max_cpu_s
@@ -193,112 +165,21 @@ class ProcessPlayer(Player):
                 if stream is not None:
                     await stream.aclose()
 
-    # -- talking
+    # -- what the stream means (see wire.StreamPlayer)
 
-    async def send(self, message: dict[str, Any]) -> None:
-        """Queue a message; it is written before the next request (game_end, error and
-        bye are written at once)."""
-        if self.failure is not None:
-            raise self.failure
-        self._out += encode(message)
-        if message["type"] in ("game_end", "error", "bye"):
-            await self._flush()
+    async def _stream_failure(self) -> BotFailure:
+        assert self.conn is not None
+        return await self._eof_failure(self.conn)
 
-    async def decide(self, request: dict[str, Any], deadline: float | None = None) -> dict[str, Any]:
-        if self.failure is not None:
-            raise self.failure
-        self._out += encode(request)
-        start = trio.current_time()
-        await self._flush()
-        budget = None if deadline is None else deadline - start
-        stale = 0
-        while True:
-            try:
-                answer = await self._receive(deadline, f"request {request['id']}", budget)
-            except BotFailure as exc:
-                if stale:
-                    exc.evidence["stale_answers"] = stale
-                raise
-            try:
-                parsed = msg.parse_bot_message(answer)
-            except RemoteProtocolError as exc:
-                raise self._fail("protocol", str(exc), answer) from None
-            if not isinstance(parsed, msg.ActionMessage):
-                raise self._fail("protocol", f"expected an action for request {request['id']}, got a hello", answer)
-            if parsed.id == request["id"]:
-                return parsed.action
-            # SPEC section 11: an action for another request is ignored (error "stale",
-            # not fatal) and the open request still waits for its answer. The error is
-            # queued, not written now: the bot may not be reading, and we must not block.
-            stale += 1
-            if len(self._out) < STALE_NOTES_MAX:
-                self._out += encode(msg.error_msg(
-                    "stale", f"action for request {parsed.id} ignored: request {request['id']} "
-                    f"is open", False))
+    def _write_failure(self) -> BotFailure:
+        assert self.conn is not None
+        return BotFailure("crash", "the bot closed its stdin (the referee could not write)",
+                          {"exit_code": self.conn.process.returncode})
 
-    async def _flush(self) -> None:
-        if not self._out:
-            return
-        data, self._out = bytes(self._out), bytearray()
-        conn = self.conn
-        assert conn is not None and conn.process.stdin is not None
-        try:
-            await conn.process.stdin.send_all(data)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-            raise self._fail("crash", "the bot closed its stdin (the referee could not write)",
-                             exit_code=conn.process.returncode) from None
-
-    async def _try_send(self, message: dict[str, Any]) -> None:
-        self._out += encode(message)
-        try:
-            with trio.move_on_after(self.grace):
-                await self._flush()
-        except BotFailure:
-            pass
-
-    async def _receive(self, deadline: float | None, what: str, budget: float | None) -> Any:
-        conn = self.conn
-        assert conn is not None
-        start = trio.current_time()
-        with trio.move_on_at(float("inf") if deadline is None else deadline):
-            try:
-                return await conn.recv_ch.receive()
-            except trio.EndOfChannel:
-                assert conn.reader_failure is not None
-                failure = conn.reader_failure
-                failure.evidence.setdefault("stderr_tail", self.stderr_tail())
-                self.failure = failure
-                raise failure from None
-        waited = trio.current_time() - start
-        raise self._fail("timeout", f"no answer to {what} within {budget:.3f} s",
-                         waited_s=round(waited, 3), budget_s=round(budget or 0.0, 3))
+    def _evidence(self) -> dict[str, Any]:
+        return {"stderr_tail": self.stderr_tail()}
 
     # -- background tasks
-
-    async def _read_stdout(self, conn: _Connection) -> None:
-        stream = conn.process.stdout
-        assert stream is not None
-        failure = None
-        try:
-            while failure is None:
-                try:
-                    chunk = await stream.receive_some(READ_CHUNK)
-                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                    chunk = b""
-                try:
-                    conn.decoder.feed(chunk)
-                    for m in conn.decoder.messages():
-                        await conn.send_ch.send(m)
-                    if not chunk:
-                        conn.decoder.at_eof()
-                        failure = await self._eof_failure(conn)
-                except RemoteProtocolError as exc:
-                    failure = BotFailure("protocol", str(exc), {"bytes": exc.evidence})
-        finally:
-            # Closing the channel wakes a waiting receiver, which then reads the failure.
-            conn.reader_failure = failure or BotFailure("crash", "the bot's stdout was closed")
-            conn.send_ch.close()
-            conn.reader_done.set()
 
     async def _eof_failure(self, conn: _Connection) -> BotFailure:
         with trio.move_on_after(self.grace):
@@ -333,14 +214,11 @@ class ProcessPlayer(Player):
 
     async def _watch_exit(self, conn: _Connection) -> None:
         """A bot that exits while a child it forked still holds its stdout would leave
-        the reader waiting forever (with no time limit, the referee would hang): once
-        the bot has exited, give the reader a grace period to see the end of its
-        stdout, then kill what is left of the bot's process group to close the pipes.
-        The reader then reports the exit as a crash."""
+        a read waiting forever (with no time limit, the referee would hang): a grace
+        period after the bot itself has exited, kill what is left of its process group,
+        which closes the pipes. The pending read then reports the exit as a crash."""
         await conn.process.wait()
-        with trio.move_on_after(self.grace):
-            await conn.reader_done.wait()
-            return
+        await trio.sleep(self.grace)
         _signal_group(conn.process.pid, signal.SIGKILL)
 
     def _write_stderr(self, chunk: bytes) -> None:
@@ -357,25 +235,6 @@ class ProcessPlayer(Player):
     def stderr_tail(self, lines: int = 10) -> list[str]:
         text = self._stderr_tail.decode("utf-8", "replace")
         return text.splitlines()[-lines:]
-
-    def _fail(self, kind: str, reason: str, received: Any = _NOTHING, **evidence: Any) -> BotFailure:
-        """Record the bot's failure (it is restarted before its next game) and return it."""
-        if received is not _NOTHING:
-            evidence["received"] = brief(received)
-        evidence.setdefault("stderr_tail", self.stderr_tail())
-        failure = BotFailure(kind, reason, evidence)
-        self.failure = failure
-        return failure
-
-
-def brief(value: Any, limit: int = 600) -> Any:
-    """``value`` for a log's evidence: itself if its JSON form is short, else a cut repr."""
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError):
-        text = repr(value)
-        return text[:limit] + ("..." if len(text) > limit else "")
-    return value if len(text) <= limit else text[:limit] + "..."
 
 
 def _signal_group(pgid: int, sig: int) -> None:

@@ -1,0 +1,196 @@
+"""The referee's side of one framed byte stream to a bot: pipes or a TCP socket alike.
+
+``StreamPlayer`` holds one buffered ``FrameDecoder`` and one outgoing buffer per
+connection. Messages that need no answer are queued and written in one go with the
+next request, so a decision costs one write and, usually, one read. Reading happens
+only while the referee waits for an answer, under the decision's deadline; a bot that
+writes when nobody asked fills its pipe or socket buffer and then blocks, so the
+referee's memory stays bounded without a background reader.
+
+Subclasses say what the stream is (``_stream_failure`` names an end of stream: a
+``crash`` for a process, a ``disconnect`` for a socket) and add the lifecycle.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import trio
+
+from protocol import messages as msg
+from protocol.codec import FrameDecoder, encode
+from protocol.errors import RemoteProtocolError, UnsupportedVersionError
+
+from . import __version__
+from .players import BotFailure, Player
+
+READ_CHUNK = 65536
+#: "stale" errors are queued for the bot only while its outgoing buffer is below this.
+STALE_NOTES_MAX = 65536
+_NOTHING = object()
+_WRITE_ERRORS = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
+
+
+class StreamPlayer(Player):
+    """A bot at the far end of a trio byte stream (send + receive halves)."""
+
+    failure: BotFailure | None = None
+
+    def _attach(self, send_stream: trio.abc.SendStream, receive_stream: trio.abc.ReceiveStream,
+                max_frame: int = 1 << 20) -> None:
+        """Start talking over a (new) stream: fresh decoder, empty buffers, no failure."""
+        self._send_stream = send_stream
+        self._receive_stream = receive_stream
+        self._decoder = FrameDecoder(max_frame)
+        self._out = bytearray()
+        self.failure = None
+
+    # -- what subclasses provide
+
+    async def _stream_failure(self) -> BotFailure:
+        """The failure for the bot's end of stream (it exited / disconnected)."""
+        raise NotImplementedError
+
+    def _write_failure(self) -> BotFailure:
+        """The failure for a write that the stream refused."""
+        raise NotImplementedError
+
+    def _evidence(self) -> dict[str, Any]:
+        """Extra evidence for every failure (e.g. the last lines of stderr)."""
+        return {}
+
+    # -- handshake
+
+    async def _handshake(self, timeout: float) -> msg.BotHello:
+        """Send our hello, read theirs within ``timeout`` seconds, check the version."""
+        self._out += encode(msg.hello_msg(f"durak-ref {__version__}"))
+        await self._flush()
+        answer = await self._receive(trio.current_time() + timeout, "the handshake", timeout)
+        try:
+            hello = msg.parse_bot_message(answer)
+            if not isinstance(hello, msg.BotHello):
+                raise RemoteProtocolError("expected the bot's hello first", field="type")
+            msg.check_version(hello)
+        except UnsupportedVersionError as exc:
+            await self._try_send(msg.error_msg("version", str(exc), True))
+            raise self._fail("protocol", str(exc), answer) from None
+        except RemoteProtocolError as exc:
+            raise self._fail("protocol", f"bad hello: {exc}", answer) from None
+        self.info = {"name": hello.name, "version": hello.version, "author": hello.author}
+        return hello
+
+    # -- talking
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Queue a message; it is written before the next request (game_end, error and
+        bye are written at once)."""
+        if self.failure is not None:
+            raise self.failure
+        self._out += encode(message)
+        if message["type"] in ("game_end", "error", "bye"):
+            await self._flush()
+
+    async def decide(self, request: dict[str, Any], deadline: float | None = None) -> dict[str, Any]:
+        if self.failure is not None:
+            raise self.failure
+        self._out += encode(request)
+        start = trio.current_time()
+        await self._flush()
+        budget = None if deadline is None else deadline - start
+        stale = 0
+        while True:
+            try:
+                answer = await self._receive(deadline, f"request {request['id']}", budget)
+            except BotFailure as exc:
+                if stale:
+                    exc.evidence["stale_answers"] = stale
+                raise
+            try:
+                parsed = msg.parse_bot_message(answer)
+            except RemoteProtocolError as exc:
+                raise self._fail("protocol", str(exc), answer) from None
+            if not isinstance(parsed, msg.ActionMessage):
+                raise self._fail("protocol", f"expected an action for request {request['id']}, "
+                                 f"got a {answer.get('type')}", answer)
+            if parsed.id == request["id"]:
+                return parsed.action
+            # SPEC: an action for another request is ignored (error "stale", not fatal)
+            # and the open request still waits for its answer. The error is queued, not
+            # written now: the bot may not be reading, and we must not block.
+            stale += 1
+            if len(self._out) < STALE_NOTES_MAX:
+                self._out += encode(msg.error_msg(
+                    "stale", f"action for request {parsed.id} ignored: request {request['id']} "
+                    f"is open", False))
+
+    async def _flush(self) -> None:
+        if not self._out:
+            return
+        data, self._out = bytes(self._out), bytearray()
+        try:
+            await self._send_stream.send_all(data)
+        except _WRITE_ERRORS:
+            raise self._note(self._write_failure()) from None
+
+    async def _try_send(self, message: dict[str, Any], timeout: float = 1.0) -> None:
+        """Best effort: write ``message`` (and anything queued) within ``timeout``."""
+        self._out += encode(message)
+        try:
+            with trio.move_on_after(timeout):
+                await self._flush()
+        except BotFailure:
+            pass
+
+    async def _receive(self, deadline: float | None, what: str, budget: float | None) -> dict[str, Any]:
+        """The next message, read under ``deadline``. Raises BotFailure (timeout, the end
+        of the stream, or a protocol error with the offending bytes)."""
+        if deadline is None:  # no clock: skip the cancel scope (it is per decision)
+            return await self._read_message()
+        start = trio.current_time()
+        with trio.move_on_at(deadline):
+            return await self._read_message()
+        waited = trio.current_time() - start
+        raise self._fail("timeout", f"no answer to {what} within {budget:.3f} s",
+                         waited_s=round(waited, 3), budget_s=round(budget or 0.0, 3))
+
+    async def _read_message(self) -> dict[str, Any]:
+        decoder = self._decoder
+        try:
+            while True:
+                message = decoder.next_message()
+                if message is not None:
+                    return message
+                try:
+                    chunk = await self._receive_stream.receive_some(READ_CHUNK)
+                except _WRITE_ERRORS:
+                    chunk = b""
+                decoder.feed(chunk)
+                if not chunk:
+                    decoder.at_eof()  # raises if the stream ended inside a frame
+                    raise self._note(await self._stream_failure())
+        except RemoteProtocolError as exc:
+            raise self._fail("protocol", str(exc), bytes=exc.evidence) from None
+
+    def _note(self, failure: BotFailure) -> BotFailure:
+        for k, v in self._evidence().items():
+            failure.evidence.setdefault(k, v)
+        self.failure = failure
+        return failure
+
+    def _fail(self, kind: str, reason: str, received: Any = _NOTHING, **evidence: Any) -> BotFailure:
+        """Record the bot's failure (a failed bot is restarted or dropped before its next
+        game) and return it."""
+        if received is not _NOTHING:
+            evidence["received"] = brief(received)
+        return self._note(BotFailure(kind, reason, evidence))
+
+
+def brief(value: Any, limit: int = 600) -> Any:
+    """``value`` for a log's evidence: itself if its JSON form is short, else a cut repr."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+        return text[:limit] + ("..." if len(text) > limit else "")
+    return value if len(text) <= limit else text[:limit] + "..."
