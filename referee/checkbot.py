@@ -295,6 +295,18 @@ def short_request(request: dict[str, Any]) -> dict[str, Any]:
             "legal": [_wire_text(a) for a in request["legal"]], "clock": request["clock"]}
 
 
+def _command_spec(argv: list[str]) -> BotSpec:
+    """The bot's spec, named as ``durak-ref match`` names an unnamed command (until its
+    hello names it)."""
+    text = shlex.join(argv)
+    try:
+        spec = parse_bot_spec(text)
+    except ValueError:
+        spec = None
+    name = spec.name if spec is not None and spec.kind == "command" and list(spec.argv) == argv else "bot"
+    return BotSpec("command", name, tuple(argv), text)
+
+
 def _ms(seconds: float) -> float:
     return round(seconds * 1000, 3)
 
@@ -311,7 +323,7 @@ class _Checker:
         self.move_time, self.startup_time, self.grace, self.seed = move_time, startup_time, grace, seed
         self.rule_sets = list(configs)
         self.on_progress = on_progress or (lambda text: None)
-        self.spec = BotSpec("command", "bot", tuple(self.argv), shlex.join(self.argv))
+        self.spec = _command_spec(self.argv)
         self.report = CheckReport(self.argv, {
             "games_per_config": games_per_config, "move_time_s": move_time,
             "startup_time_s": startup_time, "grace_s": grace, "seed": seed,
@@ -410,7 +422,8 @@ class _Checker:
                 peek = Game.new(rules, n, seed=seed, dealer=dealer)
                 if peek.observe(0)["phase"] == "exchange" and peek.current_seat is not None:
                     seat = peek.current_seat
-            others = opponents[:n - 1] if (index // n) % 2 == 0 else opponents[::-1][:n - 1]
+            # Seats rotate; opponents alternate so the first two games meet both built-ins.
+            others = opponents[:n - 1] if (index + index // n) % 2 == 0 else opponents[::-1][:n - 1]
             table: list[Player] = list(others)
             table.insert(seat, tap)
             tap.trail = []
@@ -507,8 +520,10 @@ class _Checker:
         started = handshake.status != "fail"
         for run in r.configs if started else ():
             r.checks.append(self.config_check(run))
-        for t in DECISION_TYPES:
-            r.checks.append(self.type_check(t, started))
+        if started:
+            r.checks.extend(self.type_check(t) for t in DECISION_TYPES)
+        else:
+            r.checks.append(Check("decision types", "skip", "the handshake failed"))
         r.checks.append(self.latency_check())
         r.checks.append(self.exit_check())
 
@@ -523,13 +538,11 @@ class _Checker:
             return Check(name, "warn", f"{text}; not reached: {', '.join(run.missing)}")
         return Check(name, "pass", f"{text}; reached {', '.join(run.covered)}")
 
-    def type_check(self, t: str, started: bool) -> Check:
+    def type_check(self, t: str) -> Check:
         s = self.report.coverage[t]
         name = f"decision: {t}"
         counts = (f"offered in {s.offered} request{'s' * (s.offered != 1)}, answered {s.answered}, "
                   f"chosen {s.chosen}")
-        if not started:
-            return Check(name, "skip", "the handshake failed")
         if s.answered:
             return Check(name, "pass", counts)
         if s.offered:

@@ -597,6 +597,52 @@ def ladder_history(
         out.print(f"{at}  game {g}: {b:.1f} -> {a:.1f} ({a - b:+.1f})", markup=False, highlight=False)
 
 
+@app.command("check-bot")
+def check_bot_cmd(
+    command: Annotated[str, typer.Argument(
+        help="The bot's command line, quoted: \"python3 mybot.py --fast\".", show_default=False)],
+    games: Annotated[int, typer.Option(
+        "--games", "-n", min=1, help="Most games per rule set; each stops as soon as the "
+        "decision types it is there for have been reached.")] = 40,
+    move_time: Annotated[float, typer.Option(help="Limit for every single decision, in seconds.")] = 5.0,
+    startup_time: Annotated[float, typer.Option(
+        help="Seconds the bot may take to start and answer the handshake.")] = 10.0,
+    seed: Annotated[int, typer.Option(help="Seed of the deals.")] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
+) -> None:
+    """Check a bot before a tournament: handshake, every decision type under several rule
+    sets against the built-in bots, decision latency, clean exit after bye.
+
+    Every failure is shown with what was sent, what came back and what the protocol
+    requires. Exit code 0 when every check passes (warnings allowed), 1 when a check
+    fails, 2 for unusable input (e.g. a command that cannot be started).
+    """
+    from contextlib import nullcontext
+
+    from .checkbot import check_bot_sync, render
+
+    try:
+        spec = parse_bot_spec(command)
+    except BotSpecError as exc:
+        fail(str(exc))
+    if spec.kind != "command":
+        fail(f"{command}: check-bot checks a bot program; give its command line")
+    live = err.status("check-bot: starting the bot") if err.is_terminal and not as_json else nullcontext()
+    with live as status:
+        try:
+            report = check_bot_sync(
+                list(spec.argv), games_per_config=games, move_time=move_time,
+                startup_time=startup_time, seed=seed,
+                on_progress=None if status is None else lambda text: status.update(f"check-bot: {text}"))
+        except (BotStartError, TimeControlError) as exc:
+            fail(str(exc))
+    if as_json:
+        emit_json(report.as_dict())
+    else:
+        render(report, out)
+    raise typer.Exit(0 if report.ok else 1)
+
+
 @app.command()
 def version() -> None:
     """Print the durak-ref and protocol versions."""
