@@ -47,6 +47,17 @@ _BOTS_HELP = ("Bots, one per seat (2 to 6): builtin:NAME (" + ", ".join(BUILTINS
               "optionally named: alice=\"./mybot --fast\".")
 
 
+def _pairs(items: list[str], option: str, form: str) -> list[tuple[str, str]]:
+    """``NAME=VALUE`` items of a repeated option; exits 2 naming a malformed one."""
+    out = []
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value:
+            fail(f"{option} {item!r}: expected {form}")
+        out.append((name.strip(), value))
+    return out
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
     """One clear line on stderr, then exit (2: the user's input was unusable)."""
     err.print(f"durak-ref: error: {message}", highlight=False, markup=False, soft_wrap=True)
@@ -84,6 +95,14 @@ def match(
         min=1, help="Stop early once some bot has been the durak this many times.")] = None,
     log_dir: Annotated[Path, typer.Option(help="Where the match log and bots' stderr go.")] = Path("logs"),
     no_log: Annotated[bool, typer.Option("--no-log", help="Write no match log.")] = False,
+    listen: Annotated[str, typer.Option(
+        help="For tcp:NAME seats: where to listen, HOST:PORT. Loopback unless you say otherwise.")
+    ] = "127.0.0.1:7724",
+    token: Annotated[list[str] | None, typer.Option(
+        help="For tcp:NAME seats: NAME=SECRET, the token that bot must send (repeat). A seat "
+        "without one gets a generated token, printed at the start.", show_default=False)] = None,
+    connect_wait: Annotated[float, typer.Option(
+        help="Seconds to wait for each TCP bot to connect (and to reconnect between games).")] = 120.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")] = False,
 ) -> None:
     """Play a match between bots and print how often each was the durak.
@@ -105,12 +124,28 @@ def match(
             until_durak=until_durak)
     except (RulesError, BotSpecError, TimeControlError, OnIllegalError) as exc:
         fail(str(exc))
-    options = ProcessOptions(max_memory_mb=max_memory, max_cpu_s=max_cpu)
+    from .tcp import ListenError, is_loopback, new_token, parse_listen
+    try:
+        listen_at = parse_listen(listen)
+    except ListenError as exc:
+        fail(str(exc))
+    tokens = dict(_pairs(token or [], "--token", "NAME=SECRET"))
+    for spec in specs:
+        if spec.kind == "tcp" and spec.name not in tokens:
+            tokens[spec.name] = new_token()
+            err.print(f"token for tcp:{spec.name}: {tokens[spec.name]}", markup=False, highlight=False)
+    if any(s.kind == "tcp" for s in specs) and not is_loopback(listen_at[0]):
+        err.print(f"durak-ref: note: listening on {listen_at[0]}, not loopback: other machines can "
+                  f"connect (tokens are checked)", markup=False)
+    options = ProcessOptions(max_memory_mb=max_memory, max_cpu_s=max_cpu, listen=listen_at,
+                             tokens=tuple(tokens.items()), connect_wait=connect_wait)
     with progress_for(games, "match", enabled=not as_json) as advance:
         try:
             result = run_match(specs, config, log_dir=None if no_log else log_dir,
-                               options=options, on_game=lambda record, res: advance(res.leader()))
-        except BotStartError as exc:
+                               options=options, on_game=lambda record, res: advance(res.leader()),
+                               on_tcp=lambda text: err.print(f"tcp: {text}", markup=False,
+                                                             highlight=False))
+        except (BotStartError, ListenError) as exc:
             fail(str(exc))
     summary = result.summary()
     if as_json:

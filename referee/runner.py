@@ -19,17 +19,21 @@ from protocol.messages import PROTOCOL_VERSION
 from . import __version__
 from .match import GameRecord, MatchConfig, MatchResult, BotStats, play_match
 from .matchlog import FORMAT, MatchLogWriter, new_log_path, safe_name, utc_now
+from .tcp import ListenError
 from .players import BotFailure, BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player, unique_names
 
 
 @dataclass(frozen=True)
 class ProcessOptions:
-    """How bot processes are run."""
+    """How bot processes are run, and where TCP bots connect."""
 
     grace: float = 1.0
     stderr_cap: int = 1 << 20
     max_memory_mb: int | None = None
     max_cpu_s: int | None = None
+    listen: tuple[str, int] = ("127.0.0.1", 7724)
+    tokens: tuple[tuple[str, str], ...] = ()  #: (name, secret) for tcp:NAME seats
+    connect_wait: float = 120.0  #: seconds to wait for a TCP bot to connect
 
 
 def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: Path | None,
@@ -50,9 +54,32 @@ def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: 
                 stderr_path=stderr, stderr_cap=options.stderr_cap,
                 max_memory_mb=options.max_memory_mb, max_cpu_s=options.max_cpu_s))
         else:
-            raise BotSpecError(f"{spec.text}: TCP seats are not served yet; use a command line "
-                               f"or builtin:NAME")
+            from .tcp import TcpSeat
+            players.append(TcpSeat(name, spec, wait_s=options.connect_wait))
     return players
+
+
+async def _open_gate(players: Sequence[Player], options: ProcessOptions, nursery: trio.Nursery,
+                     on_tcp: Callable[[str], None] | None) -> None:
+    """If any seat is tcp:NAME, listen for those bots (they authenticate with tokens)."""
+    from .tcp import TcpGate, TcpSeat, TokenBook
+
+    seats = {p.spec.name: p for p in players if isinstance(p, TcpSeat)}
+    if not seats:
+        return
+    tokens = TokenBook()
+    for name, secret in options.tokens:
+        tokens.add(name, secret)
+
+    def claim(name: str) -> TcpSeat | None:
+        seat = seats.get(name)
+        return None if seat is None or seat.connected else seat
+
+    gate = TcpGate(tokens, claim, on_event=on_tcp)
+    host, port = options.listen
+    await nursery.start(gate.serve, host, port)
+    if on_tcp is not None:
+        on_tcp(f"listening on {host}:{gate.port} for {', '.join(seats)}")
 
 
 def _adopt_hello_names(players: Sequence[Player]) -> None:
@@ -83,6 +110,7 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
                           options: ProcessOptions = ProcessOptions(),
                           on_game: Callable[[GameRecord, MatchResult], None] | None = None,
                           on_start: Callable[[MatchResult], None] | None = None,
+                          on_tcp: Callable[[str], None] | None = None,
                           ) -> MatchResult:
     """Start the bots, play the match, close the bots, write the log.
 
@@ -104,10 +132,11 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
         if on_game is not None:
             on_game(record, res)
 
-    start_error: BotStartError | None = None
+    start_error: BotStartError | ListenError | None = None
     try:
         async with trio.open_nursery() as nursery:
             try:
+                await _open_gate(players, options, nursery, on_tcp)
                 for p in players:
                     try:
                         await p.start(nursery)
@@ -122,7 +151,7 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
                 await play_match(players, config, on_game=record_game, result=result)
             except KeyboardInterrupt:
                 result.interrupted = True
-            except BotStartError as exc:
+            except (BotStartError, ListenError) as exc:
                 start_error = exc  # raised below, outside the nursery, as itself
             finally:
                 for p in players:

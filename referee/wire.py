@@ -26,6 +26,9 @@ from . import __version__
 from .players import BotFailure, Player
 
 READ_CHUNK = 65536
+#: Seconds a write to a bot may block (the bot not reading its input) before the bot
+#: is failed; a request's own deadline applies when it is sooner.
+WRITE_TIMEOUT = 30.0
 #: "stale" errors are queued for the bot only while its outgoing buffer is below this.
 STALE_NOTES_MAX = 65536
 _NOTHING = object()
@@ -96,7 +99,7 @@ class StreamPlayer(Player):
             raise self.failure
         self._out += encode(request)
         start = trio.current_time()
-        await self._flush()
+        await self._flush(deadline)
         budget = None if deadline is None else deadline - start
         stale = 0
         while True:
@@ -110,6 +113,8 @@ class StreamPlayer(Player):
                 parsed = msg.parse_bot_message(answer)
             except RemoteProtocolError as exc:
                 raise self._fail("protocol", str(exc), answer) from None
+            if isinstance(parsed, msg.Pong):
+                continue  # a late answer to an idle-time ping: harmless
             if not isinstance(parsed, msg.ActionMessage):
                 raise self._fail("protocol", f"expected an action for request {request['id']}, "
                                  f"got a {answer.get('type')}", answer)
@@ -124,14 +129,23 @@ class StreamPlayer(Player):
                     "stale", f"action for request {parsed.id} ignored: request {request['id']} "
                     f"is open", False))
 
-    async def _flush(self) -> None:
+    async def _flush(self, deadline: float | None = None) -> None:
+        """Write everything queued. A bot that stops reading cannot stall the referee:
+        the write fails the bot at ``deadline`` or after WRITE_TIMEOUT seconds."""
         if not self._out:
             return
         data, self._out = bytes(self._out), bytearray()
-        try:
-            await self._send_stream.send_all(data)
-        except _WRITE_ERRORS:
-            raise self._note(self._write_failure()) from None
+        limit = trio.current_time() + WRITE_TIMEOUT
+        if deadline is not None:
+            limit = min(limit, deadline)
+        with trio.move_on_at(limit):
+            try:
+                await self._send_stream.send_all(data)
+                return
+            except _WRITE_ERRORS:
+                raise self._note(self._write_failure()) from None
+        raise self._fail("timeout", f"the bot is not reading its input: writing {len(data)} "
+                         f"bytes did not finish in time", write_bytes=len(data))
 
     async def _try_send(self, message: dict[str, Any], timeout: float = 1.0) -> None:
         """Best effort: write ``message`` (and anything queued) within ``timeout``."""
