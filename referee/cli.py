@@ -679,6 +679,77 @@ def check_bot_cmd(
 
 
 @app.command()
+def register(
+    name: Annotated[str, typer.Argument(help="The bot's name on the arena.", show_default=False)],
+    db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
+) -> None:
+    """Register a bot for `durak-ref serve` and print its token (again: a new token)."""
+    from .arena import register as register_bot
+
+    with _open_store(db) as store:
+        try:
+            token = register_bot(store, name)
+        except ValueError as exc:
+            fail(str(exc))
+    out.print(f"{name}: token {token}", markup=False, highlight=False)
+    err.print("Keep the token: only its hash is stored. Connect with e.g. "
+              f"examples/python/random_bot.py --connect HOST:PORT --name {name} --token TOKEN",
+              markup=False, highlight=False)
+
+
+@app.command()
+def serve(
+    listen: Annotated[str, typer.Option(help="HOST:PORT to listen on (loopback unless you say otherwise).")]
+    = "127.0.0.1:7724",
+    db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
+    games: Annotated[int | None, typer.Option(min=1, help="Stop after this many games (default: run until Ctrl-C).")] = None,
+    max_games_per_bot: Annotated[int, typer.Option(min=1, help="Games one bot may play at once "
+                                                   "(one connection each).")] = 1,
+    max_connections: Annotated[int, typer.Option(min=1, help="Open connections in total.")] = 256,
+    max_per_address: Annotated[int, typer.Option(min=1, help="Open connections from one address.")] = 8,
+    handshake_time: Annotated[float, typer.Option(help="Seconds a client has to say hello.")] = 10.0,
+    ping_interval: Annotated[float, typer.Option(help="Seconds between pings of idle bots.")] = 15.0,
+    move_time: Annotated[float, typer.Option(help="Seconds per decision.")] = 10.0,
+    rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
+    set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
+    log_dir: Annotated[Path, typer.Option(help="Where game logs go.")] = Path("logs"),
+) -> None:
+    """Run the arena: registered bots connect over TCP and play rated games continuously.
+
+    Register bots first with `durak-ref register NAME`. Ratings go to the ladder in the
+    store (`durak-ref ladder show`). Ctrl-C stops pairing and lets games in flight
+    finish; a second Ctrl-C aborts them.
+    """
+    from .arena import Arena, serve as serve_arena
+    from .tcp import ListenError, TcpLimits, is_loopback, parse_listen
+
+    try:
+        host, port = parse_listen(listen)
+        config = MatchConfig(rules=make_rules(rules, set_ or []), tc=TimeControl.parse(None, move_time))
+    except (ListenError, RulesError, TimeControlError) as exc:
+        fail(str(exc))
+    if not is_loopback(host):
+        err.print(f"durak-ref: note: listening on {host}, not loopback: other machines can connect "
+                  "(tokens are checked)", markup=False)
+    limits = TcpLimits(handshake_s=handshake_time, max_connections=max_connections,
+                       max_per_address=max_per_address, ping_interval=ping_interval)
+    with _open_store(db) as store:
+        if not store.token_hashes():
+            fail(f"no bots are registered in {db}; register one with: durak-ref register NAME")
+        arena = Arena(store, config, limits, max_games_per_bot=max_games_per_bot, games=games,
+                      log_dir=log_dir,
+                      on_event=lambda text: err.print(text, markup=False, highlight=False))
+        err.print(f"arena on {host}:{port}; bots: {', '.join(sorted(store.token_hashes()))}",
+                  markup=False, highlight=False)
+        try:
+            played = serve_arena(arena, host, port)
+        except ListenError as exc:
+            fail(str(exc))
+        out.print(f"{played} games played", markup=False)
+        _print_ladder(store)
+
+
+@app.command()
 def version() -> None:
     """Print the durak-ref and protocol versions."""
     from protocol.messages import PROTOCOL_VERSION

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +71,31 @@ def pairing(ratings: dict[str, tuple[float, int]], rng: random.Random,
     return first, second
 
 
+def store_ladder_game(store: Store, record: GameRecord, deal_seed: str, rotation: int,
+                      config: MatchConfig, *, k: float, start: float, started: str,
+                      log_file: str | None) -> dict[str, float]:
+    """Write a ladder game and every seat's rating update in one transaction; returns
+    the new ratings of the table."""
+    table = record.players
+    durak = None if record.durak is None else table[record.durak]
+    shared = tuple(table[s] for s in (record.last_out or range(len(table))))
+    rated = RatedGame(tuple(table), durak=durak) if durak else RatedGame(tuple(table), last_two=shared)
+    before = {b: (store.ladder_rating(b) or (start, 0)) for b in table}
+    after = ladder_update({b: r for b, (r, _) in before.items()}, rated, k=k, start=start)
+    row = GameRow(LADDER_ID, record.index, deal_seed, rotation, config.rules.as_dict(), log_file,
+                  None, record.termination, durak, started, utc_now(), seat_rows(record))
+    with store.transaction():
+        store.insert_game(row)
+        for b in table:
+            store.set_ladder(b, after[b], before[b][1] + 1)
+            store.add_history(b, LADDER_ID, record.index, before[b][0], after[b])
+    return {b: after[b] for b in table}
+
+
+def next_ladder_index(store: Store) -> Iterator[int]:
+    return itertools.count(max(store.finished_indices(LADDER_ID), default=-1) + 1)
+
+
 async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurrency: int = 1,
                      log_dir: Path | None = None,
                      on_game: Callable[[GameRecord], None] | None = None) -> int:
@@ -82,7 +107,7 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
         raise TournamentError("the ladder needs at least two bots: durak-ref ladder add NAME CMD")
     entries = [BotEntry(name, cmd) for name, cmd in sorted(bots.items())]
     pool_settings = TournamentSettings(entries, seed=config.seed)
-    next_index = itertools.count(max(store.finished_indices(LADDER_ID), default=-1) + 1)
+    next_index = next_ladder_index(store)
     rng = random.Random(f"ladder:{next_index}")
     counter = itertools.count(1)
     busy: set[str] = set()
@@ -110,21 +135,10 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
         finally:
             for p in players:
                 pool.release(p)
-        durak = None if record.durak is None else table[record.durak]
-        rated = (RatedGame(tuple(table), durak=durak) if durak else
-                 RatedGame(tuple(table), last_two=tuple(table[s] for s in (record.last_out or range(len(table))))))
-        before = {b: (store.ladder_rating(b) or (start, 0)) for b in table}
-        after = ladder_update({b: r for b, (r, _) in before.items()}, rated, k=k, start=start)
         if writer is not None:
             writer.write(record.as_dict())
-        row = GameRow(LADDER_ID, index, deal_seed, rotation, config.rules.as_dict(),
-                      str(writer.path) if writer else None, None, record.termination, durak,
-                      started, utc_now(), seat_rows(record))
-        with store.transaction():
-            store.insert_game(row)
-            for b in table:
-                store.set_ladder(b, after[b], before[b][1] + 1)
-                store.add_history(b, LADDER_ID, index, before[b][0], after[b])
+        store_ladder_game(store, record, deal_seed, rotation, config, k=k, start=start,
+                          started=started, log_file=str(writer.path) if writer else None)
         played += 1
         if on_game is not None:
             on_game(record)

@@ -224,6 +224,13 @@ class Store:
         row = self.db.execute("SELECT command FROM bots WHERE name = ?", (name,)).fetchone()
         return row[0] if row else None
 
+    def set_token_hash(self, name: str, token_hash: str) -> None:
+        self.db.execute("UPDATE bots SET token_hash = ? WHERE name = ?", (token_hash, name))
+
+    def token_hashes(self) -> dict[str, str]:
+        return {r[0]: r[1] for r in self.db.execute(
+            "SELECT name, token_hash FROM bots WHERE token_hash IS NOT NULL")}
+
     def bots(self) -> list[tuple[str, str, str]]:
         return list(self.db.execute("SELECT name, command, first_seen FROM bots ORDER BY name"))
 

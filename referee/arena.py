@@ -1,0 +1,221 @@
+"""The arena (``durak-ref serve``): registered bots connect over TCP whenever they like,
+and the server keeps pairing them for rated ladder games.
+
+How it works. Bots are registered in the store (``durak-ref register NAME`` prints a
+token once; only its SHA-256 hash is stored). The ``TcpGate`` authenticates each
+connection and turns it into a ``TcpSeat``; a bot may hold up to
+``max_games_per_bot`` connections, each serving one game at a time. A scheduler
+pairs idle connections of different bots as the ladder does (fewest games first,
+then the closest rating) and plays both seat rotations of one deal; each game and
+its rating updates are written to the store in one transaction. Idle connections are
+pinged and dropped when they do not answer. Shutdown (``stop``) lets the games in
+flight finish and records them; nothing finished is lost.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from .ladder import ensure_ladder, next_ladder_index, pairing, store_ladder_game
+from .match import GameRecord, MatchConfig, play_game
+from .matchlog import FORMAT, MatchLogWriter, utc_now
+from .store import Store
+from .tcp import TcpGate, TcpLimits, TcpSeat, TokenBook, hash_token, new_token
+
+
+def register(store: Store, name: str) -> str:
+    """Register (or re-key) a TCP bot; returns its new token (shown once, stored hashed)."""
+    import re
+
+    if not re.fullmatch(r"[A-Za-z0-9_.\-]{1,64}", name):
+        raise ValueError(f"bot name {name!r}: use 1-64 letters, digits, '_', '-', '.'")
+    settings = ensure_ladder(store)
+    command = store.bot_command(name)
+    if command is not None and command != f"tcp:{name}":
+        raise ValueError(f"{name!r} is already registered as a local bot ({command})")
+    token = new_token()
+    with store.transaction():
+        store.ensure_bot(name, f"tcp:{name}")
+        store.set_token_hash(name, hash_token(token))
+        if store.ladder_rating(name) is None:
+            store.set_ladder(name, float(settings["start"]), 0)
+    return token
+
+
+@dataclass
+class Arena:
+    store: Store
+    config: MatchConfig
+    limits: TcpLimits = field(default_factory=TcpLimits)
+    max_games_per_bot: int = 1
+    games: int | None = None  #: stop after this many games (None: until stopped)
+    log_dir: Path | None = None
+    on_event: Callable[[str], None] | None = None
+    seats: dict[str, list[TcpSeat]] = field(default_factory=dict)
+    played: int = 0
+    in_flight: int = 0
+    port: int | None = None
+    _stopping: trio.Event = field(default_factory=trio.Event)
+
+    def say(self, text: str) -> None:
+        if self.on_event is not None:
+            self.on_event(text)
+
+    def stop(self) -> None:
+        """Stop pairing; games in flight finish and are recorded."""
+        self._stopping.set()
+
+    def claim(self, name: str) -> TcpSeat | None:
+        live = [s for s in self.seats.get(name, []) if s.connected]
+        if len(live) >= self.max_games_per_bot:
+            return None
+        seat = TcpSeat(name, wait_s=0.0, max_frame=self.limits.max_frame)
+        self.seats[name] = live + [seat]
+        return seat
+
+    def status(self) -> dict[str, Any]:
+        return {"port": self.port, "played": self.played, "in_flight": self.in_flight,
+                "connected": {n: sum(s.connected for s in ss) for n, ss in self.seats.items()
+                              if any(s.connected for s in ss)}}
+
+    async def run(self, host: str, port: int, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> int:
+        """Serve until stopped (or ``games`` are played). Returns the games played."""
+        settings = ensure_ladder(self.store)
+        k, start = float(settings["k"]), float(settings["start"])
+        tokens = TokenBook(self.store.token_hashes())
+        gate = TcpGate(tokens, self.claim, self.limits, on_event=self.say)
+        writer = None
+        if self.log_dir is not None:
+            path = self.log_dir / f"arena-{utc_now().replace(':', '')[:15]}.jsonl"
+            writer = MatchLogWriter(path)
+            writer.write({"type": "header", "format": FORMAT, "arena": True, "started": utc_now(),
+                          "preset": self.config.rules.preset, "rules": self.config.rules.as_dict(),
+                          "time_control": self.config.tc.as_dict(), "bots": []})
+        index = next_ladder_index(self.store)
+        counter = itertools.count(1)
+        rng = random.Random()
+
+        async def play_pair(a: TcpSeat, b: TcpSeat) -> None:
+            deal_seed = f"A{rng.getrandbits(48):x}"
+            try:
+                for rotation, table in enumerate(((a, b), (b, a))):
+                    if any(s.failure is not None for s in table):
+                        break
+                    started = utc_now()
+                    record: GameRecord = await play_game(
+                        list(table), self.config, index=next(index), seed=deal_seed,
+                        dealer=1, next_request_id=counter.__next__)
+                    if writer is not None:
+                        writer.write(record.as_dict())
+                    store_ladder_game(self.store, record, deal_seed, rotation, self.config, k=k,
+                                      start=start, started=started,
+                                      log_file=str(writer.path) if writer else None)
+                    self.played += 1
+                    self.say(f"game {record.index}: {table[0].name} v {table[1].name}: "
+                             f"{record.termination}, durak "
+                             f"{'-' if record.durak is None else record.players[record.durak]}")
+            finally:
+                self.in_flight -= 1
+                for s in (a, b):
+                    s.busy = False
+                    if s.failure is not None:
+                        s.release()
+
+        async def scheduler(games_nursery: trio.Nursery) -> None:
+            while not self._stopping.is_set():
+                if self.games is not None and self.played + 2 * self.in_flight >= self.games:
+                    if self.in_flight == 0:
+                        self.stop()
+                    await trio.sleep(0.05)
+                    continue
+                idle = {}
+                for name, seats in self.seats.items():
+                    free = [s for s in seats if s.connected and not s.busy and s.failure is None]
+                    if free:
+                        idle[name] = free[0]
+                ratings = {n: self.store.ladder_rating(n) or (start, 0) for n in idle}
+                pair = pairing(ratings, rng)
+                if pair is None:
+                    await trio.sleep(0.05)
+                    continue
+                a, b = idle[pair[0]], idle[pair[1]]
+                a.busy = b.busy = True
+                self.in_flight += 1
+                games_nursery.start_soon(play_pair, a, b)
+
+        async def ping_one(s: TcpSeat) -> None:
+            s.busy = True
+            try:
+                if not await s.ping(self.limits.ping_timeout):
+                    self.say(f"{s.name} did not answer a ping; dropped")
+            finally:
+                s.busy = False
+
+        async def pinger() -> None:
+            while True:
+                await trio.sleep(self.limits.ping_interval)
+                async with trio.open_nursery() as pings:  # concurrently: one slow bot waits alone
+                    for seats in self.seats.values():
+                        for s in seats:
+                            if s.connected and not s.busy:
+                                pings.start_soon(ping_one, s)
+                for seats in self.seats.values():
+                    seats[:] = [s for s in seats if s.connected]
+
+        try:
+            async with trio.open_nursery() as nursery:
+                self.port = await nursery.start(gate.serve, host, port)
+                task_status.started(self.port)
+                nursery.start_soon(pinger)
+                async with trio.open_nursery() as games_nursery:
+                    await scheduler(games_nursery)
+                    # Stopping: the games in flight finish (this nursery waits for them).
+                with trio.CancelScope(shield=True):
+                    for seats in self.seats.values():
+                        for s in seats:
+                            await s.close()
+                nursery.cancel_scope.cancel()
+        finally:
+            if writer is not None:
+                writer.write({"type": "footer", "ended": utc_now(), "interrupted": False,
+                              "summary": {"games": self.played}})
+                writer.close()
+        return self.played
+
+
+def serve(arena: Arena, host: str, port: int) -> int:
+    """Run the arena under ``trio.run``. The first Ctrl-C stops pairing and lets the
+    games in flight finish (they are recorded); a second one aborts them."""
+    import signal
+
+    async def main() -> int:
+        async with trio.open_nursery() as nursery:
+            result: list[int] = []
+
+            async def run() -> None:
+                result.append(await arena.run(host, port))
+                nursery.cancel_scope.cancel()
+
+            async def on_signals() -> None:
+                with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for _ in signals:
+                        if arena._stopping.is_set():
+                            arena.say("second interrupt: aborting the games in flight")
+                            nursery.cancel_scope.cancel()
+                            return
+                        arena.say("stopping: no new games; the games in flight finish "
+                                  "(interrupt again to abort them)")
+                        arena.stop()
+
+            nursery.start_soon(on_signals)
+            nursery.start_soon(run)
+        return result[0] if result else arena.played
+
+    return trio.run(main)
