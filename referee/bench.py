@@ -223,3 +223,103 @@ def bench_protocol(codec_n: int = 20000, round_trips: int = 2000, cpu: int | Non
 
 def _examples() -> Path:
     return Path(__file__).resolve().parent.parent / "examples"
+
+
+# --------------------------------------------------------------------------- match / tournament
+
+
+def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | None = None) -> dict[str, Any]:
+    """A match between two Python example bots over pipes: games and decisions per second,
+    the referee's own time per decision (wall time minus the time charged to the bots),
+    the raw pipe floor of the same run, and how many bot processes were started."""
+    import sys
+
+    import trio
+
+    from protocol import messages as msg
+    from protocol.codec import encode
+    from .match import MatchConfig
+    from .players import BotSpec
+    from .process import ProcessPlayer
+    from .runner import run_match_async
+
+    pinned = _pin(cpu)
+    py = sys.executable
+    bots = bots or [[py, str(_examples() / "python" / "greedy_bot.py")],
+                    [py, str(_examples() / "python" / "random_bot.py"), "1"]]
+    specs = [BotSpec("command", f"bot{i}", tuple(argv), " ".join(argv), named=True)
+             for i, argv in enumerate(bots)]
+    config = MatchConfig(rules=make_rules(), games=games, seed=1)
+    starts: list[int] = []
+
+    async def main() -> Any:
+        result = await run_match_async(specs, config, log_dir=None)
+        return result
+
+    original = ProcessPlayer._spawn
+
+    async def counting_spawn(self: ProcessPlayer) -> None:
+        starts.append(1)
+        await original(self)
+
+    ProcessPlayer._spawn = counting_spawn  # type: ignore[method-assign]
+    try:
+        t0 = time.perf_counter()
+        result = trio.run(main)
+        wall = time.perf_counter() - t0
+    finally:
+        ProcessPlayer._spawn = original  # type: ignore[method-assign]
+    summary = result.summary()
+    request = typical_request()
+    answer = encode(msg.action_msg(1, request["legal"][0]))
+    floor = statistics.median(_blocking_round_trips([py, "-c", _ECHO_CHILD, answer.hex()], request,
+                                                    1000, handshake=False)) * 1e6
+    decisions = summary["decisions"]
+    return {
+        "benchmark": "match",
+        "games": summary["games"],
+        "wall_s": round(wall, 3),
+        "games_per_s": round(summary["games"] / wall, 2),
+        "decisions_per_s": round(decisions / wall, 1),
+        "mean_decision_ms": [b["mean_decision_ms"] for b in summary["bots"]],
+        "referee_us_per_decision": summary["overhead_us_per_decision"],
+        "raw_pipe_floor_us": round(floor, 1),
+        "bot_processes_started": len(starts),
+        "forfeits": [b["forfeits"] for b in summary["bots"]],
+        "pinned_cpus": pinned,
+        "machine": _machine(),
+    }
+
+
+def bench_tournament(games: int = 20, concurrency_levels: tuple[int, ...] = (1, 2)) -> dict[str, Any]:
+    """A round robin of three Python example bots over pipes at each concurrency level:
+    games per second, and the speed-up over concurrency 1 (not pinned: it uses every core)."""
+    import sys
+    import tempfile
+
+    from .store import open_store
+    from .tournament import BotEntry, TournamentSettings, play_tournament
+
+    py = sys.executable
+    ex = _examples() / "python"
+    bots = [BotEntry("greedy", f"{py} {ex / 'greedy_bot.py'}"),
+            BotEntry("random1", f"{py} {ex / 'random_bot.py'} 1"),
+            BotEntry("random2", f"{py} {ex / 'random_bot.py'} 2")]
+    runs = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for level in concurrency_levels:
+            settings = TournamentSettings(bots, games=games, concurrency=level, seed=7)
+            with open_store(Path(tmp) / f"c{level}.sqlite") as store:
+                with store.transaction():
+                    for b in bots:
+                        store.ensure_bot(b.name, b.command)
+                store.create_tournament("bench", "tournament", settings.as_dict())
+                t0 = time.perf_counter()
+                progress = play_tournament(settings, store, "bench", log_dir=None)
+                wall = time.perf_counter() - t0
+            runs[level] = {"games": progress.done, "wall_s": round(wall, 3),
+                           "games_per_s": round(progress.done / wall, 2)}
+    base = runs[concurrency_levels[0]]["games_per_s"]
+    return {"benchmark": "tournament", "bots": [b.name for b in bots], "runs": runs,
+            "speedup": {str(k): round(v["games_per_s"] / base, 3) for k, v in runs.items()},
+            "machine": _machine()}

@@ -749,6 +749,43 @@ def serve(
         _print_ladder(store)
 
 
+@bench_app.command("match")
+def bench_match_cmd(
+    games: Annotated[int, typer.Option(min=1, help="Games in the match.")] = 200,
+    cpu: Annotated[int, typer.Option(help="Pin the referee and the bots to this CPU (-1: do not pin).")] = 0,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Two Python example bots over pipes: games/s, decisions/s, referee time per decision."""
+    from .bench import bench_match
+
+    r = bench_match(games, None if cpu < 0 else cpu)
+    if as_json:
+        emit_json(r)
+        return
+    out.print(f"match: {r['games']} games in {r['wall_s']:.2f} s: {r['games_per_s']:.1f} games/s, "
+              f"{r['decisions_per_s']:.0f} decisions/s (pinned to {r['pinned_cpus']})")
+    out.print(f"referee time per decision (wall minus bot time): {r['referee_us_per_decision']} µs; "
+              f"raw pipe round trip floor: {r['raw_pipe_floor_us']} µs; bot processes started: "
+              f"{r['bot_processes_started']} for {r['games']} games")
+
+
+@bench_app.command("tournament")
+def bench_tournament_cmd(
+    games: Annotated[int, typer.Option(min=2, help="Games per pairing.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """A round robin of three Python example bots at concurrency 1 and 2: games/s, speed-up."""
+    from .bench import bench_tournament
+
+    r = bench_tournament(games)
+    if as_json:
+        emit_json(r)
+        return
+    for level, run in r["runs"].items():
+        out.print(f"concurrency {level}: {run['games']} games in {run['wall_s']:.2f} s, "
+                  f"{run['games_per_s']:.1f} games/s (x{r['speedup'][str(level)]:.2f})")
+
+
 @app.command()
 def version() -> None:
     """Print the durak-ref and protocol versions."""
