@@ -35,7 +35,7 @@ ladder_app = typer.Typer(help="A standing ladder of bots with incremental Elo, k
                          no_args_is_help=True)
 app.add_typer(ladder_app, name="ladder")
 
-out = Console()
+out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
 _SET_HELP = ("Override one table rule, as name=value; repeatable. Options: "

@@ -1,0 +1,186 @@
+"""The command line as a newcomer uses it: real `durak-ref` processes, real example bots.
+
+These are the end-to-end tests of issues 2 and 3: a match of built-in bots prints a
+summary and a JSON object with the documented keys; every example bot (Python, JS, C)
+plays complete games against the built-in bots over real pipes with no protocol error;
+bad input of every kind gets one clear line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DURAK_REF = str(Path(sys.executable).parent / "durak-ref")
+PY = sys.executable
+
+
+def run(*args: str, cwd: Path = ROOT, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([DURAK_REF, *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=timeout)
+
+
+def match_json(*args: str, tmp_path: Path) -> dict:
+    result = run("match", *args, "--json", "--log-dir", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_builtin_match_summary_is_readable(tmp_path: Path) -> None:
+    result = run("match", "builtin:random", "builtin:greedy", "--games", "20", "--log-dir", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    for word in ("random", "greedy", "durak", "draws", "bouts per game", "log:"):
+        assert word in result.stdout
+
+
+def test_builtin_match_json_has_the_documented_keys(tmp_path: Path) -> None:
+    data = match_json("builtin:random", "builtin:greedy", "--games", "30", "--seed", "1", tmp_path=tmp_path)
+    for key in ("games", "draws", "bots", "bouts_mean", "decisions", "wall_s"):
+        assert key in data
+    assert data["games"] == 30
+    assert [b["name"] for b in data["bots"]] == ["random", "greedy"]
+    assert sum(b["durak"] for b in data["bots"]) + data["draws"] == 30
+    # greedy is a far stronger player than random
+    assert data["bots"][1]["durak"] < data["bots"][0]["durak"]
+
+
+def test_the_same_bot_twice_gets_unique_names(tmp_path: Path) -> None:
+    data = match_json("builtin:greedy", "builtin:greedy", "builtin:random", "--games", "5",
+                      tmp_path=tmp_path)
+    assert [b["name"] for b in data["bots"]] == ["greedy", "greedy#2", "random"]
+
+
+def test_same_seed_same_match(tmp_path: Path) -> None:
+    a = match_json("builtin:random", "builtin:greedy", "--games", "10", "--seed", "5", tmp_path=tmp_path)
+    b = match_json("builtin:random", "builtin:greedy", "--games", "10", "--seed", "5", tmp_path=tmp_path)
+    assert a["bots"] == b["bots"] or [x["durak"] for x in a["bots"]] == [x["durak"] for x in b["bots"]]
+    assert a["decisions"] == b["decisions"]
+
+
+def test_perevodnoy_and_set_reach_the_rules(tmp_path: Path) -> None:
+    data = match_json("builtin:random", "builtin:greedy", "--games", "5", "--rules", "perevodnoy",
+                      "--set", "deck=52", "--set", "trump_exchange=on", tmp_path=tmp_path)
+    assert data["rules"]["transfer"] == "on"
+    assert data["rules"]["deck"] == 52
+    assert data["rules"]["trump_exchange"] is True
+
+
+def test_the_log_of_a_match_verifies(tmp_path: Path) -> None:
+    data = match_json("builtin:random", "builtin:greedy", "--games", "10", tmp_path=tmp_path)
+    result = run("replay", data["log"], "--verify")
+    assert result.returncode == 0, result.stderr
+    assert "10 of 10 games verified" in result.stdout
+
+
+def test_rules_lists_every_option() -> None:
+    from referee.rules.options import OPTIONS
+
+    result = run("rules", "--json")
+    assert result.returncode == 0
+    names = [o["name"] for o in json.loads(result.stdout)["options"]]
+    assert names == [o.name for o in OPTIONS]
+    text = run("rules").stdout
+    for o in OPTIONS:
+        assert o.name in text
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["match", "builtin:random", "builtin:greedy", "--set", "deck=25"], "bad value '25' for rules option deck"),
+        (["match", "builtin:random", "builtin:greedy", "--set", "nosuch=1"], "unknown rules option 'nosuch'"),
+        (["match", "builtin:random", "builtin:greedy", "--set", "deck"], "expected name=value"),
+        (["match", "builtin:random", "builtin:greedy", "--rules", "fancy"], "unknown rules preset 'fancy'"),
+        (["match"] + ["builtin:random"] * 7, "a table has 2 to 6 players, not 7"),
+        (["match"] + ["builtin:random"] * 5 + ["--set", "deck=24"], "5 players need 30 cards"),
+        (["match", "builtin:nosuch", "builtin:greedy"], "unknown built-in bot 'nosuch'"),
+        (["match", "builtin:random", "builtin:greedy", "--tc", "60+x"], "time control '60+x'"),
+        (["match", "builtin:random", "builtin:greedy", "--on-illegal", "sometimes"], "--on-illegal"),
+        (["match", "definitely-not-a-program-xyz", "builtin:greedy"], "cannot start 'definitely-not-a-program-xyz'"),
+        (["match", "builtin:random", "builtin:greedy", "--set", "first_attacker=seat:4"], "names a seat that does not exist"),
+        (["replay", "/nonexistent/log.jsonl"], "cannot open"),
+    ],
+)
+def test_bad_input_is_one_clear_line_and_exit_2(args: list[str], needle: str, tmp_path: Path) -> None:
+    result = run(*args, "--log-dir", str(tmp_path)) if args[0] == "match" else run(*args)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert needle in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_a_corrupt_log_names_the_line_and_keeps_the_games_before(tmp_path: Path) -> None:
+    data = match_json("builtin:random", "builtin:greedy", "--games", "4", tmp_path=tmp_path)
+    lines = Path(data["log"]).read_text().splitlines(keepends=True)
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_text("".join(lines[:3]) + lines[3][: len(lines[3]) // 2])  # header, 2 games, half
+    result = run("replay", str(damaged), "--verify")
+    assert result.returncode == 1
+    assert "2 of 2 games verified" in result.stdout
+    assert "damaged.jsonl:4" in result.stderr and "truncated" in result.stderr
+    shown = run("replay", str(damaged), "--game", "1")
+    assert "result:" in shown.stdout
+
+
+def test_replay_from_one_seat_shows_only_that_seats_cards(tmp_path: Path) -> None:
+    data = match_json("builtin:random", "builtin:greedy", "--games", "1", tmp_path=tmp_path)
+    omniscient = run("replay", data["log"], "--game", "0").stdout
+    seat0 = run("replay", data["log"], "--game", "0", "--seat", "0").stdout
+    assert "seat 1: 6 cards" in seat0 or "cards, known" in seat0
+    assert "seat 1: 6 cards" not in omniscient
+
+
+# --------------------------------------------------------------- example bots over real pipes
+
+def _c_bot() -> str:
+    if not (shutil.which("make") and (shutil.which("cc") or shutil.which("gcc"))):
+        pytest.skip("no C compiler or make on this machine: the C example bot cannot be built")
+    subprocess.run(["make", "-s", "-C", str(ROOT / "examples" / "c")], check=True, timeout=120)
+    return str(ROOT / "examples" / "c" / "bot")
+
+
+def _js_bot() -> str:
+    if not shutil.which("node"):
+        pytest.skip("no node on this machine: the JavaScript example bot cannot run")
+    js = ROOT / "examples" / "javascript"
+    if not (js / "node_modules" / "@msgpack").exists():
+        if not shutil.which("npm"):
+            pytest.skip("no npm to install the JavaScript bot's msgpack package")
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=js, check=True, timeout=300)
+    return f"node {js / 'bot.js'}"
+
+
+EXAMPLES = {
+    "python-random": lambda: f"{PY} {ROOT / 'examples/python/random_bot.py'} 3",
+    "python-greedy": lambda: f"{PY} {ROOT / 'examples/python/greedy_bot.py'}",
+    "python-minimal": lambda: f"{PY} {ROOT / 'examples/python/minimal_bot.py'}",
+    "javascript": _js_bot,
+    "c": _c_bot,
+}
+
+
+@pytest.mark.parametrize("example", sorted(EXAMPLES))
+@pytest.mark.parametrize("rules", ["classic", "perevodnoy_trump"])
+def test_every_example_bot_plays_complete_games(example: str, rules: str, tmp_path: Path) -> None:
+    bot = EXAMPLES[example]()
+    data = match_json(bot, "builtin:greedy", "builtin:random", "--games", "6", "--rules", rules,
+                      "--set", "trump_exchange=on", tmp_path=tmp_path)
+    assert data["games"] == 6
+    assert all(not b["forfeits"] for b in data["bots"]), data["forfeit_details"]
+    assert data["bots"][0]["decisions"] > 0
+    assert run("replay", data["log"], "--verify").returncode == 0
+
+
+def test_all_example_bots_at_one_table(tmp_path: Path) -> None:
+    bots = [EXAMPLES[name]() for name in ("javascript", "python-greedy", "c")]
+    data = match_json(*bots, "--games", "10", tmp_path=tmp_path)
+    assert data["terminations"].keys() <= {"normal", "draw", "stalemate"}
+    assert [b["name"] for b in data["bots"]] == ["js-bot", "greedy", "c-bot"] or all(
+        not b["forfeits"] for b in data["bots"])
