@@ -13,21 +13,28 @@ A complete bot::
 
 ``run`` speaks the protocol of protocol/SPEC.md over stdin/stdout: it answers the
 referee's hello, calls the bot's hooks for every message, sends ``choose``'s answer to
-each request, and returns when the referee says ``bye`` or closes the stream. If the bot
-raises, the traceback goes to stderr and the process exits with status 1; the referee
-records the crash.
+each request, answers every ``ping`` with a ``pong`` by itself, and returns when the
+referee says ``bye`` or closes the stream. If the bot raises, the traceback goes to
+stderr and the process exits with status 1; the referee records the crash. If the
+referee refuses the connection (an ``error`` with code ``auth``, ``busy``, ``limit`` or
+``version``), ``run`` says so on stderr and exits with status 1.
 
 The loop does blocking reads and writes on a *transport*: any object with ``read(n)``
 (return 1..n bytes as soon as some are available, ``b""`` at end of stream; ``read1`` is
 used instead when the object has it), ``write(data)`` and ``flush()``. ``StdioTransport``
-is the default. For TCP, wrap your own socket (this module never imports ``socket``)::
+is the default. For TCP (SPEC section 13), open the socket yourself (this module never
+imports ``socket``) and wrap it; ``parse_connect_args`` reads the usual command-line
+options ``--connect HOST:PORT --token TOKEN [--name NAME]``::
 
-    import socket
-    from protocol.bot import SocketTransport, run
+    import socket, sys
+    from protocol.bot import SocketTransport, parse_connect_args, run_function
 
-    sock = socket.create_connection(("referee.example", 7777))
-    MyBot.token = "seat-token"           # sent in the hello
-    run(MyBot(), transport=SocketTransport(sock))
+    tcp = parse_connect_args(sys.argv[1:])    # None without --connect: stdin/stdout
+    transport = None
+    if tcp is not None:
+        transport = SocketTransport(socket.create_connection((tcp.host, tcp.port)))
+    run_function(choose, name=(tcp and tcp.name) or "my-bot",
+                 token=tcp and tcp.token, transport=transport)
 
 A socket's ``makefile("rwb")`` works as a transport too.
 """
@@ -37,21 +44,138 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple, Protocol
 
 from protocol.codec import MAX_FRAME, FrameDecoder, encode
 from protocol.errors import LocalProtocolError, RemoteProtocolError
 from protocol.messages import (
+    MAX_NAME_LENGTH,
+    MAX_TEXT_LENGTH,
     PROTOCOL_VERSION,
+    REFUSAL_CODES,
     action_msg,
     bot_hello_msg,
     parse_action,
     parse_referee_message,
+    pong_msg,
 )
 
 READ_SIZE = 65536
 """Most bytes asked of the transport per read."""
+
+DEFAULT_PORT = 7724
+"""The referee's default TCP port (SPEC section 13)."""
+
+
+class RefusedError(Exception):
+    """The referee refused this bot's connection: it sent an ``error`` with one of
+    ``REFUSAL_CODES`` (bad token, seat taken, too many connections, unsupported version),
+    or an ``error`` instead of its hello, and closes the connection."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+# -- command line: --connect HOST:PORT --token TOKEN [--name NAME] -------------------------
+
+
+class ConnectArgs(NamedTuple):
+    """Where and as whom a TCP bot connects. ``name`` is None when ``--name`` was not
+    given (the bot then uses its own name)."""
+
+    host: str
+    port: int
+    token: str
+    name: str | None = None
+
+
+CONNECT_USAGE = "--connect HOST[:PORT] --token TOKEN [--name NAME]"
+"""The TCP options, for usage messages."""
+
+_CONNECT_FLAGS = ("--connect", "--token", "--name")
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``HOST`` (port 7724), ``[IPV6]:PORT`` or ``[IPV6]`` as (host, port).
+    Raises ``ValueError`` saying what is wrong."""
+    port_text: str | None = None
+    if text.startswith("["):
+        host, bracket, after = text[1:].partition("]")
+        if not bracket or (after and not after.startswith(":")):
+            raise ValueError(f"--connect: expected [IPV6]:PORT, got {text!r}")
+        if after:
+            port_text = after[1:]
+    elif text.count(":") == 1:
+        host, port_text = text.split(":")
+    elif ":" in text:
+        raise ValueError(f"--connect: write an IPv6 address in brackets, like [::1]:{DEFAULT_PORT}; "
+                         f"got {text!r}")
+    else:
+        host = text
+    if not host or any(c.isspace() for c in host):
+        raise ValueError(f"--connect: expected HOST:PORT, got {text!r}")
+    if port_text is None:
+        return host, DEFAULT_PORT
+    if not (port_text.isascii() and port_text.isdigit()) or not 1 <= int(port_text) <= 65535:
+        raise ValueError(f"--connect: the port must be a number from 1 to 65535, got {port_text!r}")
+    return host, int(port_text)
+
+
+def split_connect_args(argv: Sequence[str]) -> tuple[ConnectArgs | None, list[str]]:
+    """The TCP options in ``argv`` (None if there is no ``--connect``) and every other
+    argument, in order. Each option is ``--flag VALUE`` or ``--flag=VALUE``; arguments
+    after ``--`` are never options. Pure string parsing: nothing is opened here.
+
+    Raises ``ValueError`` with a message for the user: a flag without a value or given
+    twice, a bad address, ``--connect`` without ``--token``, ``--token`` or ``--name``
+    without ``--connect``, a token or name the referee would refuse.
+    """
+    values: dict[str, str] = {}
+    rest: list[str] = []
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        index += 1
+        if arg == "--":
+            rest.extend(argv[index - 1:])
+            break
+        flag, equals, value = arg.partition("=")
+        if flag not in _CONNECT_FLAGS:
+            rest.append(arg)
+            continue
+        if not equals:
+            if index >= len(argv):
+                raise ValueError(f"{flag} needs a value ({CONNECT_USAGE})")
+            value = argv[index]
+            index += 1
+        if flag in values:
+            raise ValueError(f"{flag} is given twice")
+        values[flag] = value
+    if "--connect" not in values:
+        if values:
+            given = " and ".join(flag for flag in _CONNECT_FLAGS if flag in values)
+            raise ValueError(f"{given} only make{'s' if len(values) == 1 else ''} sense with "
+                             f"--connect HOST:PORT")
+        return None, rest
+    host, port = parse_address(values["--connect"])
+    token = values.get("--token")
+    if token is None:
+        raise ValueError("--connect needs --token TOKEN, the secret of the seat to play")
+    if not 1 <= len(token) <= MAX_TEXT_LENGTH:
+        raise ValueError(f"--token: expected 1 to {MAX_TEXT_LENGTH} characters, got {len(token)}")
+    name = values.get("--name")
+    if name is not None and not (1 <= len(name) <= MAX_NAME_LENGTH and name.isprintable()):
+        raise ValueError(f"--name: expected 1 to {MAX_NAME_LENGTH} printable characters, got {name!r}")
+    return ConnectArgs(host, port, token, name), rest
+
+
+def parse_connect_args(argv: Sequence[str]) -> ConnectArgs | None:
+    """The TCP options in ``argv``, or None to play over stdin/stdout. Other arguments are
+    ignored (see ``split_connect_args`` to keep them). Raises ``ValueError``."""
+    return split_connect_args(argv)[0]
 
 
 class Transport(Protocol):
@@ -205,13 +329,15 @@ def play(bot: Bot, transport: Transport, *, max_frame: int = MAX_FRAME) -> None:
 
     ``run`` is this plus process-level error handling; call ``play`` directly to embed a
     bot or to test it. Raises ``RemoteProtocolError`` if the referee breaks the protocol,
-    ``LocalProtocolError`` if ``choose`` returns something that is not an action map, and
-    whatever the bot's own code raises.
+    ``RefusedError`` if it refuses the connection, ``LocalProtocolError`` if ``choose``
+    returns something that is not an action map, and whatever the bot's own code raises.
     """
     link = _Link(transport, max_frame)
     hello = link.receive()
     if hello is None:
         return  # the referee went away before saying anything: nothing to do
+    if hello["type"] == "error":  # refused before the handshake (e.g. too many connections)
+        raise RefusedError(hello["code"], hello["message"])
     if hello["type"] != "hello":
         raise RemoteProtocolError(
             f"type: expected the referee's hello first, got {hello['type']!r}", field="type"
@@ -243,7 +369,11 @@ def play(bot: Bot, transport: Transport, *, max_frame: int = MAX_FRAME) -> None:
             bot.on_game_start(message)
         elif kind == "game_end":
             bot.on_game_end(message)
+        elif kind == "ping":
+            link.send(pong_msg(message["id"]))
         elif kind == "error":
+            if message["fatal"] and message["code"] in REFUSAL_CODES:
+                raise RefusedError(message["code"], message["message"])
             bot.on_error(message)
         elif kind == "bye":
             bot.on_bye(message)
@@ -256,13 +386,19 @@ def run(bot: Bot, transport: Transport | None = None, *, max_frame: int = MAX_FR
     """Play as ``bot`` over ``transport`` (default: stdin/stdout) until the match ends.
 
     Returns normally after ``bye`` or end of stream. On any exception, writes the
-    traceback (or, if the referee broke the protocol, a one-line explanation) to stderr and exits the
-    process with status 1, which the referee reports as a crash.
+    traceback (or, if the referee broke the protocol, refused the connection or dropped
+    it, a one-line explanation) to stderr and exits the process with status 1, which the
+    referee reports as a crash.
     """
     try:
         play(bot, transport if transport is not None else StdioTransport(), max_frame=max_frame)
-    except BrokenPipeError:
-        print(f"{bot.name}: the referee closed the connection", file=sys.stderr, flush=True)
+    except RefusedError as exc:
+        print(f"{bot.name}: the referee refused the connection ({exc.code}): {exc.message}",
+              file=sys.stderr, flush=True)
+        sys.exit(1)
+    except ConnectionError as exc:  # a broken pipe, a reset TCP connection
+        detail = f" ({exc.strerror})" if exc.strerror else ""
+        print(f"{bot.name}: the referee closed the connection{detail}", file=sys.stderr, flush=True)
         sys.exit(1)
     except RemoteProtocolError as exc:
         evidence = f" [bytes: {exc.evidence}]" if exc.evidence else ""

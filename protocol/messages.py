@@ -1,6 +1,6 @@
 """Message types of protocol v1: validation of what arrives, constructors for what leaves.
 
-Bot -> referee (``hello``, ``action``) is validated strictly into frozen dataclasses,
+Bot -> referee (``hello``, ``action``, ``pong``) is validated strictly into frozen dataclasses,
 because a bot's mistakes must become a precise ``RemoteProtocolError`` naming the field:
 ``"action.card: expected a card like '6S', got 'X9'"``. Referee -> bot messages are built
 only by the constructors here (``hello_msg``, ``request_msg``, ...), so their shape lives
@@ -29,10 +29,12 @@ PROTOCOL_VERSION = 1
 SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
 """Every protocol version this code can speak."""
 
-BOT_MESSAGE_TYPES = ("hello", "action")
+BOT_MESSAGE_TYPES = ("hello", "action", "pong")
 """Message types a bot may send."""
 
-REFEREE_MESSAGE_TYPES = ("hello", "game_start", "event", "request", "game_end", "error", "bye")
+REFEREE_MESSAGE_TYPES = (
+    "hello", "game_start", "event", "request", "game_end", "error", "bye", "ping",
+)
 """Message types the referee sends."""
 
 ACTION_TYPES = (
@@ -58,8 +60,12 @@ TERMINATIONS = (
 )
 """Values of ``game_end.termination``."""
 
-ERROR_CODES = ("protocol", "illegal", "version", "timeout", "stale")
+ERROR_CODES = ("protocol", "illegal", "version", "timeout", "stale", "auth", "busy", "limit")
 """Values of ``error.code``."""
+
+REFUSAL_CODES = ("version", "auth", "busy", "limit")
+"""Error codes that refuse the connection itself (always ``fatal``; the referee closes the
+connection after sending one). ``auth``, ``busy`` and ``limit`` occur only over TCP."""
 
 MAX_NAME_LENGTH = 64
 """Longest bot name accepted in a hello, in characters."""
@@ -91,6 +97,13 @@ class ActionMessage:
 
     id: int
     action: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Pong:
+    """A bot's answer to the referee's ``ping`` carrying the same ``id``."""
+
+    id: int
 
 
 # -- describing values for error messages ----------------------------------------------
@@ -264,15 +277,24 @@ def parse_action_message(message: Mapping[str, Any]) -> ActionMessage:
     return ActionMessage(id=request_id, action=action)
 
 
-def parse_bot_message(message: Any) -> BotHello | ActionMessage:
+def parse_pong(message: Mapping[str, Any]) -> Pong:
+    """Validate a bot's pong (``type`` already known to be ``"pong"``)."""
+    ping_id = _int_field(message, "id", minimum=0, expected="a non-negative integer ping id")
+    assert ping_id is not None
+    return Pong(id=ping_id)
+
+
+def parse_bot_message(message: Any) -> BotHello | ActionMessage | Pong:
     """Validate any message a bot sent, dispatching on ``type``.
 
     Raises ``RemoteProtocolError`` with ``field`` set, e.g. ``"type: unknown message type
-    'fold'; expected one of: hello, action"``.
+    'fold'; expected one of: hello, action, pong"``.
     """
     kind = _check_type(message, BOT_MESSAGE_TYPES)
     if kind == "action":
         return parse_action_message(message)
+    if kind == "pong":
+        return parse_pong(message)
     return parse_bot_hello(message)
 
 
@@ -364,6 +386,8 @@ def parse_referee_message(message: Any) -> dict[str, Any]:
             raise _bad("fatal", f"expected true or false, got {describe(fatal)}")
     elif kind == "bye":
         _str_field(message, "reason", optional=True)
+    elif kind == "ping":
+        _int_field(message, "id", minimum=0)
     return message
 
 
@@ -449,6 +473,17 @@ def bye_msg(reason: str = "match_end") -> dict[str, Any]:
     return {"type": "bye", "reason": reason}
 
 
+def _check_ping_id(kind: str, id: int) -> None:
+    if type(id) is not int or id < 0:
+        raise LocalProtocolError(f"{kind}: id must be a non-negative int, got {id!r}")
+
+
+def ping_msg(id: int) -> dict[str, Any]:
+    """Is the bot still there? It answers with ``pong_msg(id)``. Sent to idle bots only."""
+    _check_ping_id("ping", id)
+    return {"type": "ping", "id": id}
+
+
 # -- constructors: bot -> referee (used by the SDK) --------------------------------------
 
 
@@ -467,3 +502,9 @@ def bot_hello_msg(
 def action_msg(id: int, action: Mapping[str, Any]) -> dict[str, Any]:
     """A bot's answer to request ``id``."""
     return {"type": "action", "id": id, "action": dict(action)}
+
+
+def pong_msg(id: int) -> dict[str, Any]:
+    """A bot's answer to ping ``id``."""
+    _check_ping_id("pong", id)
+    return {"type": "pong", "id": id}

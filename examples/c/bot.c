@@ -1,28 +1,49 @@
 /*
  * c-bot: an example Durak bot for durak-ref, wire protocol v1.
  *
- * Frames on stdin/stdout: 4-byte big-endian length N, then N bytes holding
- * one msgpack map. Frames over 1 MiB, truncated frames and malformed
- * msgpack make the bot print a message on stderr and exit with status 1.
- * "bye" or a clean EOF (between frames) exits with status 0.
+ *     bot                                          stdin/stdout (started by the referee)
+ *     bot --connect HOST[:PORT] --token TOKEN [--name NAME]    over TCP
+ *
+ * Frames: 4-byte big-endian length N, then N bytes holding one msgpack map.
+ * Frames over 1 MiB, truncated frames and malformed msgpack make the bot print
+ * a message on stderr and exit with status 1; so does a refusal (an error with
+ * code "auth", "busy", "limit" or "version"). "bye" or a clean end of stream
+ * (between frames) exits with status 0. Every "ping" is answered with a "pong".
  *
  * Strategy: a simple heuristic over the "legal" list of each request (see
  * choose() below). The chosen legal map is re-encoded and sent back.
  */
+#define _POSIX_C_SOURCE 200112L
+
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <netdb.h>
+#include <sys/socket.h>
+#include <sys/types.h>
 
 #include "msgpack.h"
 
 #define MAX_FRAME 1048576u
 #define BOT_NAME "c-bot"
+#define DEFAULT_PORT "7724"
+#define MAX_NAME 64
+#define MAX_TOKEN 256
+
+static const char *g_name = BOT_NAME; /* the name sent in the hello (--name) */
+static const char *g_token = NULL;    /* the seat token (--token), TCP only */
+static FILE *g_in;                    /* stdin, or the TCP connection */
+static FILE *g_out;                   /* stdout, or the TCP connection */
 
 static void die(const char *fmt, ...)
 {
     va_list ap;
-    fputs(BOT_NAME ": ", stderr);
+    fprintf(stderr, "%s: ", g_name);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -33,7 +54,7 @@ static void die(const char *fmt, ...)
 static void warn(const char *fmt, ...)
 {
     va_list ap;
-    fputs(BOT_NAME ": ", stderr);
+    fprintf(stderr, "%s: ", g_name);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -46,14 +67,14 @@ static void warn(const char *fmt, ...)
 static int read_frame(uint8_t **out, size_t *len)
 {
     uint8_t hdr[4];
-    size_t got = fread(hdr, 1, sizeof hdr, stdin);
+    size_t got = fread(hdr, 1, sizeof hdr, g_in);
     unsigned long n;
     uint8_t *body;
 
-    if (got == 0 && feof(stdin))
+    if (got == 0 && feof(g_in))
         return 0;
-    if (ferror(stdin))
-        die("read error on stdin");
+    if (ferror(g_in))
+        die("read error: %s", strerror(errno));
     if (got < sizeof hdr)
         die("truncated frame header (EOF after %lu byte(s))", (unsigned long)got);
     n = ((unsigned long)hdr[0] << 24) | ((unsigned long)hdr[1] << 16) |
@@ -65,7 +86,7 @@ static int read_frame(uint8_t **out, size_t *len)
     body = malloc(n);
     if (body == NULL)
         die("out of memory");
-    got = fread(body, 1, n, stdin);
+    got = fread(body, 1, n, g_in);
     if (got < n)
         die("truncated frame: got %lu of %lu byte(s)", (unsigned long)got, n);
     *out = body;
@@ -84,9 +105,9 @@ static void write_frame(const mp_buf *b)
     hdr[1] = (uint8_t)(b->len >> 16);
     hdr[2] = (uint8_t)(b->len >> 8);
     hdr[3] = (uint8_t)b->len;
-    if (fwrite(hdr, 1, 4, stdout) != 4 || fwrite(b->data, 1, b->len, stdout) != b->len ||
-        fflush(stdout) != 0)
-        die("write error on stdout");
+    if (fwrite(hdr, 1, 4, g_out) != 4 || fwrite(b->data, 1, b->len, g_out) != b->len ||
+        fflush(g_out) != 0)
+        die("write error: %s", strerror(errno));
 }
 
 /* ------------------------------------------------------------------ cards */
@@ -241,17 +262,39 @@ static void send_hello(void)
 {
     mp_buf b;
     mp_buf_init(&b);
-    mp_w_map(&b, 5);
+    mp_w_map(&b, g_token != NULL ? 6 : 5);
     mp_w_cstr(&b, "type");
     mp_w_cstr(&b, "hello");
     mp_w_cstr(&b, "protocol");
     mp_w_uint(&b, 1);
     mp_w_cstr(&b, "name");
-    mp_w_cstr(&b, BOT_NAME);
+    mp_w_cstr(&b, g_name);
     mp_w_cstr(&b, "version");
     mp_w_cstr(&b, "1.0");
     mp_w_cstr(&b, "author");
     mp_w_cstr(&b, "durak-ref examples");
+    if (g_token != NULL) {
+        mp_w_cstr(&b, "token");
+        mp_w_cstr(&b, g_token);
+    }
+    write_frame(&b);
+    mp_buf_free(&b);
+}
+
+/* {"type": "pong", "id": <the ping's id>} */
+static void handle_ping(const mp_doc *d, const mp_node *msg)
+{
+    const mp_node *id = mp_map_get(d, msg, "id");
+    mp_buf b;
+
+    if (id == NULL || (id->kind != MP_UINT && id->kind != MP_INT))
+        die("ping without an integer id");
+    mp_buf_init(&b);
+    mp_w_map(&b, 2);
+    mp_w_cstr(&b, "type");
+    mp_w_cstr(&b, "pong");
+    mp_w_cstr(&b, "id");
+    mp_w_node(&b, d, id);
     write_frame(&b);
     mp_buf_free(&b);
 }
@@ -305,7 +348,9 @@ static void handle_request(const mp_doc *d, const mp_node *msg)
     mp_buf_free(&b);
 }
 
-static void print_error(const mp_doc *d, const mp_node *msg)
+/* Print the error on stderr. Returns 1 if it refuses the connection (the
+ * referee closes it next): code auth, busy, limit or version. */
+static int print_error(const mp_doc *d, const mp_node *msg)
 {
     const mp_node *code = mp_map_get(d, msg, "code");
     const mp_node *text = mp_map_get(d, msg, "message");
@@ -315,11 +360,146 @@ static void print_error(const mp_doc *d, const mp_node *msg)
     warn("referee error (%s) %.*s: %.*s",
          fatal != NULL && fatal->kind == MP_BOOL && fatal->v.b ? "fatal" : "non-fatal", c_len,
          c_len ? mp_str_ptr(d, code) : "", t_len, t_len ? mp_str_ptr(d, text) : "");
+    return mp_str_eq(d, code, "auth") || mp_str_eq(d, code, "busy") ||
+           mp_str_eq(d, code, "limit") || mp_str_eq(d, code, "version");
 }
 
-int main(void)
+/* ------------------------------------------------------------------ TCP */
+
+/* A bad command line: say why, show the usage, exit with status 2. */
+static void usage(const char *fmt, ...)
+{
+    va_list ap;
+    fputs(BOT_NAME ": ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nusage: bot [--connect HOST[:PORT] --token TOKEN [--name NAME]]\n", stderr);
+    exit(2);
+}
+
+/* Split HOST:PORT, HOST, [IPV6]:PORT or [IPV6] in place; the port defaults to 7724. */
+static void split_address(char *text, char **host, const char **port)
+{
+    char *colon;
+    *port = DEFAULT_PORT;
+    if (text[0] == '[') {
+        char *close = strchr(text, ']');
+        if (close == NULL || close == text + 1 || (close[1] != '\0' && close[1] != ':'))
+            usage("--connect: expected [IPV6]:PORT, got '%s'", text);
+        *host = text + 1;
+        *close = '\0';
+        if (close[1] == ':')
+            *port = close + 2;
+    } else {
+        colon = strchr(text, ':');
+        if (colon != NULL && strchr(colon + 1, ':') != NULL)
+            usage("--connect: write an IPv6 address in brackets, like [::1]:7724; got '%s'", text);
+        *host = text;
+        if (colon != NULL) {
+            *colon = '\0';
+            *port = colon + 1;
+        }
+    }
+    if (**host == '\0')
+        usage("--connect: expected HOST:PORT, got an empty host");
+    if (**port == '\0' || strspn(*port, "0123456789") != strlen(*port) || strlen(*port) > 5 ||
+        atol(*port) < 1 || atol(*port) > 65535)
+        usage("--connect: the port must be a number from 1 to 65535, got '%s'", *port);
+}
+
+/* Connect to host:port (every address getaddrinfo gives, in turn); point g_in
+ * and g_out at the connection. */
+static void connect_tcp(const char *host, const char *port)
+{
+    struct addrinfo hints, *list, *ai;
+    int fd = -1, err, saved = 0, out_fd;
+
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    err = getaddrinfo(host, port, &hints, &list);
+    if (err != 0)
+        die("cannot resolve %s: %s", host, gai_strerror(err));
+    for (ai = list; ai != NULL; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+        if (fd < 0) {
+            saved = errno;
+            continue;
+        }
+        while ((err = connect(fd, ai->ai_addr, ai->ai_addrlen)) != 0 && errno == EINTR)
+            ;
+        if (err == 0)
+            break;
+        saved = errno;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(list);
+    if (fd < 0)
+        die("cannot connect to %s port %s: %s", host, port, strerror(saved));
+    /* A write to a connection the referee has closed must fail with EPIPE (and
+     * be reported), not kill the bot with SIGPIPE. */
+    signal(SIGPIPE, SIG_IGN);
+    /* One FILE per direction: a stdio stream must not mix reads and writes. */
+    out_fd = dup(fd);
+    if (out_fd < 0 || (g_in = fdopen(fd, "rb")) == NULL || (g_out = fdopen(out_fd, "wb")) == NULL)
+        die("cannot set up the connection: %s", strerror(errno));
+}
+
+/* Parse --connect/--token/--name (also --flag=VALUE); connect if asked to. */
+static void parse_args(int argc, char **argv)
+{
+    char *address = NULL, *host;
+    const char *port;
+    int i, named = 0;
+
+    for (i = 1; i < argc; i++) {
+        static const char *const flags[] = {"--connect", "--token", "--name"};
+        char *value = NULL, *eq = strchr(argv[i], '=');
+        size_t len = eq != NULL ? (size_t)(eq - argv[i]) : strlen(argv[i]);
+        int f;
+
+        for (f = 0; f < 3; f++)
+            if (strlen(flags[f]) == len && strncmp(argv[i], flags[f], len) == 0)
+                break;
+        if (f == 3)
+            usage("unexpected argument '%s'", argv[i]);
+        if (eq != NULL)
+            value = eq + 1;
+        else if (i + 1 < argc)
+            value = argv[++i];
+        else
+            usage("%s needs a value", flags[f]);
+        if (f == 0)
+            address = value;
+        else if (f == 1)
+            g_token = value;
+        else {
+            g_name = value;
+            named = 1;
+        }
+    }
+    if (address == NULL) {
+        if (g_token != NULL || named)
+            usage("--token and --name only make sense with --connect HOST:PORT");
+        return;
+    }
+    if (g_token == NULL || g_token[0] == '\0' || strlen(g_token) > MAX_TOKEN)
+        usage("--connect needs --token TOKEN (1 to %d characters)", MAX_TOKEN);
+    if (g_name[0] == '\0' || strlen(g_name) > MAX_NAME)
+        usage("--name: expected 1 to %d characters, got '%s'", MAX_NAME, g_name);
+    split_address(address, &host, &port);
+    connect_tcp(host, port);
+}
+
+int main(int argc, char **argv)
 {
     int greeted = 0;
+
+    g_in = stdin;
+    g_out = stdout;
+    parse_args(argc, argv);
 
     for (;;) {
         uint8_t *body = NULL;
@@ -329,7 +509,7 @@ int main(void)
         int stop = 0;
 
         if (!read_frame(&body, &len))
-            return 0; /* EOF between frames: the referee is gone */
+            return 0; /* end of stream between frames: the referee is gone */
         if (mp_parse(&d, body, len) != 0)
             die("malformed frame: %s", d.err);
         msg = mp_root(&d);
@@ -339,7 +519,10 @@ int main(void)
         if (type == NULL || type->kind != MP_STR)
             die("malformed message: no string \"type\"");
 
-        if (!greeted) {
+        if (mp_str_eq(&d, type, "error")) {
+            if (print_error(&d, msg) || !greeted)
+                exit(1); /* refused: the referee closes the connection */
+        } else if (!greeted) {
             if (!mp_str_eq(&d, type, "hello"))
                 die("expected the referee's hello first, got \"%.*s\"", (int)type->len,
                     mp_str_ptr(&d, type));
@@ -353,8 +536,8 @@ int main(void)
             g_trump_suit = ts != NULL && ts->kind == MP_STR && ts->len == 1
                                ? suit_letter(mp_str_ptr(&d, ts)[0])
                                : '\0';
-        } else if (mp_str_eq(&d, type, "error")) {
-            print_error(&d, msg);
+        } else if (mp_str_eq(&d, type, "ping")) {
+            handle_ping(&d, msg);
         } else if (mp_str_eq(&d, type, "bye")) {
             stop = 1;
         } else if (!mp_str_eq(&d, type, "event") && !mp_str_eq(&d, type, "game_end")) {

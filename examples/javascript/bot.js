@@ -1,15 +1,25 @@
 #!/usr/bin/env node
 // js-bot: an example Durak bot for durak-ref, wire protocol v1 (node >= 18).
 //
-// Frames on stdin/stdout: 4-byte big-endian length N, then N bytes holding
-// one msgpack map (codec: @msgpack/msgpack). Frames over 1 MiB, truncated
-// frames and malformed msgpack make the bot print a message on stderr and
-// exit with status 1. "bye" or a clean EOF (between frames) exits with 0.
+//   node bot.js                                               stdin/stdout
+//   node bot.js --connect HOST[:PORT] --token TOKEN [--name NAME]    over TCP
+//
+// Frames: 4-byte big-endian length N, then N bytes holding one msgpack map
+// (codec: @msgpack/msgpack). Frames over 1 MiB, truncated frames and
+// malformed msgpack make the bot print a message on stderr and exit with
+// status 1; so does a refusal (an error with code "auth", "busy", "limit" or
+// "version"). "bye" or a clean end of stream (between frames) exits with 0.
+// Every "ping" is answered with a "pong".
 'use strict';
 
+const net = require('net');
 const { Decoder, Encoder } = require('@msgpack/msgpack');
 
-const NAME = 'js-bot';
+const BOT_NAME = 'js-bot';
+let NAME = BOT_NAME; // the name sent in the hello (--name)
+let TOKEN = null; // the seat token (--token), TCP only
+const DEFAULT_PORT = 7724;
+const REFUSALS = ['auth', 'busy', 'limit', 'version'];
 const MAX_FRAME = 1024 * 1024;
 const RANKS = '23456789TJQKA';
 const SUITS = 'CDHS';
@@ -103,12 +113,77 @@ function choose(legal, trump, talon) {
   return 0;
 }
 
+// ------------------------------------------------------------------ command line
+
+function usage(message) {
+  process.stderr.write(
+    `${BOT_NAME}: ${message}\nusage: node bot.js [--connect HOST[:PORT] --token TOKEN [--name NAME]]\n`,
+  );
+  process.exit(2);
+}
+
+/** HOST:PORT, HOST, [IPV6]:PORT or [IPV6] -> { host, port }; the port defaults to 7724. */
+function parseAddress(text) {
+  let host = text;
+  let port = null;
+  const bracketed = /^\[([^\]]+)\](?::(.*))?$/.exec(text);
+  if (bracketed) {
+    host = bracketed[1];
+    port = bracketed[2] ?? null;
+  } else if (text.startsWith('[')) {
+    usage(`--connect: expected [IPV6]:PORT, got '${text}'`);
+  } else if (text.split(':').length === 2) {
+    [host, port] = text.split(':');
+  } else if (text.includes(':')) {
+    usage(`--connect: write an IPv6 address in brackets, like [::1]:7724; got '${text}'`);
+  }
+  if (host === '') usage(`--connect: expected HOST:PORT, got '${text}'`);
+  if (port === null) return { host, port: DEFAULT_PORT };
+  if (!/^[0-9]{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+    usage(`--connect: the port must be a number from 1 to 65535, got '${port}'`);
+  }
+  return { host, port: Number(port) };
+}
+
+/** --connect/--token/--name (also --flag=VALUE) -> { host, port } or null (stdin/stdout). */
+function parseArgs(argv) {
+  const values = {};
+  for (let i = 0; i < argv.length; i++) {
+    const eq = argv[i].indexOf('=');
+    const flag = eq >= 0 ? argv[i].slice(0, eq) : argv[i];
+    if (!['--connect', '--token', '--name'].includes(flag)) usage(`unexpected argument '${argv[i]}'`);
+    if (eq >= 0) values[flag] = argv[i].slice(eq + 1);
+    else if (i + 1 < argv.length) values[flag] = argv[++i];
+    else usage(`${flag} needs a value`);
+  }
+  if (values['--connect'] === undefined) {
+    if (values['--token'] !== undefined || values['--name'] !== undefined) {
+      usage('--token and --name only make sense with --connect HOST:PORT');
+    }
+    return null;
+  }
+  TOKEN = values['--token'] ?? null;
+  if (TOKEN === null || TOKEN.length < 1 || TOKEN.length > 256) {
+    usage('--connect needs --token TOKEN (1 to 256 characters)');
+  }
+  if (values['--name'] !== undefined) {
+    NAME = values['--name'];
+    if (NAME.length < 1 || NAME.length > 64) usage(`--name: expected 1 to 64 characters, got '${NAME}'`);
+  }
+  return parseAddress(values['--connect']);
+}
+
 // ------------------------------------------------------------------ I/O
+
+const address = parseArgs(process.argv.slice(2));
+// Where frames come from and go to: stdin/stdout, or one TCP socket for both.
+const input = address === null ? process.stdin : net.connect({ host: address.host, port: address.port });
+const output = address === null ? process.stdout : input;
 
 let greeted = false;
 let trumpSuit = null; // from game_start, fallback for requests
 let finished = false;
-let stdinEnded = false;
+let inputEnded = false;
 let waitingDrain = false; // stdout is full: stop handling frames until 'drain'
 let pending = Buffer.alloc(0); // bytes read but not yet handled
 
@@ -116,11 +191,12 @@ function finish(code, message) {
   if (finished) return;
   finished = true;
   if (message) process.stderr.write(`${NAME}: ${message}\n`);
-  process.stdin.removeListener('data', onData);
-  process.stdin.pause();
+  input.removeListener('data', onData);
+  input.pause();
   process.exitCode = code;
-  // Exit once everything written so far has been flushed to stdout.
-  process.stdout.write('', () => process.exit(code));
+  // Exit once everything written so far has been flushed.
+  if (output.writable) output.write('', () => process.exit(code));
+  else process.exit(code);
 }
 
 function send(msg) {
@@ -128,15 +204,15 @@ function send(msg) {
   const frame = Buffer.alloc(4 + body.length);
   frame.writeUInt32BE(body.length, 0);
   frame.set(body, 4);
-  if (!process.stdout.write(frame) && !waitingDrain) {
+  if (!output.write(frame) && !waitingDrain) {
     // Backpressure: the referee is not reading our output. Stop reading and
-    // handling input until stdout has drained.
+    // handling input until the output has drained.
     waitingDrain = true;
-    process.stdin.pause();
-    process.stdout.once('drain', () => {
+    input.pause();
+    output.once('drain', () => {
       waitingDrain = false;
       processPending();
-      if (!finished && !waitingDrain) process.stdin.resume();
+      if (!finished && !waitingDrain) input.resume();
     });
   }
 }
@@ -158,12 +234,22 @@ function handle(msg) {
   }
   const type = msg.type;
   if (typeof type !== 'string') throw new Error('message without a string "type"');
+  if (type === 'error') {
+    const text = `referee error (${msg.fatal === true ? 'fatal' : 'non-fatal'}) ${msg.code}: ${msg.message}`;
+    // A refusal (bad token, seat taken, too many connections, version): the
+    // referee closes the connection next.
+    if (!greeted || REFUSALS.includes(msg.code)) throw new Error(text);
+    process.stderr.write(`${NAME}: ${text}\n`);
+    return;
+  }
   if (!greeted) {
     if (type !== 'hello') throw new Error(`expected the referee's hello first, got "${type}"`);
     if (Array.isArray(msg.versions) && !msg.versions.includes(1)) {
       process.stderr.write(`${NAME}: referee does not list protocol 1; answering hello anyway\n`);
     }
-    send({ type: 'hello', protocol: 1, name: NAME, version: '1.0', author: 'durak-ref examples' });
+    const hello = { type: 'hello', protocol: 1, name: NAME, version: '1.0', author: 'durak-ref examples' };
+    if (TOKEN !== null) hello.token = TOKEN;
+    send(hello);
     greeted = true;
     return;
   }
@@ -174,10 +260,9 @@ function handle(msg) {
     case 'game_start':
       trumpSuit = suitLetter(msg.trump_suit);
       break;
-    case 'error':
-      process.stderr.write(
-        `${NAME}: referee error (${msg.fatal === true ? 'fatal' : 'non-fatal'}) ${msg.code}: ${msg.message}\n`,
-      );
+    case 'ping':
+      if (!Number.isInteger(msg.id) && typeof msg.id !== 'bigint') throw new Error('ping without an integer id');
+      send({ type: 'pong', id: msg.id });
       break;
     case 'bye':
       finish(0);
@@ -213,7 +298,7 @@ function processPending() {
     return;
   }
   pending = pending.subarray(off);
-  if (stdinEnded && !waitingDrain && !finished) {
+  if (inputEnded && !waitingDrain && !finished) {
     if (pending.length > 0) finish(1, `truncated frame at EOF (${pending.length} byte(s) pending)`);
     else finish(0);
   }
@@ -224,14 +309,24 @@ function onData(chunk) {
   processPending();
 }
 
-process.stdin.on('data', onData);
-process.stdin.on('end', () => {
-  stdinEnded = true;
+input.on('data', onData);
+input.on('end', () => {
+  inputEnded = true;
   processPending();
 });
-process.stdin.on('error', (err) => finish(1, `read error on stdin: ${err.message}`));
-process.stdout.on('error', (err) => {
-  // The referee is gone (EPIPE or similar): nothing more can be flushed.
-  process.stderr.write(`${NAME}: write error on stdout: ${err.message}\n`);
-  process.exit(1);
-});
+if (address === null) {
+  process.stdin.on('error', (err) => finish(1, `read error on stdin: ${err.message}`));
+  process.stdout.on('error', (err) => {
+    // The referee is gone (EPIPE or similar): nothing more can be flushed.
+    process.stderr.write(`${NAME}: write error on stdout: ${err.message}\n`);
+    process.exit(1);
+  });
+} else {
+  input.setNoDelay(true); // frames are small and the referee is waiting for each one
+  input.on('error', (err) => {
+    // Refused, reset, unreachable...: nothing more can be read or flushed.
+    const where = `${address.host}:${address.port}`;
+    process.stderr.write(`${NAME}: connection to ${where} failed: ${err.message}\n`);
+    process.exit(1);
+  });
+}

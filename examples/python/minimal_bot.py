@@ -2,14 +2,18 @@
 """The shortest complete durak-ref bot: Python stdlib + msgpack, no SDK. Port this one.
 
     durak-ref match "python3 examples/python/minimal_bot.py" builtin:random
+    python3 examples/python/minimal_bot.py --connect 127.0.0.1:7724 --token SECRET
 
 Protocol (protocol/SPEC.md): frames of a 4-byte big-endian length + one msgpack map, on
-stdin/stdout. Answer the referee's hello with ours, then answer every request with one
-element of its "legal" list. Strategy: take the exchange when offered, otherwise play the
+stdin/stdout, or over TCP with --connect HOST:PORT --token TOKEN [--name NAME]. Answer
+the referee's hello with ours, every ping with a pong, and every request with one element
+of its "legal" list. Strategy: take the exchange when offered, otherwise play the
 cheapest card (non-trumps before trumps, low before high); pass or take only when no card
 can be played. Anything on stderr is just logged by the referee.
 """
 
+import argparse
+import socket
 import struct
 import sys
 
@@ -43,19 +47,39 @@ def cost(action, trump_suit):
 
 
 def main():
+    parser = argparse.ArgumentParser(description="durak-ref minimal bot")
+    parser.add_argument("--connect", metavar="HOST:PORT", help="play over TCP, not stdin/stdout")
+    parser.add_argument("--token", help="the seat's secret (needed with --connect)")
+    parser.add_argument("--name", default="minimal")
+    options = parser.parse_args()
+    hello = {"type": "hello", "protocol": 1, "name": options.name, "version": "1.0"}
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    read_message(stdin)  # the referee's hello; it offers protocol 1, which we speak
-    write_message(stdout, {"type": "hello", "protocol": 1, "name": "minimal", "version": "1.0"})
+    if options.connect or options.token:
+        host, _, port = (options.connect or "").rpartition(":")  # IPv6 in brackets: [::1]:7724
+        if not (host and port.isdigit() and 0 < int(port) < 65536 and options.token):
+            parser.error("use --connect HOST:PORT --token TOKEN")
+        sock = socket.create_connection((host.strip("[]"), int(port)))
+        stdin = stdout = sock.makefile("rwb")
+        hello["token"] = options.token
+    first = read_message(stdin)  # the referee's hello; it offers protocol 1, which we speak
+    if first is None:
+        return
+    if first["type"] != "hello":  # an error: the referee refuses the connection
+        sys.exit(f"referee says: {first.get('message')}")
+    write_message(stdout, hello)
     while (message := read_message(stdin)) is not None:
         if message["type"] == "request":
             trump_suit = message["observation"]["trump_suit"]
             action = min(message["legal"], key=lambda a: cost(a, trump_suit))
             write_message(stdout, {"type": "action", "id": message["id"], "action": action})
+        elif message["type"] == "ping":
+            write_message(stdout, {"type": "pong", "id": message["id"]})
         elif message["type"] == "error":
             print("referee says:", message["message"], file=sys.stderr, flush=True)
+            if message["code"] in ("version", "auth", "busy", "limit"):
+                sys.exit(1)  # the referee refused us and closes the connection
         elif message["type"] == "bye":
             break
-
 
 if __name__ == "__main__":
     main()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import select
-import shutil
 import struct
 import threading
 import subprocess
@@ -22,52 +21,12 @@ import msgpack
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-C_DIR = ROOT / "examples" / "c"
-JS_DIR = ROOT / "examples" / "javascript"
 
 TIMEOUT = 10.0  # seconds for any single read or exit
 MAX_FRAME = 1024 * 1024
 
 
-# --------------------------------------------------------------------------- build
-
-
-@pytest.fixture(scope="session")
-def c_bot_cmd() -> list[str]:
-    make = shutil.which("make")
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if make is None:
-        pytest.skip("C example bot not tested: `make` not found on PATH")
-    if cc is None:
-        pytest.skip("C example bot not tested: no C compiler (`cc`/`gcc`) on PATH")
-    args = [make, "-C", str(C_DIR)]
-    if shutil.which("cc") is None:
-        args.append(f"CC={cc}")
-    res = subprocess.run(args, capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, f"building the C bot failed:\n{res.stdout}\n{res.stderr}"
-    bot = C_DIR / "bot"
-    assert bot.is_file()
-    return [str(bot)]
-
-
-@pytest.fixture(scope="session")
-def js_bot_cmd() -> list[str]:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("JavaScript example bot not tested: `node` not found on PATH")
-    if not (JS_DIR / "node_modules" / "@msgpack" / "msgpack").is_dir():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.skip("JavaScript example bot not tested: node_modules missing and no `npm`")
-        res = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=JS_DIR,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert res.returncode == 0, f"npm ci failed:\n{res.stdout}\n{res.stderr}"
-    return [node, str(JS_DIR / "bot.js")]
+# The c_bot_cmd and js_bot_cmd fixtures (build, skip reasons) are in conftest.py.
 
 
 @pytest.fixture(params=["c", "javascript"])
@@ -474,6 +433,40 @@ def test_backpressure_unread_output(start_bot) -> None:
     thread.join(TIMEOUT)
     assert not thread.is_alive()
     assert bot.wait() == 0, bot.stderr_text()
+
+
+def test_ping_answered_with_pong(start_bot) -> None:
+    """Pings (sent to idle TCP bots; also valid over pipes) get a pong with the same id,
+    before the first game and between games, whatever the id's width."""
+    bot = start_bot()
+    handshake(bot)
+    for ping_id in (0, 1, 300, 2**33 + 1):
+        bot.send({"type": "ping", "id": ping_id})
+        assert bot.recv() == {"type": "pong", "id": ping_id}
+    bot.send(GAME_START)
+    name, obs, legal, expected = SCENARIOS[1]
+    assert ask(bot, request(1, obs, legal)) == expected
+    bot.send({"type": "game_end", "game": 0, "durak": 1, "termination": "normal", "reason": "x"})
+    bot.send_raw(frame({"type": "ping", "id": 7}) + frame({"type": "ping", "id": 8}))
+    assert [bot.recv(), bot.recv()] == [{"type": "pong", "id": 7}, {"type": "pong", "id": 8}]
+    say_bye(bot)
+
+
+@pytest.mark.parametrize("code", ["auth", "busy", "limit", "version"])
+def test_refusal_after_hello_exits_1(start_bot, code: str) -> None:
+    bot = start_bot()
+    handshake(bot)
+    bot.send({"type": "error", "code": code, "message": "refused for a test", "fatal": True})
+    assert bot.wait() == 1
+    assert "refused for a test" in bot.stderr_text()
+
+
+def test_refusal_instead_of_hello_exits_1(start_bot) -> None:
+    bot = start_bot()
+    bot.send({"type": "error", "code": "limit", "message": "too many connections", "fatal": True})
+    assert bot.wait() == 1
+    assert "too many connections" in bot.stderr_text()
+    assert bot.remaining_stdout() == b""  # no hello to a referee that refused us
 
 
 def test_eof_exits_zero(start_bot) -> None:

@@ -8,7 +8,19 @@ from typing import Any
 import pytest
 
 from protocol import messages as m
-from protocol.bot import Bot, SocketTransport, play, run, run_function
+from protocol.bot import (
+    DEFAULT_PORT,
+    Bot,
+    ConnectArgs,
+    RefusedError,
+    SocketTransport,
+    parse_address,
+    parse_connect_args,
+    play,
+    run,
+    run_function,
+    split_connect_args,
+)
 from protocol.codec import FrameDecoder, encode
 from protocol.errors import LocalProtocolError, RemoteProtocolError
 
@@ -269,6 +281,150 @@ def test_broken_pipe_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
         run(Recorder(), Closed(script(m.hello_msg("r"))))
     assert info.value.code == 1
     assert "the referee closed the connection" in capsys.readouterr().err
+
+
+# -- ping / pong -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("chunk", [1, 64])
+def test_ping_is_answered_with_pong_without_the_bot_seeing_it(chunk: int) -> None:
+    transport = MemoryTransport(script(
+        m.hello_msg("r"), m.ping_msg(0),                       # waiting for the first game
+        GAME_START, m.request_msg(1, 0, OBS, LEGAL), m.game_end_msg(0, 1, "normal", "done"),
+        m.ping_msg(2**40), m.ping_msg(9),                       # between games, back to back
+        m.bye_msg(), m.ping_msg(10),                            # after bye: never answered
+    ), chunk)
+    bot = Recorder()
+    play(bot, transport)
+    assert transport.sent() == [
+        {"type": "hello", "protocol": 1, "name": "recorder", "version": "2.0", "author": "tests"},
+        {"type": "pong", "id": 0},
+        {"type": "action", "id": 1, "action": {"type": "attack", "card": "7H"}},
+        {"type": "pong", "id": 2**40},
+        {"type": "pong", "id": 9},
+    ]
+    assert transport.flushes == 5
+    assert [kind for kind, _ in bot.seen] == ["hello", "game_start", "choose", "game_end", "bye"]
+
+
+def test_a_bad_ping_is_the_referees_protocol_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        run(Recorder(), MemoryTransport(script(m.hello_msg("r"), {"type": "ping", "id": "x"})))
+    assert info.value.code == 1
+    assert "the referee broke the protocol: id: expected a non-negative integer, got 'x'" in capsys.readouterr().err
+
+
+# -- refusals and dropped connections --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("code", ["auth", "busy", "limit", "version"])
+def test_refusal_after_the_hello_raises(code: str) -> None:
+    transport = MemoryTransport(script(m.hello_msg("r"), m.error_msg(code, "no seat for you", True)))
+    bot = Recorder()
+    with pytest.raises(RefusedError) as info:
+        play(bot, transport)
+    assert (info.value.code, info.value.message) == (code, "no seat for you")
+    assert [x["type"] for x in transport.sent()] == ["hello"]
+    assert ("error", code) not in bot.seen  # a refusal is raised, not handed to on_error
+
+
+def test_refusal_instead_of_the_hello_raises_before_saying_anything() -> None:
+    transport = MemoryTransport(script(m.error_msg("limit", "too many connections", True)))
+    with pytest.raises(RefusedError, match="^limit: too many connections$"):
+        play(Recorder(), transport)
+    assert transport.written == b""
+
+
+def test_run_reports_a_refusal_in_one_line_and_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    transport = MemoryTransport(script(m.hello_msg("r"), m.error_msg("auth", "wrong token", True)))
+    with pytest.raises(SystemExit) as info:
+        run_function(lambda obs, legal: legal[0], name="tcp-bot", token="bad", transport=transport)
+    assert info.value.code == 1
+    assert capsys.readouterr().err == "tcp-bot: the referee refused the connection (auth): wrong token\n"
+
+
+def test_other_fatal_errors_are_not_refusals() -> None:
+    transport = MemoryTransport(script(
+        m.hello_msg("r"), m.error_msg("protocol", "bad pong", True), m.error_msg("auth", "odd", False),
+        m.bye_msg()))
+    bot = Recorder()
+    play(bot, transport)
+    assert bot.seen[1:] == [("error", "protocol"), ("error", "auth"), ("bye", "match_end")]
+
+
+def test_a_reset_connection_exits_1_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    class Reset(MemoryTransport):
+        def read(self, n: int) -> bytes:
+            raise ConnectionResetError(104, "Connection reset by peer")
+
+    with pytest.raises(SystemExit) as info:
+        run(Recorder(), Reset(b""))
+    assert info.value.code == 1
+    assert capsys.readouterr().err == "recorder: the referee closed the connection (Connection reset by peer)\n"
+
+
+# -- command line: --connect HOST:PORT --token TOKEN [--name NAME] --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        ([], None),
+        (["42", "-v"], None),
+        (["--connect", "127.0.0.1:7000", "--token", "s3cret"], ConnectArgs("127.0.0.1", 7000, "s3cret")),
+        (["--token=s3cret", "--connect=example.org:1", "--name=seat a"],
+         ConnectArgs("example.org", 1, "s3cret", "seat a")),
+        (["--connect", "localhost", "--token", "t"], ConnectArgs("localhost", DEFAULT_PORT, "t")),
+        (["--connect", "[::1]:65535", "--token", "t=u"], ConnectArgs("::1", 65535, "t=u")),
+        (["--connect", "[fe80::1%eth0]", "--token", "--name"], ConnectArgs("fe80::1%eth0", 7724, "--name")),
+    ],
+)
+def test_parse_connect_args(argv: list[str], expected: ConnectArgs | None) -> None:
+    assert parse_connect_args(argv) == expected
+
+
+def test_split_connect_args_keeps_the_other_arguments_in_order() -> None:
+    assert split_connect_args(["7", "--connect", "h:9", "-x", "--token", "t", "--", "--name", "n"]) == (
+        ConnectArgs("h", 9, "t"), ["7", "-x", "--", "--name", "n"])
+    assert split_connect_args(["7", "--verbose"]) == (None, ["7", "--verbose"])
+    host, port, token, name = parse_connect_args(["--connect", "h:9", "--token", "t"])  # a plain tuple too
+    assert (host, port, token, name) == ("h", 9, "t", None)
+
+
+@pytest.mark.parametrize(
+    ("argv", "text"),
+    [
+        (["--connect"], "--connect needs a value"),
+        (["--connect", "h:1", "--token"], "--token needs a value"),
+        (["--connect", "h:1"], "--connect needs --token TOKEN"),
+        (["--connect", "h:1", "--token", ""], "--token: expected 1 to 256 characters, got 0"),
+        (["--connect", "h:1", "--token", "t" * 257], "--token: expected 1 to 256 characters, got 257"),
+        (["--connect", "h:1", "--token", "t", "--name", ""], "--name: expected 1 to 64 printable characters"),
+        (["--connect", "h:1", "--token", "t", "--name", "a\nb"], "--name: expected 1 to 64 printable"),
+        (["--connect", "h:1", "--connect", "h:2", "--token", "t"], "--connect is given twice"),
+        (["--token", "t"], "--token only makes sense with --connect HOST:PORT"),
+        (["--token", "t", "--name", "n"], "--token and --name only make sense with --connect"),
+        (["--connect", "h:0", "--token", "t"], "the port must be a number from 1 to 65535, got '0'"),
+        (["--connect", "h:65536", "--token", "t"], "got '65536'"),
+        (["--connect", "h:", "--token", "t"], "got ''"),
+        (["--connect", "h:x", "--token", "t"], "got 'x'"),
+        (["--connect", "h:\uff11", "--token", "t"], "the port must be a number"),
+        (["--connect", ":80", "--token", "t"], "expected HOST:PORT, got ':80'"),
+        (["--connect", "::1", "--token", "t"], "write an IPv6 address in brackets, like [::1]:7724"),
+        (["--connect", "[::1", "--token", "t"], "expected [IPV6]:PORT, got '[::1'"),
+        (["--connect", "[::1]80", "--token", "t"], "expected [IPV6]:PORT"),
+        (["--connect", "[]:80", "--token", "t"], "expected HOST:PORT"),
+    ],
+)
+def test_parse_connect_args_errors(argv: list[str], text: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_connect_args(argv)
+    assert text in str(info.value)
+
+
+def test_parse_address() -> None:
+    assert parse_address("a.b:80") == ("a.b", 80)
+    assert parse_address("a.b") == ("a.b", 7724) and DEFAULT_PORT == 7724
 
 
 def test_base_bot_choose_is_abstract() -> None:

@@ -109,10 +109,13 @@ def test_version_check() -> None:
 @pytest.mark.parametrize(
     ("message", "text", "field"),
     [
-        ({"type": "fold"}, "type: unknown message type 'fold'; expected one of: hello, action", "type"),
-        ({"type": "request"}, "type: unknown message type 'request'; expected one of: hello, action", "type"),
+        ({"type": "fold"}, "type: unknown message type 'fold'; expected one of: hello, action, pong", "type"),
+        ({"type": "request"}, "type: unknown message type 'request'; expected one of: hello, action, pong",
+         "type"),
+        ({"type": "ping", "id": 1}, "type: unknown message type 'ping'; expected one of: hello, action, pong",
+         "type"),
         ({"type": 7}, "type: expected a str, got 7", "type"),
-        ({"name": "x"}, "type: missing; expected one of: hello, action", "type"),
+        ({"name": "x"}, "type: missing; expected one of: hello, action, pong", "type"),
         ([1, 2], "message: expected a map, got an array of 2 elements", None),
     ],
 )
@@ -121,6 +124,60 @@ def test_message_type_errors(message: Any, text: str, field: str | None) -> None
         m.parse_bot_message(message)
     assert str(info.value) == text
     assert info.value.field == field
+
+
+# -- pong ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ping_id", [0, 1, 7, 2**40])
+def test_pong_parses(ping_id: int) -> None:
+    parsed = m.parse_bot_message({"type": "pong", "id": ping_id, "future": "ignored"})
+    assert parsed == m.Pong(ping_id)
+    with pytest.raises(AttributeError):
+        parsed.id = 3  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("message", "text"),
+    [
+        ({"type": "pong"}, "id: missing; expected a non-negative integer ping id"),
+        ({"type": "pong", "id": -1}, "id: expected a non-negative integer ping id, got -1"),
+        ({"type": "pong", "id": "1"}, "id: expected a non-negative integer ping id, got '1'"),
+        ({"type": "pong", "id": True}, "id: expected a non-negative integer ping id, got true"),
+        ({"type": "pong", "id": None}, "id: expected a non-negative integer ping id, got nil"),
+    ],
+)
+def test_pong_errors_name_the_field(message: dict, text: str) -> None:
+    with pytest.raises(RemoteProtocolError) as info:
+        m.parse_bot_message(message)
+    assert str(info.value) == text
+    assert info.value.field == "id"
+
+
+def test_ping_and_pong_constructors() -> None:
+    assert m.ping_msg(5) == {"type": "ping", "id": 5}
+    assert m.pong_msg(5) == {"type": "pong", "id": 5}
+    assert m.parse_bot_message(m.pong_msg(0)) == m.Pong(0)
+    assert m.parse_referee_message(m.ping_msg(0)) == {"type": "ping", "id": 0}
+    for build in (m.ping_msg, m.pong_msg):
+        for bad in (-1, "1", True, 1.0, None):
+            with pytest.raises(LocalProtocolError, match="id must be a non-negative int"):
+                build(bad)  # type: ignore[arg-type]
+
+
+def test_message_type_lists() -> None:
+    assert m.BOT_MESSAGE_TYPES == ("hello", "action", "pong")
+    assert m.REFEREE_MESSAGE_TYPES == (
+        "hello", "game_start", "event", "request", "game_end", "error", "bye", "ping")
+    assert m.ERROR_CODES == ("protocol", "illegal", "version", "timeout", "stale", "auth", "busy", "limit")
+    assert set(m.REFUSAL_CODES) == {"version", "auth", "busy", "limit"} <= set(m.ERROR_CODES)
+
+
+@pytest.mark.parametrize("code", ["auth", "busy", "limit"])
+def test_tcp_refusal_errors(code: str) -> None:
+    message = m.error_msg(code, "go away", True)
+    assert message == {"type": "error", "code": code, "message": "go away", "fatal": True}
+    assert m.parse_referee_message(message) is message
 
 
 # -- actions ---------------------------------------------------------------------------------
@@ -213,7 +270,7 @@ GAME_START = m.game_start_msg(game=0, seat=0, players=2, names=["a", "b"], rules
     [
         m.hello_msg("durak-ref 0.1.0"), GAME_START, m.event_msg(0, {"type": "take", "seat": 1}),
         REQUEST, m.game_end_msg(0, 1, "normal", "x"), m.game_end_msg(0, None, "draw", "x"),
-        m.error_msg("stale", "late", False), m.bye_msg(), {"type": "bye"},
+        m.error_msg("stale", "late", False), m.bye_msg(), {"type": "bye"}, m.ping_msg(1),
         m.event_msg(0, {"type": "something_new", "seat": 1}),
     ],
 )
@@ -271,7 +328,10 @@ def test_constructors_refuse_bad_arguments_as_our_bug(build: Any) -> None:
         ({"type": "hello", "protocol": 1, "versions": [1, "2"], "referee": "r"},
          "versions[1]: expected an integer, got '2'"),
         ({"type": "action", "id": 1}, "type: unknown message type 'action'; expected one of: hello, "
-                                      "game_start, event, request, game_end, error, bye"),
+                                      "game_start, event, request, game_end, error, bye, ping"),
+        ({"type": "ping"}, "id: missing; expected a non-negative integer"),
+        ({"type": "ping", "id": -3}, "id: expected a non-negative integer, got -3"),
+        ({"type": "ping", "id": "x"}, "id: expected a non-negative integer, got 'x'"),
     ],
 )
 def test_referee_message_errors(message: dict, text: str) -> None:

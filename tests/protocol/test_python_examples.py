@@ -79,10 +79,13 @@ class Child:
 
 
 def play_conversation(child: Child) -> list[dict[str, Any]]:
-    """Handshake, one game with two requests, bye. Returns the two actions sent."""
+    """Handshake, a ping, one game with two requests, bye. Returns the two actions sent."""
     child.send(m.hello_msg("test-referee"))
     hello = m.parse_bot_message(child.receive())
     assert isinstance(hello, m.BotHello) and hello.protocol == 1 and hello.name
+    assert hello.token is None  # over pipes: no token
+    child.send(m.ping_msg(5))  # also valid over pipes
+    assert child.receive() == m.pong_msg(5)
     child.send(GAME_START, m.request_msg(1, 0, OBSERVATION, LEGAL_ATTACK, CLOCK))
     first = m.parse_bot_message(child.receive())
     assert isinstance(first, m.ActionMessage) and first.id == 1 and first.action in LEGAL_ATTACK
