@@ -26,9 +26,9 @@ from typing import Any
 import trio
 
 from .match import MatchConfig, play_game
-from .players import Player
+from .players import BotStartError, Player
 from .sprt import Sprt
-from .tournament import BotEntry, PlayerPool, TournamentSettings
+from .tournament import BotEntry, PlayerPool, TournamentSettings, _leaves
 
 
 @dataclass
@@ -98,25 +98,36 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
         # Paired difference: B's score in game 2, and 1 - A's score in game 1.
         return scores[1], 1.0 - scores[0]
 
-    async with trio.open_nursery() as nursery:
-        pool = PlayerPool(settings, config, nursery, None)
-        try:
-            async with trio.open_nursery() as workers:
-                async def worker() -> None:
-                    for deal in deals:
-                        s1, s2 = await play_pair(pool, deal)
-                        run.pairs += 1
-                        state = sprt.add_pair(s1, s2)
-                        if on_pair is not None:
-                            on_pair(run)
-                        if state != "continue":
-                            workers.cancel_scope.cancel()
-                            return
-                for _ in range(concurrency):
-                    workers.start_soon(worker)
-        finally:
-            await pool.close()
-            nursery.cancel_scope.cancel()
+    try:
+        async with trio.open_nursery() as nursery:
+            pool = PlayerPool(settings, config, nursery, None)
+            try:
+                async with trio.open_nursery() as workers:
+                    async def worker() -> None:
+                        for deal in deals:
+                            s1, s2 = await play_pair(pool, deal)
+                            run.pairs += 1
+                            state = sprt.add_pair(s1, s2)
+                            if on_pair is not None:
+                                on_pair(run)
+                            if state != "continue":
+                                workers.cancel_scope.cancel()
+                                return
+                    for _ in range(concurrency):
+                        workers.start_soon(worker)
+            finally:
+                await pool.close()
+                nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        # Strict exception groups wrap everything leaving a nursery; the caller catches
+        # BotStartError (exit 2) and KeyboardInterrupt (exit 130), not groups of them.
+        leaves = _leaves(group)
+        if any(isinstance(e, KeyboardInterrupt) for e in leaves):
+            raise KeyboardInterrupt from None
+        starts = [e for e in leaves if isinstance(e, BotStartError)]
+        if starts:
+            raise starts[0] from None
+        raise
     return run
 
 

@@ -32,9 +32,13 @@ def read_games_jsonl(path: Path) -> list[RatedGame]:
             raise RatingsInputError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
         if not isinstance(data, dict) or not isinstance(data.get("players"), list):
             raise RatingsInputError(f'{path}:{lineno}: expected {{"players": [...], "durak": ...}}')
+        durak, last = data.get("durak"), data.get("last_two")
+        if durak is not None and not isinstance(durak, str):
+            raise RatingsInputError(f'{path}:{lineno}: "durak" must be a name or null, got {durak!r}')
+        if last is not None and not (isinstance(last, list) and all(isinstance(p, str) for p in last)):
+            raise RatingsInputError(f'{path}:{lineno}: "last_two" must be a list of names, got {last!r}')
         try:
-            last = data.get("last_two")
-            games.append(RatedGame(tuple(str(p) for p in data["players"]), durak=data.get("durak"),
+            games.append(RatedGame(tuple(str(p) for p in data["players"]), durak=durak,
                                    last_two=tuple(last) if last is not None else None))
         except RatingError as exc:
             raise RatingsInputError(f"{path}:{lineno}: {exc}") from None

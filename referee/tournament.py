@@ -120,6 +120,23 @@ _CONFIG_KEYS = {"bots", "format", "players", "games", "duplicate", "seed", "rule
                 "time_control", "concurrency", "on_illegal", "max_restarts"}
 
 
+_CONFIG_TYPES: dict[str, type | tuple[type, ...]] = {
+    "bots": list, "format": str, "players": int, "games": int, "duplicate": bool, "seed": int,
+    "rules": dict, "preset": str, "time_control": dict, "concurrency": int, "on_illegal": str,
+    "max_restarts": int}
+_TC_TYPES: dict[str, type | tuple[type, ...]] = {
+    "tc": str, "move_time": (int, float), "startup_time": (int, float)}
+_TYPE_NAMES = {list: "an array", str: "a string", int: "an integer", bool: "true or false",
+               dict: "a table", (int, float): "a number"}
+
+
+def _check_type(path: Path, key: str, value: Any, kind: type | tuple[type, ...]) -> None:
+    # bool is an int in Python, but ``players = true`` is a mistake, not 1.
+    if isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
+        return
+    raise TournamentError(f"{path}: {key} must be {_TYPE_NAMES[kind]}, got {value!r}")
+
+
 def load_config(path: Path) -> dict[str, Any]:
     """Read a tournament TOML file into settings keywords. Raises TournamentError naming
     the file and the key.
@@ -151,6 +168,14 @@ def load_config(path: Path) -> dict[str, Any]:
     if unknown:
         raise TournamentError(f"{path}: unknown key(s) {', '.join(unknown)}; "
                               f"known: {', '.join(sorted(_CONFIG_KEYS))}")
+    for key, value in data.items():
+        _check_type(path, key, value, _CONFIG_TYPES[key])
+    for key, value in data.get("time_control", {}).items():
+        if key in _TC_TYPES:
+            _check_type(path, f"time_control.{key}", value, _TC_TYPES[key])
+    for i, b in enumerate(data.get("bots", [])):
+        if isinstance(b, dict) and "env" in b:
+            _check_type(path, f"bots[{i + 1}].env", b["env"], dict)
     out: dict[str, Any] = {k: data[k] for k in ("format", "players", "games", "duplicate", "seed",
                                                   "concurrency", "on_illegal", "max_restarts")
                            if k in data}
@@ -168,12 +193,14 @@ def load_config(path: Path) -> dict[str, Any]:
     out.update({k: tc[k] for k in tc})
     bots = []
     for i, b in enumerate(data.get("bots", [])):
-        if not isinstance(b, dict) or "name" not in b or "command" not in b:
+        if not isinstance(b, dict):
             raise TournamentError(f"{path}: [[bots]] entry {i + 1} needs a name and a command")
         extra = sorted(set(b) - {"name", "command", "cwd", "env"})
-        if extra:
-            raise TournamentError(f"{path}: [[bots]] entry {i + 1} ({b['name']}): unknown key(s) "
-                                  f"{', '.join(extra)}; known: name, command, cwd, env")
+        if extra:  # before the missing keys: a typo of "command" is named as such
+            raise TournamentError(f"{path}: [[bots]] entry {i + 1} ({b.get('name', '?')}): unknown "
+                                  f"key(s) {', '.join(extra)}; known: name, command, cwd, env")
+        if "name" not in b or "command" not in b:
+            raise TournamentError(f"{path}: [[bots]] entry {i + 1} needs a name and a command")
         bots.append(BotEntry(str(b["name"]), str(b["command"]), b.get("cwd"),
                              {str(k): str(v) for k, v in b.get("env", {}).items()} or None))
     out["bots"] = bots
@@ -328,12 +355,19 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
             progress.games[s.bot] = progress.games.get(s.bot, 0) + 1
             progress.durak[s.bot] = progress.durak.get(s.bot, 0) + (s.result == "durak")
     if not todo:
+        # Everything is stored (e.g. killed between the last game and the status update).
+        store.set_status(tid, "finished")
         return progress
     log_path = None
     writer = None
     if log_dir is not None:
         suffix = "" if fresh else "-resumed-" + time.strftime("%H%M%S")
-        log_path = log_dir / f"tournament-{safe_name(tid)}{suffix}.jsonl"
+        stem = f"tournament-{safe_name(tid)}{suffix}"
+        log_path = log_dir / f"{stem}.jsonl"
+        n = 2
+        while log_path.exists():  # never overwrite a log that stored games point into
+            log_path = log_dir / f"{stem}-{n}.jsonl"
+            n += 1
         writer = MatchLogWriter(log_path)
         writer.write({"type": "header", "format": FORMAT, "tournament": tid, "started": utc_now(),
                       "preset": config.rules.preset, "rules": config.rules.as_dict(),
@@ -378,24 +412,28 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
                 on_game(record, progress)
 
     try:
-        async with trio.open_nursery() as nursery:
-            pool = PlayerPool(settings, config, nursery,
-                              log_path.with_suffix("") if log_path else None)
-            try:
-                async with trio.open_nursery() as workers:
-                    for _ in range(min(settings.concurrency, len(todo))):
-                        workers.start_soon(worker, pool)
-            except BaseExceptionGroup as group:
-                starts = [e for e in _leaves(group) if isinstance(e, BotStartError)]
-                if starts:
-                    start_error.append(starts[0])
-                elif any(isinstance(e, KeyboardInterrupt) for e in _leaves(group)):
-                    raise KeyboardInterrupt from None
-                else:
-                    raise
-            finally:
-                await pool.close()
-                nursery.cancel_scope.cancel()
+        # The handler wraps the outer nursery too: anything leaving it comes wrapped in
+        # an exception group (strict groups), which the caller's ``except
+        # KeyboardInterrupt`` / ``except BotStartError`` would not catch.
+        try:
+            async with trio.open_nursery() as nursery:
+                pool = PlayerPool(settings, config, nursery,
+                                  log_path.with_suffix("") if log_path else None)
+                try:
+                    async with trio.open_nursery() as workers:
+                        for _ in range(min(settings.concurrency, len(todo))):
+                            workers.start_soon(worker, pool)
+                finally:
+                    await pool.close()
+                    nursery.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            starts = [e for e in _leaves(group) if isinstance(e, BotStartError)]
+            if starts:
+                start_error.append(starts[0])
+            elif any(isinstance(e, KeyboardInterrupt) for e in _leaves(group)):
+                raise KeyboardInterrupt from None
+            else:
+                raise
     finally:
         if writer is not None:
             writer.write({"type": "footer", "ended": utc_now(), "interrupted": progress.done < progress.total,

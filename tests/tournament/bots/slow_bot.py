@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""A random bot that stalls after a budget of decisions, for the tournament kill tests.
+
+    python3 slow_bot.py TAG
+
+Plays a random legal action. With $SLOW_BOT_STALL_AFTER=N, the process answers its
+first N decisions and then never answers again: it reads stdin until EOF (the referee
+closing it, or dying) and exits. The few bot processes of a tournament thus give only
+so many decisions in all, and a long tournament stalls with some games stored and
+never finishes on its own: the kill tests need no race against the clock. TAG is
+ignored: it marks the command line so a test finds every process it started in /proc.
+The budget comes from the environment, not the command line, because the command is
+part of the stored tournament settings: a resume runs the very same command, freely.
+"""
+
+import os
+import random
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+from protocol.bot import run_function  # noqa: E402
+
+
+def main() -> None:
+    budget = int(os.environ.get("SLOW_BOT_STALL_AFTER", "0")) or None
+    rng = random.Random(1)
+    asked = 0
+
+    def choose(observation, legal):  # type: ignore[no-untyped-def]
+        nonlocal asked
+        asked += 1
+        if budget is not None and asked > budget:
+            while os.read(0, 65536):  # stall: never answer; leave at EOF
+                pass
+            os._exit(0)
+        return rng.choice(legal)
+
+    run_function(choose, name="slow", version="1.0")
+
+
+if __name__ == "__main__":
+    main()
