@@ -219,7 +219,7 @@ def make_rules(preset: str = "classic", overrides: Mapping[str, str] | Iterable[
 
 def rules_from_dict(data: Mapping[str, Any], preset: str = "classic") -> Rules:
     """Rules from the ``as_dict`` form (as stored in a log header). Unknown keys are an error."""
-    return make_rules(preset, {k: Option.format(OPTIONS_BY_NAME[k], v) if k in OPTIONS_BY_NAME else v
+    return make_rules(preset, {k: OPTIONS_BY_NAME[k].format(v) if k in OPTIONS_BY_NAME else str(v)
                                for k, v in data.items()})
 
 
