@@ -347,6 +347,14 @@ def tournament(
     with store:
         try:
             if resume is not None:
+                given = [name for name, value in (
+                    ("--bot", bot), ("--config", config), ("--format", format_), ("--players", players),
+                    ("--games", games), ("--seed", seed), ("--rules", rules), ("--set", set_),
+                    ("--tc", tc), ("--move-time", move_time), ("--on-illegal", on_illegal))
+                    if value] + (["--no-duplicate"] if no_duplicate else [])
+                if given:
+                    raise TournamentError(f"--resume plays the stored settings; {', '.join(given)} "
+                                          f"cannot change them (only --concurrency, --db, --log-dir)")
                 _, saved, status = store.tournament(resume)
                 settings = TournamentSettings.from_dict(saved)
                 if concurrency:
@@ -503,6 +511,8 @@ def ratings(
             games = read_games_jsonl(from_)
         else:
             from .store import StoreError, iter_rated, open_store
+            if not db.exists():
+                fail(f"no store at {db}; give --db PATH, or --from FILE to rate a JSON Lines file")
             try:
                 with open_store(db) as store:
                     if tournament_id:

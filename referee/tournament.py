@@ -155,7 +155,7 @@ def load_config(path: Path) -> dict[str, Any]:
         [[bots]]
         name = "alice"
         command = "python3 alice.py"
-        cwd = "bots/alice"
+        cwd = "bots/alice"          # relative to this file
         env = { ALICE_LEVEL = "3" }
     """
     try:
@@ -201,7 +201,10 @@ def load_config(path: Path) -> dict[str, Any]:
                                   f"key(s) {', '.join(extra)}; known: name, command, cwd, env")
         if "name" not in b or "command" not in b:
             raise TournamentError(f"{path}: [[bots]] entry {i + 1} needs a name and a command")
-        bots.append(BotEntry(str(b["name"]), str(b["command"]), b.get("cwd"),
+        cwd = b.get("cwd")
+        if cwd is not None:  # relative to the config file, not to wherever durak-ref runs
+            cwd = str((path.parent / str(cwd)).resolve())
+        bots.append(BotEntry(str(b["name"]), str(b["command"]), cwd,
                              {str(k): str(v) for k, v in b.get("env", {}).items()} or None))
     out["bots"] = bots
     return out
