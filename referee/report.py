@@ -36,7 +36,10 @@ def print_match(summary: dict[str, Any], console: Console) -> None:
     terms = ", ".join(f"{k} {v}" for k, v in sorted(summary["terminations"].items()))
     console.print(f"draws: {summary['draws']}   bouts per game: {summary['bouts_mean']:.2f}   "
                   f"wall: {summary['wall_s']:.2f} s")
-    console.print(f"decisions: {summary['decisions']} asked, {summary['actions']} actions in all")
+    overhead = summary.get("overhead_us_per_decision")
+    console.print(f"decisions: {summary['decisions']} asked, {summary['actions']} actions in all"
+                  + (f"; referee time per decision (not charged to any bot): {overhead:.0f} µs"
+                     if overhead is not None else ""))
     console.print(f"terminations: {terms}")
     for f in summary.get("forfeit_details", [])[:10]:
         console.print(f"[red]game {f['game']}[/red]: {f['bot']} forfeited ({f['kind']}): {f['reason']}")

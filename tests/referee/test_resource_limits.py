@@ -1,0 +1,44 @@
+"""--max-memory and --max-cpu: a bot over its limit is stopped by the kernel, and that is
+its crash forfeit with the evidence; the opponent and the match are unharmed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.clock import TimeControl
+from referee.match import MatchConfig
+from referee.players import parse_bot_spec
+from referee.rules import make_rules
+from referee.runner import ProcessOptions, run_match_async
+
+HOG = Path(__file__).with_name("bots") / "hog_bot.py"
+
+
+async def play(mode: str, tmp_path: Path, **limits: int) -> dict:
+    specs = [parse_bot_spec(f"hog={sys.executable} {HOG} {mode}"), parse_bot_spec("builtin:greedy")]
+    config = MatchConfig(rules=make_rules(), games=2, seed=3, max_restarts=1,
+                         tc=TimeControl.parse(None, 20.0, 10.0))
+    result = await run_match_async(specs, config, log_dir=tmp_path, options=ProcessOptions(**limits))
+    return result.summary()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS semantics are checked on Linux")
+async def test_a_bot_over_its_memory_limit_crashes_alone(tmp_path: Path) -> None:
+    summary = await play("memory", tmp_path, max_memory_mb=200)
+    assert summary["games"] == 2
+    assert summary["bots"][0]["forfeits"] == {"crash": 2}
+    assert summary["bots"][1]["forfeits"] == {}
+    detail = summary["forfeit_details"][0]
+    assert "MemoryError" in "\n".join(detail["evidence"]["stderr_tail"])
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_CPU is checked on Linux")
+async def test_a_bot_over_its_cpu_limit_is_killed(tmp_path: Path) -> None:
+    summary = await play("cpu", tmp_path, max_cpu_s=1)
+    assert summary["bots"][0]["forfeits"] == {"crash": 2}
+    detail = summary["forfeit_details"][0]
+    assert detail["evidence"]["exit_code"] in (-24, -9)  # SIGXCPU, or SIGKILL at the hard limit
+    assert "signal" in detail["reason"]
