@@ -572,6 +572,7 @@ def ladder_run(
     seed: Annotated[int, typer.Option(help="Seed for the first deal's pairing.")] = 1,
     db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
     log_dir: Annotated[Path, typer.Option(help="Where game logs go.")] = Path("logs"),
+    as_json: Annotated[bool, typer.Option("--json", help="Print games played and the ladder as JSON.")] = False,
 ) -> None:
     """Play ladder games: the bot with the fewest games meets the closest rating."""
     from .ladder import play_ladder
@@ -594,8 +595,16 @@ def ladder_run(
             except KeyboardInterrupt:
                 err.print("durak-ref: interrupted; every finished game and rating is stored")
                 raise typer.Exit(130) from None
+        if as_json:
+            emit_json({"played": played, "ladder": _ladder_rows(store)})
+            return
         out.print(f"{played} ladder games played", markup=False)
         _print_ladder(store)
+
+
+def _ladder_rows(store: Any) -> list[dict[str, Any]]:
+    return [{"rank": i + 1, "bot": b, "rating": round(r, 2), "games": g}
+            for i, (b, r, g) in enumerate(store.ladder())]
 
 
 def _print_ladder(store: Any) -> None:
@@ -615,10 +624,8 @@ def ladder_show(
 ) -> None:
     """The ladder table: rating and games per bot."""
     with _open_store(db) as store:
-        rows = store.ladder()
         if as_json:
-            emit_json([{"rank": i + 1, "bot": b, "rating": round(r, 2), "games": g}
-                       for i, (b, r, g) in enumerate(rows)])
+            emit_json(_ladder_rows(store))
         else:
             _print_ladder(store)
 
@@ -692,6 +699,7 @@ def check_bot_cmd(
 def register(
     name: Annotated[str, typer.Argument(help="The bot's name on the arena.", show_default=False)],
     db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
+    as_json: Annotated[bool, typer.Option("--json", help='Print {"name", "token"}.')] = False,
 ) -> None:
     """Register a bot for `durak-ref serve` and print its token (again: a new token)."""
     from .arena import register as register_bot
@@ -701,6 +709,9 @@ def register(
             token = register_bot(store, name)
         except ValueError as exc:
             fail(str(exc))
+    if as_json:
+        emit_json({"name": name, "token": token})
+        return
     out.print(f"{name}: token {token}", markup=False, highlight=False)
     err.print("Keep the token: only its hash is stored. Connect with e.g. "
               f"examples/python/random_bot.py --connect HOST:PORT --name {name} --token TOKEN",
@@ -723,6 +734,7 @@ def serve(
     rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
     set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
     log_dir: Annotated[Path, typer.Option(help="Where game logs go.")] = Path("logs"),
+    as_json: Annotated[bool, typer.Option("--json", help="At the end, print games played and the ladder as JSON.")] = False,
 ) -> None:
     """Run the arena: registered bots connect over TCP and play rated games continuously.
 
@@ -755,6 +767,10 @@ def serve(
             played = serve_arena(arena, host, port)
         except ListenError as exc:
             fail(str(exc))
+        if as_json:
+            emit_json({"played": played, "refusals": len(arena.gate.refusals) if arena.gate else 0,
+                       "ladder": _ladder_rows(store)})
+            return
         out.print(f"{played} games played", markup=False)
         _print_ladder(store)
 
@@ -797,9 +813,13 @@ def bench_tournament_cmd(
 
 
 @app.command()
-def version() -> None:
+def version(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Print the durak-ref and protocol versions."""
-    from protocol.messages import PROTOCOL_VERSION
+    from protocol.messages import PROTOCOL_VERSION, SUPPORTED_VERSIONS
+    if as_json:
+        emit_json({"durak_ref": __version__, "protocol": PROTOCOL_VERSION,
+                   "protocols_supported": list(SUPPORTED_VERSIONS)})
+        return
     out.print(f"durak-ref {__version__}, protocol {PROTOCOL_VERSION}")
 
 
