@@ -146,14 +146,7 @@ class Game:
         g.trump_suit = suit_of(g.trump_card)
         g.discard = 0
         g.attacks, g.covers = [], []
-        g.taking = False
-        g.asker = g.passes = g.transfers = g.shown = 0
-        g.bout = 0
-        g.first_bout = True
-        g.action_count = 0
-        g.pickup_streak = 0
-        g.outcome = None
-        g.exchange_seat = None
+        g._fresh_counters(bout=0, first_bout=True, taking=False)
         g.phase = ATTACK_PHASE
         g._start_bout(g._first_attacker())
         # Trump exchange is offered after the opener is fixed: it cannot change who opens.
@@ -224,14 +217,7 @@ class Game:
         g.discard = every & ~placed
         g.out = [s in out for s in range(n)]
         g.out_order = list(out)
-        g.taking = taking
-        g.asker = g.passes = g.transfers = g.shown = 0
-        g.bout = 1
-        g.first_bout = first_bout
-        g.action_count = 0
-        g.pickup_streak = 0
-        g.outcome = None
-        g.exchange_seat = None
+        g._fresh_counters(bout=1, first_bout=first_bout, taking=taking)
         g._set_roles(attacker)
         covered = sum(1 for c in g.covers if c >= 0)
         g.limit = min(g._cap(), g.hands[g.defender].bit_count() + covered)
@@ -242,6 +228,17 @@ class Game:
         else:
             g.phase = THROW_IN_PHASE
         return g
+
+    def _fresh_counters(self, *, bout: int, first_bout: bool, taking: bool) -> None:
+        """The bookkeeping of a game that has just been set up: no actions yet."""
+        self.taking = taking
+        self.asker = self.passes = self.transfers = self.shown = 0
+        self.bout = bout
+        self.first_bout = first_bout
+        self.action_count = 0
+        self.pickup_streak = 0
+        self.outcome = None
+        self.exchange_seat = None
 
     def _first_attacker(self) -> int:
         fa = self.rules.first_attacker
