@@ -8,7 +8,9 @@ connection and turns it into a ``TcpSeat``; a bot may hold up to
 pairs idle connections of different bots as the ladder does (fewest games first,
 then the closest rating) and plays both seat rotations of one deal; each game and
 its rating updates are written to the store in one transaction. Idle connections are
-pinged and dropped when they do not answer. Shutdown (``stop``) lets the games in
+pinged and dropped when they do not answer; one the bot has closed is dropped when it
+is found (before pairing, or when the bot reconnects), so a drop between games costs
+no game and the reconnect is not refused as busy. Shutdown (``stop``) lets the games in
 flight finish and records them; nothing finished is lost.
 """
 
@@ -62,6 +64,7 @@ class Arena:
     played: int = 0
     in_flight: int = 0
     port: int | None = None
+    gate: TcpGate | None = None  #: the gate of the current run (its refusals, open connections)
     _stopping: trio.Event = field(default_factory=trio.Event)
 
     def say(self, text: str) -> None:
@@ -75,10 +78,25 @@ class Arena:
     def claim(self, name: str) -> TcpSeat | None:
         live = [s for s in self.seats.get(name, []) if s.connected]
         if len(live) >= self.max_games_per_bot:
+            # A bot reconnecting after its connection dropped between games: let its dead
+            # idle connections go first (a seat in a game finds out by itself).
+            self._drop_dead(s for s in live if not s.busy)
+            live = [s for s in live if s.connected]
+        if len(live) >= self.max_games_per_bot:
             return None
         seat = TcpSeat(name, wait_s=0.0, max_frame=self.limits.max_frame)
         self.seats[name] = live + [seat]
         return seat
+
+    def _drop_dead(self, seats: Any) -> bool:
+        """Release the idle seats whose connection the bot has closed; True if any was."""
+        dropped = False
+        for s in list(seats):
+            if not s.alive():
+                s.release()
+                self.say(f"{s.name} ({s.peer}) closed its connection while idle; dropped")
+                dropped = True
+        return dropped
 
     def status(self) -> dict[str, Any]:
         return {"port": self.port, "played": self.played, "in_flight": self.in_flight,
@@ -90,7 +108,7 @@ class Arena:
         settings = ensure_ladder(self.store)
         k, start = float(settings["k"]), float(settings["start"])
         tokens = TokenBook(self.store.token_hashes())
-        gate = TcpGate(tokens, self.claim, self.limits, on_event=self.say)
+        gate = self.gate = TcpGate(tokens, self.claim, self.limits, on_event=self.say)
         writer = None
         if self.log_dir is not None:
             path = self.log_dir / f"arena-{utc_now().replace(':', '')[:15]}.jsonl"
@@ -146,6 +164,8 @@ class Arena:
                     await trio.sleep(0.05)
                     continue
                 a, b = idle[pair[0]], idle[pair[1]]
+                if self._drop_dead((a, b)):
+                    continue  # a drop between games costs no game: pair again without it
                 a.busy = b.busy = True
                 self.in_flight += 1
                 games_nursery.start_soon(play_pair, a, b)
@@ -158,16 +178,24 @@ class Arena:
             finally:
                 s.busy = False
 
+        pinger_done = trio.Event()
+
         async def pinger() -> None:
-            while True:
-                await trio.sleep(self.limits.ping_interval)
-                async with trio.open_nursery() as pings:  # concurrently: one slow bot waits alone
+            try:
+                while True:
+                    with trio.move_on_after(self.limits.ping_interval):
+                        await self._stopping.wait()
+                    if self._stopping.is_set():
+                        return  # stopping: no new round (the bye must not cross a ping)
+                    async with trio.open_nursery() as pings:  # concurrently: one slow bot waits alone
+                        for seats in list(self.seats.values()):
+                            for s in seats:
+                                if s.connected and not s.busy:
+                                    pings.start_soon(ping_one, s)
                     for seats in self.seats.values():
-                        for s in seats:
-                            if s.connected and not s.busy:
-                                pings.start_soon(ping_one, s)
-                for seats in self.seats.values():
-                    seats[:] = [s for s in seats if s.connected]
+                        seats[:] = [s for s in seats if s.connected]
+            finally:
+                pinger_done.set()
 
         try:
             async with trio.open_nursery() as nursery:
@@ -177,10 +205,13 @@ class Arena:
                 async with trio.open_nursery() as games_nursery:
                     await scheduler(games_nursery)
                     # Stopping: the games in flight finish (this nursery waits for them).
+                # A ping round in flight ends first (within ping_timeout): a bye written
+                # while a ping is on the same socket failed the arena with BusyResourceError.
+                await pinger_done.wait()
                 with trio.CancelScope(shield=True):
-                    for seats in self.seats.values():
-                        for s in seats:
-                            await s.close()
+                    # A snapshot: bots connecting meanwhile must not change what we iterate.
+                    for s in [s for seats in list(self.seats.values()) for s in seats]:
+                        await s.close()
                 nursery.cancel_scope.cancel()
         finally:
             if writer is not None:

@@ -812,6 +812,40 @@ def bench_tournament_cmd(
                   f"{run['games_per_s']:.1f} games/s (x{r['speedup'][str(level)]:.2f})")
 
 
+@bench_app.command("tcp")
+def bench_tcp_cmd(
+    round_trips: Annotated[int, typer.Option(min=10, help="Request/answer round trips per transport.")] = 2000,
+    idle: Annotated[int, typer.Option(min=0, help="Idle authenticated connections for the memory "
+                                      "figure (0: skip it).")] = 1000,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Round trip per decision over loopback TCP next to pipes, and the referee's memory
+    with idle authenticated connections."""
+    from .bench_tcp import bench_tcp
+
+    try:
+        result = bench_tcp(round_trips, idle)
+    except (OSError, RuntimeError) as exc:
+        fail(f"bench tcp: {exc}", 1)
+    if as_json:
+        emit_json(result)
+        return
+    rt = result["round_trip_us_median"]
+    out.print(f"round trip (median of {round_trips}, same bot and request): pipes {rt['pipes']:.1f} µs, "
+              f"loopback TCP {rt['tcp']:.1f} µs; TCP/pipes {result['ratio_tcp_vs_pipes']:.2f} "
+              f"({result['tcp_overhead_us']:+.1f} µs)", markup=False, highlight=False)
+    if "idle" in result:
+        mem = result["idle"]
+        before, after = mem["rss_kb"]["before"], mem["rss_kb"]["after"]
+        if before is None or after is None:
+            out.print("memory: VmRSS is not available on this system", markup=False)
+        else:
+            out.print(f"memory with {mem['idle_still_connected']} idle authenticated connections "
+                      f"(pinged every {mem['ping_interval_s']:g} s): RSS {before / 1024:.1f} -> "
+                      f"{after / 1024:.1f} MiB, {mem['rss_kb_per_idle_connection']:.1f} kB per "
+                      f"connection", markup=False, highlight=False)
+
+
 @app.command()
 def version(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Print the durak-ref and protocol versions."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import secrets
 import socket
 from collections.abc import Callable
@@ -130,6 +131,29 @@ class TcpSeat(StreamPlayer):
         self._connected.set()
         return self._released
 
+    def alive(self) -> bool:
+        """Is the current connection still open? Checked at once, without reading anything
+        (a peek on a duplicate of the socket): False when the bot has closed or reset it,
+        which the referee otherwise learns only at its next read from an idle bot."""
+        if not self.connected:
+            return False
+        try:
+            fd = os.dup(self._receive_stream.socket.fileno())
+        except OSError:
+            return False  # already closed
+        try:
+            probe = socket.socket(fileno=fd)
+        except OSError:
+            os.close(fd)
+            return False
+        with probe:
+            try:
+                return probe.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+            except BlockingIOError:
+                return True  # open, nothing to read
+            except OSError:
+                return False  # reset
+
     def release(self) -> None:
         """Let the current connection go (the gate then closes it)."""
         self._released.set()
@@ -191,13 +215,19 @@ class TcpSeat(StreamPlayer):
 
 @dataclass
 class Refusal:
+    """One connection the gate closed without seating it. ``code`` is the error code
+    sent to the peer (auth, busy, limit, protocol, version), or None when the peer went
+    away on its own before its hello (nothing was sent)."""
+
     at: str
     peer: str
     reason: str
     name: str | None = None
+    code: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"at": self.at, "peer": self.peer, "reason": self.reason, "name": self.name}
+        return {"at": self.at, "peer": self.peer, "reason": self.reason, "name": self.name,
+                "code": self.code}
 
 
 @dataclass
@@ -305,15 +335,16 @@ class TcpGate:
         await released.wait()
         self._say(f"{hello.name} ({peer}) disconnected")
 
-    def _log(self, peer: str, reason: str, name: str | None = None) -> None:
-        self.refusals.append(Refusal(utc_now(), peer, reason, name))
+    def _log(self, peer: str, reason: str, name: str | None = None,
+             code: str | None = None) -> None:
+        self.refusals.append(Refusal(utc_now(), peer, reason, name, code))
         del self.refusals[:-1000]  # a bounded record, newest last
         self._say(f"refused {peer}{' (' + name + ')' if name else ''}: {reason}")
 
     async def _refuse(self, stream: trio.SocketStream, peer: str, code: str, reason: str,
                       name: str | None = None) -> None:
-        self._log(peer, reason, name)
         wire_code = code if code in msg.ERROR_CODES else "protocol"
+        self._log(peer, reason, name, wire_code)
         with trio.move_on_after(1.0):
             try:
                 await stream.send_all(encode(msg.error_msg(wire_code, reason, True)))

@@ -1,0 +1,246 @@
+"""Helpers for the TCP security tests: a raw framed client, an in-process legitimate bot,
+an arena running on a free loopback port, and small polling helpers.
+
+Everything here runs in the test's own trio loop, so an arena and dozens of clients cost
+milliseconds; only the end-to-end tests start real example bots as subprocesses.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from protocol import messages as m
+from protocol.codec import FrameDecoder, encode
+from referee.arena import Arena, register
+from referee.clock import TimeControl
+from referee.match import FORFEITS, MatchConfig
+from referee.rules import make_rules
+from referee.store import Store
+from referee.tcp import TcpLimits
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "python"
+PYTHON = sys.executable
+HOST = "127.0.0.1"
+#: Generous real-time margin for "it happened in time" checks on a loaded machine.
+SLACK = 3.0
+
+
+class Client:
+    """A raw TCP client speaking frames, every read under a deadline."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.decoder = FrameDecoder(strict=False)
+        self.received: list[dict[str, Any]] = []
+
+    @classmethod
+    async def connect(cls, port: int, local: str | None = None) -> Client:
+        return cls(await trio.open_tcp_stream(HOST, port, local_address=local))
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self.stream.send_all(encode(message))
+
+    async def send_raw(self, data: bytes) -> None:
+        await self.stream.send_all(data)
+
+    async def receive(self, timeout: float = 5.0) -> dict[str, Any] | None:
+        """The next message; None at the end of the stream (or a reset connection)."""
+        with trio.fail_after(timeout):
+            while True:
+                message = self.decoder.next_message()
+                if message is not None:
+                    self.received.append(message)
+                    return message
+                if self.decoder.eof:
+                    return None
+                try:
+                    chunk = await self.stream.receive_some(65536)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    chunk = b""
+                self.decoder.feed(chunk)
+
+    async def until_closed(self, timeout: float) -> list[dict[str, Any]]:
+        """Read until the server closes the connection; the messages read on the way."""
+        got = []
+        while (message := await self.receive(timeout)) is not None:
+            got.append(message)
+        return got
+
+    async def hello(self, name: str | None, token: str | None, timeout: float = 5.0) -> None:
+        """Read the referee's hello and answer with ours (``name`` None: no hello)."""
+        greeting = await self.receive(timeout)
+        assert greeting is not None and greeting["type"] == "hello", greeting
+        if name is not None:
+            await self.send(m.bot_hello_msg(name, version="test", token=token))
+
+    async def aclose(self) -> None:
+        with trio.CancelScope(shield=True):
+            await self.stream.aclose()
+
+
+@dataclass
+class BotRecord:
+    """What an in-process bot saw."""
+
+    name: str
+    games: list[int] = field(default_factory=list)
+    ended: list[dict[str, Any]] = field(default_factory=list)
+    requests: int = 0
+    pings: int = 0
+    refused: dict[str, Any] | None = None
+    bye: bool = False
+    connections: int = 0
+    seated: trio.Event = field(default_factory=trio.Event)
+
+
+async def legit_bot(port: int, name: str, token: str, record: BotRecord | None = None, *,
+                    hang_up_at_request: int | None = None, retries: int = 0,
+                    local: str | None = None, hold: trio.Event | None = None) -> BotRecord:
+    """A well-behaved bot: answers hello with name + token, every request with legal[0]
+    and every ping with its pong, until bye or the end of the stream.
+
+    ``hang_up_at_request=k``: closes the connection instead of answering its k-th request
+    (counted over the bot's life), then reconnects. A refusal (error before any game) is
+    recorded; ``retries`` reconnects after a ``busy`` refusal (a reconnect may beat the
+    referee to noticing the old connection is gone). ``hold``: the first answer waits
+    for this event (to keep a match from ending before the test is done with it)."""
+    record = record or BotRecord(name)
+    while True:
+        record.connections += 1
+        client = await Client.connect(port, local)
+        try:
+            await client.hello(name, token)
+            hung_up = False
+            while (message := await client.receive(timeout=60)) is not None:
+                kind = message["type"]
+                if kind == "request":
+                    record.requests += 1
+                    if hold is not None:
+                        await hold.wait()
+                    if record.requests == hang_up_at_request:
+                        hung_up = True
+                        break
+                    await client.send(m.action_msg(message["id"], message["legal"][0]))
+                elif kind == "ping":
+                    record.pings += 1
+                    await client.send(m.pong_msg(message["id"]))
+                elif kind == "game_start":
+                    record.games.append(message["game"])
+                    record.seated.set()
+                elif kind == "game_end":
+                    record.ended.append(message)
+                elif kind == "error" and message["fatal"] and message["code"] in m.REFUSAL_CODES:
+                    record.refused = message
+                    break
+                elif kind == "bye":
+                    record.bye = True
+                    return record
+        finally:
+            await client.aclose()
+        if hung_up:
+            continue
+        if record.refused is not None and record.refused["code"] == "busy" and retries > 0:
+            retries -= 1
+            record.refused = None
+            await trio.sleep(0.05)
+            continue
+        return record
+
+
+async def wait_until(predicate: Callable[[], bool], timeout: float, what: str,
+                     poll: float = 0.01) -> None:
+    """Poll ``predicate`` until true; fail the test (naming ``what``) after ``timeout``."""
+    deadline = trio.current_time() + timeout
+    while not predicate():
+        if trio.current_time() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await trio.sleep(poll)
+
+
+def config(move_time: float = 2.0) -> MatchConfig:
+    return MatchConfig(rules=make_rules("classic"), tc=TimeControl.parse(None, move_time))
+
+
+@dataclass
+class ArenaRun:
+    arena: Arena
+    port: int
+    tokens: dict[str, str]
+    events: list[str]
+    store: Store
+    nursery: trio.Nursery
+    bots: dict[str, BotRecord] = field(default_factory=dict)
+
+    @property
+    def gate(self) -> Any:
+        assert self.arena.gate is not None
+        return self.arena.gate
+
+    def start_bot(self, name: str, **kwargs: Any) -> BotRecord:
+        """Start the legitimate in-process bot ``name`` in the arena's nursery."""
+        record = self.bots[name] = BotRecord(name)
+        self.nursery.start_soon(lambda: legit_bot(self.port, name, self.tokens[name], record,
+                                                  **kwargs))
+        return record
+
+    async def play(self, games: int, timeout: float = 20.0) -> None:
+        """Wait until the arena has played at least ``games`` games."""
+        await wait_until(lambda: self.arena.played >= games, timeout,
+                         f"{games} arena games (played {self.arena.played})")
+
+    def refusals(self, code: str | None = "any") -> list[Any]:
+        return [r for r in self.gate.refusals if code == "any" or r.code == code]
+
+    def stored_games(self) -> list[Any]:
+        return self.store.games("ladder")
+
+    def check_legit_games(self, at_least: int, names: tuple[str, str] = ("alice", "bob")) -> None:
+        """At least ``at_least`` stored games between ``names``, each a correct, finished
+        game (no forfeit, a real termination) with its seats recorded."""
+        rows = [g for g in self.stored_games() if set(g.players) == set(names)]
+        assert len(rows) >= at_least, (len(rows), self.events[-20:])
+        for g in rows:
+            assert g.termination not in FORFEITS, (g.termination, g)
+            assert all(s.forfeit is None for s in g.seats), g
+            assert sum(s.decisions for s in g.seats) > 0
+            if g.durak is not None:
+                assert g.durak in names
+
+
+@asynccontextmanager
+async def running_arena(tmp_path: Path, *, names: tuple[str, ...] = ("alice", "bob"),
+                        limits: TcpLimits | None = None, move_time: float = 2.0,
+                        max_games_per_bot: int = 1, log_dir: Path | None = None,
+                        ) -> AsyncIterator[ArenaRun]:
+    """An arena on 127.0.0.1 (a free port) with ``names`` registered. On exit it is
+    stopped: games in flight finish and are stored, the bots get bye, every task ends."""
+    store = Store(tmp_path / "arena.sqlite")
+    try:
+        tokens = {n: register(store, n) for n in names}
+        events: list[str] = []
+        arena = Arena(store, config(move_time), limits or TcpLimits(handshake_s=2.0),
+                      max_games_per_bot=max_games_per_bot, log_dir=log_dir,
+                      on_event=events.append)
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(arena.run, HOST, 0)
+            run = ArenaRun(arena, port, tokens, events, store, nursery)
+            try:
+                yield run
+            except BaseException:
+                nursery.cancel_scope.cancel()  # a failed test must not wait for its clients
+                raise
+            finally:
+                arena.stop()
+        # The server stayed up to the end, shut down cleanly and lost no game.
+        assert arena.in_flight == 0
+        assert len(store.games("ladder")) == arena.played
+    finally:
+        store.close()
