@@ -204,6 +204,9 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
     names = [p.name for p in players]
     decisions: list[Decision] = []
     forfeit = None
+    was_busy = [p.busy for p in players]
+    for p in players:
+        p.busy = True  # in a game: a TCP seat's connection is not swapped under it
     try:
         for seat in range(n):
             if table.wants[seat]:
@@ -240,6 +243,7 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
                 await p.send(end)
             except BotFailure:
                 pass  # the game is decided; a bot that is gone now fails its next game
+        p.busy = was_busy[seat]
     return GameRecord(index, seed, dealer, list(game.deck), names, decisions, termination, durak,
                       last_out, reason, game.bout, trio.current_time() - started, forfeit,
                       table.retries)

@@ -120,6 +120,7 @@ class Player:
     spec: BotSpec
     wants_events: bool = True
     info: dict[str, Any] = field(default_factory=dict)
+    busy: bool = False  #: in a game right now (set by the game loop)
 
     async def start(self, nursery: Any) -> None:
         """Start the bot and complete the handshake; background tasks go in ``nursery``.

@@ -60,9 +60,9 @@ def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: 
 
 
 async def _open_gate(players: Sequence[Player], options: ProcessOptions, nursery: trio.Nursery,
-                     on_tcp: Callable[[str], None] | None) -> None:
+                     on_tcp: Callable[[str], None] | None, handshake_s: float) -> None:
     """If any seat is tcp:NAME, listen for those bots (they authenticate with tokens)."""
-    from .tcp import TcpGate, TcpSeat, TokenBook
+    from .tcp import TcpGate, TcpLimits, TcpSeat, TokenBook
 
     seats = {p.spec.name: p for p in players if isinstance(p, TcpSeat)}
     if not seats:
@@ -73,9 +73,19 @@ async def _open_gate(players: Sequence[Player], options: ProcessOptions, nursery
 
     def claim(name: str) -> TcpSeat | None:
         seat = seats.get(name)
-        return None if seat is None or seat.connected else seat
+        if seat is None:
+            return None
+        if seat.connected:
+            # A connection that died while nobody was reading it (between games, or
+            # while other seats connect) gives way to the bot's new one; during a game
+            # the seat stays busy and the bot reconnects for the next game.
+            if seat.busy or seat.alive():
+                return None
+            seat.release()
+        return seat
 
-    gate = TcpGate(tokens, claim, on_event=on_tcp)
+    # The start-up limit applies to a TCP bot's hello as to a process's.
+    gate = TcpGate(tokens, claim, TcpLimits(handshake_s=handshake_s), on_event=on_tcp)
     host, port = options.listen
     await nursery.start(gate.serve, host, port)
     if on_tcp is not None:
@@ -136,7 +146,7 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
     try:
         async with trio.open_nursery() as nursery:
             try:
-                await _open_gate(players, options, nursery, on_tcp)
+                await _open_gate(players, options, nursery, on_tcp, config.tc.startup)
                 for p in players:
                     try:
                         await p.start(nursery)
