@@ -317,6 +317,9 @@ def tournament(
     concurrency: Annotated[int | None, typer.Option(min=1, help="Games played at once.")] = None,
     no_duplicate: Annotated[bool, typer.Option(
         "--no-duplicate", help="Deal every game afresh instead of once per seat rotation.")] = False,
+    fresh_bots: Annotated[bool, typer.Option(
+        "--fresh-bots", help="Restart program bots before every game, so no bot can remember "
+        "a deal it saw in another seat rotation (slower: one start-up per game).")] = False,
     seed: Annotated[int | None, typer.Option(help="Tournament seed: fixes the whole schedule and every deal.")] = None,
     rules: Annotated[str | None, typer.Option("--rules", help=_RULES_HELP)] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
@@ -351,7 +354,8 @@ def tournament(
                     ("--bot", bot), ("--config", config), ("--format", format_), ("--players", players),
                     ("--games", games), ("--seed", seed), ("--rules", rules), ("--set", set_),
                     ("--tc", tc), ("--move-time", move_time), ("--on-illegal", on_illegal))
-                    if value] + (["--no-duplicate"] if no_duplicate else [])
+                    if value] + (["--no-duplicate"] if no_duplicate else []) + (
+                    ["--fresh-bots"] if fresh_bots else [])
                 if given:
                     raise TournamentError(f"--resume plays the stored settings; {', '.join(given)} "
                                           f"cannot change them (only --concurrency, --db, --log-dir)")
@@ -374,6 +378,8 @@ def tournament(
                 values.update({k: v for k, v in overrides.items() if v is not None})
                 if no_duplicate:
                     values["duplicate"] = False
+                if fresh_bots:
+                    values["fresh_bots"] = True
                 if set_:
                     extra = dict(values.get("rules", {}))
                     for item in set_:

@@ -135,8 +135,9 @@ class Player:
         not checked for legality). Raises BotFailure."""
         raise NotImplementedError
 
-    async def prepare_game(self, max_restarts: int) -> None:
-        """Called before each game: a failed bot is restarted here, if it may be."""
+    async def prepare_game(self, max_restarts: int, fresh: bool = False) -> None:
+        """Called before each game: a failed bot is restarted here, if it may be;
+        with ``fresh`` a program bot is restarted anyway (no memory of earlier games)."""
 
     async def close(self) -> None:
         """Say bye and release the bot. Must complete even when cancelled."""

@@ -65,6 +65,7 @@ class ProcessPlayer(StreamPlayer):
         self.conn: _Connection | None = None
         self.failure: BotFailure | None = None
         self.starts = 0
+        self.restarts = 0  #: restarts after a failure (fresh restarts do not count)
         self._nursery: trio.Nursery | None = None
         self._stderr_tail = bytearray()
         self._stderr_file: BinaryIO | None = None
@@ -115,12 +116,18 @@ class ProcessPlayer(StreamPlayer):
                 resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         return apply
 
-    async def prepare_game(self, max_restarts: int) -> None:
-        """Before a game: restart a failed bot if restarts are left. If none are left,
-        the player stays failed and forfeits the game at its first message."""
-        if self.failure is None or self.starts > max_restarts:
+    async def prepare_game(self, max_restarts: int, fresh: bool = False) -> None:
+        """Before a game: restart a failed bot if it has restarts left (if not, it stays
+        failed and forfeits the game at its first message). ``fresh``: restart a healthy
+        bot too (after a bye), so it carries nothing over from earlier games; that does
+        not count as a restart."""
+        if self.failure is None and not fresh:
             return
-        await self._stop_process()
+        if self.failure is not None:
+            if self.restarts >= max_restarts:
+                return
+            self.restarts += 1
+        await self._stop_process(say_bye=self.failure is None)
         try:
             await self._spawn()
         except BotFailure:

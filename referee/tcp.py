@@ -172,7 +172,7 @@ class TcpSeat(StreamPlayer):
                                       f"within {self.wait_s:g} s", {"waited_s": self.wait_s})
             raise self.failure
 
-    async def prepare_game(self, max_restarts: int) -> None:
+    async def prepare_game(self, max_restarts: int, fresh: bool = False) -> None:
         """A bot that disconnected may reconnect before its next game."""
         if self.failure is None:
             return

@@ -76,6 +76,7 @@ class TournamentSettings:
     on_illegal: str = "forfeit"
     max_restarts: int = 3
     concurrency: int = 1
+    fresh_bots: bool = False  #: restart program bots before every game (no memory of deals)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -117,13 +118,13 @@ class TournamentSettings:
 
 
 _CONFIG_KEYS = {"bots", "format", "players", "games", "duplicate", "seed", "rules", "preset",
-                "time_control", "concurrency", "on_illegal", "max_restarts"}
+                "time_control", "concurrency", "on_illegal", "max_restarts", "fresh_bots"}
 
 
 _CONFIG_TYPES: dict[str, type | tuple[type, ...]] = {
     "bots": list, "format": str, "players": int, "games": int, "duplicate": bool, "seed": int,
     "rules": dict, "preset": str, "time_control": dict, "concurrency": int, "on_illegal": str,
-    "max_restarts": int}
+    "max_restarts": int, "fresh_bots": bool}
 _TC_TYPES: dict[str, type | tuple[type, ...]] = {
     "tc": str, "move_time": (int, float), "startup_time": (int, float)}
 _TYPE_NAMES = {list: "an array", str: "a string", int: "an integer", bool: "true or false",
@@ -177,7 +178,8 @@ def load_config(path: Path) -> dict[str, Any]:
         if isinstance(b, dict) and "env" in b:
             _check_type(path, f"bots[{i + 1}].env", b["env"], dict)
     out: dict[str, Any] = {k: data[k] for k in ("format", "players", "games", "duplicate", "seed",
-                                                  "concurrency", "on_illegal", "max_restarts")
+                                                  "concurrency", "on_illegal", "max_restarts",
+                                                  "fresh_bots")
                            if k in data}
     rules = dict(data.get("rules", {}))
     if "preset" in data:
@@ -390,7 +392,7 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
             players = [await pool.acquire(name) for name in sg.table]
             try:
                 for p in players:
-                    await p.prepare_game(config.max_restarts)
+                    await p.prepare_game(config.max_restarts, settings.fresh_bots)
                 started = utc_now()
                 record = await play_game(players, config, index=sg.index, seed=sg.seed,
                                          dealer=len(players) - 1, next_request_id=counter.__next__)

@@ -268,3 +268,39 @@ async def test_resume_with_every_game_stored_marks_the_tournament_finished(tmp_p
     assert store.tournament("t1")[2] == "finished"
     assert sorted(p.name for p in log_dir.iterdir()) == ["tournament-t1.jsonl"]  # nothing new
     store.close()
+
+
+def test_fresh_bots_restart_program_bots_before_every_game(tmp_path: Path) -> None:
+    """--fresh-bots: one process start per bot per game, so no bot can remember a deal
+    from its other seat rotation; restarts for freshness do not use up max_restarts."""
+    import sys
+
+    from referee.process import ProcessPlayer
+    from referee.store import open_store
+    from referee.tournament import BotEntry, TournamentSettings, play_tournament
+
+    root = Path(__file__).resolve().parents[2]
+    bot = f"{sys.executable} {root / 'examples' / 'python' / 'greedy_bot.py'}"
+    settings = TournamentSettings([BotEntry("g", bot), BotEntry("r", "builtin:random")], games=4,
+                                  fresh_bots=True, max_restarts=0)
+    starts = []
+    original = ProcessPlayer._spawn
+
+    async def counting(self: ProcessPlayer) -> None:
+        starts.append(self.name)
+        await original(self)
+
+    ProcessPlayer._spawn = counting  # type: ignore[method-assign]
+    try:
+        with open_store(tmp_path / "s.sqlite") as store:
+            with store.transaction():
+                for b in settings.bots:
+                    store.ensure_bot(b.name, b.command)
+            store.create_tournament("t", "tournament", settings.as_dict())
+            progress = play_tournament(settings, store, "t", log_dir=None)
+            forfeits = [s.forfeit for g in store.games("t") for s in g.seats if s.forfeit]
+    finally:
+        ProcessPlayer._spawn = original  # type: ignore[method-assign]
+    assert progress.done == 4
+    assert forfeits == []
+    assert starts.count("g") == 1 + 4  # the first start, then one fresh start per game
