@@ -21,6 +21,7 @@ from typing import Any
 import trio
 
 from protocol import messages as msg
+from protocol.codec import encode
 
 from .clock import Clock, TimeControl
 from .players import BotFailure, Player
@@ -139,15 +140,25 @@ class _Table:
         events = game.events
         if not events:
             return
-        for seat in range(len(self.players)):
-            if not self.wants[seat]:
-                continue
-            for i, ev in enumerate(events):
-                wire = game.public_event(ev, seat)
-                if forced and i == 0:
-                    wire["forced"] = True
-                await self.send(seat, msg.event_msg(game=self.index, event=wire))
+        listeners = [seat for seat in range(len(self.players)) if self.wants[seat]]
+        for i, ev in enumerate(events):
+            # Every seat sees the same event, except a draw (only the drawer sees the
+            # cards): build and encode it once for the whole table.
+            shared = None if ev[0] == "draw" else self._event_frame(game, ev, listeners[0],
+                                                                    forced and i == 0)
+            for seat in listeners:
+                frame = shared or self._event_frame(game, ev, seat, forced and i == 0)
+                try:
+                    await self.players[seat].send_frame(frame)
+                except BotFailure as exc:
+                    raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
         events.clear()
+
+    def _event_frame(self, game: Game, event: tuple, seat: int, forced: bool) -> bytes:
+        wire = game.public_event(event, seat)
+        if forced:
+            wire["forced"] = True
+        return encode(msg.event_msg(game=self.index, event=wire))
 
     async def ask(self, game: Game, seat: int) -> tuple[int, float]:
         """Ask ``seat`` for its decision; apply it; return (action, seconds charged)."""

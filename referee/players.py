@@ -130,6 +130,10 @@ class Player:
     async def send(self, message: dict[str, Any]) -> None:
         """Deliver a referee-to-bot message that needs no answer."""
 
+    async def send_frame(self, frame: bytes) -> None:
+        """Deliver an already encoded message that needs no answer (queued, written with
+        the next request). For bots that take events."""
+
     async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Send a request message and return the bot's action map (structurally valid,
         not checked for legality). Raises BotFailure."""

@@ -94,6 +94,11 @@ class StreamPlayer(Player):
         if message["type"] in ("game_end", "error", "bye"):
             await self._flush()
 
+    async def send_frame(self, frame: bytes) -> None:
+        if self.failure is not None:
+            raise self.failure
+        self._out += frame
+
     async def decide(self, request: dict[str, Any], deadline: float | None = None) -> dict[str, Any]:
         if self.failure is not None:
             raise self.failure

@@ -86,9 +86,19 @@ def cards_of(mask: int) -> list[int]:
     return list(iter_bits(mask))
 
 
+#: CARD_TEXT[card]: the text form, precomputed (views are built on every decision).
+CARD_TEXT = [RANKS[c >> 2] + SUITS[c & 3] for c in range(52)]
+
+
 def mask_str(mask: int) -> list[str]:
     """Text forms of the cards in a bitmask, sorted by rank then suit."""
-    return [card_str(c) for c in iter_bits(mask)]
+    out = []
+    text = CARD_TEXT
+    while mask:
+        low = mask & -mask
+        out.append(text[low.bit_length() - 1])
+        mask ^= low
+    return out
 
 
 #: SUIT_MASK[s]: every card of suit s.
