@@ -139,6 +139,17 @@ def _blocking_round_trips(argv: list[str], request: dict[str, Any], n: int, hand
         p.wait(5)
 
 
+async def time_decisions(player: Any, request: dict[str, Any], n: int) -> list[float]:
+    """Seconds of each of ``n`` request/answer round trips through a started player."""
+    times = []
+    for i in range(n):
+        request["id"] = i + 1
+        t0 = time.perf_counter()
+        await player.decide(request, None)
+        times.append(time.perf_counter() - t0)
+    return times
+
+
 def _referee_round_trips(argv: list[str], request: dict[str, Any], n: int) -> list[float]:
     """Round trips (seconds each) through the referee's own ProcessPlayer under trio."""
     import trio
@@ -148,14 +159,9 @@ def _referee_round_trips(argv: list[str], request: dict[str, Any], n: int) -> li
 
     async def main() -> list[float]:
         player = ProcessPlayer("bench", BotSpec("command", "bench", tuple(argv)))
-        times = []
         async with trio.open_nursery() as nursery:
             await player.start(nursery)
-            for i in range(n):
-                request["id"] = i + 1
-                t0 = time.perf_counter()
-                await player.decide(request, None)
-                times.append(time.perf_counter() - t0)
+            times = await time_decisions(player, request, n)
             await player.close()
             nursery.cancel_scope.cancel()
         return times

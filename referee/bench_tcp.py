@@ -26,7 +26,7 @@ from typing import Any
 
 import trio
 
-from .bench import _examples, _machine, _referee_round_trips, typical_request
+from .bench import _examples, _machine, _referee_round_trips, time_decisions, typical_request
 
 #: A client process holding N authenticated connections that answer pings and nothing
 #: else (argv: host port name token n). Prints "ready N" once every hello is sent and
@@ -129,11 +129,7 @@ def _tcp_round_trips(bot: list[str], request: dict[str, Any], n: int) -> list[fl
                 stdin=subprocess.DEVNULL)
             try:
                 await seat.start(nursery)
-                for i in range(n):
-                    request["id"] = i + 1
-                    t0 = time.perf_counter()
-                    await seat.decide(request, None)
-                    times.append(time.perf_counter() - t0)
+                times = await time_decisions(seat, request, n)
                 await seat.close()
                 with trio.move_on_after(10):
                     await process.wait()

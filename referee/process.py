@@ -32,7 +32,7 @@ import trio
 from protocol import messages as msg
 
 from .players import BotFailure, BotSpec, BotStartError
-from .wire import StreamPlayer, brief  # noqa: F401 - brief is re-exported for callers
+from .wire import StreamPlayer
 
 STDERR_TAIL = 4096
 READ_CHUNK = 65536

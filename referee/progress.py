@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 
 @contextmanager
-def progress_for(total: int, label: str, enabled: bool = True) -> Iterator[Callable[[Any], None]]:
+def progress_for(total: int, label: str, enabled: bool = True) -> Iterator[Callable[[str], None]]:
     """Yields ``advance(leader)``: call it once per finished game with a short text
     naming the current leader. The bar shows games done, the ETA and the leader."""
     if not enabled or not sys.stderr.isatty() or total < 2:

@@ -20,7 +20,7 @@ from . import __version__
 from .match import GameRecord, MatchConfig, MatchResult, BotStats, play_match
 from .matchlog import FORMAT, MatchLogWriter, new_log_path, safe_name, utc_now
 from .tcp import ListenError
-from .players import BotFailure, BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player, unique_names
+from .players import BotFailure, BotSpec, BotStartError, BuiltinPlayer, Player, unique_names
 
 
 @dataclass(frozen=True)
