@@ -339,8 +339,8 @@ def tournament(
     """
     from .store import StoreError, open_store
     from .tournament import (
-        BotEntry, TournamentError, TournamentSettings, load_config, new_tournament_id,
-        play_tournament, schedule, standings,
+        TournamentError, TournamentSettings, play_tournament, register_tournament, schedule,
+        settings_from_options, standings,
     )
 
     try:
@@ -365,39 +365,14 @@ def tournament(
                     settings.concurrency = concurrency
                 tid, fresh = resume, False
             else:
-                values: dict[str, Any] = load_config(config) if config else {"bots": []}
-                for item in bot or []:
-                    name, sep, command = item.partition("=")
-                    if not sep or not name.strip() or not command.strip():
-                        raise TournamentError(f"--bot {item!r}: expected NAME=CMD, e.g. "
-                                              f"--bot alice=\"python3 alice.py\"")
-                    values["bots"].append(BotEntry(name.strip(), command.strip()))
-                overrides = {"format": format_, "players": players, "games": games,
-                             "concurrency": concurrency, "seed": seed, "preset": rules,
-                             "tc": tc, "move_time": move_time, "on_illegal": on_illegal}
-                values.update({k: v for k, v in overrides.items() if v is not None})
-                if no_duplicate:
-                    values["duplicate"] = False
-                if fresh_bots:
-                    values["fresh_bots"] = True
-                if set_:
-                    extra = dict(values.get("rules", {}))
-                    for item in set_:
-                        k, sep, v = item.partition("=")
-                        if not sep:
-                            raise TournamentError(f"--set {item!r}: expected name=value")
-                        extra[k.strip()] = v.strip()
-                    values["rules"] = extra
-                try:
-                    settings = TournamentSettings(**values)
-                except TypeError as exc:
-                    raise TournamentError(f"bad tournament settings: {exc}") from None
-                settings.validate()
-                tid, fresh = new_tournament_id(), True
-                with store.transaction():
-                    for b in settings.bots:
-                        store.ensure_bot(b.name, b.command)
-                store.create_tournament(tid, "tournament", settings.as_dict())
+                settings = settings_from_options(
+                    config, bot or [], set_ or [],
+                    {"format": format_, "players": players, "games": games,
+                     "concurrency": concurrency, "seed": seed, "preset": rules, "tc": tc,
+                     "move_time": move_time, "on_illegal": on_illegal,
+                     "duplicate": False if no_duplicate else None,
+                     "fresh_bots": True if fresh_bots else None})
+                tid, fresh = register_tournament(store, settings), True
             settings.validate()
         except (TournamentError, StoreError) as exc:
             fail(str(exc))

@@ -212,6 +212,45 @@ def load_config(path: Path) -> dict[str, Any]:
     return out
 
 
+def settings_from_options(config: Path | None, bots: list[str], sets: list[str],
+                          overrides: dict[str, Any]) -> TournamentSettings:
+    """Settings from a TOML file (optional), ``NAME=CMD`` bot options, ``name=value`` rules
+    overrides and other options (None: not given); the command line wins over the file.
+    Raises TournamentError naming the bad option."""
+    values: dict[str, Any] = load_config(config) if config else {"bots": []}
+    for item in bots:
+        name, sep, command = item.partition("=")
+        if not sep or not name.strip() or not command.strip():
+            raise TournamentError(f"--bot {item!r}: expected NAME=CMD, e.g. "
+                                  f"--bot alice=\"python3 alice.py\"")
+        values["bots"].append(BotEntry(name.strip(), command.strip()))
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    if sets:
+        rules = dict(values.get("rules", {}))
+        for item in sets:
+            k, sep, v = item.partition("=")
+            if not sep:
+                raise TournamentError(f"--set {item!r}: expected name=value")
+            rules[k.strip()] = v.strip()
+        values["rules"] = rules
+    try:
+        settings = TournamentSettings(**values)
+    except TypeError as exc:
+        raise TournamentError(f"bad tournament settings: {exc}") from None
+    settings.validate()
+    return settings
+
+
+def register_tournament(store: Store, settings: TournamentSettings) -> str:
+    """Record a new tournament and its bots in the store; returns its id."""
+    tid = new_tournament_id()
+    with store.transaction():
+        for b in settings.bots:
+            store.ensure_bot(b.name, b.command)
+    store.create_tournament(tid, "tournament", settings.as_dict())
+    return tid
+
+
 @dataclass(frozen=True)
 class ScheduledGame:
     """One game of the schedule: the bots in seat order, and the deal's seed (shared by
