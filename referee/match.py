@@ -108,6 +108,19 @@ class GameRecord:
         }
 
 
+def record_from_dict(data: dict[str, Any]) -> GameRecord:
+    """A GameRecord back from its log form (``GameRecord.as_dict``)."""
+    from .rules.actions import parse_action
+    from .rules.cards import parse_card
+
+    return GameRecord(
+        data["game"], data["seed"], data["dealer"], [parse_card(c) for c in data["deck"]],
+        list(data["players"]),
+        [Decision(seat, parse_action(text), forced, ms / 1000) for seat, text, forced, ms in data["decisions"]],
+        data["termination"], data["durak"], tuple(data["last_out"]), data["reason"], data["bouts"],
+        data["wall_ms"] / 1000, data["forfeit"], list(data.get("retries", [])))
+
+
 class Forfeit(Exception):
     """A seat lost the game by its own fault (bad message, illegal action, ...)."""
 

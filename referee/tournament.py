@@ -7,10 +7,13 @@ each deal is played once per seat rotation (two players: the same deck with the 
 swapped), so the luck of the deal cancels out in pairs. Game ``i`` of the schedule is
 dealt from the seed ``T<seed>:d<deal>``; dealer seat n-1 every game.
 
-``--concurrency K`` worker tasks take games from the schedule. Bot processes come from
-a pool per bot, started on demand (at most K per bot) and reused across games; a
-process serves one game at a time. Each finished game goes to the match log and, in
-one transaction with its seats, to the store. Resuming replays the schedule and skips
+With ``--concurrency 1`` the games are played in this process, one at a time, by bot
+processes from a pool per bot, started on demand and reused across games. With K > 1,
+K worker processes (``referee/worker.py``) play one game each at a time, every worker
+with a pool of its own: one trio process referees at most one core's worth of
+decisions, so parallel games need parallel referees. Either way each finished game
+comes back here and goes to the match log and, in one transaction with its seats, to
+the store. Resuming replays the schedule and skips
 every game already in the store, so a finished game is never played twice or lost; a
 game in flight when the process died is simply played again from scratch.
 """
@@ -425,8 +428,28 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
     queue_send.close()
     counter = itertools.count(1)
     start_error: list[BotStartError] = []
+    stem = log_path.with_suffix("") if log_path else None
 
-    async def worker(pool: PlayerPool) -> None:
+    def finished(sg: ScheduledGame, record: GameRecord, seats: list[SeatRow], started: str,
+                 ended: str) -> None:
+        """Log, store and count one finished game (in the parent, whoever played it)."""
+        log_line = None
+        if writer is not None:
+            line[0] += 1
+            log_line = line[0]
+            writer.write(record.as_dict())
+        store.add_game(GameRow(tid, sg.index, sg.seed, sg.rotation, config.rules.as_dict(),
+                               str(log_path) if log_path else None, log_line, record.termination,
+                               None if record.durak is None else record.players[record.durak],
+                               started, ended, seats))
+        progress.done += 1
+        for seat, name in enumerate(record.players):
+            progress.games[name] = progress.games.get(name, 0) + 1
+            progress.durak[name] = progress.durak.get(name, 0) + (seat == record.durak)
+        if on_game is not None:
+            on_game(record, progress)
+
+    async def in_process(pool: PlayerPool) -> None:
         async for sg in queue_recv:
             players = [await pool.acquire(name) for name in sg.table]
             try:
@@ -438,35 +461,27 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
             finally:
                 for p in players:
                     pool.release(p)
-            log_line = None
-            if writer is not None:
-                line[0] += 1
-                log_line = line[0]
-                writer.write(record.as_dict())
-            store.add_game(GameRow(tid, sg.index, sg.seed, sg.rotation, config.rules.as_dict(),
-                                   str(log_path) if log_path else None, log_line,
-                                   record.termination,
-                                   None if record.durak is None else record.players[record.durak],
-                                   started, utc_now(), seat_rows(record)))
-            progress.done += 1
-            for seat, name in enumerate(record.players):
-                progress.games[name] = progress.games.get(name, 0) + 1
-                progress.durak[name] = progress.durak.get(name, 0) + (seat == record.durak)
-            if on_game is not None:
-                on_game(record, progress)
+            finished(sg, record, seat_rows(record), started, utc_now())
 
+    async def in_worker(number: int) -> None:
+        await _drive_worker(number, settings, stem, queue_recv, finished)
+
+    workers_needed = min(settings.concurrency, len(todo))
     try:
         # The handler wraps the outer nursery too: anything leaving it comes wrapped in
         # an exception group (strict groups), which the caller's ``except
         # KeyboardInterrupt`` / ``except BotStartError`` would not catch.
         try:
             async with trio.open_nursery() as nursery:
-                pool = PlayerPool(settings, config, nursery,
-                                  log_path.with_suffix("") if log_path else None)
+                pool = PlayerPool(settings, config, nursery, stem)
                 try:
                     async with trio.open_nursery() as workers:
-                        for _ in range(min(settings.concurrency, len(todo))):
-                            workers.start_soon(worker, pool)
+                        if workers_needed > 1:
+                            # One referee process per worker: see referee/worker.py.
+                            for number in range(workers_needed):
+                                workers.start_soon(in_worker, number)
+                        else:
+                            workers.start_soon(in_process, pool)
                 finally:
                     await pool.close()
                     nursery.cancel_scope.cancel()
@@ -488,6 +503,50 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
     if progress.done >= progress.total:
         store.set_status(tid, "finished")
     return progress
+
+
+async def _drive_worker(number: int, settings: TournamentSettings, stem: Path | None,
+                        queue: trio.MemoryReceiveChannel[ScheduledGame],
+                        finished: Callable[..., None]) -> None:
+    """Start worker process ``number``, hand it games from ``queue`` one at a time, and
+    pass each record to ``finished``. The worker is always ended: end of its stdin, a
+    grace period, then it is killed (its own bots are closed by it, or die with it)."""
+    import sys
+
+    from protocol.codec import FrameDecoder, encode
+
+    from .match import record_from_dict
+    from .worker import MAX_FRAME, WorkerError, _read
+
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "referee.worker"], stdin=-1, stdout=-1)
+    assert process.stdin is not None and process.stdout is not None
+    decoder = FrameDecoder(MAX_FRAME, strict=False)
+    try:
+        worker_stem = None if stem is None else str(stem.with_name(f"{stem.name}.w{number}"))
+        await process.stdin.send_all(encode({"type": "setup", "settings": settings.as_dict(),
+                                             "stderr_stem": worker_stem}))
+        async for sg in queue:
+            await process.stdin.send_all(encode({
+                "type": "game", "index": sg.index, "deal": sg.deal, "rotation": sg.rotation,
+                "table": list(sg.table), "seed": sg.seed}))
+            answer = await _read(process.stdout, decoder)
+            if answer is None:
+                raise WorkerError(f"tournament worker {number} exited (code {process.returncode}) "
+                                  f"during game {sg.index}")
+            if answer["type"] == "start_error":
+                raise BotStartError(answer["message"])
+            record = record_from_dict(answer["record"])
+            finished(sg, record, [SeatRow(**row) for row in answer["seats"]],
+                     answer["started"], answer["ended"])
+    finally:
+        with trio.CancelScope(shield=True):
+            await process.stdin.aclose()
+            with trio.move_on_after(10):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
 
 
 def play_tournament(settings: TournamentSettings, store: Store, tid: str, **kwargs: Any) -> Progress:

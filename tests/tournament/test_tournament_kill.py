@@ -207,6 +207,17 @@ def check_consistent(rows: list[GameRow], settings: TournamentSettings) -> None:
         assert game["game"] == r.game_index and game["seed"] == r.deal_seed
 
 
+def reap_children() -> None:
+    """Reap every exited child of ours (the dead referee's workers were re-parented to us)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
 def check_resumed(run: Run, tid: str, before: list[GameRow]) -> None:
     proc = run.resume(tid)
     assert proc.returncode == 0, proc.stderr
@@ -231,23 +242,13 @@ def test_resume_after_sigkill(tmp_path: Path) -> None:
     code, _ = run.finish(proc)
     assert code == -signal.SIGKILL
 
-    # The referee could not clean up: its bots are orphans now, re-parented to us
-    # (running, or zombies once they saw EOF on stdin). Kill each bot's process group
-    # (the bot's pid: it leads a session of its own) and reap it.
-    for pid in bots:
-        st = proc_stat(pid)
-        assert st is not None and st[1] == os.getpid(), (pid, st)
-    orphans = tagged(run.tag) | bots
-    for pid in orphans:
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    wait_until(lambda: not tagged(run.tag), "the orphaned bots to die")
-    for pid in orphans:
-        if proc_stat(pid) is not None:
-            os.waitpid(pid, 0)
-
+    # The referee itself could not clean up, but it ran its games in worker processes
+    # (concurrency 2), and the kernel tells a worker when its parent dies: each worker
+    # closes its bots (bye, terminate, kill) and exits, even mid-game with a stalled
+    # bot. The workers, re-parented to us, are reaped here.
+    wait_until(lambda: not tagged(run.tag), "the workers to close their bots")
+    assert bots
+    reap_children()
     tid, settings, status, before = run.snapshot()
     assert status == "running" and 2 <= len(before) < 60
     check_consistent(before, settings)
