@@ -124,6 +124,7 @@ def match(
             until_durak=until_durak)
     except (RulesError, BotSpecError, TimeControlError, OnIllegalError) as exc:
         fail(str(exc))
+    from .matchlog import LogError
     from .tcp import ListenError, is_loopback, new_token, parse_listen
     try:
         listen_at = parse_listen(listen)
@@ -145,7 +146,7 @@ def match(
                                options=options, on_game=lambda record, res: advance(res.leader()),
                                on_tcp=lambda text: err.print(f"tcp: {text}", markup=False,
                                                              highlight=False))
-        except (BotStartError, ListenError) as exc:
+        except (BotStartError, ListenError, LogError) as exc:
             fail(str(exc))
     summary = result.summary()
     if as_json:
@@ -337,6 +338,7 @@ def tournament(
     Every game goes to the store (--db) as it finishes; an interrupted tournament is
     finished with --resume ID (the command is printed at the start).
     """
+    from .matchlog import LogError
     from .store import StoreError, open_store
     from .tournament import (
         TournamentError, TournamentSettings, play_tournament, register_tournament, schedule,
@@ -389,6 +391,8 @@ def tournament(
                 raise typer.Exit(130) from None
             except BotStartError as exc:
                 fail(f"{exc}; resume with {resume_cmd} once it is fixed")
+            except LogError as exc:
+                fail(str(exc))
         data = standings(store, tid)
     if as_json:
         emit_json(data)
@@ -557,6 +561,7 @@ def ladder_run(
 ) -> None:
     """Play ladder games: the bot with the fewest games meets the closest rating."""
     from .ladder import play_ladder
+    from .matchlog import LogError
     from .tournament import TournamentError
 
     try:
@@ -569,9 +574,7 @@ def ladder_run(
             try:
                 played = play_ladder(store, config, games=games, concurrency=concurrency,
                                      log_dir=log_dir, on_game=lambda record: advance(""))
-            except TournamentError as exc:
-                fail(str(exc))
-            except BotStartError as exc:
+            except (TournamentError, BotStartError, LogError) as exc:
                 fail(str(exc))
             except KeyboardInterrupt:
                 err.print("durak-ref: interrupted; every finished game and rating is stored")
@@ -724,6 +727,7 @@ def serve(
     finish; a second Ctrl-C aborts them.
     """
     from .arena import Arena, serve as serve_arena
+    from .matchlog import LogError
     from .tcp import ListenError, TcpLimits, is_loopback, parse_listen
 
     try:
@@ -746,7 +750,7 @@ def serve(
                   markup=False, highlight=False)
         try:
             played = serve_arena(arena, host, port)
-        except ListenError as exc:
+        except (ListenError, LogError) as exc:
             fail(str(exc))
         if as_json:
             emit_json({"played": played, "refusals": len(arena.gate.refusals) if arena.gate else 0,

@@ -26,8 +26,8 @@ FORMAT = "durak-ref-log/1"
 
 
 class LogError(ValueError):
-    """A log file cannot be read: missing, not JSON Lines, a bad or truncated record.
-    The message names the file and line."""
+    """A log file cannot be read (missing, not JSON Lines, a bad or truncated record) or
+    cannot be written. The message names the file, and the line where there is one."""
 
 
 def utc_now() -> str:
@@ -50,10 +50,15 @@ class MatchLogWriter:
     """Appends records to a match log, one JSON object per line, flushed per record."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        """Create the log file. Raises LogError if it cannot be written there."""
         self.path = path
-        self._file: IO[str] = (gzip.open(path, "wt", encoding="utf-8") if path.suffix == ".gz"
-                               else open(path, "w", encoding="utf-8"))  # noqa: SIM115
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._file: IO[str] = (gzip.open(path, "wt", encoding="utf-8") if path.suffix == ".gz"
+                                   else open(path, "w", encoding="utf-8"))  # noqa: SIM115
+        except OSError as exc:
+            raise LogError(f"cannot write the log {path}: {exc.strerror or exc}; "
+                           f"give another --log-dir") from None
 
     def write(self, record: dict[str, Any]) -> None:
         self._file.write(json.dumps(record, separators=(",", ":")) + "\n")

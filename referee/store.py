@@ -135,7 +135,11 @@ class Store:
         self.path = path
         if path.exists() and path.is_dir():
             raise StoreError(f"{path} is a directory, not a database file")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the store {path}: {exc.strerror or exc}; "
+                             f"give another --db path") from None
         try:
             self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
         except sqlite3.DatabaseError as exc:

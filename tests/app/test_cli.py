@@ -105,6 +105,8 @@ def test_rules_lists_every_option() -> None:
         (["match", "definitely-not-a-program-xyz", "builtin:greedy"], "cannot start 'definitely-not-a-program-xyz'"),
         (["match", "builtin:random", "builtin:greedy", "--set", "first_attacker=seat:4"], "names a seat that does not exist"),
         (["replay", "/nonexistent/log.jsonl"], "cannot open"),
+        (["tournament", "--bot", "a=builtin:random", "--bot", "b=builtin:greedy", "--db",
+          "/proc/no-such-dir/x.sqlite"], "cannot create the store"),
     ],
 )
 def test_bad_input_is_one_clear_line_and_exit_2(args: list[str], needle: str, tmp_path: Path) -> None:
@@ -114,6 +116,12 @@ def test_bad_input_is_one_clear_line_and_exit_2(args: list[str], needle: str, tm
     assert len(lines) == 1, result.stderr
     assert needle in lines[0]
     assert "Traceback" not in result.stderr
+
+
+def test_an_unwritable_log_dir_is_the_users_error() -> None:
+    result = run("match", "builtin:random", "builtin:greedy", "--log-dir", "/proc/no-such-dir")
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "cannot write the log" in result.stderr
 
 
 def test_a_corrupt_log_names_the_line_and_keeps_the_games_before(tmp_path: Path) -> None:
