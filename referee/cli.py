@@ -436,6 +436,8 @@ def sprt(
         table_rules = make_rules(rules, set_ or [])
         specs = [parse_bot_spec(x) for x in (bot_a, bot_b, *(opponent or []))]
         table_rules.check_table(len(specs) - 1 if opponent else 2)
+        if any(x.kind == "tcp" for x in specs):
+            raise BotSpecError("sprt starts its bots itself: give command lines or builtin:NAME, not tcp:NAME")
         config = MatchConfig(rules=table_rules, tc=TimeControl.parse(None, move_time))
         test = Sprt(elo0, elo1, alpha, beta)
     except (RulesError, BotSpecError, TimeControlError, ValueError) as exc:

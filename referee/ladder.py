@@ -44,9 +44,12 @@ def add_bot(store: Store, name: str, command: str) -> None:
     from .players import BotSpecError, parse_bot_spec
 
     try:
-        parse_bot_spec(command)
+        spec = parse_bot_spec(command)
     except BotSpecError as exc:
         raise TournamentError(str(exc)) from None
+    if spec.kind == "tcp":
+        raise TournamentError(f"{command}: a bot that connects over TCP is registered with "
+                              f"durak-ref register NAME and plays in durak-ref serve")
     settings = ensure_ladder(store)
     existing = store.bot_command(name)
     if existing is not None and existing != command:
@@ -102,9 +105,12 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
     """Play ``games`` ladder games (in deal pairs); returns how many were played."""
     settings = ensure_ladder(store)
     k, start = float(settings["k"]), float(settings["start"])
-    bots = {name: cmd for name, cmd, _ in store.bots() if store.ladder_rating(name) is not None}
+    # TCP bots share the ladder's ratings but play only when connected: in durak-ref serve.
+    bots = {name: cmd for name, cmd, _ in store.bots()
+            if store.ladder_rating(name) is not None and not cmd.startswith("tcp:")}
     if len(bots) < 2:
-        raise TournamentError("the ladder needs at least two bots: durak-ref ladder add NAME CMD")
+        raise TournamentError("ladder run needs at least two local bots: durak-ref ladder add "
+                              "NAME CMD (TCP bots play in durak-ref serve)")
     entries = [BotEntry(name, cmd) for name, cmd in sorted(bots.items())]
     pool_settings = TournamentSettings(entries, seed=config.seed)
     next_index = next_ladder_index(store)

@@ -109,7 +109,10 @@ class TournamentSettings:
             raise TournamentError("--games and --concurrency must be at least 1")
         try:
             for b in self.bots:
-                b.spec()
+                if b.spec().kind == "tcp":
+                    raise TournamentError(
+                        f"bot {b.name}: {b.command} is a TCP seat; bots that connect over TCP play "
+                        f"in the arena (durak-ref register / serve), tournaments start their bots")
             rules = make_rules(self.preset, self.rules)
             rules.check_table(self.players)
             return MatchConfig(rules=rules, games=1, seed=self.seed,

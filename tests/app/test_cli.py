@@ -192,3 +192,22 @@ def test_all_example_bots_at_one_table(tmp_path: Path) -> None:
     assert data["terminations"].keys() <= {"normal", "draw", "stalemate"}
     assert [b["name"] for b in data["bots"]] == ["js-bot", "greedy", "c-bot"] or all(
         not b["forfeits"] for b in data["bots"])
+
+
+def test_tcp_bots_play_in_the_arena_not_in_tournaments_sprt_or_ladder_run(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.sqlite")
+    refused = [
+        run("tournament", "--bot", "a=tcp:a", "--bot", "b=builtin:greedy", "--db", db),
+        run("sprt", "tcp:a", "builtin:greedy"),
+        run("ladder", "add", "t", "tcp:t", "--db", db),
+    ]
+    for result in refused:
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert "TCP" in result.stderr or "tcp:" in result.stderr
+    assert run("register", "remote", "--db", db).returncode == 0
+    assert run("ladder", "add", "g", "builtin:greedy", "--db", db).returncode == 0
+    lonely = run("ladder", "run", "--games", "2", "--db", db)
+    assert lonely.returncode == 2 and "two local bots" in lonely.stderr  # the TCP bot is not started
+    assert run("ladder", "add", "r", "builtin:random", "--db", db).returncode == 0
+    played = run("ladder", "run", "--games", "2", "--db", db, "--log-dir", str(tmp_path), "--json")
+    assert played.returncode == 0 and json.loads(played.stdout)["played"] == 2
