@@ -27,7 +27,7 @@ import trio
 
 from .ladder import ensure_ladder, next_ladder_index, pairing, store_ladder_game
 from .match import GameRecord, MatchConfig, play_game
-from .matchlog import FORMAT, MatchLogWriter, utc_now
+from .matchlog import FORMAT, MatchLogWriter, fresh_log_path, timestamp, utc_now
 from .store import Store
 from .tcp import TcpGate, TcpLimits, TcpSeat, TokenBook, hash_token, new_token
 
@@ -111,7 +111,7 @@ class Arena:
         gate = self.gate = TcpGate(tokens, self.claim, self.limits, on_event=self.say)
         writer = None
         if self.log_dir is not None:
-            path = self.log_dir / f"arena-{utc_now().replace(':', '')[:15]}.jsonl"
+            path = fresh_log_path(self.log_dir, f"arena-{timestamp()}")
             writer = MatchLogWriter(path)
             writer.write({"type": "header", "format": FORMAT, "arena": True, "started": utc_now(),
                           "preset": self.config.rules.preset, "rules": self.config.rules.as_dict(),

@@ -19,7 +19,7 @@ from typing import Any
 import trio
 
 from .match import GameRecord, MatchConfig, play_game
-from .matchlog import FORMAT, MatchLogWriter, utc_now
+from .matchlog import FORMAT, MatchLogWriter, fresh_log_path, timestamp, utc_now
 from .ratings import DEFAULT_K, DEFAULT_START, RatedGame, ladder_update
 from .store import GameRow, Store, StoreError
 from .tournament import BotEntry, PlayerPool, TournamentError, TournamentSettings, seat_rows
@@ -121,7 +121,7 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
     reserved = 0  # games handed to a worker (played or in flight)
     writer = None
     if log_dir is not None:
-        path = log_dir / f"ladder-{utc_now().replace(':', '').replace('+0000', '')}.jsonl"
+        path = fresh_log_path(log_dir, f"ladder-{timestamp()}")
         writer = MatchLogWriter(path)
         writer.write({"type": "header", "format": FORMAT, "ladder": True, "started": utc_now(),
                       "preset": config.rules.preset, "rules": config.rules.as_dict(),

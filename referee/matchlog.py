@@ -34,16 +34,25 @@ def utc_now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def new_log_path(log_dir: Path, seed: int) -> Path:
-    """A fresh file name: ``match-20261130-021500-s1.jsonl`` (suffixed if taken)."""
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    base = log_dir / f"match-{stamp}-s{seed}"
-    path = base.with_suffix(".jsonl")
+def fresh_log_path(log_dir: Path, stem: str) -> Path:
+    """``log_dir/STEM.jsonl``, or ``STEM-2.jsonl``, ``-3``, ... if taken: a log that
+    stored games point into is never overwritten."""
+    path = log_dir / f"{stem}.jsonl"
     n = 2
     while path.exists():
-        path = log_dir / f"{base.name}-{n}.jsonl"
+        path = log_dir / f"{stem}-{n}.jsonl"
         n += 1
     return path
+
+
+def timestamp() -> str:
+    """Local time for file names: ``20261130-021500``."""
+    return _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+
+
+def new_log_path(log_dir: Path, seed: int) -> Path:
+    """A fresh match log name: ``match-20261130-021500-s1.jsonl`` (suffixed if taken)."""
+    return fresh_log_path(log_dir, f"match-{timestamp()}-s{seed}")
 
 
 class MatchLogWriter:

@@ -34,7 +34,7 @@ import trio
 
 from .clock import TimeControl, TimeControlError
 from .match import GameRecord, MatchConfig, OnIllegalError, parse_on_illegal, play_game
-from .matchlog import FORMAT, MatchLogWriter, safe_name, utc_now
+from .matchlog import FORMAT, MatchLogWriter, fresh_log_path, safe_name, utc_now
 from .players import (
     BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player, parse_bot_spec,
 )
@@ -412,12 +412,7 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
     writer = None
     if log_dir is not None:
         suffix = "" if fresh else "-resumed-" + time.strftime("%H%M%S")
-        stem = f"tournament-{safe_name(tid)}{suffix}"
-        log_path = log_dir / f"{stem}.jsonl"
-        n = 2
-        while log_path.exists():  # never overwrite a log that stored games point into
-            log_path = log_dir / f"{stem}-{n}.jsonl"
-            n += 1
+        log_path = fresh_log_path(log_dir, f"tournament-{safe_name(tid)}{suffix}")
         writer = MatchLogWriter(log_path)
         writer.write({"type": "header", "format": FORMAT, "tournament": tid, "started": utc_now(),
                       "preset": config.rules.preset, "rules": config.rules.as_dict(),
