@@ -13,22 +13,23 @@ The unit of independence is a pair of games on one deal:
 
 H1 is "B is stronger than A by ``elo1``" against H0 "by ``elo0``" on the logistic Elo
 scale; the generalised SPRT (referee.sprt) stops as soon as the LLR crosses a bound.
-Games in flight at that moment are cancelled.
+Games in flight at that moment are cancelled. With ``--concurrency`` > 1 pairs are
+played by referee worker processes (as in tournaments), one pair at a time each.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import trio
 
-from .match import MatchConfig, play_game
+from .match import GameRecord, MatchConfig, play_game
 from .players import BotStartError, Player
 from .sprt import Sprt
-from .tournament import BotEntry, PlayerPool, TournamentSettings, _leaves
+from .tournament import BotEntry, PlayerPool, ScheduledGame, TournamentSettings, _leaves
 
 
 @dataclass
@@ -52,18 +53,37 @@ def _score(record: Any, seat: int) -> float:
     return 0.0 if record.durak == seat else 1.0
 
 
+def settings_for(bots: list[BotEntry], config: MatchConfig, players: int, seed: int) -> TournamentSettings:
+    """Tournament settings that rebuild ``config`` (rules and clock) in a worker process."""
+    from .rules.options import OPTIONS
+
+    rules = config.rules
+    tc = config.tc
+    return TournamentSettings(
+        bots, players=players, seed=seed, preset=rules.preset,
+        rules={o.name: o.format(getattr(rules, o.name)) for o in OPTIONS},
+        tc=None if tc.base is None else f"{tc.base:g}+{tc.increment:g}", move_time=tc.move,
+        startup_time=tc.startup, max_restarts=config.max_restarts,
+        on_illegal="forfeit" if not config.illegal_retries else f"retry:{config.illegal_retries}")
+
+
 async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: MatchConfig, *,
                    sprt: Sprt, max_pairs: int, concurrency: int = 1, seed: int = 1,
                    on_pair: Callable[[SprtRun], None] | None = None) -> SprtRun:
-    """Play pairs until the SPRT decides or ``max_pairs`` pairs are done."""
+    """Play pairs until the SPRT decides or ``max_pairs`` pairs are done. With
+    ``concurrency`` > 1 the pairs are played by that many referee worker processes (see
+    referee/worker.py), one pair at a time each."""
+    from .worker import WorkerClient
+
     n = 1 + len(opponents) if opponents else 2
     config.rules.check_table(n)
-    settings = TournamentSettings([a, b, *opponents], players=n, seed=seed)
+    settings = settings_for([a, b, *opponents], config, n, seed)
     run = SprtRun(sprt, forfeits={})
     counter = itertools.count(1)
     deals = iter(range(max_pairs))
+    PlayOne = Callable[[ScheduledGame], Awaitable[GameRecord]]
 
-    async def play_pair(pool: PlayerPool, deal: int) -> tuple[float, float]:
+    async def play_pair(play_one: PlayOne, deal: int) -> tuple[float, float]:
         seed_text = f"S{seed}:d{deal}"
         if not opponents:
             tables = [[a.name, b.name], [b.name, a.name]]
@@ -79,15 +99,7 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
             watch = [seat, seat]
         scores = []
         for g, table in enumerate(tables):
-            players: list[Player] = [await pool.acquire(name) for name in table]
-            try:
-                for p in players:
-                    await p.prepare_game(config.max_restarts)
-                record = await play_game(players, config, index=2 * deal + g, seed=seed_text,
-                                         dealer=n - 1, next_request_id=counter.__next__)
-            finally:
-                for p in players:
-                    pool.release(p)
+            record = await play_one(ScheduledGame(2 * deal + g, deal, g, tuple(table), seed_text))
             run.games += 1
             if record.forfeit:
                 key = f"{record.forfeit['bot']}:{record.forfeit['kind']}"
@@ -98,23 +110,51 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
         # Paired difference: B's score in game 2, and 1 - A's score in game 1.
         return scores[1], 1.0 - scores[0]
 
+    async def pairs(play_one: PlayOne, workers: trio.Nursery) -> None:
+        for deal in deals:
+            s1, s2 = await play_pair(play_one, deal)
+            run.pairs += 1
+            state = sprt.add_pair(s1, s2)
+            if on_pair is not None:
+                on_pair(run)
+            if state != "continue":
+                workers.cancel_scope.cancel()
+                return
+
+    async def in_process(pool: PlayerPool, workers: trio.Nursery) -> None:
+        async def play_one(sg: ScheduledGame) -> GameRecord:
+            players: list[Player] = [await pool.acquire(name) for name in sg.table]
+            try:
+                for p in players:
+                    await p.prepare_game(config.max_restarts)
+                return await play_game(players, config, index=sg.index, seed=sg.seed,
+                                        dealer=n - 1, next_request_id=counter.__next__)
+            finally:
+                for p in players:
+                    pool.release(p)
+        await pairs(play_one, workers)
+
+    async def in_worker(number: int, workers: trio.Nursery) -> None:
+        client = WorkerClient(number, settings, None)
+        try:
+            await client.start()
+
+            async def play_one(sg: ScheduledGame) -> GameRecord:
+                return (await client.play(sg))[0]
+            await pairs(play_one, workers)
+        finally:
+            await client.close()
+
     try:
         async with trio.open_nursery() as nursery:
             pool = PlayerPool(settings, config, nursery, None)
             try:
                 async with trio.open_nursery() as workers:
-                    async def worker() -> None:
-                        for deal in deals:
-                            s1, s2 = await play_pair(pool, deal)
-                            run.pairs += 1
-                            state = sprt.add_pair(s1, s2)
-                            if on_pair is not None:
-                                on_pair(run)
-                            if state != "continue":
-                                workers.cancel_scope.cancel()
-                                return
-                    for _ in range(concurrency):
-                        workers.start_soon(worker)
+                    if concurrency > 1:
+                        for number in range(concurrency):
+                            workers.start_soon(in_worker, number, workers)
+                    else:
+                        workers.start_soon(in_process, pool, workers)
             finally:
                 await pool.close()
                 nursery.cancel_scope.cancel()

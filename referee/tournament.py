@@ -507,44 +507,16 @@ async def _drive_worker(number: int, settings: TournamentSettings, stem: Path | 
                         queue: trio.MemoryReceiveChannel[ScheduledGame],
                         finished: Callable[..., None]) -> None:
     """Start worker process ``number``, hand it games from ``queue`` one at a time, and
-    pass each record to ``finished``. The worker is always ended: end of its stdin, a
-    grace period, then it is killed (its own bots are closed by it, or die with it)."""
-    import sys
+    pass each result to ``finished``. The worker is always ended (it closes its bots)."""
+    from .worker import WorkerClient
 
-    from protocol.codec import FrameDecoder, encode
-
-    from .match import record_from_dict
-    from .worker import MAX_FRAME, WorkerError, _read
-
-    process = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "referee.worker"], stdin=-1, stdout=-1)
-    assert process.stdin is not None and process.stdout is not None
-    decoder = FrameDecoder(MAX_FRAME, strict=False)
+    client = WorkerClient(number, settings, stem)
     try:
-        worker_stem = None if stem is None else str(stem.with_name(f"{stem.name}.w{number}"))
-        await process.stdin.send_all(encode({"type": "setup", "settings": settings.as_dict(),
-                                             "stderr_stem": worker_stem}))
+        await client.start()
         async for sg in queue:
-            await process.stdin.send_all(encode({
-                "type": "game", "index": sg.index, "deal": sg.deal, "rotation": sg.rotation,
-                "table": list(sg.table), "seed": sg.seed}))
-            answer = await _read(process.stdout, decoder)
-            if answer is None:
-                raise WorkerError(f"tournament worker {number} exited (code {process.returncode}) "
-                                  f"during game {sg.index}")
-            if answer["type"] == "start_error":
-                raise BotStartError(answer["message"])
-            record = record_from_dict(answer["record"])
-            finished(sg, record, [SeatRow(**row) for row in answer["seats"]],
-                     answer["started"], answer["ended"])
+            finished(sg, *await client.play(sg))
     finally:
-        with trio.CancelScope(shield=True):
-            await process.stdin.aclose()
-            with trio.move_on_after(10):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+        await client.close()
 
 
 def play_tournament(settings: TournamentSettings, store: Store, tid: str, **kwargs: Any) -> Progress:

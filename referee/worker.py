@@ -29,9 +29,10 @@ import trio
 
 from protocol.codec import FrameDecoder, encode
 
-from .match import play_game
+from .match import GameRecord, play_game, record_from_dict
 from .matchlog import utc_now
 from .players import BotStartError
+from .store import SeatRow
 from .tournament import PlayerPool, ScheduledGame, TournamentSettings, seat_rows
 
 MAX_FRAME = 64 << 20  # a game record with every decision; generous, still bounded
@@ -91,6 +92,66 @@ async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream
         finally:
             await pool.close()
             nursery.cancel_scope.cancel()
+
+
+class WorkerClient:
+    """The parent's handle on one worker process: ``start``, then ``play`` games one at a
+    time, then ``close`` (always: it ends the worker, which closes its bots)."""
+
+    def __init__(self, number: int, settings: TournamentSettings, stderr_stem: Path | None) -> None:
+        self.number = number
+        self.settings = settings
+        self.stderr_stem = stderr_stem
+        self.process: trio.Process | None = None
+        self._decoder = FrameDecoder(MAX_FRAME, strict=False)
+
+    async def start(self) -> None:
+        self.process = await trio.lowlevel.open_process(
+            [sys.executable, "-m", "referee.worker"], stdin=-1, stdout=-1)
+        stem = self.stderr_stem
+        assert self.process.stdin is not None
+        await self.process.stdin.send_all(encode({
+            "type": "setup", "settings": self.settings.as_dict(),
+            "stderr_stem": None if stem is None else str(stem.with_name(f"{stem.name}.w{self.number}"))}))
+
+    async def play(self, sg: ScheduledGame) -> tuple[GameRecord, list[SeatRow], str, str]:
+        """Play one game in the worker: (record, seat rows, started, ended). Raises
+        BotStartError if a bot cannot be started, WorkerError if the worker died."""
+        process = self.process
+        assert process is not None and process.stdin is not None and process.stdout is not None
+        await process.stdin.send_all(encode({
+            "type": "game", "index": sg.index, "deal": sg.deal, "rotation": sg.rotation,
+            "table": list(sg.table), "seed": sg.seed}))
+        answer = await _read(process.stdout, self._decoder)
+        if answer is None:
+            raise WorkerError(f"worker {self.number} exited (code {process.returncode}) "
+                              f"during game {sg.index}")
+        if answer["type"] == "start_error":
+            raise BotStartError(answer["message"])
+        return (record_from_dict(answer["record"]), [SeatRow(**row) for row in answer["seats"]],
+                answer["started"], answer["ended"])
+
+    async def close(self) -> None:
+        """End the worker: end of its stdin; if it is mid-game (we were cancelled), SIGTERM,
+        on which it closes its bots; SIGKILL only if it does not exit in time."""
+        process = self.process
+        if process is None:
+            return
+        with trio.CancelScope(shield=True):
+            assert process.stdin is not None
+            try:
+                await process.stdin.aclose()
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                pass
+            with trio.move_on_after(0.5):
+                await process.wait()
+            if process.returncode is None:
+                process.terminate()
+                with trio.move_on_after(10):
+                    await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
 
 
 def _die_with_parent() -> None:

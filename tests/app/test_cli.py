@@ -211,3 +211,13 @@ def test_tcp_bots_play_in_the_arena_not_in_tournaments_sprt_or_ladder_run(tmp_pa
     assert run("ladder", "add", "r", "builtin:random", "--db", db).returncode == 0
     played = run("ladder", "run", "--games", "2", "--db", db, "--log-dir", str(tmp_path), "--json")
     assert played.returncode == 0 and json.loads(played.stdout)["played"] == 2
+
+
+def test_sprt_with_worker_processes_accepts_h1_and_leaves_no_worker() -> None:
+    result = run("sprt", "builtin:random", "builtin:greedy", "--concurrency", "2", "--json")
+    assert result.returncode == 0, result.stderr
+    status = json.loads(result.stdout)
+    assert status["state"] == "accept_h1" and status["pairs"] >= 10
+    leftover = subprocess.run(["pgrep", "-f", "referee.worker", "-P", str(__import__("os").getpid())],
+                              capture_output=True, text=True)
+    assert leftover.stdout.strip() == ""
