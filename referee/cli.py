@@ -93,6 +93,9 @@ def match(
         min=1, help="CPU-time limit per bot process, in seconds.")] = None,
     until_durak: Annotated[int | None, typer.Option(
         min=1, help="Stop early once some bot has been the durak this many times.")] = None,
+    duplicate: Annotated[bool, typer.Option(
+        "--duplicate", help="Play each deal once per seat rotation (2 players: the same deck "
+        "with seats swapped), so the luck of the deal cancels out.")] = False,
     log_dir: Annotated[Path, typer.Option(help="Where the match log and bots' stderr go.")] = Path("logs"),
     no_log: Annotated[bool, typer.Option("--no-log", help="Write no match log.")] = False,
     listen: Annotated[str, typer.Option(
@@ -121,7 +124,7 @@ def match(
             rules=table_rules, games=games, seed=seed,
             tc=TimeControl.parse(tc, move_time, startup_time),
             illegal_retries=parse_on_illegal(on_illegal), max_restarts=max_restarts,
-            until_durak=until_durak)
+            until_durak=until_durak, duplicate=duplicate)
     except (RulesError, BotSpecError, TimeControlError, OnIllegalError) as exc:
         fail(str(exc))
     from .matchlog import LogError

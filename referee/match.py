@@ -59,6 +59,7 @@ class MatchConfig:
     illegal_retries: int = 0
     max_restarts: int = 3
     until_durak: int | None = None
+    duplicate: bool = False  #: each deal once per seat rotation (see play_match)
 
 
 @dataclass
@@ -312,22 +313,26 @@ class MatchResult:
         return f"{best.name} (durak {best.durak} of {len(self.games)})"
 
     def add(self, record: GameRecord) -> None:
+        """Count a finished game for the bots at its seats (by name: in duplicate mode
+        the bots change seats from game to game)."""
         self.games.append(record)
+        by_name = {b.name: b for b in self.bots}
+        at = [by_name[name] for name in record.players]
         for d in record.decisions:
             if not d.forced:
-                stats = self.bots[d.seat]
+                stats = at[d.seat]
                 stats.decisions += 1
                 stats.seconds += d.seconds
                 stats.max_seconds = max(stats.max_seconds, d.seconds)
         if record.durak is None:
             # A last_two_out draw is shared by the last players; a stalemate or an
             # action-cap draw by the whole table.
-            for seat in record.last_out or range(len(self.bots)):
-                self.bots[seat].draws += 1
+            for seat in record.last_out or range(len(at)):
+                at[seat].draws += 1
         else:
-            self.bots[record.durak].durak += 1
+            at[record.durak].durak += 1
         if record.forfeit is not None:
-            b = self.bots[record.forfeit["seat"]]
+            b = at[record.forfeit["seat"]]
             b.forfeits[record.forfeit["kind"]] = b.forfeits.get(record.forfeit["kind"], 0) + 1
 
     def summary(self) -> dict[str, Any]:
@@ -368,25 +373,39 @@ async def play_match(players: Sequence[Player], config: MatchConfig, *,
                      on_game: Callable[[GameRecord, MatchResult], None] | None = None,
                      result: MatchResult | None = None) -> MatchResult:
     """Play a match: ``config.games`` games, or until some bot has been the durak
-    ``config.until_durak`` times. Game 1 is dealt by the last seat; the durak deals
-    the next game; after a draw the dealer stays. Players must already be started.
-    Pass ``result`` to have it filled in as the match goes (it survives a Ctrl-C)."""
-    config.rules.check_table(len(players))
+    ``config.until_durak`` times. Players must already be started. Pass ``result`` to
+    have it filled in as the match goes (it survives a Ctrl-C).
+
+    Normal mode: the bots keep their seats; game 1 is dealt by the last seat, the durak
+    deals the next game, after a draw the dealer stays; game i is dealt from "SEED:i".
+    Duplicate mode: each deal is played once per seat rotation (n players: n games on
+    the same deck, every bot taking every seat of it), always dealt by the last seat so
+    the deals are identical; deal d is dealt from "SEED:d".
+    """
+    n = len(players)
+    config.rules.check_table(n)
     if result is None:
         result = MatchResult(config, [BotStats(p.name) for p in players])
     counter = iter(range(1, 1 << 62))
-    dealer = first_dealer(len(players))
+    dealer = first_dealer(n)
     start = trio.current_time()
     for index in range(config.games):
-        for p in players:
+        if config.duplicate:
+            deal, rotation = divmod(index, n)
+            table = list(players[rotation:]) + list(players[:rotation])
+            seed = game_seed(config.seed, deal)
+        else:
+            table, seed = list(players), game_seed(config.seed, index)
+        for p in table:
             await p.prepare_game(config.max_restarts)
-        record = await play_game(players, config, index=index, seed=game_seed(config.seed, index),
-                                 dealer=dealer, next_request_id=counter.__next__)
+        record = await play_game(table, config, index=index, seed=seed, dealer=dealer,
+                                 next_request_id=counter.__next__)
         result.add(record)
         result.wall_s = trio.current_time() - start
         if on_game is not None:
             on_game(record, result)
-        dealer = next_dealer(dealer, record.durak)
+        if not config.duplicate:
+            dealer = next_dealer(dealer, record.durak)
         if config.until_durak and any(b.durak >= config.until_durak for b in result.bots):
             break
     result.wall_s = trio.current_time() - start

@@ -111,6 +111,7 @@ def log_header(players: Sequence[Player], config: MatchConfig) -> dict[str, Any]
                  for i, p in enumerate(players)],
         "time_control": config.tc.as_dict(), "seed": config.seed, "games": config.games,
         "until_durak": config.until_durak, "illegal_retries": config.illegal_retries,
+        "duplicate": config.duplicate,
         "deal": "game i is dealt from seed 'SEED:i'; the deck order is recorded per game",
     }
 

@@ -221,3 +221,20 @@ def test_clock_arithmetic_is_pure() -> None:
     used, ok = clock.stop(204.0)
     assert not ok and clock.remaining == pytest.approx(5.0)  # no increment when late
     assert Clock(TimeControl()).budget() is None
+
+
+async def test_duplicate_mode_plays_each_deal_once_per_seat_rotation(autojump_clock: Any) -> None:
+    players = [BuiltinPlayer(name, parse_bot_spec(f"builtin:{kind}"), 1)
+               for name, kind in (("g", "greedy"), ("r1", "random"), ("r2", "random"))]
+    config = MatchConfig(rules=make_rules(), games=6, seed=9, duplicate=True)
+    result = await play_match(players, config)
+    games = result.games
+    assert [g.players for g in games[:3]] == [["g", "r1", "r2"], ["r1", "r2", "g"], ["r2", "g", "r1"]]
+    assert games[0].deck == games[1].deck == games[2].deck != games[3].deck
+    assert games[3].deck == games[4].deck == games[5].deck
+    assert {g.dealer for g in games} == {2}  # identical deals: the dealer never moves
+    # Stats follow the bots, not the seats.
+    stats = {b.name: b for b in result.bots}
+    for name in ("g", "r1", "r2"):
+        expected = sum(1 for g in games if g.durak is not None and g.players[g.durak] == name)
+        assert stats[name].durak == expected
