@@ -26,8 +26,8 @@ from typing import Any
 
 import trio
 
-from .match import GameRecord, MatchConfig, play_game
-from .players import BotStartError, Player
+from .match import GameRecord, MatchConfig
+from .players import BotStartError
 from .sprt import Sprt
 from .tournament import BotEntry, PlayerPool, ScheduledGame, TournamentSettings, _leaves
 
@@ -123,15 +123,7 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
 
     async def in_process(pool: PlayerPool, workers: trio.Nursery) -> None:
         async def play_one(sg: ScheduledGame) -> GameRecord:
-            players: list[Player] = [await pool.acquire(name) for name in sg.table]
-            try:
-                for p in players:
-                    await p.prepare_game(config.max_restarts)
-                return await play_game(players, config, index=sg.index, seed=sg.seed,
-                                        dealer=n - 1, next_request_id=counter.__next__)
-            finally:
-                for p in players:
-                    pool.release(p)
+            return (await pool.play(sg, counter.__next__))[0]
         await pairs(play_one, workers)
 
     async def in_worker(number: int, workers: trio.Nursery) -> None:

@@ -18,11 +18,13 @@ from typing import Any
 
 import trio
 
-from .match import GameRecord, MatchConfig, play_game
+from .match import GameRecord, MatchConfig
 from .matchlog import FORMAT, MatchLogWriter, fresh_log_path, timestamp, utc_now
 from .ratings import DEFAULT_K, DEFAULT_START, RatedGame, ladder_update
 from .store import GameRow, Store, StoreError
-from .tournament import BotEntry, PlayerPool, TournamentError, TournamentSettings, seat_rows
+from .tournament import (
+    BotEntry, PlayerPool, ScheduledGame, TournamentError, TournamentSettings, seat_rows,
+)
 
 LADDER_ID = "ladder"
 
@@ -131,16 +133,8 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
     async def play_one(pool: PlayerPool, table: list[str], deal_seed: str, rotation: int) -> None:
         nonlocal played
         index = next(next_index)
-        players = [await pool.acquire(name) for name in table]
-        try:
-            for p in players:
-                await p.prepare_game(config.max_restarts)
-            started = utc_now()
-            record = await play_game(players, config, index=index, seed=deal_seed,
-                                     dealer=len(table) - 1, next_request_id=counter.__next__)
-        finally:
-            for p in players:
-                pool.release(p)
+        record, started = await pool.play(ScheduledGame(index, 0, rotation, tuple(table), deal_seed),
+                                          counter.__next__)
         if writer is not None:
             writer.write(record.as_dict())
         store_ladder_game(store, record, deal_seed, rotation, config, k=k, start=start,

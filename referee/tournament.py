@@ -339,6 +339,22 @@ class PlayerPool:
     def release(self, player: Player) -> None:
         self.idle[player.name].append(player)
 
+    async def play(self, sg: ScheduledGame, next_request_id: Callable[[], int],
+                   fresh: bool = False) -> tuple[GameRecord, str]:
+        """Play scheduled game ``sg`` with players from the pool (the last seat deals):
+        the record and the start time. Raises BotStartError if a bot cannot start."""
+        players = [await self.acquire(name) for name in sg.table]
+        try:
+            for p in players:
+                await p.prepare_game(self.config.max_restarts, fresh)
+            started = utc_now()
+            record = await play_game(players, self.config, index=sg.index, seed=sg.seed,
+                                     dealer=len(players) - 1, next_request_id=next_request_id)
+        finally:
+            for p in players:
+                self.release(p)
+        return record, started
+
     async def close(self) -> None:
         for p in self.all:
             await p.close()
@@ -449,16 +465,7 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
 
     async def in_process(pool: PlayerPool) -> None:
         async for sg in queue_recv:
-            players = [await pool.acquire(name) for name in sg.table]
-            try:
-                for p in players:
-                    await p.prepare_game(config.max_restarts, settings.fresh_bots)
-                started = utc_now()
-                record = await play_game(players, config, index=sg.index, seed=sg.seed,
-                                         dealer=len(players) - 1, next_request_id=counter.__next__)
-            finally:
-                for p in players:
-                    pool.release(p)
+            record, started = await pool.play(sg, counter.__next__, settings.fresh_bots)
             finished(sg, record, seat_rows(record), started, utc_now())
 
     async def in_worker(number: int) -> None:

@@ -29,7 +29,7 @@ import trio
 
 from protocol.codec import FrameDecoder, encode
 
-from .match import GameRecord, play_game, record_from_dict
+from .match import GameRecord, record_from_dict
 from .matchlog import utc_now
 from .players import BotStartError
 from .store import SeatRow
@@ -73,19 +73,10 @@ async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream
                 sg = ScheduledGame(message["index"], message["deal"], message["rotation"],
                                    tuple(message["table"]), message["seed"])
                 try:
-                    players = [await pool.acquire(name) for name in sg.table]
+                    record, started = await pool.play(sg, counter.__next__, settings.fresh_bots)
                 except BotStartError as exc:
                     await stdout.send_all(encode({"type": "start_error", "message": str(exc)}))
                     break
-                try:
-                    for p in players:
-                        await p.prepare_game(config.max_restarts, settings.fresh_bots)
-                    started = utc_now()
-                    record = await play_game(players, config, index=sg.index, seed=sg.seed,
-                                             dealer=len(players) - 1, next_request_id=counter.__next__)
-                finally:
-                    for p in players:
-                        pool.release(p)
                 await stdout.send_all(encode({
                     "type": "record", "record": record.as_dict(), "started": started,
                     "ended": utc_now(), "seats": [dataclasses.asdict(s) for s in seat_rows(record)]}))
