@@ -106,7 +106,7 @@ def greedy_choose(obs: dict, legal: list[dict]) -> dict:
 
     by_type: dict[str, list[dict]] = {}
     for action in legal:
-        by_type.setdefault(action.get("type"), []).append(action)
+        by_type.setdefault(str(action.get("type")), []).append(action)
 
     if "exchange" in by_type:
         return by_type["exchange"][0]

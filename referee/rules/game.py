@@ -93,7 +93,38 @@ class Game:
     )
 
     rules: Rules
+    players: int                    #: seats at the table
+    deck: list[int]                 #: the deck order this game was dealt from
+    dealer: int
+    hands: list[int]                #: card bitmask per seat
+    talon: list[int]                #: popped from the end; index 0 is the face-up trump
+    trump_card: int                 #: the face-up trump (after an exchange: the low trump)
+    trump_suit: int
+    trump_holder: int | None        #: who drew (or was dealt) the face-up trump
+    discard: int                    #: bitmask
+    attacks: list[int]              #: attack cards by table slot
+    covers: list[int]               #: cover card by slot, -1 while uncovered
+    known: list[int]                #: per seat, cards publicly known to be in that hand
+    out: list[bool]
+    attacker: int                   #: the main attacker of the bout
+    defender: int
+    order: list[int]                #: attackers in asking order, main attacker first
+    phase: int
+    taking: bool                    #: the defender has said take
+    asker: int                      #: index into ``order`` during THROW_IN
+    passes: int                     #: attackers who passed in a row since the last card
+    bout: int
+    transfers: int                  #: transfers (and shown trumps) in this bout
+    shown: int                      #: bitmask of trumps shown in this bout
+    limit: int                      #: the most attack cards this bout may hold
+    first_bout: bool
+    exchange_seat: int | None
+    action_count: int
+    pickup_streak: int              #: takes in a row with an empty talon, nobody out
+    outcome: Outcome | None
+    history: list[int]              #: every action applied, in order
     events: list[tuple] | None
+    out_order: list[int]
 
     # ------------------------------------------------------------------ creation
 
@@ -198,9 +229,9 @@ class Game:
         top = [parse_card(c) for c in talon.split()]
         g.attacks, g.covers = [], []
         for pair in table.split():
-            a, _, c = pair.partition("/")
-            g.attacks.append(parse_card(a))
-            g.covers.append(-1 if c in ("", "--") else parse_card(c))
+            attack_text, _, cover_text = pair.partition("/")
+            g.attacks.append(parse_card(attack_text))
+            g.covers.append(-1 if cover_text in ("", "--") else parse_card(cover_text))
         if top and top[-1] != g.trump_card:
             raise RulesError("the talon's last card (drawn last) must be the face-up trump")
         g.talon = top[::-1]
@@ -279,6 +310,11 @@ class Game:
         if p == EXCHANGE_PHASE:
             return self.exchange_seat
         return None
+
+    def _to_move(self) -> int:
+        seat = self.current_seat
+        assert seat is not None, "no seat is to move: the game is over"
+        return seat
 
     @property
     def is_over(self) -> bool:
@@ -410,7 +446,7 @@ class Game:
             return "the game is over"
         if action in self.legal_actions():
             return None
-        seat = self.current_seat
+        seat = self._to_move()
         kind = kind_of(action)
         name = KIND_NAMES[kind]
         phase = PHASE_NAMES[self.phase]
@@ -469,7 +505,7 @@ class Game:
 
     def apply_legal(self, action: int) -> None:
         """Apply an action known to be in ``legal_actions()``. Unchecked: the fast path."""
-        seat = self.current_seat
+        seat = self._to_move()
         self.history.append(action)
         ev = self.events
         kind = action & 15
