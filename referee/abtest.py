@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import trio
@@ -37,7 +37,7 @@ class SprtRun:
     sprt: Sprt
     pairs: int = 0
     games: int = 0
-    forfeits: dict[str, int] | None = None
+    forfeits: dict[str, int] = field(default_factory=dict)
 
     def status(self) -> dict[str, Any]:
         out = self.sprt.status()
@@ -103,7 +103,7 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
             run.games += 1
             if record.forfeit:
                 key = f"{record.forfeit['bot']}:{record.forfeit['kind']}"
-                run.forfeits[key] = run.forfeits.get(key, 0) + 1  # type: ignore[index]
+                run.forfeits[key] = run.forfeits.get(key, 0) + 1
             scores.append(_score(record, watch[g]))
         if not opponents:
             return scores[0], scores[1]

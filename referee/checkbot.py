@@ -495,6 +495,7 @@ class _Checker:
         exited_at: list[float] = []
 
         async def watch() -> None:
+            assert process is not None
             await process.wait()
             exited_at.append(trio.current_time())
 

@@ -229,6 +229,9 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
     names = [p.name for p in players]
     decisions: list[Decision] = []
     forfeit = None
+    termination: str
+    durak: int | None
+    last_out: tuple[int, ...]
     was_busy = [p.busy for p in players]
     for p in players:
         p.busy = True  # in a game: a TCP seat's connection is not swapped under it
@@ -241,8 +244,7 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
                     hand=game.observe(seat)["hand"], attacker=game.attacker))
         await table.broadcast(game, False)
         while not game.is_over:
-            seat = game.current_seat
-            assert seat is not None
+            seat = game.seat_to_move()
             action = game.forced_action()
             forced = action is not None
             used = 0.0

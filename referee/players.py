@@ -71,16 +71,16 @@ def parse_bot_spec(text: str) -> BotSpec:
     if not raw:
         raise BotSpecError("empty bot spec; give builtin:NAME or a command line")
     if raw.startswith("builtin:"):
-        name = raw[len("builtin:"):]
-        if name not in BUILTINS:
-            raise BotSpecError(f"unknown built-in bot {name!r}; built-ins: {', '.join(BUILTINS)}")
-        return BotSpec("builtin", name, (name,), raw)
+        builtin = raw[len("builtin:"):]
+        if builtin not in BUILTINS:
+            raise BotSpecError(f"unknown built-in bot {builtin!r}; built-ins: {', '.join(BUILTINS)}")
+        return BotSpec("builtin", builtin, (builtin,), raw)
     if raw.startswith("tcp:"):
-        name = raw[4:]
-        if not _NAME_RE.match(name):
-            raise BotSpecError(f"tcp:NAME needs a name of letters, digits, '_', '-', '.'; got {name!r}")
-        return BotSpec("tcp", name, (), raw)
-    name = None
+        seat_name = raw[4:]
+        if not _NAME_RE.match(seat_name):
+            raise BotSpecError(f"tcp:NAME needs a name of letters, digits, '_', '-', '.'; got {seat_name!r}")
+        return BotSpec("tcp", seat_name, (), raw)
+    name: str | None = None
     head, sep, rest = raw.partition("=")
     if sep and _NAME_RE.match(head):
         name, raw = head, rest

@@ -228,7 +228,7 @@ class ProcessPlayer(StreamPlayer):
         await trio.sleep(self.grace)
         _signal_group(conn.process.pid, signal.SIGKILL)
 
-    def _write_stderr(self, chunk: bytes) -> None:
+    def _write_stderr(self, chunk: bytes | bytearray) -> None:
         f = self._stderr_file
         if f is None:
             return

@@ -389,10 +389,10 @@ def fit_ratings(games: Iterable[RatedGame], *, prior_sd: float = DEFAULT_PRIOR_S
     names: list[str] = []
     seen: set[str] = set()
     for game in games:
-        for n in game.players:
-            if n not in seen:
-                seen.add(n)
-                names.append(n)
+        for player in game.players:
+            if player not in seen:
+                seen.add(player)
+                names.append(player)
     names.sort()
     if anchor is not None and anchor not in seen:
         raise RatingError(f"anchor {anchor!r} played no game")

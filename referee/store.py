@@ -332,7 +332,7 @@ class Store:
             "rating_after, at) VALUES (?, ?, ?, ?, ?, ?)", (bot, tid, index, before, after, utc_now()))
 
     def history(self, bot: str) -> list[tuple[str, int, float, float, str]]:
-        return [tuple(r) for r in self.db.execute(  # type: ignore[misc]
+        return [(r[0], r[1], r[2], r[3], r[4]) for r in self.db.execute(
             "SELECT tournament_id, game_index, rating_before, rating_after, at FROM ladder_history "
             "WHERE bot = ? ORDER BY at, tournament_id, game_index", (bot,))]
 

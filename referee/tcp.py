@@ -138,7 +138,9 @@ class TcpSeat(StreamPlayer):
         if not self.connected:
             return False
         try:
-            fd = os.dup(self._receive_stream.socket.fileno())
+            stream = self._receive_stream
+            assert isinstance(stream, trio.SocketStream)
+            fd = os.dup(stream.socket.fileno())
         except OSError:
             return False  # already closed
         try:
@@ -289,7 +291,7 @@ class TcpGate:
 
     async def _welcome(self, stream: trio.SocketStream, peer: str) -> None:
         decoder = FrameDecoder(self.limits.handshake_frame)
-        hello = None
+        hello: msg.BotHello | None = None
         with trio.move_on_after(self.limits.handshake_s):
             try:
                 await stream.send_all(encode(msg.hello_msg(f"durak-ref {__version__}")))
@@ -303,10 +305,11 @@ class TcpGate:
                             decoder.at_eof()
                             self._log(peer, "closed the connection before its hello")
                             return
-                hello = msg.parse_bot_message(answer)
-                if not isinstance(hello, msg.BotHello):
+                parsed = msg.parse_bot_message(answer)
+                if not isinstance(parsed, msg.BotHello):
                     raise RemoteProtocolError("expected the bot's hello first", field="type")
-                msg.check_version(hello)
+                msg.check_version(parsed)
+                hello = parsed
             except UnsupportedVersionError as exc:
                 await self._refuse(stream, peer, "version", str(exc))
                 return

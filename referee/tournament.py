@@ -387,18 +387,19 @@ class Progress:
 
 
 def seat_rows(record: GameRecord) -> list[SeatRow]:
-    per_seat = [[0, 0.0] for _ in record.players]
+    decisions = [0] * len(record.players)
+    seconds = [0.0] * len(record.players)
     for d in record.decisions:
         if not d.forced:
-            per_seat[d.seat][0] += 1
-            per_seat[d.seat][1] += d.seconds
+            decisions[d.seat] += 1
+            seconds[d.seat] += d.seconds
     rows = []
     drawn = set(record.last_out) if record.durak is None and record.last_out else (
         set(range(len(record.players))) if record.durak is None else set())
     for seat, name in enumerate(record.players):
         result = "durak" if seat == record.durak else "draw" if seat in drawn else "safe"
         forfeit = record.forfeit["kind"] if record.forfeit and record.forfeit["seat"] == seat else None
-        rows.append(SeatRow(seat, name, result, forfeit, per_seat[seat][0], round(per_seat[seat][1], 6)))
+        rows.append(SeatRow(seat, name, result, forfeit, decisions[seat], round(seconds[seat], 6)))
     return rows
 
 

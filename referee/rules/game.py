@@ -311,7 +311,8 @@ class Game:
             return self.exchange_seat
         return None
 
-    def _to_move(self) -> int:
+    def seat_to_move(self) -> int:
+        """The seat whose decision it is; the game must not be over."""
         seat = self.current_seat
         assert seat is not None, "no seat is to move: the game is over"
         return seat
@@ -446,7 +447,7 @@ class Game:
             return "the game is over"
         if action in self.legal_actions():
             return None
-        seat = self._to_move()
+        seat = self.seat_to_move()
         kind = kind_of(action)
         name = KIND_NAMES[kind]
         phase = PHASE_NAMES[self.phase]
@@ -505,7 +506,7 @@ class Game:
 
     def apply_legal(self, action: int) -> None:
         """Apply an action known to be in ``legal_actions()``. Unchecked: the fast path."""
-        seat = self._to_move()
+        seat = self.seat_to_move()
         self.history.append(action)
         ev = self.events
         kind = action & 15
