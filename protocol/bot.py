@@ -93,6 +93,8 @@ class ConnectArgs(NamedTuple):
 
 
 CONNECT_USAGE = "--connect HOST[:PORT] --token TOKEN [--name NAME]"
+#: The environment variable a bot may take its token from instead of ``--token``.
+TOKEN_ENV = "DURAK_TOKEN"
 """The TCP options, for usage messages."""
 
 _CONNECT_FLAGS = ("--connect", "--token", "--name")
@@ -161,9 +163,11 @@ def split_connect_args(argv: Sequence[str]) -> tuple[ConnectArgs | None, list[st
                              f"--connect HOST:PORT")
         return None, rest
     host, port = parse_address(values["--connect"])
-    token = values.get("--token")
+    # The environment keeps the secret out of the process list (``ps`` shows argv).
+    token = values["--token"] if "--token" in values else os.environ.get(TOKEN_ENV)
     if token is None:
-        raise ValueError("--connect needs --token TOKEN, the secret of the seat to play")
+        raise ValueError(f"--connect needs --token TOKEN (or ${TOKEN_ENV}), the secret of the "
+                         f"seat to play")
     if not 1 <= len(token) <= MAX_TEXT_LENGTH:
         raise ValueError(f"--token: expected 1 to {MAX_TEXT_LENGTH} characters, got {len(token)}")
     name = values.get("--name")

@@ -485,6 +485,8 @@ static void parse_args(int argc, char **argv)
             usage("--token and --name only make sense with --connect HOST:PORT");
         return;
     }
+    if (g_token == NULL)
+        g_token = getenv("DURAK_TOKEN"); /* keeps the secret out of the process list */
     if (g_token == NULL || g_token[0] == '\0' || strlen(g_token) > MAX_TOKEN)
         usage("--connect needs --token TOKEN (1 to %d characters)", MAX_TOKEN);
     if (g_name[0] == '\0' || strlen(g_name) > MAX_NAME)

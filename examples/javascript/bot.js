@@ -162,7 +162,8 @@ function parseArgs(argv) {
     }
     return null;
   }
-  TOKEN = values['--token'] ?? null;
+  // DURAK_TOKEN keeps the secret out of the process list (ps shows the arguments).
+  TOKEN = values['--token'] ?? process.env.DURAK_TOKEN ?? null;
   if (TOKEN === null || TOKEN.length < 1 || TOKEN.length > 256) {
     usage('--connect needs --token TOKEN (1 to 256 characters)');
   }

@@ -13,6 +13,7 @@ can be played. Anything on stderr is just logged by the referee.
 """
 
 import argparse
+import os
 import socket
 import struct
 import sys
@@ -56,11 +57,12 @@ def main():
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     if options.connect or options.token:
         host, _, port = (options.connect or "").rpartition(":")  # IPv6 in brackets: [::1]:7724
-        if not (host and port.isdigit() and 0 < int(port) < 65536 and options.token):
-            parser.error("use --connect HOST:PORT --token TOKEN")
+        token = options.token or os.environ.get("DURAK_TOKEN")  # the env keeps it out of ps
+        if not (host and port.isdigit() and 0 < int(port) < 65536 and token):
+            parser.error("use --connect HOST:PORT --token TOKEN (or set DURAK_TOKEN)")
         sock = socket.create_connection((host.strip("[]"), int(port)))
         stdin = stdout = sock.makefile("rwb")
-        hello["token"] = options.token
+        hello["token"] = token
     first = read_message(stdin)  # the referee's hello; it offers protocol 1, which we speak
     if first is None:
         return

@@ -245,3 +245,16 @@ def test_bad_options_exit_2(bot_argv: list[str], options: list[str]) -> None:
     status, out, err = Bot(bot_argv + options).finish()
     assert status == 2 and out == ""
     assert err.strip()
+
+
+def test_the_sdk_takes_the_token_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from protocol.bot import TOKEN_ENV, split_connect_args
+
+    monkeypatch.setenv(TOKEN_ENV, "from-env")
+    tcp, rest = split_connect_args(["--connect", "127.0.0.1:7724", "7"])
+    assert tcp is not None and tcp.token == "from-env" and rest == ["7"]
+    tcp, _ = split_connect_args(["--connect", "127.0.0.1:7724", "--token", "flag"])
+    assert tcp is not None and tcp.token == "flag"  # the option wins
+    monkeypatch.delenv(TOKEN_ENV)
+    with pytest.raises(ValueError, match="DURAK_TOKEN"):
+        split_connect_args(["--connect", "127.0.0.1:7724"])
