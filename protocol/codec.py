@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 import struct
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -50,6 +51,18 @@ HEADER_SIZE = 4
 _HEADER = struct.Struct(">I")
 
 _CONTAINERS = (dict, list)
+
+
+_local = threading.local()
+
+
+def _packer() -> msgpack.Packer:
+    """This thread's msgpack packer: reused, since building one per message costs about
+    as much as packing a small message (a Packer is not thread-safe, hence one each)."""
+    packer = getattr(_local, "packer", None)
+    if packer is None:
+        packer = _local.packer = msgpack.Packer(use_bin_type=True, autoreset=True)
+    return packer
 
 
 def encode(message: dict[str, Any], *, max_frame: int = MAX_FRAME) -> bytes:
@@ -75,7 +88,7 @@ def encode(message: dict[str, Any], *, max_frame: int = MAX_FRAME) -> bytes:
                 f"{kind} message: keys must be str, got {_short(key)}"
             )
     try:
-        body = msgpack.packb(message, use_bin_type=True)
+        body = _packer().pack(message)
     except Exception as exc:  # TypeError, OverflowError, ValueError, ... all our bug
         raise LocalProtocolError(
             f"{kind} message cannot be encoded: {type(exc).__name__}: {exc}"
@@ -196,6 +209,14 @@ class FrameDecoder:
         ended cleanly). Raises ``RemoteProtocolError`` for a bad frame."""
         if self._error is not None:
             raise self._error
+        # Fast path (every decision takes it): a whole, well-sized frame is buffered.
+        buf, pos = self._buf, self._pos
+        if len(buf) - pos >= HEADER_SIZE:
+            (size,) = _HEADER.unpack_from(buf, pos)
+            start = pos + HEADER_SIZE
+            if 0 < size <= self.max_frame and len(buf) - start >= size:
+                self._pos = start + size
+                return self._decode_body(buf[start : start + size], size)
         self._check_header()
         if not self._frame_ready():
             if self._eof and self.buffered:
