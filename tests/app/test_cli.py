@@ -141,7 +141,9 @@ def test_replay_from_one_seat_shows_only_that_seats_cards(tmp_path: Path) -> Non
     data = match_json("builtin:random", "builtin:greedy", "--games", "1", tmp_path=tmp_path)
     omniscient = run("replay", data["log"], "--game", "0").stdout
     seat0 = run("replay", data["log"], "--game", "0", "--seat", "0").stdout
-    assert "seat 1: 6 cards" in seat0 or "cards, known" in seat0
+    hand_of_1 = next(line for line in omniscient.splitlines() if line.startswith("    seat 1: "))
+    assert hand_of_1 not in seat0  # seat 0 never sees seat 1's dealt hand
+    assert "    seat 1: 6 cards" in seat0
     assert "seat 1: 6 cards" not in omniscient
 
 
