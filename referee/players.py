@@ -47,6 +47,7 @@ BUILTINS = {
     "greedy": "lowest sensible card, saves trumps, takes rather than spend high trumps early",
 }
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
+_SCRIPT_RE = re.compile(r"^[^\s]+\.(py|js|mjs|cjs|ts|rb|pl|php|lua|jar|sh|exe)$")
 
 
 @dataclass(frozen=True)
@@ -91,9 +92,12 @@ def parse_bot_spec(text: str) -> BotSpec:
     if not argv:
         raise BotSpecError(f"bot spec {text!r} has no command")
     if name is None:
-        # Until the bot's hello names it: the program's file name without extension, e.g. "greedy_bot" for python3 x/greedy_bot.py.
-        prog = next((a for a in reversed(argv) if not a.startswith("-")), argv[0])
-        name = re.sub(r"\.[A-Za-z0-9]+$", "", prog.rsplit("/", 1)[-1]) or "bot"
+        # Until the bot's hello names it: its script's file name without extension
+        # ("greedy_bot" for python3 x/greedy_bot.py), else the program's ("bot", "python").
+        script = next((a for a in reversed(argv[1:]) if _SCRIPT_RE.search(a)), argv[0])
+        name = re.sub(r"\.[A-Za-z0-9]+$", "", script.rsplit("/", 1)[-1])
+        if not _NAME_RE.match(name):
+            name = "bot"
         return BotSpec("command", name, argv, text)
     return BotSpec("command", name, argv, text, named=True)
 

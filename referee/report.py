@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rich.console import Console
@@ -41,8 +42,19 @@ def print_match(summary: dict[str, Any], console: Console) -> None:
                   + (f"; referee time per decision (not charged to any bot): {overhead:.0f} µs"
                      if overhead is not None else ""))
     console.print(f"terminations: {terms}")
-    for f in summary.get("forfeit_details", [])[:10]:
-        console.print(f"[red]game {f['game']}[/red]: {f['bot']} forfeited ({f['kind']}): {f['reason']}")
+    details = summary.get("forfeit_details", [])
+    for f in details[:10]:
+        console.print(f"game {f['game']}: {f['bot']} forfeited ({f['kind']}): {f['reason']}",
+                      markup=False, highlight=False)
+        evidence = f.get("evidence") or {}
+        if evidence.get("received") is not None and f["kind"] in ("illegal", "protocol"):
+            console.print(f"    it sent: {json.dumps(evidence['received'])}", markup=False, highlight=False)
+        if evidence.get("bytes"):
+            console.print(f"    bytes: {evidence['bytes']}", markup=False, highlight=False)
+        for line in (evidence.get("stderr_tail") or [])[-3:]:
+            console.print(f"    stderr: {line}", markup=False, highlight=False)
+    if len(details) > 10:
+        console.print(f"... and {len(details) - 10} more forfeits (see --json or the log)")
     if summary.get("log"):
         console.print(f"log: {summary['log']}")
 
