@@ -27,9 +27,8 @@ from typing import Any
 import trio
 
 from .match import GameRecord, MatchConfig
-from .players import BotStartError
 from .sprt import Sprt
-from .tournament import BotEntry, PlayerPool, ScheduledGame, TournamentSettings, _leaves
+from .tournament import BotEntry, PlayerPool, ScheduledGame, TournamentSettings, with_pool
 
 
 @dataclass
@@ -137,29 +136,14 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
         finally:
             await client.close()
 
-    try:
-        async with trio.open_nursery() as nursery:
-            pool = PlayerPool(settings, config, nursery, None)
-            try:
-                async with trio.open_nursery() as workers:
-                    if concurrency > 1:
-                        for number in range(concurrency):
-                            workers.start_soon(in_worker, number, workers)
-                    else:
-                        workers.start_soon(in_process, pool, workers)
-            finally:
-                await pool.close()
-                nursery.cancel_scope.cancel()
-    except BaseExceptionGroup as group:
-        # Strict exception groups wrap everything leaving a nursery; the caller catches
-        # BotStartError (exit 2) and KeyboardInterrupt (exit 130), not groups of them.
-        leaves = _leaves(group)
-        if any(isinstance(e, KeyboardInterrupt) for e in leaves):
-            raise KeyboardInterrupt from None
-        starts = [e for e in leaves if isinstance(e, BotStartError)]
-        if starts:
-            raise starts[0] from None
-        raise
+    def start_tasks(pool: PlayerPool, tasks: trio.Nursery) -> None:
+        if concurrency > 1:
+            for number in range(concurrency):
+                tasks.start_soon(in_worker, number, tasks)
+        else:
+            tasks.start_soon(in_process, pool, tasks)
+
+    await with_pool(settings, config, None, start_tasks)
     return run
 
 

@@ -23,7 +23,7 @@ from .matchlog import FORMAT, MatchLogWriter, fresh_log_path, timestamp, utc_now
 from .ratings import DEFAULT_K, DEFAULT_START, RatedGame, ladder_update
 from .store import GameRow, Store, StoreError
 from .tournament import (
-    BotEntry, PlayerPool, ScheduledGame, TournamentError, TournamentSettings, seat_rows,
+    BotEntry, PlayerPool, ScheduledGame, TournamentError, TournamentSettings, seat_rows, with_pool,
 )
 
 LADDER_ID = "ladder"
@@ -162,16 +162,12 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
             finally:
                 busy.difference_update(pair)
 
+    def start_tasks(pool: PlayerPool, tasks: trio.Nursery) -> None:
+        for _ in range(max(1, min(concurrency, len(bots) // 2))):
+            tasks.start_soon(worker, pool)
+
     try:
-        async with trio.open_nursery() as nursery:
-            pool = PlayerPool(pool_settings, config, nursery, None)
-            try:
-                async with trio.open_nursery() as workers:
-                    for _ in range(max(1, min(concurrency, len(bots) // 2))):
-                        workers.start_soon(worker, pool)
-            finally:
-                await pool.close()
-                nursery.cancel_scope.cancel()
+        await with_pool(pool_settings, config, None, start_tasks)
     finally:
         if writer is not None:
             writer.write({"type": "footer", "ended": utc_now(), "interrupted": played < games,

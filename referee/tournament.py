@@ -360,6 +360,34 @@ class PlayerPool:
             await p.close()
 
 
+async def with_pool(settings: TournamentSettings, config: MatchConfig, stem: Path | None,
+                    start_tasks: Callable[[PlayerPool, trio.Nursery], None]) -> None:
+    """Run the game-playing tasks that ``start_tasks`` starts in the given nursery, with
+    a PlayerPool for them; the pool's bots are always closed afterwards.
+
+    A Ctrl-C or a bot program that cannot start leaves as itself (KeyboardInterrupt,
+    BotStartError), not inside an exception group (trio's strict groups would wrap it),
+    so the callers' ``except`` clauses and the CLI's exit codes work.
+    """
+    try:
+        async with trio.open_nursery() as nursery:
+            pool = PlayerPool(settings, config, nursery, stem)
+            try:
+                async with trio.open_nursery() as tasks:
+                    start_tasks(pool, tasks)
+            finally:
+                await pool.close()
+                nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        leaves = _leaves(group)
+        if any(isinstance(e, KeyboardInterrupt) for e in leaves):
+            raise KeyboardInterrupt from None
+        starts = [e for e in leaves if isinstance(e, BotStartError)]
+        if starts:
+            raise starts[0] from None
+        raise
+
+
 def _env(extra: dict[str, str]) -> dict[str, str]:
     import os
     env = dict(os.environ)
@@ -442,7 +470,6 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
         queue_send.send_nowait(g)
     queue_send.close()
     counter = itertools.count(1)
-    start_error: list[BotStartError] = []
     stem = log_path.with_suffix("") if log_path else None
 
     def finished(sg: ScheduledGame, record: GameRecord, seats: list[SeatRow], started: str,
@@ -473,39 +500,22 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
         await _drive_worker(number, settings, stem, queue_recv, finished)
 
     workers_needed = min(settings.concurrency, len(todo))
+
+    def start_tasks(pool: PlayerPool, tasks: trio.Nursery) -> None:
+        if workers_needed > 1:
+            # One referee process per worker: see referee/worker.py.
+            for number in range(workers_needed):
+                tasks.start_soon(in_worker, number)
+        else:
+            tasks.start_soon(in_process, pool)
+
     try:
-        # The handler wraps the outer nursery too: anything leaving it comes wrapped in
-        # an exception group (strict groups), which the caller's ``except
-        # KeyboardInterrupt`` / ``except BotStartError`` would not catch.
-        try:
-            async with trio.open_nursery() as nursery:
-                pool = PlayerPool(settings, config, nursery, stem)
-                try:
-                    async with trio.open_nursery() as workers:
-                        if workers_needed > 1:
-                            # One referee process per worker: see referee/worker.py.
-                            for number in range(workers_needed):
-                                workers.start_soon(in_worker, number)
-                        else:
-                            workers.start_soon(in_process, pool)
-                finally:
-                    await pool.close()
-                    nursery.cancel_scope.cancel()
-        except BaseExceptionGroup as group:
-            starts = [e for e in _leaves(group) if isinstance(e, BotStartError)]
-            if starts:
-                start_error.append(starts[0])
-            elif any(isinstance(e, KeyboardInterrupt) for e in _leaves(group)):
-                raise KeyboardInterrupt from None
-            else:
-                raise
+        await with_pool(settings, config, stem, start_tasks)
     finally:
         if writer is not None:
             writer.write({"type": "footer", "ended": utc_now(), "interrupted": progress.done < progress.total,
                           "summary": {"games": progress.done, "total": progress.total}})
             writer.close()
-    if start_error:
-        raise start_error[0]
     if progress.done >= progress.total:
         store.set_status(tid, "finished")
     return progress

@@ -238,3 +238,12 @@ def test_sprt_with_worker_processes_accepts_h1_and_leaves_no_worker() -> None:
     status = json.loads(result.stdout)
     assert status["state"] == "accept_h1" and status["pairs"] >= 10
     assert _live_workers() <= before  # both workers ended with the command
+
+
+def test_ladder_run_with_a_bot_that_cannot_start_is_the_users_error(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.sqlite")
+    assert run("ladder", "add", "g", "builtin:greedy", "--db", db).returncode == 0
+    assert run("ladder", "add", "x", "/nonexistent/bot", "--db", db).returncode == 0
+    result = run("ladder", "run", "--games", "2", "--db", db, "--log-dir", str(tmp_path))
+    assert result.returncode == 2, result.stderr
+    assert "cannot start '/nonexistent/bot'" in result.stderr and "Traceback" not in result.stderr
