@@ -40,16 +40,8 @@ class SprtRun:
 
     def status(self) -> dict[str, Any]:
         out = self.sprt.status()
-        out.update(pairs=self.pairs, games=self.games, forfeits=self.forfeits or {})
+        out.update(pairs=self.pairs, games=self.games, forfeits=self.forfeits)
         return out
-
-
-def _score(record: Any, seat: int) -> float:
-    """The game score of ``seat``: 1 safe, 1/2 sharing a draw, 0 the durak."""
-    if record.durak is None:
-        shared = record.last_out or range(len(record.players))
-        return 0.5 if seat in shared else 1.0
-    return 0.0 if record.durak == seat else 1.0
 
 
 def settings_for(bots: list[BotEntry], config: MatchConfig, players: int, seed: int) -> TournamentSettings:
@@ -103,7 +95,7 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
             if record.forfeit:
                 key = f"{record.forfeit['bot']}:{record.forfeit['kind']}"
                 run.forfeits[key] = run.forfeits.get(key, 0) + 1
-            scores.append(_score(record, watch[g]))
+            scores.append(record.score(watch[g]))
         if not opponents:
             return scores[0], scores[1]
         # Paired difference: B's score in game 2, and 1 - A's score in game 1.

@@ -83,8 +83,8 @@ def store_ladder_game(store: Store, record: GameRecord, deal_seed: str, rotation
     the new ratings of the table."""
     table = record.players
     durak = None if record.durak is None else table[record.durak]
-    shared = tuple(table[s] for s in (record.last_out or range(len(table))))
-    rated = RatedGame(tuple(table), durak=durak) if durak else RatedGame(tuple(table), last_two=shared)
+    rated = (RatedGame(tuple(table), durak=durak) if durak else
+             RatedGame(tuple(table), last_two=tuple(table[s] for s in record.drawn_seats)))
     before = {b: (store.ladder_rating(b) or (start, 0)) for b in table}
     after = ladder_update({b: r for b, (r, _) in before.items()}, rated, k=k, start=start)
     row = GameRow(LADDER_ID, record.index, deal_seed, rotation, config.rules.as_dict(), log_file,

@@ -90,6 +90,21 @@ class GameRecord:
     retries: list[dict[str, Any]] = field(default_factory=list)
 
     @property
+    def drawn_seats(self) -> tuple[int, ...]:
+        """The seats that share a draw: those that went out in the final bout of a
+        ``last_two_out`` draw, the whole table after a stalemate or the action cap; empty
+        when there is a durak. (docs/RULES.md, decision 7: one rule for every score.)"""
+        if self.durak is not None:
+            return ()
+        return self.last_out or tuple(range(len(self.players)))
+
+    def score(self, seat: int) -> float:
+        """The game score of ``seat``: 1 safe, 1/2 sharing a draw, 0 the durak."""
+        if seat == self.durak:
+            return 0.0
+        return 0.5 if seat in self.drawn_seats else 1.0
+
+    @property
     def overhead_s(self) -> float:
         """Referee time not charged to any bot (wall time minus decision times)."""
         return max(0.0, self.wall_s - sum(d.seconds for d in self.decisions))
@@ -326,12 +341,9 @@ class MatchResult:
                 stats.decisions += 1
                 stats.seconds += d.seconds
                 stats.max_seconds = max(stats.max_seconds, d.seconds)
-        if record.durak is None:
-            # A last_two_out draw is shared by the last players; a stalemate or an
-            # action-cap draw by the whole table.
-            for seat in record.last_out or range(len(at)):
-                at[seat].draws += 1
-        else:
+        for seat in record.drawn_seats:
+            at[seat].draws += 1
+        if record.durak is not None:
             at[record.durak].durak += 1
         if record.forfeit is not None:
             b = at[record.forfeit["seat"]]

@@ -422,8 +422,7 @@ def seat_rows(record: GameRecord) -> list[SeatRow]:
             decisions[d.seat] += 1
             seconds[d.seat] += d.seconds
     rows = []
-    drawn = set(record.last_out) if record.durak is None and record.last_out else (
-        set(range(len(record.players))) if record.durak is None else set())
+    drawn = record.drawn_seats
     for seat, name in enumerate(record.players):
         result = "durak" if seat == record.durak else "draw" if seat in drawn else "safe"
         forfeit = record.forfeit["kind"] if record.forfeit and record.forfeit["seat"] == seat else None

@@ -238,3 +238,16 @@ async def test_duplicate_mode_plays_each_deal_once_per_seat_rotation(autojump_cl
     for name in ("g", "r1", "r2"):
         expected = sum(1 for g in games if g.durak is not None and g.players[g.durak] == name)
         assert stats[name].durak == expected
+
+
+def test_who_shares_a_draw_is_one_rule_for_every_score() -> None:
+    from referee.match import GameRecord
+
+    def record(durak: int | None, last_out: tuple[int, ...]) -> GameRecord:
+        return GameRecord(0, "s", 2, [], ["a", "b", "c"], [], "x", durak, last_out, "", 1, 0.0)
+
+    assert record(1, ()).drawn_seats == ()
+    assert [record(1, ()).score(s) for s in range(3)] == [1.0, 0.0, 1.0]
+    assert record(None, (0, 2)).drawn_seats == (0, 2)  # last_two_out: the last two share it
+    assert [record(None, (0, 2)).score(s) for s in range(3)] == [0.5, 1.0, 0.5]
+    assert record(None, ()).drawn_seats == (0, 1, 2)  # stalemate / action cap: everyone
