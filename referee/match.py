@@ -189,9 +189,8 @@ class _Table:
             wire["forced"] = True
         return encode(msg.event_msg(game=self.index, event=wire))
 
-    async def ask(self, game: Game, seat: int) -> tuple[int, float]:
-        """Ask ``seat`` for its decision; apply it; return (action, seconds charged)."""
-        legal = game.legal_actions()
+    async def ask(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float]:
+        """Ask ``seat`` to choose from ``legal``; apply it; return (action, seconds charged)."""
         legal_wire = [action_to_wire(a) for a in legal]
         clock = self.clocks[seat]
         charged = 0.0
@@ -215,11 +214,17 @@ class _Table:
                 raise Forfeit(seat, "timeout", f"answered request {request_id} after {used:.3f} s, "
                               f"over its budget of {budget:.3f} s",
                               {"used_s": round(used, 4), "budget_s": budget, "received": answer})
+            # An answer equal to an element of the legal list (the usual case: bots copy
+            # one, and the protocol layer returns actions in canonical form) needs no
+            # second parse.
             try:
-                action = action_from_wire(answer)
-            except MalformedAction as exc:
-                raise Forfeit(seat, "protocol", f"malformed action for request {request_id}: {exc}",
-                              {"received": answer}) from None
+                action = legal[legal_wire.index(answer)]
+            except ValueError:
+                try:
+                    action = action_from_wire(answer)
+                except MalformedAction as exc:
+                    raise Forfeit(seat, "protocol", f"malformed action for request {request_id}: "
+                                  f"{exc}", {"received": answer}) from None
             if action in legal:
                 game.apply_legal(action)
                 return action, charged
@@ -260,11 +265,12 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
         await table.broadcast(game, False)
         while not game.is_over:
             seat = game.seat_to_move()
-            action = game.forced_action()
+            legal = game.legal_actions()
+            action = game.forced_action(legal)
             forced = action is not None
             used = 0.0
             if action is None:
-                action, used = await table.ask(game, seat)
+                action, used = await table.ask(game, seat, legal)
             else:
                 game.apply_legal(action)
             decisions.append(Decision(seat, action, forced, used))

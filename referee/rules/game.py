@@ -428,15 +428,16 @@ class Game:
                 acts.append(SHOW_TRUMP | trump << 4)
         return acts
 
-    def forced_action(self) -> int | None:
+    def forced_action(self, legal: list[int] | None = None) -> int | None:
         """The action the referee applies without asking, or None if the seat decides.
 
         A seat is not asked when its only legal action is pass or take, unless the
-        rules say ``ask_forced``. (An exchange offer is always asked.)
+        rules say ``ask_forced``. (An exchange offer is always asked.) Pass ``legal``
+        when the caller already has ``legal_actions()``, to save computing it again.
         """
         if self.rules.ask_forced or self.phase in (OVER, EXCHANGE_PHASE, ATTACK_PHASE):
             return None
-        acts = self.legal_actions()
+        acts = self.legal_actions() if legal is None else legal
         if len(acts) == 1 and acts[0] in (PASS, TAKE):
             return acts[0]
         return None
