@@ -18,6 +18,7 @@ import pytest
 
 from protocol import messages as m
 from protocol.codec import FrameDecoder, encode
+from support import ATTACK_OBSERVATION, HAND
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON_EXAMPLES = ROOT / "examples" / "python"
@@ -25,13 +26,7 @@ TIMEOUT = 10.0
 TOKEN = "s3cret-token"
 SEAT = "seat-a"
 
-HAND = ["6S", "7H", "9C", "JD", "QS", "AS"]
-OBSERVATION = {
-    "seat": 0, "players": 2, "dealer": 1, "hand": HAND, "trump": "TH", "trump_suit": "H",
-    "trump_holder": None, "talon": 24, "table": [], "discard": [], "hand_sizes": [6, 6],
-    "out": [False, False], "attacker": 0, "defender": 1, "phase": "attack", "taking": False,
-    "bout": 1, "transfers": 0, "attack_limit": 6, "known": [[], []], "shown": [],
-}
+OBSERVATION = ATTACK_OBSERVATION
 LEGAL = [{"type": "attack", "card": c} for c in HAND]
 GAME_START = m.game_start_msg(game=0, seat=0, players=2, names=[SEAT, "other"], rules={"deck": 36},
                               dealer=1, trump="TH", hand=HAND, attacker=0)

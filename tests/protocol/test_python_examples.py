@@ -18,18 +18,13 @@ import pytest
 
 from protocol import messages as m
 from protocol.codec import decode, encode
+from support import ATTACK_OBSERVATION, HAND
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "python"
 TIMEOUT = 30.0
 
-HAND = ["6S", "7H", "9C", "JD", "QS", "AS"]
-OBSERVATION = {
-    "seat": 0, "players": 2, "dealer": 1, "hand": HAND, "trump": "TH", "trump_suit": "H",
-    "trump_holder": None, "talon": 24, "table": [], "discard": [], "hand_sizes": [6, 6],
-    "out": [False, False], "attacker": 0, "defender": 1, "phase": "attack", "taking": False,
-    "bout": 1, "transfers": 0, "attack_limit": 6, "known": [[], []], "shown": [],
-}
+OBSERVATION = ATTACK_OBSERVATION
 DEFEND = {**OBSERVATION, "attacker": 1, "defender": 0, "phase": "defend", "bout": 2,
           "table": [["8S", None]], "hand": ["7H", "9C", "JD", "QS", "AS"], "hand_sizes": [5, 5]}
 LEGAL_ATTACK = [{"type": "attack", "card": c} for c in HAND]

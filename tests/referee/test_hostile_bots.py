@@ -24,7 +24,6 @@ bot process proper (the referee's own child) must be reaped by the referee.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import random
@@ -48,6 +47,7 @@ from referee.players import parse_bot_spec
 from referee.replay import verify_log
 from referee.rules.options import make_rules
 from referee.runner import ProcessOptions, run_match_async
+from support import child_subreaper, proc_stat
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT = Path(__file__).resolve().parent / "bots" / "hostile_bot.py"
@@ -55,7 +55,6 @@ DURAK_REF = Path(sys.executable).parent / "durak-ref"
 NAME = "hostile"
 GRACE = 0.2  # the referee's grace periods (stdin close -> SIGTERM -> SIGKILL)
 MATCH_LIMIT = 30.0  # no match here should take a tenth of this
-PR_SET_CHILD_SUBREAPER = 36
 
 
 # -- processes ---------------------------------------------------------------------
@@ -64,23 +63,8 @@ PR_SET_CHILD_SUBREAPER = 36
 @pytest.fixture(autouse=True)
 def subreaper() -> Iterator[None]:
     """Orphans of this test's bots are re-parented to us, not to PID 1 (see above)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:  # pragma: no cover
-        pytest.skip("cannot become a child subreaper")
-    try:
+    with child_subreaper():
         yield
-    finally:
-        libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
-
-
-def proc_stat(pid: int) -> tuple[str, int, int, int] | None:
-    """(state, ppid, pgrp, session) of a process, or None if there is no such process."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = text.rsplit(")", 1)[1].split()
-    return fields[0], int(fields[1]), int(fields[2]), int(fields[3])
 
 
 def read_pids(pidfile: Path) -> dict[str, list[int]]:

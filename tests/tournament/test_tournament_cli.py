@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -14,16 +13,10 @@ import pytest
 
 from referee.store import Store
 from referee.tournament import TournamentSettings, schedule, standings
+from support import cli
 
 ROOT = Path(__file__).resolve().parents[2]
-DURAK_REF = Path(sys.executable).parent / "durak-ref"
 BOTS = ["--bot", "a=builtin:random", "--bot", "b=builtin:greedy"]
-
-
-def cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, COLUMNS="200", NO_COLOR="1")
-    return subprocess.run([str(DURAK_REF), *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=60)
 
 
 def one_error(proc: subprocess.CompletedProcess[str]) -> str:

@@ -23,7 +23,6 @@ the referee must close every bot itself: no bot process may be left, zombies inc
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import signal
@@ -40,10 +39,10 @@ import pytest
 from referee.matchlog import read_log
 from referee.store import GameRow, Store
 from referee.tournament import TournamentSettings, schedule
+from support import child_subreaper, proc_stat
 
 DURAK_REF = Path(sys.executable).parent / "durak-ref"
 BOT = Path(__file__).resolve().parent / "bots" / "slow_bot.py"
-PR_SET_CHILD_SUBREAPER = 36
 TIMEOUT = 60.0  # for every wait; none should take a tenth of this
 
 
@@ -58,30 +57,16 @@ def subreaper() -> Iterator[None]:
     """Orphaned bots are re-parented to us (not to a PID 1 that may never reap them).
     Afterwards, any bot we saw that is still our child is killed and reaped; no other
     process is touched."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:  # pragma: no cover
-        pytest.skip("cannot become a child subreaper")
-    try:
+    with child_subreaper():
         yield
-    finally:
-        libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
-        for pid in sorted(SEEN):
-            st = proc_stat(pid)
-            if st is not None and st[1] == os.getpid():
-                if st[0] != "Z":
-                    os.killpg(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-        SEEN.clear()
-
-
-def proc_stat(pid: int) -> tuple[str, int] | None:
-    """(state, ppid) of a process, zombies included; None if it is gone (reaped)."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = text[text.rindex(")") + 2:].split()
-    return fields[0], int(fields[1])
+    # pytest runs this teardown whatever the test's outcome.
+    for pid in sorted(SEEN):
+        st = proc_stat(pid)
+        if st is not None and st[1] == os.getpid():
+            if st[0] != "Z":
+                os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+    SEEN.clear()
 
 
 def tagged(tag: str) -> set[int]:

@@ -4,24 +4,16 @@ and the CLI's exit 2 with one line for each unusable --db / --resume."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from referee.store import SCHEMA_VERSION, GameRow, SeatRow, Store, StoreError
+from support import cli
 
-DURAK_REF = Path(sys.executable).parent / "durak-ref"
 BOTS = ["--bot", "a=builtin:random", "--bot", "b=builtin:greedy"]
-
-
-def cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, COLUMNS="200", NO_COLOR="1")
-    return subprocess.run([str(DURAK_REF), *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=60)
 
 
 def error_lines(proc: subprocess.CompletedProcess[str]) -> list[str]:

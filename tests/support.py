@@ -1,0 +1,58 @@
+"""Helpers shared by test folders: running the real CLI, and looking at processes."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+DURAK_REF = Path(sys.executable).parent / "durak-ref"
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def cli(*args: str | Path, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run ``durak-ref ARGS`` as a user would (wide, uncoloured output)."""
+    env = dict(os.environ, COLUMNS="200", NO_COLOR="1")
+    return subprocess.run([str(DURAK_REF), *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=timeout)
+
+
+def proc_stat(pid: int) -> tuple[str, int, int, int] | None:
+    """(state, ppid, pgrp, session) of a process, zombies included; None if it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text.rsplit(")", 1)[1].split()
+    return fields[0], int(fields[1]), int(fields[2]), int(fields[3])
+
+
+@contextmanager
+def child_subreaper() -> Iterator[None]:
+    """While inside, orphans of our descendants are re-parented to this process, not to a
+    PID 1 that (in some sandboxes) never reaps them: the test can see and reap them."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:  # pragma: no cover
+        pytest.skip("cannot become a child subreaper")
+    try:
+        yield
+    finally:
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+
+
+#: A seat's view as the referee sends it: seat 0 leads the first bout holding HAND.
+#: Shared by the tests that script a referee for the example bots; test_support_fixture
+#: (tests/app/test_support.py) keeps it in step with what Game.observe really sends.
+HAND = ["6S", "7H", "9C", "JD", "QS", "AS"]
+ATTACK_OBSERVATION = {
+    "seat": 0, "players": 2, "dealer": 1, "hand": HAND, "trump": "TH", "trump_suit": "H",
+    "trump_holder": None, "talon": 24, "table": [], "discard": [], "hand_sizes": [6, 6],
+    "out": [False, False], "attacker": 0, "defender": 1, "phase": "attack", "taking": False,
+    "bout": 1, "transfers": 0, "attack_limit": 6, "known": [[], []], "shown": [],
+}
