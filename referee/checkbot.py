@@ -53,7 +53,7 @@ from .rules import Game
 from .rules.actions import MalformedAction, action_from_wire, action_str
 from .rules.match import first_dealer
 from .rules.options import make_rules
-from .runner import ProcessOptions, make_players
+from .runner import SeatOptions, make_players
 
 Status = Literal["pass", "warn", "fail", "skip"]
 
@@ -362,7 +362,7 @@ class _Checker:
         self.report.configs.append(run)
         specs = [self.spec, parse_bot_spec("builtin:greedy"), parse_bot_spec("builtin:random")]
         bot, greedy, rand = make_players(specs, config, stderr_stem=None,
-                                         options=ProcessOptions(grace=self.grace))
+                                         options=SeatOptions(grace=self.grace))
         try:
             if not await self.start(bot, run, nursery):
                 return

@@ -114,7 +114,7 @@ def match(
     `durak-ref replay LOG --verify` checks. Exit code 0 when the match ran (bot
     forfeits are results, not errors), 2 for unusable input, 130 when interrupted.
     """
-    from .runner import ProcessOptions, run_match
+    from .runner import SeatOptions, run_match
 
     try:
         table_rules = make_rules(rules, set_ or [])
@@ -141,7 +141,7 @@ def match(
     if any(s.kind == "tcp" for s in specs) and not is_loopback(listen_at[0]):
         err.print(f"durak-ref: note: listening on {listen_at[0]}, not loopback: other machines can "
                   f"connect (tokens are checked)", markup=False)
-    options = ProcessOptions(max_memory_mb=max_memory, max_cpu_s=max_cpu, listen=listen_at,
+    options = SeatOptions(max_memory_mb=max_memory, max_cpu_s=max_cpu, listen=listen_at,
                              tokens=tuple(tokens.items()), connect_wait=connect_wait)
     with progress_for(games, "match", enabled=not as_json) as advance:
         try:

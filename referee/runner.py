@@ -24,8 +24,8 @@ from .players import BotFailure, BotSpec, BotStartError, BuiltinPlayer, Player, 
 
 
 @dataclass(frozen=True)
-class ProcessOptions:
-    """How bot processes are run, and where TCP bots connect."""
+class SeatOptions:
+    """How the seats are filled: how bot processes are run, and where TCP bots connect."""
 
     grace: float = 1.0
     stderr_cap: int = 1 << 20
@@ -37,7 +37,7 @@ class ProcessOptions:
 
 
 def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: Path | None,
-                 options: ProcessOptions = ProcessOptions()) -> list[Player]:
+                 options: SeatOptions = SeatOptions()) -> list[Player]:
     """One player per spec, with unique names. Raises BotSpecError for unusable specs."""
     from .process import ProcessPlayer
 
@@ -59,7 +59,7 @@ def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: 
     return players
 
 
-async def _open_gate(players: Sequence[Player], options: ProcessOptions, nursery: trio.Nursery,
+async def _open_gate(players: Sequence[Player], options: SeatOptions, nursery: trio.Nursery,
                      on_tcp: Callable[[str], None] | None, handshake_s: float) -> None:
     """If any seat is tcp:NAME, listen for those bots (they authenticate with tokens)."""
     from .tcp import TcpGate, TcpLimits, TcpSeat, TokenBook
@@ -118,7 +118,7 @@ def log_header(players: Sequence[Player], config: MatchConfig) -> dict[str, Any]
 
 async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
                           log_dir: Path | None = None,
-                          options: ProcessOptions = ProcessOptions(),
+                          options: SeatOptions = SeatOptions(),
                           on_game: Callable[[GameRecord, MatchResult], None] | None = None,
                           on_start: Callable[[MatchResult], None] | None = None,
                           on_tcp: Callable[[str], None] | None = None,

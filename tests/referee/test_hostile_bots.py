@@ -46,7 +46,7 @@ from referee.matchlog import LogContents, read_log
 from referee.players import parse_bot_spec
 from referee.replay import verify_log
 from referee.rules.options import make_rules
-from referee.runner import ProcessOptions, run_match_async
+from referee.runner import SeatOptions, run_match_async
 from support import child_subreaper, proc_stat
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -164,7 +164,7 @@ async def play(tmp_path: Path, mode: str, *args: object, games: int = 2, max_res
     config = MatchConfig(rules=make_rules("classic"), games=games, seed=4,
                          tc=TimeControl(move=move, startup=startup),
                          illegal_retries=illegal_retries, max_restarts=max_restarts)
-    options = ProcessOptions(grace=GRACE, stderr_cap=stderr_cap)
+    options = SeatOptions(grace=GRACE, stderr_cap=stderr_cap)
     try:
         with trio.fail_after(MATCH_LIMIT):
             result = await run_match_async(specs, config, log_dir=tmp_path, options=options)

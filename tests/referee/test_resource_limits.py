@@ -12,7 +12,7 @@ from referee.clock import TimeControl
 from referee.match import MatchConfig
 from referee.players import parse_bot_spec
 from referee.rules import make_rules
-from referee.runner import ProcessOptions, run_match_async
+from referee.runner import SeatOptions, run_match_async
 
 HOG = Path(__file__).with_name("bots") / "hog_bot.py"
 
@@ -21,7 +21,7 @@ async def play(mode: str, tmp_path: Path, **limits: int) -> dict:
     specs = [parse_bot_spec(f"hog={sys.executable} {HOG} {mode}"), parse_bot_spec("builtin:greedy")]
     config = MatchConfig(rules=make_rules(), games=2, seed=3, max_restarts=1,
                          tc=TimeControl.parse(None, 20.0, 10.0))
-    result = await run_match_async(specs, config, log_dir=tmp_path, options=ProcessOptions(**limits))
+    result = await run_match_async(specs, config, log_dir=tmp_path, options=SeatOptions(**limits))
     return result.summary()
 
 

@@ -29,7 +29,7 @@ from protocol.codec import encode
 from referee.match import MatchConfig
 from referee.players import parse_bot_spec
 from referee.rules import make_rules
-from referee.runner import ProcessOptions, run_match_async
+from referee.runner import SeatOptions, run_match_async
 from referee.tcp import TcpLimits
 from referee.wire import READ_CHUNK, STALE_NOTES_MAX
 from tcp_security_kit import (EXAMPLES, PYTHON, ROOT, SLACK, BotRecord, Client, legit_bot,
@@ -97,7 +97,7 @@ async def test_second_connection_for_a_seated_bot_is_busy(tmp_path: Path) -> Non
     events: list[str] = []
     hold = trio.Event()
     alice = BotRecord("alice")
-    options = ProcessOptions(listen=("127.0.0.1", 0), tokens=(("alice", "s3cret"),),
+    options = SeatOptions(listen=("127.0.0.1", 0), tokens=(("alice", "s3cret"),),
                              connect_wait=10)
     config = MatchConfig(rules=make_rules("classic"), games=GAMES, seed=3)
 
@@ -414,7 +414,7 @@ async def test_client_that_stops_reading_mid_game_forfeits_and_memory_stays_boun
 async def test_mid_game_disconnect_is_a_forfeit_and_the_bot_reconnects(tmp_path: Path) -> None:
     events: list[str] = []
     alice = BotRecord("alice")
-    options = ProcessOptions(listen=("127.0.0.1", 0), tokens=(("alice", "s3cret"),),
+    options = SeatOptions(listen=("127.0.0.1", 0), tokens=(("alice", "s3cret"),),
                              connect_wait=10)
     config = MatchConfig(rules=make_rules("classic"), games=4, seed=11)
 
@@ -613,7 +613,7 @@ async def test_a_match_over_tcp_equals_the_same_match_over_pipes(tmp_path: Path)
     random_bot = shlex.join([PYTHON, str(EXAMPLES / "random_bot.py"), "7"])
     greedy = [PYTHON, str(EXAMPLES / "greedy_bot.py")]
     events: list[str] = []
-    options = ProcessOptions(listen=("127.0.0.1", 0), tokens=(("greedy", "k3y"),), connect_wait=20)
+    options = SeatOptions(listen=("127.0.0.1", 0), tokens=(("greedy", "k3y"),), connect_wait=20)
     tcp_bot: list[trio.Process] = []
 
     async def connect_greedy() -> None:
