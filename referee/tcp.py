@@ -107,7 +107,6 @@ class TcpSeat(StreamPlayer):
         self.wait_s = wait_s
         self.max_frame = max_frame
         self.peer: str | None = None
-        self.connected_at: str | None = None
         self.busy = False
         self._connected = trio.Event()
         self._released = trio.Event()
@@ -126,7 +125,7 @@ class TcpSeat(StreamPlayer):
         decoder.max_frame = self.max_frame
         self._decoder = decoder  # keeps any bytes the bot sent after its hello
         self.info = {"name": hello.name, "version": hello.version, "author": hello.author}
-        self.peer, self.connected_at = peer, utc_now()
+        self.peer = peer
         self._released = trio.Event()
         self._connected.set()
         return self._released

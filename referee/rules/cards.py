@@ -12,11 +12,10 @@ The text form is rank letter + suit letter: ``6S``, ``TH``, ``QD``, ``AC``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 RANKS = "23456789TJQKA"
 SUITS = "CDHS"
-NO_CARD = -1
 
 #: Lowest rank index of each deck size (6 for 36 cards, 9 for 24, 2 for 52).
 DECK_LOW_RANK = {24: RANKS.index("9"), 36: RANKS.index("6"), 52: RANKS.index("2")}
@@ -66,24 +65,12 @@ def deck_cards(size: int) -> list[int]:
     return list(range(low * 4, 52))
 
 
-def bits(cards: Iterable[int]) -> int:
-    """Bitmask of an iterable of card indices."""
-    mask = 0
-    for c in cards:
-        mask |= 1 << c
-    return mask
-
-
 def iter_bits(mask: int) -> Iterator[int]:
     """Card indices of a bitmask, lowest first."""
     while mask:
         low = mask & -mask
         yield low.bit_length() - 1
         mask ^= low
-
-
-def cards_of(mask: int) -> list[int]:
-    return list(iter_bits(mask))
 
 
 #: CARD_TEXT[card]: the text form, precomputed (views are built on every decision).

@@ -72,10 +72,6 @@ def shuffled_deck(size: int, seed: int | str) -> list[int]:
     return deck
 
 
-def _popcount(mask: int) -> int:
-    return mask.bit_count()
-
-
 class Game:
     """One game of Durak. Mutable; ``copy()`` for a snapshot.
 

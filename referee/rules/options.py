@@ -6,7 +6,6 @@ the CLI help, the match log header and docs/RULES.md all read from ``OPTIONS``.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -229,7 +228,3 @@ def _split(item: str) -> tuple[str, str]:
         raise RulesError(f"expected name=value, got {item!r}; options: {', '.join(OPTIONS_BY_NAME)}")
     return name, value
 
-
-def replace(rules: Rules, **changes: Any) -> Rules:
-    """A copy of ``rules`` with some fields changed (no re-validation; for tests)."""
-    return dataclasses.replace(rules, **changes)
