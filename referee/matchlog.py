@@ -16,11 +16,12 @@ from __future__ import annotations
 import datetime as _dt
 import gzip
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, BinaryIO, Literal, TextIO, overload
 
 FORMAT = "durak-ref-log/1"
 
@@ -32,6 +33,49 @@ class LogError(ValueError):
 
 def utc_now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+#: Modes of everything durak-ref records (logs, stderr logs, the store): only the user
+#: running the referee may read or change them, never another account on the machine.
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+
+
+def private_mkdir(path: Path) -> None:
+    """Create directory ``path`` and its missing parents, each 0700. A directory that
+    already exists keeps its mode: it is the user's, not ours. Raises OSError."""
+    missing = []
+    d = path
+    while not d.exists():
+        missing.append(d)
+        d = d.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir(mode=PRIVATE_DIR)
+        except FileExistsError:  # another referee process made it first
+            continue
+        os.chmod(d, PRIVATE_DIR)  # the umask may have cleared bits mkdir's mode asked for
+
+
+@overload
+def private_open(path: Path, mode: Literal["w", "a"] = "w") -> TextIO: ...
+@overload
+def private_open(path: Path, mode: Literal["wb", "ab"]) -> BinaryIO: ...
+def private_open(path: Path, mode: str = "w") -> IO[Any]:
+    """Open ``path`` for writing as a file only its owner can read or write (0600),
+    whatever the umask, truncating it (``"w"``, ``"wb"``) or appending (``"a"``,
+    ``"ab"``). A file that existed is made 0600 too. Its directory must exist (see
+    ``private_mkdir``). Raises OSError."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (os.O_APPEND if "a" in mode else os.O_TRUNC)
+    fd = os.open(path, flags, PRIVATE_FILE)
+    try:
+        os.fchmod(fd, PRIVATE_FILE)
+        if "b" in mode:
+            return os.fdopen(fd, mode)
+        return os.fdopen(fd, mode, encoding="utf-8")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def fresh_log_path(log_dir: Path, stem: str) -> Path:
@@ -61,10 +105,15 @@ class MatchLogWriter:
     def __init__(self, path: Path) -> None:
         """Create the log file. Raises LogError if it cannot be written there."""
         self.path = path
+        self._raw: IO[bytes] | None = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._file: IO[str] = (gzip.open(path, "wt", encoding="utf-8") if path.suffix == ".gz"
-                                   else open(path, "w", encoding="utf-8"))  # noqa: SIM115
+            private_mkdir(path.parent)
+            if path.suffix == ".gz":
+                # GzipFile does not close a file object it was given: close() does.
+                self._raw = private_open(path, "wb")
+                self._file: IO[str] = gzip.open(self._raw, "wt", encoding="utf-8")
+            else:
+                self._file = private_open(path, "w")
         except OSError as exc:
             raise LogError(f"cannot write the log {path}: {exc.strerror or exc}; "
                            f"give another --log-dir") from None
@@ -75,6 +124,8 @@ class MatchLogWriter:
 
     def close(self) -> None:
         self._file.close()
+        if self._raw is not None:
+            self._raw.close()
 
 
 @dataclass

@@ -81,8 +81,9 @@ class ProcessPlayer(StreamPlayer):
     async def start(self, nursery: trio.Nursery) -> None:
         self._nursery = nursery
         if self.stderr_path is not None and self._stderr_file is None:
-            self.stderr_path.parent.mkdir(parents=True, exist_ok=True)
-            self._stderr_file = open(self.stderr_path, "wb")  # noqa: SIM115 (closed in close())
+            from .matchlog import private_mkdir, private_open
+            private_mkdir(self.stderr_path.parent)
+            self._stderr_file = private_open(self.stderr_path, "wb")  # closed in close()
         await self._spawn()
 
     async def _spawn(self) -> None:

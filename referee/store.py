@@ -25,13 +25,14 @@ the store or not at all: that is what makes resuming safe.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .matchlog import utc_now
+from .matchlog import PRIVATE_FILE, private_mkdir, private_open, utc_now
 
 SCHEMA_VERSION = 1
 
@@ -136,7 +137,12 @@ class Store:
         if path.exists() and path.is_dir():
             raise StoreError(f"{path} is a directory, not a database file")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            # 0600 before SQLite opens it: SQLite gives its -wal, -shm and -journal files
+            # the database file's mode, so those are private too.
+            private_mkdir(path.parent)
+            if not path.exists():
+                private_open(path, "ab").close()
+            _make_private(path)
         except OSError as exc:
             raise StoreError(f"cannot create the store {path}: {exc.strerror or exc}; "
                              f"give another --db path") from None
@@ -154,6 +160,8 @@ class Store:
             # checkpoint rather than per game. Pragmas, not schema: portable SQL stays so.
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA synchronous = NORMAL")
+            for suffix in ("-wal", "-shm", "-journal"):  # left by an older durak-ref
+                _make_private(path.with_name(path.name + suffix))
             self._migrate(tables)
         except sqlite3.DatabaseError as exc:
             self.db.close()
@@ -335,6 +343,15 @@ class Store:
         return [(r[0], r[1], r[2], r[3], r[4]) for r in self.db.execute(
             "SELECT tournament_id, game_index, rating_before, rating_after, at FROM ladder_history "
             "WHERE bot = ? ORDER BY at, tournament_id, game_index", (bot,))]
+
+
+def _make_private(path: Path) -> None:
+    """Make a store file 0600 if it exists and is ours; another user's is left alone."""
+    try:
+        if path.exists() and path.stat().st_uid == os.getuid():
+            os.chmod(path, PRIVATE_FILE)
+    except OSError:
+        pass
 
 
 def open_store(path: Path) -> Store:
