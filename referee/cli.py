@@ -164,9 +164,15 @@ def match(
 
 @app.command()
 def replay(
-    log: Annotated[Path, typer.Argument(help="A match log (.jsonl or .jsonl.gz).", show_default=False)],
+    log: Annotated[Path | None, typer.Argument(
+        help="A match log (.jsonl or .jsonl.gz); with --verify --db it may be left out.",
+        show_default=False)] = None,
     verify: Annotated[bool, typer.Option(
         "--verify", help="Re-simulate every game with the rules engine and check every result.")] = False,
+    db: Annotated[Path | None, typer.Option(
+        help="With --verify: also cross-check the result store against its logs, as "
+        "`durak-ref verify` does (LOG, if given, is checked against the store).",
+        show_default=False)] = None,
     game: Annotated[int | None, typer.Option(help="Show game N step by step.")] = None,
     seat: Annotated[int | None, typer.Option(
         help="With --game: show only what this seat saw (default: everything).")] = None,
@@ -180,6 +186,12 @@ def replay(
     from .matchlog import LogError, read_log
     from .replay import Divergence, game_steps, verify_log
 
+    if db is not None:
+        if not verify or game is not None:
+            fail("--db cross-checks a store: use it with --verify (and without --game)")
+        _verify_store(db, [log] if log else [], None, as_json)
+    if log is None:
+        fail("give a LOG to replay, or --verify --db STORE to check a store against its logs")
     try:
         contents = read_log(log)
     except LogError as exc:
@@ -235,6 +247,49 @@ def replay(
     if damaged:
         err.print(f"durak-ref: damaged log: {damaged}", markup=False)
         raise typer.Exit(1)
+
+
+@app.command("verify")
+def verify_cmd(
+    logs: Annotated[list[Path] | None, typer.Argument(
+        help="Tournament, ladder or arena logs whose games must all be in the store (default: "
+        "every log the store names, and the other logs of its tournaments beside them).",
+        show_default=False)] = None,
+    db: Annotated[Path, typer.Option(help="The result store to check.")] = Path("logs/durak.sqlite"),
+    tournament_id: Annotated[str | None, typer.Option(
+        "--tournament", help="Check only this tournament (ladder: the ladder and arena games).",
+        show_default=False)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the full report as JSON.")] = False,
+) -> None:
+    """Cross-check every stored game against its log record: results, durak, forfeits,
+    seats, seeds, rules, times; every logged game must replay and be stored.
+
+    Each difference names the tournament, the game, the field, the store's and the
+    log's value and the log's file:line. Exit 0 when store and logs agree, 1 when
+    anything differs or is missing, 2 for unusable input (no store, an unreadable LOG).
+    """
+    _verify_store(db, logs or [], tournament_id, as_json)
+
+
+def _verify_store(db: Path, logs: list[Path], tournament_id: str | None, as_json: bool) -> NoReturn:
+    from .verify import Verification, VerifyInputError
+
+    try:
+        check = Verification(db, logs, tournament_id)
+    except VerifyInputError as exc:
+        fail(str(exc))
+    with progress_for(check.total, "verify", enabled=not as_json) as advance:
+        report = check.run(lambda: advance(""))
+    if as_json:
+        emit_json(report.as_dict())
+    else:
+        for d in report.differences:
+            out.print(d.message(), markup=False, highlight=False)
+        verdict = "store and logs agree" if report.ok else f"{len(report.differences)} differences"
+        out.print(f"{db}: {report.games} stored games of {len(report.tournaments)} tournament(s) "
+                  f"checked against {len(report.logs)} log(s): {verdict}", markup=False,
+                  highlight=False)
+    raise typer.Exit(0 if report.ok else 1)
 
 
 @app.command("rules")
