@@ -200,6 +200,10 @@ class Verification:
         except StoreError as exc:
             raise VerifyInputError(str(exc)) from None
         self.wanted = wanted
+        # Checking the whole store: a log beside it of a tournament the store does not know
+        # at all (deleted, games and all) is reported too.
+        self.orphans_wanted = tournament is None and not given
+        self.known = set(known)
         self.records: dict[tuple[str, int], dict[str, Any]] = {}  # the log record of a stored game
         self.scan = not logs  # look for unlisted logs next to the store's logs
         self.total = len(self.games)
@@ -218,25 +222,32 @@ class Verification:
         if self.scan:
             for d in sorted({log.path.parent for log in self.logs.values()} | {self.db.parent}):
                 for path in sorted(d.glob("*.jsonl")) + sorted(d.glob("*.jsonl.gz")):
-                    if _key(path) not in self.logs and _header_owner(path) in self.wanted:
+                    if _key(path) not in self.logs and self._wants(_header_owner(path)):
                         self.logs[_key(path)] = _read(path)
         for key, log in sorted(self.logs.items()):
-            if log.contents is None or log.owner not in self.wanted:
+            if log.contents is None or not self._wants(log.owner):
                 continue
             tid = log.owner
+            assert tid is not None
+            unknown = "" if tid in self.known else f"; the store has no tournament {tid!r}"
             for line, record in sorted(log.by_line.items()):
                 game = record.get("game")
                 if (key, line) in claimed or (tid, game) in stored:
                     continue  # a game logged twice (played again after a crash) is stored once
                 diffs.append(Difference(tid, game if isinstance(game, int) else None, "stored",
                                         None, f"game {game}", f"{log.path}:{line}",
-                                        "logged but not in the store"))
+                                        "logged but not in the store" + unknown))
             if log.error and not any(d.field == "log" and d.where.startswith(str(log.path))
                                      for d in diffs):
                 diffs.append(Difference(tid, None, "log", None, None, str(log.path),
                                         f"damaged: {log.error}"))
         return Report(str(self.db), sorted(self.wanted), len(self.games),
                       sorted(str(log.path) for log in self.logs.values()), diffs)
+
+    def _wants(self, owner: str | None) -> bool:
+        """Whether the games of a log of ``owner`` must be in the store."""
+        return owner is not None and (owner in self.wanted
+                                      or (self.orphans_wanted and owner not in self.known))
 
     def _load(self, g: GameRow) -> _Log | None:
         if g.log_file is None:

@@ -78,6 +78,9 @@ def test_a_tournament_store_and_logs_are_private(tmp_path: Path, concurrency: in
     assert any(n.endswith(".jsonl") for n in logs), logs
     store = assert_private(tmp_path / "db", [tmp_path / "db", tmp_path / "db" / "store"])
     assert "store/t.sqlite" in store
+    # and what was recorded, from worker processes too, checks out
+    check = cli("verify", "--db", "db/store/t.sqlite", cwd=tmp_path)
+    assert check.returncode == 0, check.stdout + check.stderr
 
 
 def test_sqlite_side_files_are_private_while_the_store_is_open(tmp_path: Path) -> None:

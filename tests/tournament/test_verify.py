@@ -249,6 +249,18 @@ def test_a_log_of_the_tournament_the_store_never_mentions_is_found(run: Path) ->
     assert fields(report) == {(g, "stored") for g in range(6)}
 
 
+def test_a_tournament_deleted_from_the_store_is_found_from_its_log(run: Path) -> None:
+    t = tid(run)
+    sql(run, f"DELETE FROM seats WHERE {T}", f"DELETE FROM games WHERE {T}",
+        f"DELETE FROM tournaments WHERE id = '{t}'")
+    code, report = verify_json(run)
+    assert code == 1
+    assert fields(report) == {(g, "stored") for g in range(6)}
+    assert all(d["tournament"] == t and f"the store has no tournament '{t}'" in d["note"]
+               for d in report["differences"])
+    assert verify_json(run, "--tournament", "ladder")[0] == 0  # restricted: not looked for
+
+
 def test_a_deleted_log_file_is_reported(run: Path) -> None:
     log = tournament_log(run)
     log.unlink()
