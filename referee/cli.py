@@ -165,7 +165,7 @@ def match(
 @app.command()
 def replay(
     log: Annotated[Path | None, typer.Argument(
-        help="A match log (.jsonl or .jsonl.gz); with --verify --db it may be left out.",
+        metavar="LOG", help="A match log (.jsonl or .jsonl.gz); with --verify --db it may be left out.",
         show_default=False)] = None,
     verify: Annotated[bool, typer.Option(
         "--verify", help="Re-simulate every game with the rules engine and check every result.")] = False,
@@ -252,7 +252,7 @@ def replay(
 @app.command("verify")
 def verify_cmd(
     logs: Annotated[list[Path] | None, typer.Argument(
-        help="Tournament, ladder or arena logs whose games must all be in the store (default: "
+        metavar="LOG", help="Tournament, ladder or arena logs whose games must all be in the store (default: "
         "every log the store names, and the other logs of its tournaments beside them).",
         show_default=False)] = None,
     db: Annotated[Path, typer.Option(help="The result store to check.")] = Path("logs/durak.sqlite"),
