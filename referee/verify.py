@@ -421,16 +421,18 @@ def _check_times(g: GameRow, header: dict[str, Any], footer: dict[str, Any] | No
                  diff: Callable[..., Difference]) -> Iterator[Difference]:
     """A game starts after its log does, ends after it starts and before the log ends."""
     def parse(text: Any) -> _dt.datetime | None:
+        """An ISO time with its zone (as durak-ref writes them); None for anything else."""
         try:
-            return _dt.datetime.fromisoformat(text) if isinstance(text, str) else None
+            t = _dt.datetime.fromisoformat(text) if isinstance(text, str) else None
         except ValueError:
             return None
+        return t if t is not None and t.tzinfo is not None else None
 
     started, ended = parse(g.started), parse(g.ended)
     if started is None:
-        yield diff("started", g.started, None, where, "not an ISO time")
+        yield diff("started", g.started, None, where, "not an ISO time with its zone")
     if ended is None:
-        yield diff("ended", g.ended, None, where, "not an ISO time")
+        yield diff("ended", g.ended, None, where, "not an ISO time with its zone")
     if started is None or ended is None:
         return
     log_start = parse(header.get("started"))

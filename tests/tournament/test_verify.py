@@ -133,6 +133,8 @@ STORE_TAMPERING: dict[str, tuple[list[str], set[tuple[int | None, str]]]] = {
                       {(0, "seats[0].bot"), (0, "seats[1].bot"), (0, "players")}),
     "ended after the log": ([f"UPDATE games SET ended = '2099-01-01T00:00:00+00:00' WHERE game_index = 0 AND {T}"],
                             {(0, "ended")}),
+    "started not a time": ([f"UPDATE games SET started = '2026-01-01T00:00:00' WHERE game_index = 4 AND {T}"],
+                           {(4, "started")}),
     "log pointer moved": ([f"UPDATE games SET log_line = 2 WHERE game_index = 3 AND {T}"], {(3, "log_line")}),
     "log pointer erased": ([f"UPDATE games SET log_file = NULL WHERE game_index = 3 AND {T}"],
                            {(3, "log_file")}),
