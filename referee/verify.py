@@ -224,6 +224,9 @@ class Verification:
                 for path in sorted(d.glob("*.jsonl")) + sorted(d.glob("*.jsonl.gz")):
                     if _key(path) not in self.logs and self._wants(_header_owner(path)):
                         self.logs[_key(path)] = _read(path)
+        claimed_in: dict[Path, set[tuple[str, int]]] = {}
+        for (path, _), game_id in claimed.items():
+            claimed_in.setdefault(path, set()).add(game_id)
         for key, log in sorted(self.logs.items()):
             if log.contents is None or not self._wants(log.owner):
                 continue
@@ -232,8 +235,16 @@ class Verification:
             unknown = "" if tid in self.known else f"; the store has no tournament {tid!r}"
             for line, record in sorted(log.by_line.items()):
                 game = record.get("game")
-                if (key, line) in claimed or (tid, game) in stored:
-                    continue  # a game logged twice (played again after a crash) is stored once
+                if (key, line) in claimed:
+                    continue
+                if (tid, game) in stored:
+                    # Logged twice: fine across runs (logged, then killed before it was
+                    # stored, played again on --resume); never twice in one run's log.
+                    if (tid, game) in claimed_in.get(key, set()):
+                        diffs.append(Difference(tid, game, "record", None, f"game {game}",
+                                                f"{log.path}:{line}",
+                                                "a second record of a stored game in its log"))
+                    continue
                 diffs.append(Difference(tid, game if isinstance(game, int) else None, "stored",
                                         None, f"game {game}", f"{log.path}:{line}",
                                         "logged but not in the store" + unknown))

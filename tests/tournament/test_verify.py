@@ -242,6 +242,19 @@ def test_a_forged_log_record_the_store_lacks_is_reported(run: Path) -> None:
     assert report["differences"][0]["where"].endswith(f"{log.name}:8")
 
 
+def test_a_second_record_of_a_stored_game_in_its_log_is_reported(run: Path) -> None:
+    log = tournament_log(run)
+    lines = log.read_text().splitlines(keepends=True)
+    forged = json.loads(lines[2])  # game 1: x forfeited; the copy blames g
+    forged["durak"] = 0
+    lines.insert(-1, json.dumps(forged) + "\n")
+    log.write_text("".join(lines))
+    code, report = verify_json(run)
+    assert code == 1
+    assert fields(report) == {(1, "record")}
+    assert report["differences"][0]["where"].endswith(f"{log.name}:8")
+
+
 def test_a_log_of_the_tournament_the_store_never_mentions_is_found(run: Path) -> None:
     """A whole run deleted from the store (games and all) is found from its log beside."""
     sql(run, f"DELETE FROM seats WHERE {T}",
