@@ -276,6 +276,21 @@ def test_a_tournament_deleted_from_the_store_is_found_from_its_log(run: Path) ->
     assert verify_json(run, "--tournament", "ladder")[0] == 0  # restricted: not looked for
 
 
+def test_a_resumed_tournament_verifies(run: Path) -> None:
+    """Games logged, then lost before they were stored (the referee killed in between),
+    are played again by --resume into a new log: both logs hold them, the store once."""
+    t = tid(run)
+    sql(run, f"DELETE FROM seats WHERE game_index >= 4 AND {T}",
+        f"DELETE FROM games WHERE game_index >= 4 AND {T}")
+    assert verify_json(run)[0] == 1
+    proc = cli("tournament", "--resume", t, "--db", DB, "--log-dir", "st", "--concurrency", "2",
+               cwd=run)
+    assert proc.returncode == 0, proc.stderr
+    code, report = verify_json(run)
+    assert code == 0, report["differences"]
+    assert len([p for p in report["logs"] if "tournament-" in p]) == 2
+
+
 def test_a_deleted_log_file_is_reported(run: Path) -> None:
     log = tournament_log(run)
     log.unlink()
