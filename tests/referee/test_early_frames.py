@@ -1,5 +1,5 @@
 """A bot speaks only when asked: any frame but a pong that is there while no request is
-open is a protocol error (SPEC section 7), so no answer can be taken before its request
+open is a protocol error (SPEC section 6), so no answer can be taken before its request
 exists. The referee checks without waiting, before it writes each request, on pipes
 (trio FdStream) and sockets (SocketStream) alike; real bot processes show it end to end.
 """
@@ -122,7 +122,7 @@ async def test_a_second_answer_read_while_the_next_request_is_open_is_only_stale
         autojump_clock: Any) -> None:
     """The check runs before each request is written; a duplicate that comes after that,
     while the next request is open, is an action for another request: ignored with a
-    ``stale`` notice (not fatal), as SPEC section 7 says."""
+    ``stale`` notice (not fatal), as SPEC section 6 says."""
     left, right = trio.testing.memory_stream_pair()
     bot = RawPlayer(left, left)
     seen: list[dict[str, Any]] = []
