@@ -19,7 +19,6 @@ played by referee worker processes (as in tournaments), one pair at a time each.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,7 +69,6 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
     config.rules.check_table(n)
     settings = settings_for([a, b, *opponents], config, n, seed)
     run = SprtRun(sprt, forfeits={})
-    counter = itertools.count(1)
     deals = iter(range(max_pairs))
     PlayOne = Callable[[ScheduledGame], Awaitable[GameRecord]]
 
@@ -114,7 +112,7 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
 
     async def in_process(pool: PlayerPool, workers: trio.Nursery) -> None:
         async def play_one(sg: ScheduledGame) -> GameRecord:
-            return (await pool.play(sg, counter.__next__))[0]
+            return (await pool.play(sg))[0]
         await pairs(play_one, workers)
 
     async def in_worker(number: int, workers: trio.Nursery) -> None:

@@ -16,7 +16,6 @@ flight finish and records them; nothing finished is lost.
 
 from __future__ import annotations
 
-import itertools
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -117,7 +116,6 @@ class Arena:
                           "preset": self.config.rules.preset, "rules": self.config.rules.as_dict(),
                           "time_control": self.config.tc.as_dict(), "bots": []})
         index = next_ladder_index(self.store)
-        counter = itertools.count(1)
         rng = random.Random()
 
         async def play_pair(a: TcpSeat, b: TcpSeat) -> None:
@@ -129,7 +127,7 @@ class Arena:
                     started = utc_now()
                     record: GameRecord = await play_game(
                         list(table), self.config, index=next(index), seed=deal_seed,
-                        dealer=1, next_request_id=counter.__next__)
+                        dealer=1)
                     if writer is not None:
                         writer.write(record.as_dict())
                     store_ladder_game(self.store, record, deal_seed, rotation, self.config, k=k,

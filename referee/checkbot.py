@@ -37,7 +37,6 @@ was accepted is read off the game record's forfeit.
 
 from __future__ import annotations
 
-import itertools
 import shlex
 import statistics
 from collections.abc import Callable, Sequence
@@ -411,7 +410,6 @@ class _Checker:
                    opponents: list[Player]) -> None:
         n = rs.players
         rules = config.rules
-        next_id = itertools.count(1).__next__
         local = {t: TypeStats() for t in DECISION_TYPES}
         for index in range(self.budget):
             seed = f"{self.seed}:{rs.key}:{index}"
@@ -427,8 +425,7 @@ class _Checker:
             table: list[Player] = list(others)
             table.insert(seat, tap)
             tap.trail = []
-            record = await play_game(table, config, index=index, seed=seed, dealer=dealer,
-                                     next_request_id=next_id)
+            record = await play_game(table, config, index=index, seed=seed, dealer=dealer)
             asked = [t for t in tap.trail if isinstance(t, _Asked)]
             forfeit = record.forfeit if record.forfeit and record.forfeit["seat"] == seat else None
             culprit = self.culprit(tap.trail, forfeit)

@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 
 from . import __version__
-from .clock import TimeControl, TimeControlError
+from .clock import DEFAULT_MOVE_TIME, TimeControl, TimeControlError
 from .match import MatchConfig, OnIllegalError, parse_on_illegal
 from .players import BUILTINS, BotSpecError, BotStartError, parse_bot_spec, unique_names
 from .progress import progress_for
@@ -45,6 +45,9 @@ _RULES_HELP = f"Rules preset: {', '.join(PRESETS)}."
 _BOTS_HELP = ("Bots, one per seat (2 to 6): builtin:NAME (" + ", ".join(BUILTINS)
               + "), or a command line such as \"python3 examples/python/greedy_bot.py\", "
               "optionally named: alice=\"./mybot --fast\".")
+_MOVE_TIME_HELP = (f"Limit for every single decision, in seconds (> 0). Default: "
+                   f"{DEFAULT_MOVE_TIME:g} s when there is no game clock (--tc), so no bot can "
+                   f"hang the run.")
 
 
 def _pairs(items: list[str], option: str, form: str) -> list[tuple[str, str]]:
@@ -78,8 +81,7 @@ def match(
     tc: Annotated[str | None, typer.Option(
         "--tc", help="Game clock per seat, BASE+INCREMENT in seconds (Fischer), e.g. 60+0.5. "
         "Default: no game clock.")] = None,
-    move_time: Annotated[float | None, typer.Option(
-        help="Limit for every single decision, in seconds. Default: none.")] = None,
+    move_time: Annotated[float | None, typer.Option(help=_MOVE_TIME_HELP)] = None,
     startup_time: Annotated[float, typer.Option(
         help="Seconds a bot may take to start and answer the handshake.")] = 10.0,
     on_illegal: Annotated[str, typer.Option(
@@ -383,7 +385,7 @@ def tournament(
     rules: Annotated[str | None, typer.Option("--rules", help=_RULES_HELP)] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
     tc: Annotated[str | None, typer.Option("--tc", help="Game clock BASE+INC in seconds.")] = None,
-    move_time: Annotated[float | None, typer.Option(help="Seconds per decision.")] = None,
+    move_time: Annotated[float | None, typer.Option(help=_MOVE_TIME_HELP)] = None,
     on_illegal: Annotated[str | None, typer.Option(help="forfeit or retry:N.")] = None,
     db: Annotated[Path, typer.Option(help="The result store (SQLite).")] = Path("logs/durak.sqlite"),
     log_dir: Annotated[Path, typer.Option(help="Where game logs and bots' stderr go.")] = Path("logs"),
@@ -478,7 +480,7 @@ def sprt(
     seed: Annotated[int, typer.Option(help="Seed of the deals.")] = 1,
     rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
     set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
-    move_time: Annotated[float | None, typer.Option(help="Seconds per decision.")] = None,
+    move_time: Annotated[float | None, typer.Option(help=_MOVE_TIME_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the final status as JSON.")] = False,
 ) -> None:
     """A/B test: is B stronger than A? Duplicate deal pairs, pentanomial GSPRT.
@@ -613,7 +615,7 @@ def ladder_run(
     concurrency: Annotated[int, typer.Option(min=1, help="Games at once.")] = 1,
     rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
     set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
-    move_time: Annotated[float | None, typer.Option(help="Seconds per decision.")] = None,
+    move_time: Annotated[float | None, typer.Option(help=_MOVE_TIME_HELP)] = None,
     seed: Annotated[int, typer.Option(help="Seed for the first deal's pairing.")] = 1,
     db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
     log_dir: Annotated[Path, typer.Option(help="Where game logs go.")] = Path("logs"),

@@ -9,7 +9,9 @@ A time control has three optional parts, all in seconds:
 
 The time of a decision runs from the referee sending the request to it receiving the
 answer. The deadline of a decision is the earlier of the clock running out and the
-per-decision limit. With neither set, a decision has no deadline.
+per-decision limit. Every decision has a deadline: with neither set, ``move`` is
+DEFAULT_MOVE_TIME, so a mute bot cannot hang a run. Every value is at most
+MAX_SECONDS, so deadlines and the milliseconds sent to bots stay bounded.
 """
 
 from __future__ import annotations
@@ -18,8 +20,18 @@ import math
 from dataclasses import dataclass
 
 
+#: The per-decision limit when the user sets neither a game clock nor a move time.
+DEFAULT_MOVE_TIME = 10.0
+#: The largest number of seconds any part of a time control may have (a week).
+MAX_SECONDS = 7 * 24 * 3600.0
+
+
 class TimeControlError(ValueError):
     """The user's time control text cannot be parsed (e.g. ``--tc 60+x``)."""
+
+
+def _seconds_ok(x: float, *, zero: bool = False) -> bool:
+    return math.isfinite(x) and (x >= 0 if zero else x > 0) and x <= MAX_SECONDS
 
 
 @dataclass(frozen=True)
@@ -28,6 +40,10 @@ class TimeControl:
     increment: float = 0.0
     move: float | None = None
     startup: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.base is None and self.move is None:
+            object.__setattr__(self, "move", DEFAULT_MOVE_TIME)
 
     @classmethod
     def parse(cls, tc: str | None = None, move: float | None = None,
@@ -43,12 +59,16 @@ class TimeControl:
                 raise TimeControlError(
                     f"time control {tc!r}: expected BASE or BASE+INCREMENT in seconds, "
                     f"like 60+0.5") from None
-            if not (math.isfinite(base) and math.isfinite(inc)) or base <= 0 or inc < 0:
-                raise TimeControlError(f"time control {tc!r}: base must be > 0 and increment >= 0")
-        if move is not None and not (math.isfinite(move) and move > 0):
-            raise TimeControlError(f"--move-time {move}: must be a positive number of seconds")
-        if not (math.isfinite(startup) and startup > 0):
-            raise TimeControlError(f"--startup-time {startup}: must be a positive number of seconds")
+            if not (_seconds_ok(base) and _seconds_ok(inc, zero=True)):
+                raise TimeControlError(f"time control {tc!r}: base must be > 0 and increment >= 0 "
+                                       f"seconds, each at most {MAX_SECONDS:g}")
+        if move is not None and not _seconds_ok(move):
+            raise TimeControlError(f"--move-time {move}: must be a positive number of seconds, "
+                                   f"at most {MAX_SECONDS:g} (a week; default: {DEFAULT_MOVE_TIME:g} s "
+                                   f"without --tc; there is no unlimited setting)")
+        if not _seconds_ok(startup):
+            raise TimeControlError(f"--startup-time {startup}: must be a positive number of seconds, "
+                                   f"at most {MAX_SECONDS:g}")
         return cls(base, inc, move, startup)
 
     def describe(self) -> str:
@@ -57,7 +77,7 @@ class TimeControl:
             parts.append(f"{self.base:g}+{self.increment:g}")
         if self.move is not None:
             parts.append(f"{self.move:g} s/decision")
-        return ", ".join(parts) or "no limit"
+        return ", ".join(parts)
 
     def as_dict(self) -> dict[str, float | None]:
         return {"base_s": self.base, "increment_s": self.increment, "move_s": self.move,

@@ -117,7 +117,6 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
     pool_settings = TournamentSettings(entries, seed=config.seed)
     next_index = next_ladder_index(store)
     rng = random.Random(f"ladder:{next_index}")
-    counter = itertools.count(1)
     busy: set[str] = set()
     played = 0
     reserved = 0  # games handed to a worker (played or in flight)
@@ -133,8 +132,7 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
     async def play_one(pool: PlayerPool, table: list[str], deal_seed: str, rotation: int) -> None:
         nonlocal played
         index = next(next_index)
-        record, started = await pool.play(ScheduledGame(index, 0, rotation, tuple(table), deal_seed),
-                                          counter.__next__)
+        record, started = await pool.play(ScheduledGame(index, 0, rotation, tuple(table), deal_seed))
         if writer is not None:
             writer.write(record.as_dict())
         store_ladder_game(store, record, deal_seed, rotation, config, k=k, start=start,

@@ -148,12 +148,13 @@ class Forfeit(Exception):
 class _Table:
     """The state of one game in play: the engine, clocks, and the players."""
 
-    def __init__(self, players: Sequence[Player], config: MatchConfig, index: int,
-                 next_request_id: Callable[[], int]) -> None:
+    def __init__(self, players: Sequence[Player], config: MatchConfig, index: int) -> None:
         self.players = players
         self.config = config
         self.index = index
-        self.next_request_id = next_request_id
+        # Request ids count per seat per game (1, 2, 3, ...): a seat's ids say nothing
+        # about how often other seats, or other tables, were asked.
+        self.request_ids = [0] * len(players)
         self.wants = [p.wants_events for p in players]
         self.clocks = [Clock(config.tc) for _ in players]
         self.retries: list[dict[str, Any]] = []
@@ -165,26 +166,36 @@ class _Table:
             raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
 
     async def broadcast(self, game: Game, forced: bool) -> None:
-        """Send the events recorded since the last call to every bot that wants them."""
+        """Send the events recorded since the last call to every bot that wants them.
+        ``forced``: the first event is an action the referee applied without asking;
+        only the seat that "made" it is told so (to others, that it had no choice is a
+        hidden fact about its hand)."""
         events = game.events
         if not events:
             return
         listeners = [seat for seat in range(len(self.players)) if self.wants[seat]]
         for i, ev in enumerate(events):
-            # Every seat sees the same event, except a draw (only the drawer sees the
-            # cards): build and encode it once for the whole table.
-            shared = None if ev[0] == "draw" else self._event_frame(game, ev, listeners[0],
-                                                                    forced and i == 0)
+            # Most events read the same for every seat: build and encode those once for
+            # the whole table. A draw (only the drawer sees the cards), a decline (only
+            # the decliner sees it) and a forced action are built per seat.
+            forced_ev = forced and i == 0
+            shared = None
+            if ev[0] not in ("draw", "decline") and not forced_ev:
+                shared = self._event_frame(game, ev, listeners[0], False)
             for seat in listeners:
-                frame = shared or self._event_frame(game, ev, seat, forced and i == 0)
+                frame = shared or self._event_frame(game, ev, seat, forced_ev and seat == ev[1])
+                if frame is None:
+                    continue
                 try:
                     await self.players[seat].send_frame(frame)
                 except BotFailure as exc:
                     raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
         events.clear()
 
-    def _event_frame(self, game: Game, event: tuple, seat: int, forced: bool) -> bytes:
+    def _event_frame(self, game: Game, event: tuple, seat: int, forced: bool) -> bytes | None:
         wire = game.public_event(event, seat)
+        if wire is None:
+            return None
         if forced:
             wire["forced"] = True
         return encode(msg.event_msg(game=self.index, event=wire))
@@ -196,7 +207,8 @@ class _Table:
         charged = 0.0
         attempt = 0
         while True:
-            request_id = self.next_request_id()
+            self.request_ids[seat] += 1
+            request_id = self.request_ids[seat]
             request = msg.request_msg(id=request_id, game=self.index,
                                       observation=game.observe(seat), legal=legal_wire,
                                       clock=clock.wire())
@@ -238,13 +250,20 @@ class _Table:
             await self.send(seat, msg.error_msg("illegal", reason, False))
 
 
+def forfeit_reason(name: str, kind: str, detail: str | None = None) -> str:
+    """The ``reason`` of a game lost by forfeit. ``detail`` (what the bot did wrong, which
+    may name a card it holds) goes only to the log and to the forfeiting seat; the other
+    seats get the reason without it."""
+    return f"{name} forfeited ({kind})" + (f": {detail}" if detail is not None else "")
+
+
 async def play_game(players: Sequence[Player], config: MatchConfig, *, index: int, seed: str,
-                    dealer: int, next_request_id: Callable[[], int]) -> GameRecord:
+                    dealer: int) -> GameRecord:
     """Play one game; return its record. Bot failures become forfeits in the record."""
     started = trio.current_time()
     rules = config.rules
     n = len(players)
-    table = _Table(players, config, index, next_request_id)
+    table = _Table(players, config, index)
     game = Game.new(rules, n, seed=seed, dealer=dealer, record_events=any(table.wants))
     names = [p.name for p in players]
     decisions: list[Decision] = []
@@ -279,16 +298,20 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
         forfeit = {"seat": f.seat, "bot": names[f.seat], "kind": f.kind, "reason": f.reason,
                    "decision": len(decisions), "evidence": f.evidence}
         termination, durak, last_out = f.kind, f.seat, ()
-        reason = f"{names[f.seat]} forfeited ({f.kind}): {f.reason}"
+        reason = forfeit_reason(names[f.seat], f.kind, f.reason)
     else:
         o = game.outcome
         assert o is not None
         termination, durak, last_out, reason = o.termination, o.durak, o.last_out, o.reason
     end = msg.game_end_msg(game=index, durak=durak, termination=termination, reason=reason)
+    public_end = end
+    if forfeit is not None and durak is not None:
+        public_end = msg.game_end_msg(game=index, durak=durak, termination=termination,
+                                      reason=forfeit_reason(names[durak], termination))
     for seat, p in enumerate(players):
         if table.wants[seat]:
             try:
-                await p.send(end)
+                await p.send(end if seat == durak else public_end)
             except BotFailure:
                 pass  # the game is decided; a bot that is gone now fails its next game
         p.busy = was_busy[seat]
@@ -406,7 +429,6 @@ async def play_match(players: Sequence[Player], config: MatchConfig, *,
     config.rules.check_table(n)
     if result is None:
         result = MatchResult(config, [BotStats(p.name) for p in players])
-    counter = iter(range(1, 1 << 62))
     dealer = first_dealer(n)
     start = trio.current_time()
     for index in range(config.games):
@@ -418,8 +440,7 @@ async def play_match(players: Sequence[Player], config: MatchConfig, *,
             table, seed = list(players), game_seed(config.seed, index)
         for p in table:
             await p.prepare_game(config.max_restarts)
-        record = await play_game(table, config, index=index, seed=seed, dealer=dealer,
-                                 next_request_id=counter.__next__)
+        record = await play_game(table, config, index=index, seed=seed, dealer=dealer)
         result.add(record)
         result.wall_s = trio.current_time() - start
         if on_game is not None:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .match import FORFEITS
+from .match import FORFEITS, forfeit_reason
 from .rules import Game, Rules
 from .rules.actions import MalformedAction, action_from_wire, action_str, parse_action
 from .rules.cards import CardError, card_str, mask_str, parse_card
@@ -138,15 +138,25 @@ def game_steps(header: dict[str, Any], record: dict[str, Any], seat: int | None 
     for i, s, action, forced in _decisions(game, record):
         ms = record["decisions"][i][3] if len(record["decisions"][i]) > 3 else None
         note = " (forced)" if forced else (f" ({ms:.1f} ms)" if isinstance(ms, (int, float)) else "")
-        yield f"  {i:4d}  seat {s} {names[s]}: {action_str(action)}{note}"
+        viewer = s if seat is None else seat
+        if game.public_event(game.events[0], viewer) is not None:  # not another's decline
+            # Whether another seat's move was forced (or how long it took) is not
+            # something that seat's opponents see.
+            yield f"  {i:4d}  seat {s} {names[s]}: {action_str(action)}{note if viewer == s else ''}"
         for ev in game.events:
             if ev[0] in ("bout_end", "draw", "out"):
-                yield "        " + _event_text(game.public_event(ev, seat if seat is not None else ev[1]), seat)
+                wire = game.public_event(ev, seat if seat is not None else ev[1])
+                assert wire is not None
+                yield "        " + _event_text(wire, seat)
         game.events.clear()
         if game.bout != last_bout or game.is_over:
             last_bout = game.bout
             yield from _state_lines(game, seat)
-    yield f"result: {record['termination']}, durak {record['durak']}: {record.get('reason', '')}"
+    reason = record.get("reason", "")
+    forfeit = record.get("forfeit")
+    if seat is not None and forfeit and forfeit.get("seat") != seat:
+        reason = forfeit_reason(names[forfeit["seat"]], record["termination"])
+    yield f"result: {record['termination']}, durak {record['durak']}: {reason}"
 
 
 def _event_text(ev: dict[str, Any], seat: int | None) -> str:

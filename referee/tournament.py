@@ -339,8 +339,7 @@ class PlayerPool:
     def release(self, player: Player) -> None:
         self.idle[player.name].append(player)
 
-    async def play(self, sg: ScheduledGame, next_request_id: Callable[[], int],
-                   fresh: bool = False) -> tuple[GameRecord, str]:
+    async def play(self, sg: ScheduledGame, fresh: bool = False) -> tuple[GameRecord, str]:
         """Play scheduled game ``sg`` with players from the pool (the last seat deals):
         the record and the start time. Raises BotStartError if a bot cannot start."""
         players = [await self.acquire(name) for name in sg.table]
@@ -349,7 +348,7 @@ class PlayerPool:
                 await p.prepare_game(self.config.max_restarts, fresh)
             started = utc_now()
             record = await play_game(players, self.config, index=sg.index, seed=sg.seed,
-                                     dealer=len(players) - 1, next_request_id=next_request_id)
+                                     dealer=len(players) - 1)
         finally:
             for p in players:
                 self.release(p)
@@ -468,7 +467,6 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
     for g in todo:
         queue_send.send_nowait(g)
     queue_send.close()
-    counter = itertools.count(1)
     stem = log_path.with_suffix("") if log_path else None
 
     def finished(sg: ScheduledGame, record: GameRecord, seats: list[SeatRow], started: str,
@@ -492,7 +490,7 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
 
     async def in_process(pool: PlayerPool) -> None:
         async for sg in queue_recv:
-            record, started = await pool.play(sg, counter.__next__, settings.fresh_bots)
+            record, started = await pool.play(sg, settings.fresh_bots)
             finished(sg, record, seat_rows(record), started, utc_now())
 
     async def in_worker(number: int) -> None:

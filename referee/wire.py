@@ -5,7 +5,10 @@ connection. Messages that need no answer are queued and written in one go with t
 next request, so a decision costs one write and, usually, one read. Reading happens
 only while the referee waits for an answer, under the decision's deadline; a bot that
 writes when nobody asked fills its pipe or socket buffer and then blocks, so the
-referee's memory stays bounded without a background reader.
+referee's memory stays bounded without a background reader. Before each request the
+referee looks, without waiting, at what the bot has sent since its last answer: any
+frame but a pong there is a protocol error (an answer written before its request
+existed, or a second answer), so an answer can only be taken after its request is sent.
 
 Subclasses say what the stream is (``_stream_failure`` names an end of stream: a
 ``crash`` for a process, a ``disconnect`` for a socket) and add the lifecycle.
@@ -14,6 +17,7 @@ Subclasses say what the stream is (``_stream_failure`` names an end of stream: a
 from __future__ import annotations
 
 import json
+import select
 from typing import Any
 
 import trio
@@ -31,6 +35,9 @@ READ_CHUNK = 65536
 WRITE_TIMEOUT = 30.0
 #: "stale" errors are queued for the bot only while its outgoing buffer is below this.
 STALE_NOTES_MAX = 65536
+#: At most this many chunks are read by the early-frame check before a request: a bot
+#: that keeps streaming pongs cannot hold the referee there.
+QUIET_CHECK_CHUNKS = 16
 _NOTHING = object()
 _WRITE_ERRORS = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
 
@@ -48,6 +55,7 @@ class StreamPlayer(Player):
         self._decoder = FrameDecoder(max_frame)
         self._out = bytearray()
         self.failure = None
+        self._answered: int | None = None  #: the id of the last request answered
 
     # -- what subclasses provide
 
@@ -102,6 +110,7 @@ class StreamPlayer(Player):
     async def decide(self, request: dict[str, Any], deadline: float | None = None) -> dict[str, Any]:
         if self.failure is not None:
             raise self.failure
+        await self._check_quiet(f"before request {request['id']} was sent")
         self._out += encode(request)
         start = trio.current_time()
         await self._flush(deadline)
@@ -124,6 +133,7 @@ class StreamPlayer(Player):
                 raise self._fail("protocol", f"expected an action for request {request['id']}, "
                                  f"got a {answer.get('type')}", answer)
             if parsed.id == request["id"]:
+                self._answered = parsed.id
                 return parsed.action
             # SPEC: an action for another request is ignored (error "stale", not fatal)
             # and the open request still waits for its answer. The error is queued, not
@@ -133,6 +143,65 @@ class StreamPlayer(Player):
                 self._out += encode(msg.error_msg(
                     "stale", f"action for request {parsed.id} ignored: request {request['id']} "
                     f"is open", False))
+
+    async def _check_quiet(self, when: str) -> None:
+        """Fail the bot (``protocol``) if it sent any frame but a pong while no request
+        was open. Never waits: looks only at frames already received and at bytes the
+        stream can deliver right now. ``when`` says when the check ran, for the reason."""
+        decoder = self._decoder
+        try:
+            for _ in range(QUIET_CHECK_CHUNKS):
+                message = decoder.next_message()
+                while message is not None:
+                    self._unasked(message, when)
+                    message = decoder.next_message()
+                if not self._readable_now():
+                    return
+                try:
+                    chunk = await self._receive_stream.receive_some(READ_CHUNK)
+                except _WRITE_ERRORS:
+                    return
+                if not chunk:
+                    return  # the end of the stream: the next read reports it
+                decoder.feed(chunk)
+        except RemoteProtocolError as exc:
+            raise self._fail("protocol", str(exc), bytes=exc.evidence) from None
+
+    def _unasked(self, message: dict[str, Any], when: str) -> None:
+        """Judge one frame that arrived while no request was open: a pong is fine,
+        anything else raises the bot's protocol failure."""
+        try:
+            parsed = msg.parse_bot_message(message)
+        except RemoteProtocolError as exc:
+            raise self._fail("protocol", f"{exc} (sent {when})", message) from None
+        if isinstance(parsed, msg.Pong):
+            return
+        if isinstance(parsed, msg.ActionMessage):
+            if parsed.id == self._answered:
+                reason = f"answered request {parsed.id} twice (the second answer was there {when})"
+            else:
+                reason = f"answered {when} (an action for request {parsed.id})"
+        else:
+            reason = (f"sent a {message.get('type')} {when}; while no request is open only a "
+                      f"pong may come")
+        raise self._fail("protocol", reason, message)
+
+    def _readable_now(self) -> bool:
+        """Whether the bot's stream can deliver bytes (or its end) without waiting. Pipes
+        (trio's FdStream) and sockets (SocketStream) are polled on their file descriptor
+        with a zero timeout; other streams (in-memory ones in tests) are never ready."""
+        stream: Any = self._receive_stream
+        fileno = getattr(stream, "fileno", None) or getattr(getattr(stream, "socket", None),
+                                                            "fileno", None)
+        if fileno is None:
+            return False
+        try:
+            fd = fileno()
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            return bool(poller.poll(0))
+        except (OSError, ValueError):
+            return False
 
     async def _flush(self, deadline: float | None = None) -> None:
         """Write everything queued. A bot that stops reading cannot stall the referee:

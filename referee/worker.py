@@ -62,7 +62,6 @@ async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream
     settings = TournamentSettings.from_dict(setup["settings"])
     config = settings.validate()
     stem = Path(setup["stderr_stem"]) if setup.get("stderr_stem") else None
-    counter = iter(range(1, 1 << 62))
     async with trio.open_nursery() as nursery:
         pool = PlayerPool(settings, config, nursery, stem)
         try:
@@ -73,7 +72,7 @@ async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream
                 sg = ScheduledGame(message["index"], message["deal"], message["rotation"],
                                    tuple(message["table"]), message["seed"])
                 try:
-                    record, started = await pool.play(sg, counter.__next__, settings.fresh_bots)
+                    record, started = await pool.play(sg, settings.fresh_bots)
                 except BotStartError as exc:
                     await stdout.send_all(encode({"type": "start_error", "message": str(exc)}))
                     break

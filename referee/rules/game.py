@@ -713,12 +713,18 @@ class Game:
             "shown": mask_str(self.shown),
         }
 
-    def public_event(self, event: tuple, seat: int) -> dict[str, Any]:
-        """One recorded event (from ``events``) as ``seat`` may see it, in wire form.
+    def public_event(self, event: tuple, seat: int) -> dict[str, Any] | None:
+        """One recorded event (from ``events``) as ``seat`` may see it, in wire form, or
+        None when ``seat`` does not see it at all.
 
-        Only a draw carries private cards, and only in the drawing seat's own copy.
+        Only a draw carries private cards, and only in the drawing seat's own copy. A
+        declined trump exchange is seen only by the seat that declined: at a real table
+        nothing happens, and telling others would say who holds the deck's lowest trump
+        (or merely that someone does, which the talon might otherwise hide).
         """
         name = event[0]
+        if name == "decline" and event[1] != seat:
+            return None
         if name == "bout_end":
             return {"type": "bout_end", "result": event[2], "defender": event[1]}
         if name == "draw":

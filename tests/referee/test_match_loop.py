@@ -16,7 +16,7 @@ import trio.testing
 
 from protocol import messages as msg
 from protocol.codec import FrameDecoder, encode
-from referee.clock import Clock, TimeControl
+from referee.clock import DEFAULT_MOVE_TIME, Clock, TimeControl
 from referee.match import MatchConfig, play_match
 from referee.players import BotFailure, BotSpec, BuiltinPlayer, parse_bot_spec
 from referee.rules import make_rules
@@ -220,7 +220,9 @@ def test_clock_arithmetic_is_pure() -> None:
     clock.start(200.0)
     used, ok = clock.stop(204.0)
     assert not ok and clock.remaining == pytest.approx(5.0)  # no increment when late
-    assert Clock(TimeControl()).budget() is None
+    # No clock and no move time: the default per-decision limit, never "unlimited".
+    assert Clock(TimeControl()).budget() == DEFAULT_MOVE_TIME
+    assert Clock(TimeControl.parse("60")).budget() == 60.0  # a game clock bounds it already
 
 
 async def test_duplicate_mode_plays_each_deal_once_per_seat_rotation(autojump_clock: Any) -> None:

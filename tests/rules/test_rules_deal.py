@@ -239,7 +239,9 @@ def test_declining_the_exchange_changes_nothing_but_the_phase():
     o = g.observe(0)
     assert o["trump"] == "AH" and o["known"] == [[], []] and o["phase"] == "attack"
     assert g.attacker == 1
-    assert g.public_event(g.events[0], 0) == {"type": "decline", "seat": 1}
+    # Only the seat that declined sees it: others would learn who holds the low trump.
+    assert g.public_event(g.events[0], 1) == {"type": "decline", "seat": 1}
+    assert g.public_event(g.events[0], 0) is None
 
 
 def test_exchange_holder_need_not_be_the_opener():
