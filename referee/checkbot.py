@@ -834,9 +834,9 @@ class _Checker:
                                 f"{window}: " + problems[0].message, problems))
         else:
             checks.append(Check("one answer per request", "pass",
-                                f"no second answer in {window} ({self.probes['answer']} after "
+                                f"no second answer in {window}: {self.probes['answer']} after "
                                 f"answers, {self.probes['game_start']} after game_start, "
-                                f"{self.probes['bye']} before bye)"))
+                                f"{self.probes['bye']} before bye"))
         if early:
             problems = [self.early_problem(u) for u in early[:MAX_PROBLEMS]]
             checks.append(Check("no answer before request", "fail",
@@ -844,8 +844,8 @@ class _Checker:
                                 f"in {window}: " + problems[0].message, problems))
         else:
             checks.append(Check("no answer before request", "pass",
-                                f"nothing written unasked in {window} (every game_start: "
-                                f"{self.probes['game_start']})"))
+                                f"nothing written unasked in {window}, "
+                                f"{self.probes['game_start']} of them after game_start"))
         return checks
 
     def double_problem(self, u: _Unasked) -> Problem:

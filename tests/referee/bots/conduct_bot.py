@@ -8,6 +8,9 @@ Every process appends "ROLE PID" to PIDFILE first thing ("bot", "child", "daemon
 the test can check afterwards that none of them is left. Stdlib + msgpack only. Modes:
 
     play      a well-behaved bot (cheapest card first)
+    helper    well-behaved too: at its first request, forks a helper child that exits
+              as soon as the bot is gone (it waits for the end of a pipe only the bot
+              holds), so it outlives the bot by a moment, as real helpers do
     daemon    at its first request, double-forks; the grandchild calls setsid() (a
               session and process group of its own, re-parented away from the bot),
               closes the pipes and sleeps 60 s. The bot plays on and exits 0 on bye.
@@ -96,6 +99,22 @@ def spawn(pidfile, daemon):
         os.waitpid(pid, 0)
 
 
+def spawn_helper(pidfile):
+    """A child that lives exactly as long as the bot (plus the moment it takes to notice)."""
+    alive_r, alive_w = os.pipe()
+    if os.fork() == 0:
+        os.close(alive_w)
+        note_pid(pidfile, "child")
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.read(alive_r, 1)  # end of file: the bot has exited
+        time.sleep(0.05)
+        os._exit(0)
+    os.close(alive_r)
+    return alive_w  # held open, never written: closed when the bot exits
+
+
 def main():
     mode, pidfile = sys.argv[1], sys.argv[2]
     note_pid(pidfile, "bot")
@@ -117,6 +136,8 @@ def main():
         if mode in ("daemon", "fork") and not spawned:
             spawn(pidfile, daemon=mode == "daemon")
             spawned = True
+        if mode == "helper" and not spawned:
+            spawned = spawn_helper(pidfile)
         last_id = message["id"]
         answer = frame({"type": "action", "id": message["id"], "action": cheapest(message)})
         write(answer * (2 if mode == "double" else 1))
