@@ -893,9 +893,11 @@ class _Checker:
                     when.append("still running after the referee killed the bot's process group")
                 how = (f"in a session of its own (sid {left['sid']}), re-parented away from the bot"
                        if left["own_session"] else "in the bot's process group")
+                end = ("check-bot killed it" if left["killed_by_check_bot"] else
+                       "the referee's kill of the bot's process group ended it")
                 problems.append(Problem(
                     "leftover", f"pid {left['pid']} ({left['cmdline']}), started by the bot, was "
-                    f"{' and '.join(when)}; {how}; check-bot killed it",
+                    f"{' and '.join(when)}; {how}; {end}",
                     {"config": run.key, "rules": run.title}, sent={"message": "bye",
                                                                     "then": "stdin closed"},
                     received=left, required=SPEC_LEFTOVER))

@@ -168,6 +168,7 @@ def test_a_bot_whose_forked_child_survives_bye_fails(tmp_path: Path) -> None:
         assert left["pgid"] == left["bot_pid"] and left["own_session"] is False
         assert left["after_exit"] is True
         assert left["survived_group_kill"] is False  # the referee's group kill got it
+        assert p["message"].endswith("the referee's kill of the bot's process group ended it")
         assert "SPEC section 12" in p["required"]
     assert [len(c["leftovers"]) for c in report["configs"]] == [1] * len(CONFIGS)
 
