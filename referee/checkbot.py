@@ -307,9 +307,9 @@ class _Tap(Player):
     player and notes each request, answer, decision time and failure in order.
 
     It also probes for frames nobody asked for (``settle`` seconds each, twice that
-    after game_start, none when 0):
-    after game_start (flushed at once, before any request of that game: an answer
-    then is an answer before the question), after the first ``probes_per_game``
+    after game_start, none when 0): after game_start (flushed at once, before any
+    request of that game: an answer then is an answer before the question), after the
+    first ``probes_per_game``
     answers of each game (a second answer), and on ``probe("bye")`` before bye. A probe
     runs when the table next talks to the bot, not inside ``decide``, so its wait is
     never charged to the bot's clock. What it finds is noted in ``unasked`` and taken

@@ -193,6 +193,26 @@ def test_a_bot_that_leaves_a_setsid_daemon_fails(tmp_path: Path) -> None:
         assert p["message"].endswith("check-bot killed it")
 
 
+async def test_a_daemon_left_by_a_bot_that_crashed_is_found_too(tmp_path: Path) -> None:
+    # No bye here: the bot crashed; the referee killed its group; the daemon lives on.
+    pidfile = tmp_path / "pids"
+    try:
+        report = await check_bot([sys.executable, str(BOT), "crash", str(pidfile)],
+                                 configs=CONFIGS[:1], grace=0.2)
+        pids = read_pids(pidfile)
+        assert not {pid for pid in pids["daemon"] if still_there(pid)}
+    finally:
+        kill_and_reap(pidfile)
+    s = {c.name: c.status for c in report.checks}
+    assert s["games: classic"] == "fail" and report.configs[0].failure is not None
+    assert report.configs[0].failure.kind == "crash"
+    (problem,) = report.check("no processes left").problems
+    left = problem.received
+    assert left["pid"] == pids["daemon"][0] and left["own_session"] is True
+    assert left["after_exit"] is False and left["survived_group_kill"] is True
+    assert left["killed_by_check_bot"] is True
+
+
 def test_the_human_report_says_what_the_bot_did_and_what_is_required(tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
     try:

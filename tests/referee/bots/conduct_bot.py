@@ -14,6 +14,7 @@ the test can check afterwards that none of them is left. Stdlib + msgpack only. 
     daemon    at its first request, double-forks; the grandchild calls setsid() (a
               session and process group of its own, re-parented away from the bot),
               closes the pipes and sleeps 60 s. The bot plays on and exits 0 on bye.
+    crash     at its first request, leaves a daemon as above, then exits 5 (a crash)
     fork      at its first request, forks a child that stays in the bot's process
               group, closes the pipes and sleeps 60 s. The bot exits 0 on bye.
     double    answers every request twice: both frames in one write, so the second is
@@ -133,9 +134,11 @@ def main():
             write(frame({"type": "action", "id": last_id + 1, "action": {"type": "pass"}}))
         if kind != "request":
             continue
-        if mode in ("daemon", "fork") and not spawned:
-            spawn(pidfile, daemon=mode == "daemon")
+        if mode in ("daemon", "fork", "crash") and not spawned:
+            spawn(pidfile, daemon=mode != "fork")
             spawned = True
+            if mode == "crash":
+                sys.exit(5)
         if mode == "helper" and not spawned:
             spawned = spawn_helper(pidfile)
         last_id = message["id"]
