@@ -23,6 +23,21 @@ What is checked, in order:
 5. **exit after bye**: after each clean match the referee says ``bye`` and closes the
    bot's stdin, as in a tournament; the bot must exit with status 0 within the grace
    period (SPEC section 12).
+6. **one answer per request**: after an answer is read, check-bot waits a short settle
+   window (``SETTLE_S``) and looks whether another frame came; a second action for the
+   same request fails. Probed after the first ``PROBES_PER_GAME`` answers of every game,
+   after each game_start (which catches a late second answer to the previous game's last
+   request too) and after the last game, before bye.
+7. **no answer before request**: game_start is written on its own, then the same settle
+   window: any frame then (an action guessing the next id, say), and any action for a
+   request not yet sent, fails. Pongs are always fine. A frame found by a probe is taken
+   off the stream, so the games go on as if the bot had behaved.
+8. **no processes left**: while the check runs, check-bot is a child subreaper, so
+   every process the bot starts stays below it in the process tree, even a daemon that
+   double-forks and calls ``setsid()`` (``referee.leftovers``). After bye, once the bot
+   has exited, its processes get ``LINGER`` grace periods to exit too; any process
+   still running then, or still running after the referee killed the bot's process
+   group, fails, named by pid and command line. check-bot kills and reaps them all.
 
 Every failure carries its evidence: what was sent (request id and a short form of the
 request), what came back (the referee's evidence: the received map or bytes, the exit
@@ -37,6 +52,7 @@ was accepted is read off the game record's forfeit.
 
 from __future__ import annotations
 
+import os
 import shlex
 import statistics
 from collections.abc import Callable, Sequence
@@ -45,7 +61,11 @@ from typing import Any, Literal
 
 import trio
 
+from protocol import messages as msg
+from protocol.errors import RemoteProtocolError
+
 from .clock import TimeControl
+from .leftovers import ProcInfo, Watch, subreaper
 from .match import MatchConfig, play_game
 from .players import BotFailure, BotSpec, BotStartError, Player, parse_bot_spec, unique_names
 from .rules import Game
@@ -53,6 +73,7 @@ from .rules.actions import MalformedAction, action_from_wire, action_str
 from .rules.match import first_dealer
 from .rules.options import make_rules
 from .runner import SeatOptions, make_players
+from .wire import READ_CHUNK, brief
 
 Status = Literal["pass", "warn", "fail", "skip"]
 
@@ -92,6 +113,29 @@ SPEC_REQUIRES = {
              "status 0) only after bye or at end of stdin (SPEC sections 11 and 12)",
     "disconnect": "the bot stays connected for the whole match (SPEC section 12)",
 }
+SPEC_ONCE = ("exactly one action per request: after answering request {id}, write nothing "
+             "more until the next request arrives (SPEC section 6: one action per request)")
+SPEC_ASKED = ("write an action only to answer a request that has arrived, with that request's "
+              "id; before a request there is nothing to answer, and nothing but hello, actions "
+              "and pongs is ever sent (SPEC sections 5 and 6)")
+SPEC_LEFTOVER = ("when the bot exits after bye (or at end of stdin), every process it started "
+                 "has exited too: the referee owns the bot's processes (SPEC section 12), and "
+                 "a child that outlives the bot, or a daemon in a session of its own, is a "
+                 "process nobody owns")
+
+#: The settle window of a probe for frames nobody asked for, in seconds: a bot that
+#: writes a second answer does so at once (usually it is read with the first), and one
+#: that answers before it is asked does so as soon as game_start arrives, which gets
+#: twice the window. Generous on a busy machine; every probe costs it, though.
+SETTLE_S = 0.05
+#: Answers per game (the first ones) after which a probe looks for a second answer.
+PROBES_PER_GAME = 2
+#: After the bot has exited, the processes it started get this many grace periods to
+#: exit too (less than one: the referee kills the bot's group a grace period after exit).
+LINGER = 0.5
+#: Problems listed per conduct check (the summary counts them all).
+MAX_PROBLEMS = 3
+
 SPEC_EXIT = ("after bye and the end of stdin, exit with status 0 within the referee's grace "
              "period of {grace:g} s (SPEC section 12)")
 
@@ -182,12 +226,14 @@ class ConfigRun:
     missing: list[str] = field(default_factory=list)
     failure: Problem | None = None
     exit: dict[str, Any] | None = None
+    leftovers: list[dict[str, Any]] = field(default_factory=list)  #: see _Checker.leftovers
 
     def as_dict(self) -> dict[str, Any]:
         return {"key": self.key, "title": self.title, "rules": self.rules, "players": self.players,
                 "games": self.games, "decisions": self.decisions, "covered": self.covered,
                 "missing": self.missing,
-                "failure": self.failure.as_dict() if self.failure else None, "exit": self.exit}
+                "failure": self.failure.as_dict() if self.failure else None, "exit": self.exit,
+                "leftovers": self.leftovers}
 
 
 @dataclass
@@ -237,31 +283,123 @@ class _Asked:
     failure: BotFailure | None
 
 
+@dataclass
+class _Unasked:
+    """A frame the bot wrote while no request was open, caught by a probe."""
+
+    when: str  #: "game_start", "answer" (after an answer was read) or "bye" (before it)
+    where: dict[str, Any]
+    last: dict[str, Any] | None  #: the request answered last, if any
+    answer: dict[str, Any] | None  #: the answer it got
+    frame: Any
+    ms: float  #: when the frame was seen, after the probe began (0: already buffered)
+
+    @property
+    def double(self) -> bool:
+        """A second action for the request answered last."""
+        return (isinstance(self.frame, dict) and self.frame.get("type") == "action"
+                and self.last is not None and self.frame.get("id") == self.last["id"])
+
+
 class _Tap(Player):
     """The bot's player as the table sees it: passes everything through to the real
-    player and notes each request, answer, decision time and failure in order."""
+    player and notes each request, answer, decision time and failure in order.
 
-    def __init__(self, inner: Player) -> None:
+    It also probes for frames nobody asked for (``settle`` seconds each, twice that
+    after game_start, none when 0): after game_start (flushed at once, before any
+    request of that game: an answer then is an answer before the question), after the
+    first ``probes_per_game``
+    answers of each game (a second answer), and on ``probe("bye")`` before bye. A probe
+    runs when the table next talks to the bot, not inside ``decide``, so its wait is
+    never charged to the bot's clock. What it finds is noted in ``unasked`` and taken
+    off the stream, so the game goes on as if the bot had behaved."""
+
+    def __init__(self, inner: Player, settle: float = 0.0, probes_per_game: int = 0) -> None:
         super().__init__(inner.name, inner.spec, wants_events=inner.wants_events, info=inner.info)
         self.inner = inner
         self.trail: list[_Asked | tuple[str, BotFailure]] = []
+        self.settle, self.probes_per_game = settle, probes_per_game
+        self.context: dict[str, Any] = {}  #: where the table is, stamped on each finding
+        self.unasked: list[_Unasked] = []
+        self.probes = {"game_start": 0, "answer": 0, "bye": 0}
+        self.last: tuple[dict[str, Any], dict[str, Any]] | None = None
+        self._asked_in_game = 0
+        self._pending = False
 
     async def send(self, message: dict[str, Any]) -> None:
         try:
+            await self._probe_pending()
             await self.inner.send(message)
+            if message["type"] == "game_start":
+                self._asked_in_game = 0
+                await self.probe("game_start")
         except BotFailure as exc:
             self.trail.append((message["type"], exc))
+            raise
+
+    async def send_frame(self, frame: bytes) -> None:
+        try:
+            await self._probe_pending()
+            await self.inner.send_frame(frame)
+        except BotFailure as exc:
+            self.trail.append(("event", exc))
             raise
 
     async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         start = trio.current_time()
         try:
+            await self._probe_pending()
             answer = await self.inner.decide(request, timeout)
         except BotFailure as exc:
             self.trail.append(_Asked(request, None, trio.current_time() - start, exc))
             raise
         self.trail.append(_Asked(request, answer, trio.current_time() - start, None))
+        self.last = (request, answer)
+        self._asked_in_game += 1
+        self._pending = self._asked_in_game <= self.probes_per_game
         return answer
+
+    async def _probe_pending(self) -> None:
+        if self._pending:
+            self._pending = False
+            await self.probe("answer")
+
+    async def probe(self, when: str) -> None:
+        """Write what is queued, then note every frame (pongs aside) that is already
+        there or arrives within ``settle`` seconds. Raises BotFailure (protocol) for
+        bytes that are not a frame."""
+        inner: Any = self.inner  # a StreamPlayer: the probe reads its stream and decoder
+        decoder = getattr(inner, "_decoder", None)
+        stream = getattr(inner, "_receive_stream", None)
+        if self.settle <= 0 or decoder is None or stream is None or getattr(inner, "failure", None):
+            return
+        await inner._flush()
+        self.probes[when] += 1
+        start = trio.current_time()
+        deadline = start + self.settle * (2 if when == "game_start" else 1)
+        try:
+            while True:
+                frame = decoder.next_message()
+                if frame is not None:
+                    if not (isinstance(frame, dict) and frame.get("type") == "pong"):
+                        last = self.last
+                        self.unasked.append(_Unasked(
+                            when, dict(self.context), None if last is None else last[0],
+                            None if last is None else last[1], frame,
+                            _ms(trio.current_time() - start)))
+                    continue
+                chunk = b""
+                with trio.move_on_at(deadline):
+                    try:
+                        chunk = await stream.receive_some(READ_CHUNK)
+                    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                        pass
+                if not chunk:  # the window closed, or the stream ended (the game will see it)
+                    return
+                decoder.feed(chunk)
+        except RemoteProtocolError as exc:
+            raise inner._fail("protocol", f"{exc} (written while no request was open)",
+                              bytes=exc.evidence) from None
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -316,8 +454,11 @@ def _ms(seconds: float) -> float:
 class _Checker:
     def __init__(self, argv: Sequence[str], games_per_config: int, move_time: float,
                  startup_time: float, grace: float, seed: int, configs: Sequence[RuleSet],
-                 on_progress: Callable[[str], None] | None) -> None:
+                 on_progress: Callable[[str], None] | None, settle: float = SETTLE_S,
+                 probes_per_game: int = PROBES_PER_GAME) -> None:
         self.argv = list(argv)
+        self.settle, self.probes_per_game = settle, probes_per_game
+        self.linger = LINGER * grace
         self.budget = games_per_config
         self.move_time, self.startup_time, self.grace, self.seed = move_time, startup_time, grace, seed
         self.rule_sets = list(configs)
@@ -326,12 +467,23 @@ class _Checker:
         self.report = CheckReport(self.argv, {
             "games_per_config": games_per_config, "move_time_s": move_time,
             "startup_time_s": startup_time, "grace_s": grace, "seed": seed,
-            "configs": [c.key for c in self.rule_sets]})
+            "configs": [c.key for c in self.rule_sets], "settle_ms": _ms(settle),
+            "probes_per_game": probes_per_game, "linger_s": self.linger})
         self.times: list[float] = []
         self.handshake: Check | None = None
         self.exits: list[tuple[str, dict[str, Any]]] = []
+        self.unasked: list[_Unasked] = []
+        self.probes = {"game_start": 0, "answer": 0, "bye": 0}
+        self.watch: Watch | None = None  #: None where leftovers cannot be tracked
+        self.processes = 0  #: bot processes whose leftovers were looked for
 
     async def run(self) -> CheckReport:
+        with subreaper() as tracking:
+            if tracking:
+                self.watch = Watch()
+            return await self._run()
+
+    async def _run(self) -> CheckReport:
         start = trio.current_time()
         start_error: BotStartError | None = None
         async with trio.open_nursery() as nursery:
@@ -362,18 +514,30 @@ class _Checker:
         specs = [self.spec, parse_bot_spec("builtin:greedy"), parse_bot_spec("builtin:random")]
         bot, greedy, rand = make_players(specs, config, stderr_stem=None,
                                          options=SeatOptions(grace=self.grace))
+        tap: _Tap | None = None
+        lingering: dict[int, ProcInfo] = {}
         try:
             if not await self.start(bot, run, nursery):
                 return
             hello_name = bot.info.get("name") or "bot"
             bot.name, greedy.name, rand.name = unique_names([hello_name, "greedy", "random"])
-            await self.play(rs, run, config, _Tap(bot), [greedy, rand])
+            tap = _Tap(bot, self.settle, self.probes_per_game)
+            await self.play(rs, run, config, tap, [greedy, rand])
         finally:
+            if self.watch is not None:
+                self.watch.ignore(getattr(bot, "pid", None))  # trio reaps the bot itself
+            if tap is not None and run.failure is None:
+                await self.last_probe(rs, run, tap)
             if run.failure is None and self.handshake is not None and self.handshake.status != "fail":
-                run.exit = await self.close_and_watch_exit(bot)
+                run.exit, lingering = await self.close_and_watch_exit(bot)
                 self.exits.append((rs.title, run.exit))
             else:
                 await bot.close()
+            if tap is not None:
+                self.unasked += tap.unasked
+                for when, count in tap.probes.items():
+                    self.probes[when] += count
+            await self.leftovers(run, bot, lingering)
 
     async def start(self, bot: Any, run: ConfigRun, nursery: trio.Nursery) -> bool:
         """Start the bot; the first start is the handshake check. False if it failed."""
@@ -425,6 +589,8 @@ class _Checker:
             table: list[Player] = list(others)
             table.insert(seat, tap)
             tap.trail = []
+            tap.context = {"config": rs.key, "rules": rs.title, "game": index, "seed": seed,
+                           "seat": seat}
             record = await play_game(table, config, index=index, seed=seed, dealer=dealer)
             asked = [t for t in tap.trail if isinstance(t, _Asked)]
             forfeit = record.forfeit if record.forfeit and record.forfeit["seat"] == seat else None
@@ -485,29 +651,70 @@ class _Checker:
         return Problem(kind, forfeit["reason"], where, sent=sent, received=forfeit["evidence"],
                        required=template.format(id=rid, move_ms=move_ms))
 
-    async def close_and_watch_exit(self, bot: Any) -> dict[str, Any]:
+    async def last_probe(self, rs: RuleSet, run: ConfigRun, tap: _Tap) -> None:
+        """After the last game, before bye: a last look for a second answer."""
+        tap.context = dict(tap.context, after="the last game")
+        try:
+            with trio.CancelScope(shield=True):
+                await tap.probe("bye")
+        except BotFailure as exc:
+            run.failure = Problem(exc.kind, exc.reason, dict(tap.context),
+                                  sent={"message": "game_end", "then": "nothing"},
+                                  received=exc.evidence, required=SPEC_REQUIRES["protocol"].format(
+                                      id="<the request's id>", move_ms=_ms(self.move_time)))
+
+    async def close_and_watch_exit(self, bot: Any) -> tuple[dict[str, Any], dict[int, ProcInfo]]:
         """Close the bot as the referee does at a match's end (bye, stdin closed, grace,
-        SIGTERM, SIGKILL) and note when and how it exited."""
+        SIGTERM, SIGKILL for its process group) and note when and how it exited; and,
+        if it exited, which processes it started still ran ``linger`` seconds later
+        (looked for before the referee kills the bot's group, which would hide them)."""
         process = bot.conn.process if getattr(bot, "conn", None) is not None else None
-        exited_at: list[float] = []
-
-        async def watch() -> None:
-            assert process is not None
-            await process.wait()
-            exited_at.append(trio.current_time())
-
-        start = trio.current_time()
-        async with trio.open_nursery() as nursery:
-            if process is not None:
-                nursery.start_soon(watch)
-            await bot.close()  # shielded; always reaps the process
         if process is None:
-            return {"ok": False, "exit_code": None, "after_bye_ms": None}
-        after = exited_at[0] - start if exited_at else None
+            await bot.close()
+            return {"ok": False, "exit_code": None, "after_bye_ms": None}, {}
+        lingering: dict[int, ProcInfo] = {}
+        start = trio.current_time()
+        with trio.CancelScope(shield=True):  # like bot.close(): this must finish the job
+            with trio.move_on_after(self.grace):
+                try:
+                    await bot.send(msg.bye_msg())  # written at once
+                except BotFailure:
+                    pass
+            try:
+                await process.stdin.aclose()
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                pass
+            with trio.move_on_after(self.grace):
+                await process.wait()
+            exited = trio.current_time() if process.returncode is not None else None
+            if exited is not None and self.watch is not None:
+                lingering = await self.watch.wait_gone(self.linger)
+            await bot.close()  # the rest of the referee's sequence; reaps the process
+        after = None if exited is None else exited - start
         code = process.returncode
-        in_time = after is not None and after < self.grace
-        return {"ok": code == 0 and in_time, "exit_code": code,
-                "after_bye_ms": None if after is None else _ms(after), "in_grace": in_time}
+        in_time = after is not None
+        return ({"ok": code == 0 and in_time, "exit_code": code,
+                 "after_bye_ms": None if after is None else _ms(after), "in_grace": in_time},
+                lingering)
+
+    async def leftovers(self, run: ConfigRun, bot: Any, lingering: dict[int, ProcInfo]) -> None:
+        """After the bot process is gone: note every process it left (``lingering``: still
+        running ``linger`` s after the bot exited; and whatever still runs now, after the
+        referee killed the bot's process group), then kill and reap them all."""
+        watch = self.watch
+        if watch is None or getattr(bot, "pid", None) is None:
+            return
+        self.processes += 1
+        with trio.CancelScope(shield=True):
+            # A process just killed with the bot's group needs a moment to be gone.
+            survivors = await watch.wait_gone(self.linger)
+            killed = {p.pid for p in await watch.kill_all()} if survivors else set()
+        me = os.getpid()
+        for pid, p in {**lingering, **survivors}.items():
+            run.leftovers.append(dict(
+                p.as_dict(), bot_pid=bot.pid, own_session=p.sid != bot.pid,
+                reparented=p.ppid == me, after_exit=pid in lingering,
+                survived_group_kill=pid in survivors, killed_by_check_bot=pid in killed))
 
     # -- the verdict
 
@@ -524,6 +731,8 @@ class _Checker:
             r.checks.append(Check("decision types", "skip", "the handshake failed"))
         r.checks.append(self.latency_check())
         r.checks.append(self.exit_check())
+        r.checks.extend(self.conduct_checks())
+        r.checks.append(self.leftover_check())
 
     def config_check(self, run: ConfigRun) -> Check:
         name = f"games: {run.title}"
@@ -597,11 +806,114 @@ class _Checker:
                      f"(at most {worst:.1f} ms after bye)")
 
 
+    _WHEN = {"game_start": "after game_start, before any request of that game",
+             "answer": "right after its answer was read, before the next message",
+             "bye": "after the last game had ended, before bye"}
+
+    _AGAIN = {"game_start": "after its game had ended, seen after the next game_start",
+              "answer": "right after the first was read, before the next message",
+              "bye": "after the last game had ended, before bye"}
+
+    def conduct_checks(self) -> list[Check]:
+        """"one answer per request" and "no answer before request", from the probes."""
+        probes = sum(self.probes.values())
+        window = f"{probes} probes of {self.settle * 1000:g} ms (twice that after game_start)"
+        if not probes:
+            return [Check(name, "skip", "no probe was made (no game was played)")
+                    for name in ("one answer per request", "no answer before request")]
+        doubles = [u for u in self.unasked if u.double]
+        early = [u for u in self.unasked if not u.double]
+        checks = []
+        if doubles:
+            problems = [self.double_problem(u) for u in doubles[:MAX_PROBLEMS]]
+            checks.append(Check("one answer per request", "fail",
+                                f"{len(doubles)} second answer{'s' * (len(doubles) != 1)} in "
+                                f"{window}: " + problems[0].message, problems))
+        else:
+            checks.append(Check("one answer per request", "pass",
+                                f"no second answer in {window}: {self.probes['answer']} after "
+                                f"answers, {self.probes['game_start']} after game_start, "
+                                f"{self.probes['bye']} before bye"))
+        if early:
+            problems = [self.early_problem(u) for u in early[:MAX_PROBLEMS]]
+            checks.append(Check("no answer before request", "fail",
+                                f"{len(early)} frame{'s' * (len(early) != 1)} nobody asked for "
+                                f"in {window}: " + problems[0].message, problems))
+        else:
+            checks.append(Check("no answer before request", "pass",
+                                f"nothing written unasked in {window}, "
+                                f"{self.probes['game_start']} of them after game_start"))
+        return checks
+
+    def double_problem(self, u: _Unasked) -> Problem:
+        assert u.last is not None
+        rid = u.last["id"]
+        seen = "in the same read as the first" if u.ms == 0 else f"{u.ms:g} ms into the probe"
+        return Problem(
+            "double_answer", f"answered request {rid} twice: a second action "
+            f"{_wire_text(u.frame.get('action'))} came {self._AGAIN[u.when]} ({seen})",
+            dict(u.where, request=rid), sent=short_request(u.last),
+            received={"first": u.answer, "second": brief(u.frame), "probe": u.when,
+                      "after_ms": u.ms}, required=SPEC_ONCE.format(id=rid))
+
+    def early_problem(self, u: _Unasked) -> Problem:
+        frame = u.frame
+        kind = frame.get("type") if isinstance(frame, dict) else None
+        if kind == "action":
+            what = (f"wrote an action for request {frame.get('id')!r} "
+                    f"({_wire_text(frame.get('action'))}) {self._WHEN[u.when]}, when no request "
+                    f"with that id had been sent")
+        else:
+            what = f"wrote a {kind or type(frame).__name__!r} message {self._WHEN[u.when]}, " \
+                   f"when nothing was asked"
+        last = {"game_start": "game_start", "bye": "game_end"}.get(u.when)
+        sent = ({"message": last, "then": "check-bot waited, sending nothing"} if last
+                else short_request(u.last) if u.last else None)
+        return Problem("early_answer" if kind == "action" else "unasked", what, dict(u.where),
+                       sent=sent, received={"frame": brief(frame), "probe": u.when,
+                                            "after_ms": u.ms}, required=SPEC_ASKED)
+
+    def leftover_check(self) -> Check:
+        name = "no processes left"
+        if self.watch is None:
+            return Check(name, "skip", "cannot follow the bot's processes here (needs Linux: "
+                         "/proc and PR_SET_CHILD_SUBREAPER)")
+        if not self.processes:
+            return Check(name, "skip", "no bot process was started")
+        problems = []
+        for run in self.report.configs:
+            for left in run.leftovers:
+                when = []
+                if left["after_exit"]:
+                    when.append(f"still running {self.linger:g} s after the bot exited")
+                if left["survived_group_kill"]:
+                    when.append("still running after the referee killed the bot's process group")
+                how = (f"in a session of its own (sid {left['sid']}), re-parented away from the bot"
+                       if left["own_session"] else "in the bot's process group")
+                end = ("check-bot killed it" if left["killed_by_check_bot"] else
+                       "the referee's kill of the bot's process group ended it")
+                problems.append(Problem(
+                    "leftover", f"pid {left['pid']} ({left['cmdline']}), started by the bot, was "
+                    f"{' and '.join(when)}; {how}; {end}",
+                    {"config": run.key, "rules": run.title}, sent={"message": "bye",
+                                                                    "then": "stdin closed"},
+                    received=left, required=SPEC_LEFTOVER))
+        if problems:
+            return Check(name, "fail", f"{len(problems)} process{'es' * (len(problems) != 1)} left "
+                         f"behind: " + problems[0].message, problems)
+        return Check(name, "pass", f"{self.processes} bot process{'es' * (self.processes != 1)}: "
+                     f"nothing they started was left running")
+
+
 async def check_bot(argv: Sequence[str], *, games_per_config: int = 40, move_time: float = 5.0,
                     startup_time: float = 10.0, grace: float = 1.0, seed: int = 1,
                     configs: Sequence[RuleSet] = CONFIGS,
-                    on_progress: Callable[[str], None] | None = None) -> CheckReport:
+                    on_progress: Callable[[str], None] | None = None,
+                    settle: float = SETTLE_S, probes_per_game: int = PROBES_PER_GAME) -> CheckReport:
     """Run the conformance check of the bot started by ``argv`` (see the module docstring).
+
+    ``settle`` and ``probes_per_game`` tune the probes for unasked frames (0: none).
+    While it runs, this process is a child subreaper (see referee.leftovers).
 
     Raises BotStartError if the program cannot be started at all (not found, not
     executable): the user's command is at fault, as for ``durak-ref match``; and
@@ -614,7 +926,7 @@ async def check_bot(argv: Sequence[str], *, games_per_config: int = 40, move_tim
     tc = TimeControl.parse(None, move_time, startup_time)  # raises TimeControlError
     assert tc.move is not None
     checker = _Checker(argv, games_per_config, tc.move, tc.startup, grace, seed, configs,
-                       on_progress)
+                       on_progress, settle, probes_per_game)
     return await checker.run()
 
 

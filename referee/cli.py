@@ -709,7 +709,10 @@ def check_bot_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
 ) -> None:
     """Check a bot before a tournament: handshake, every decision type under several rule
-    sets against the built-in bots, decision latency, clean exit after bye.
+    sets against the built-in bots, decision latency, clean exit after bye; and that it
+    never answers a request twice or before it is asked, and leaves no process behind
+    (a forked child or a setsid daemon still running after it exited is named, then
+    killed).
 
     Every failure is shown with what was sent, what came back and what the protocol
     requires. Exit code 0 when every check passes (warnings allowed), 1 when a check

@@ -88,6 +88,8 @@ async def test_a_conforming_bot_passes_every_check(bot: str) -> None:
         stats = report.coverage[t]
         assert stats.offered >= stats.answered >= 1
     assert s["latency"] == "pass" and s["exit after bye"] == "pass"
+    for name in ("one answer per request", "no answer before request", "no processes left"):
+        assert s[name] == "pass"
     lat = report.latency
     assert lat["decisions"] == sum(c.decisions for c in report.configs)
     assert 0 < lat["median_ms"] <= lat["worst_ms"] < 5000
@@ -176,7 +178,9 @@ async def test_a_bot_that_never_answers_the_handshake_fails_it(tmp_path: Path) -
     assert time.monotonic() - started < 5.0  # one start-up limit, not one per rule set
     assert not report.ok
     assert statuses(report) == {"handshake": "fail", "decision types": "skip",
-                                "latency": "skip", "exit after bye": "skip"}
+                                "latency": "skip", "exit after bye": "skip",
+                                "one answer per request": "skip",
+                                "no answer before request": "skip", "no processes left": "pass"}
     (f,) = report.failures
     assert f.kind == "timeout" and "the handshake within 1.000 s" in f.message
     assert f.sent == {"message": "hello", "protocol": 1, "versions": [1]}
