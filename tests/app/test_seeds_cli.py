@@ -169,3 +169,14 @@ def test_ladder_run_seed_is_secret_logged_stored_and_printed(tmp_path: Path) -> 
     assert sorted(g["seed"] for _, g in games) == ["ladder:0", "ladder:0", "ladder:2", "ladder:2",
                                                    "ladder:4", "ladder:4"]
     assert all(g["deck"] == keyed(seed, g) for seed, g in games)
+
+
+def test_the_reproducing_command_replaces_any_seed_and_quotes_for_the_shell() -> None:
+    from referee.seeds import new_seed, reproduce_command
+
+    assert SECRET.fullmatch(new_seed()) and new_seed() != new_seed()
+    assert reproduce_command(["match", "builtin:random", "python3 my bot.py", "--seed", "7",
+                              "-n", "3"], "abc") == (
+        "durak-ref match builtin:random 'python3 my bot.py' -n 3 --seed abc")
+    assert reproduce_command(["sprt", "a", "b", "--seed=7"], "x'y") == \
+        "durak-ref sprt a b --seed 'x'\"'\"'y'"
