@@ -19,6 +19,7 @@ played by referee worker processes (as in tournaments), one pair at a time each.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ from typing import Any
 import trio
 
 from .match import GameRecord, MatchConfig
+from .rules.deal import deal_id
 from .sprt import Sprt
 from .tournament import BotEntry, PlayerPool, ScheduledGame, TournamentSettings, with_pool
 
@@ -43,7 +45,7 @@ class SprtRun:
         return out
 
 
-def settings_for(bots: list[BotEntry], config: MatchConfig, players: int, seed: int) -> TournamentSettings:
+def settings_for(bots: list[BotEntry], config: MatchConfig, players: int, seed: str) -> TournamentSettings:
     """Tournament settings that rebuild ``config`` (rules and clock) in a worker process."""
     from .rules.options import OPTIONS
 
@@ -58,22 +60,25 @@ def settings_for(bots: list[BotEntry], config: MatchConfig, players: int, seed: 
 
 
 async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: MatchConfig, *,
-                   sprt: Sprt, max_pairs: int, concurrency: int = 1, seed: int = 1,
+                   sprt: Sprt, max_pairs: int, concurrency: int = 1, seed: str | None = None,
                    on_pair: Callable[[SprtRun], None] | None = None) -> SprtRun:
     """Play pairs until the SPRT decides or ``max_pairs`` pairs are done. With
     ``concurrency`` > 1 the pairs are played by that many referee worker processes (see
-    referee/worker.py), one pair at a time each."""
+    referee/worker.py), one pair at a time each. Pair ``d`` is deal id ``sprt:<d>``,
+    keyed by ``seed`` (default ``config.seed``: secret unless given)."""
     from .worker import WorkerClient
 
     n = 1 + len(opponents) if opponents else 2
     config.rules.check_table(n)
+    seed = config.seed if seed is None else seed
     settings = settings_for([a, b, *opponents], config, n, seed)
+    config = dataclasses.replace(config, seed=seed)  # as the workers' config (settings)
     run = SprtRun(sprt, forfeits={})
     deals = iter(range(max_pairs))
     PlayOne = Callable[[ScheduledGame], Awaitable[GameRecord]]
 
     async def play_pair(play_one: PlayOne, deal: int) -> tuple[float, float]:
-        seed_text = f"S{seed}:d{deal}"
+        seed_text = deal_id("sprt", deal)
         if not opponents:
             tables = [[a.name, b.name], [b.name, a.name]]
             watch = [1, 0]  # B's seat in each game

@@ -256,7 +256,7 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
                     [py, str(_examples() / "python" / "random_bot.py"), "1"]]
     specs = [BotSpec("command", f"bot{i}", tuple(argv), " ".join(argv), named=True)
              for i, argv in enumerate(bots)]
-    config = MatchConfig(rules=make_rules(), games=games, seed=1)
+    config = MatchConfig(rules=make_rules(), games=games, seed="1")
     starts: list[int] = []
 
     async def main() -> Any:
@@ -315,7 +315,7 @@ def bench_tournament(games: int = 20, concurrency_levels: tuple[int, ...] = (1, 
     runs = {}
     with tempfile.TemporaryDirectory() as tmp:
         for level in concurrency_levels:
-            settings = TournamentSettings(bots, games=games, concurrency=level, seed=7)
+            settings = TournamentSettings(bots, games=games, concurrency=level, seed="7")
             with open_store(Path(tmp) / f"c{level}.sqlite") as store:
                 with store.transaction():
                     for b in bots:

@@ -70,6 +70,7 @@ from .match import MatchConfig, play_game
 from .players import BotFailure, BotSpec, BotStartError, Player, parse_bot_spec, unique_names
 from .rules import Game
 from .rules.actions import MalformedAction, action_from_wire, action_str
+from .rules.deal import deal_deck, deal_id
 from .rules.match import first_dealer
 from .rules.options import make_rules
 from .runner import SeatOptions, make_players
@@ -506,7 +507,7 @@ class _Checker:
     async def run_rule_set(self, rs: RuleSet, nursery: trio.Nursery) -> None:
         rules = rs.rules()
         rules.check_table(rs.players)
-        config = MatchConfig(rules=rules, games=self.budget, seed=self.seed,
+        config = MatchConfig(rules=rules, games=self.budget, seed=str(self.seed),
                              tc=TimeControl(move=self.move_time, startup=self.startup_time),
                              illegal_retries=0, max_restarts=0)
         run = ConfigRun(rs.key, rs.title, rules.describe(), rs.players)
@@ -576,12 +577,13 @@ class _Checker:
         rules = config.rules
         local = {t: TypeStats() for t in DECISION_TYPES}
         for index in range(self.budget):
-            seed = f"{self.seed}:{rs.key}:{index}"
+            seed = deal_id(f"check-bot:{rs.key}", index)  # keyed by config.seed (--seed)
             dealer = (first_dealer(n) + index) % n
             seat = index % n
             if rules.trump_exchange:
                 # Sit the bot where the exchange is offered, if it is offered this deal.
-                peek = Game.new(rules, n, seed=seed, dealer=dealer)
+                peek = Game.new(rules, n, deck=deal_deck(config.seed, seed, rules.deck),
+                                dealer=dealer)
                 if peek.observe(0)["phase"] == "exchange" and peek.current_seat is not None:
                     seat = peek.current_seat
             # Seats rotate; opponents alternate so the first two games meet both built-ins.

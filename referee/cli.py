@@ -42,6 +42,9 @@ _SET_HELP = ("Override one table rule, as name=value; repeatable. Options: "
              + ", ".join(f"{o.name} ({o.allowed})" for o in OPTIONS)
              + ". See `durak-ref rules`.")
 _RULES_HELP = f"Rules preset: {', '.join(PRESETS)}."
+_SEED_HELP = ("The seed that keys every deal (1 to 128 visible characters): give the one "
+              "printed at the end of a run to deal the same decks again. Default: a secret "
+              "random seed, printed (with the command that reproduces the run) when it ends.")
 _BOTS_HELP = ("Bots, one per seat (2 to 6): builtin:NAME (" + ", ".join(BUILTINS)
               + "), or a command line such as \"python3 examples/python/greedy_bot.py\", "
               "optionally named: alice=\"./mybot --fast\".")
@@ -71,11 +74,36 @@ def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2) + "\n")
 
 
+def _seed(value: str | None) -> str:
+    """The run's seed: the user's --seed, checked (exit 2 if unusable), or a secret one."""
+    from .seeds import SeedError, seed_or_new
+    try:
+        return seed_or_new(value)
+    except SeedError as exc:
+        fail(f"--seed: {exc}")
+
+
+def _reproduce(seed: str, resumed: str | None = None) -> dict[str, str | None]:
+    """The ``seed`` and ``reproduce`` entries of a run's --json result: the command line
+    that deals the same decks again (None for tournament ``resumed``: its first run's
+    command with ``--seed SEED`` does)."""
+    from .seeds import reproduce_command
+    return {"seed": seed,
+            "reproduce": None if resumed else reproduce_command(sys.argv[1:], seed)}
+
+
+def _print_seed(seed: str, resumed: str | None = None) -> None:
+    """The last lines of a run's text output: its seed and how to play the same deals."""
+    again = (_reproduce(seed)["reproduce"] if resumed is None else
+             f"the command that started tournament {resumed}, with --seed {seed}")
+    out.print(f"seed: {seed}\nsame deals again: {again}", markup=False, highlight=False)
+
+
 @app.command()
 def match(
     bots: Annotated[list[str], typer.Argument(help=_BOTS_HELP, show_default=False)],
     games: Annotated[int, typer.Option("--games", "-n", min=1, help="Games to play.")] = 10,
-    seed: Annotated[int, typer.Option(help="Match seed; game i is dealt from seed 'SEED:i'.")] = 1,
+    seed: Annotated[str | None, typer.Option(help=_SEED_HELP, show_default=False)] = None,
     rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
     set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
     tc: Annotated[str | None, typer.Option(
@@ -123,7 +151,7 @@ def match(
         specs = [parse_bot_spec(b) for b in bots]
         table_rules.check_table(len(specs))
         config = MatchConfig(
-            rules=table_rules, games=games, seed=seed,
+            rules=table_rules, games=games, seed=_seed(seed),
             tc=TimeControl.parse(tc, move_time, startup_time),
             illegal_retries=parse_on_illegal(on_illegal), max_restarts=max_restarts,
             until_durak=until_durak, duplicate=duplicate)
@@ -155,10 +183,11 @@ def match(
             fail(str(exc))
     summary = result.summary()
     if as_json:
-        emit_json(summary)
+        emit_json(dict(summary, **_reproduce(config.seed)))
     else:
         from .report import print_match
         print_match(summary, out)
+        _print_seed(config.seed)
     if result.interrupted:
         err.print("durak-ref: interrupted; the log holds every finished game")
         raise typer.Exit(130)
@@ -381,7 +410,8 @@ def tournament(
     fresh_bots: Annotated[bool, typer.Option(
         "--fresh-bots", help="Restart program bots before every game, so no bot can remember "
         "a deal it saw in another seat rotation (slower: one start-up per game).")] = False,
-    seed: Annotated[int | None, typer.Option(help="Tournament seed: fixes the whole schedule and every deal.")] = None,
+    seed: Annotated[str | None, typer.Option(help=_SEED_HELP + " A config file's seed counts as given; "
+                                             "--resume keeps the stored seed.", show_default=False)] = None,
     rules: Annotated[str | None, typer.Option("--rules", help=_RULES_HELP)] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
     tc: Annotated[str | None, typer.Option("--tc", help="Game clock BASE+INC in seconds.")] = None,
@@ -430,7 +460,8 @@ def tournament(
                 settings = settings_from_options(
                     config, bot or [], set_ or [],
                     {"format": format_, "players": players, "games": games,
-                     "concurrency": concurrency, "seed": seed, "preset": rules, "tc": tc,
+                     "concurrency": concurrency, "seed": None if seed is None else _seed(seed),
+                     "preset": rules, "tc": tc,
                      "move_time": move_time, "on_illegal": on_illegal,
                      "duplicate": False if no_duplicate else None,
                      "fresh_bots": True if fresh_bots else None})
@@ -455,12 +486,13 @@ def tournament(
                 fail(str(exc))
         data = standings(store, tid)
     if as_json:
-        emit_json(data)
+        emit_json(dict(data, **_reproduce(settings.seed, resume)))
         return
     from .report import standings_table
     out.print(standings_table(data))
     if data["rating_error"]:
         err.print(f"durak-ref: ratings not computed: {data['rating_error']}", markup=False)
+    _print_seed(settings.seed, resume)
 
 
 @app.command()
@@ -477,7 +509,7 @@ def sprt(
         "them) instead of head to head.",
         show_default=False)] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Pairs played at once.")] = 1,
-    seed: Annotated[int, typer.Option(help="Seed of the deals.")] = 1,
+    seed: Annotated[str | None, typer.Option(help=_SEED_HELP, show_default=False)] = None,
     rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
     set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
     move_time: Annotated[float | None, typer.Option(help=_MOVE_TIME_HELP)] = None,
@@ -498,7 +530,7 @@ def sprt(
         table_rules.check_table(len(specs) - 1 if opponent else 2)
         if any(x.kind == "tcp" for x in specs):
             raise BotSpecError("sprt starts its bots itself: give command lines or builtin:NAME, not tcp:NAME")
-        config = MatchConfig(rules=table_rules, tc=TimeControl.parse(None, move_time))
+        config = MatchConfig(rules=table_rules, tc=TimeControl.parse(None, move_time), seed=_seed(seed))
         test = Sprt(elo0, elo1, alpha, beta)
     except (RulesError, BotSpecError, TimeControlError, ValueError) as exc:
         fail(str(exc))
@@ -516,7 +548,7 @@ def sprt(
 
     try:
         run = run_sprt_sync(entries[0], entries[1], entries[2:], config, sprt=test,
-                            max_pairs=max_pairs, concurrency=concurrency, seed=seed, on_pair=show)
+                            max_pairs=max_pairs, concurrency=concurrency, on_pair=show)
     except BotStartError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
@@ -524,7 +556,7 @@ def sprt(
         raise typer.Exit(130) from None
     status = run.status()
     if as_json:
-        emit_json(status)
+        emit_json(dict(status, **_reproduce(config.seed)))
     else:
         if sys.stderr.isatty():
             err.print()
@@ -537,6 +569,7 @@ def sprt(
                   f"in [{status['lower']:.2f}, {status['upper']:.2f}]{elo}", markup=False, highlight=False)
         out.print(f"pentanomial counts (B's pair score 0, 0.5, 1, 1.5, 2): {status['counts']}",
                   markup=False, highlight=False)
+        _print_seed(config.seed)
     raise typer.Exit(0 if status["state"] == "accept_h1" else 1)
 
 
@@ -616,7 +649,8 @@ def ladder_run(
     rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
     set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
     move_time: Annotated[float | None, typer.Option(help=_MOVE_TIME_HELP)] = None,
-    seed: Annotated[int, typer.Option(help="Seed for the first deal's pairing.")] = 1,
+    seed: Annotated[str | None, typer.Option(help=_SEED_HELP + " It also breaks pairing ties.",
+                                             show_default=False)] = None,
     db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
     log_dir: Annotated[Path, typer.Option(help="Where game logs go.")] = Path("logs"),
     as_json: Annotated[bool, typer.Option("--json", help="Print games played and the ladder as JSON.")] = False,
@@ -627,7 +661,7 @@ def ladder_run(
     from .tournament import TournamentError
 
     try:
-        config = MatchConfig(rules=make_rules(rules, set_ or []), seed=seed,
+        config = MatchConfig(rules=make_rules(rules, set_ or []), seed=_seed(seed),
                              tc=TimeControl.parse(None, move_time))
     except (RulesError, TimeControlError) as exc:
         fail(str(exc))
@@ -642,10 +676,11 @@ def ladder_run(
                 err.print("durak-ref: interrupted; every finished game and rating is stored")
                 raise typer.Exit(130) from None
         if as_json:
-            emit_json({"played": played, "ladder": _ladder_rows(store)})
+            emit_json({"played": played, "ladder": _ladder_rows(store), **_reproduce(config.seed)})
             return
         out.print(f"{played} ladder games played", markup=False)
         _print_ladder(store)
+        _print_seed(config.seed)
 
 
 def _ladder_rows(store: Any) -> list[dict[str, Any]]:

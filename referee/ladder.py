@@ -2,7 +2,9 @@
 
 ``ladder run`` plays games between the ladder's bots: each pairing takes the bot with
 the fewest ladder games and gives it the opponent closest in rating (ties broken by
-the seed), and each pairing plays both seat rotations of one deal. After every game the
+the run's seed), and each pairing plays both seat rotations of one deal: deal id
+``ladder:<index of its first game>``, keyed by the run's seed (secret unless given; kept
+in the log header and in the ladder's ``runs`` setting of the store). After every game the
 incremental update R_j += K (p_j - w_j) (``referee.ratings.ladder_update``) is written
 in the same transaction as the game, so the ratings and the games never disagree.
 Ladder games are stored under the tournament id ``ladder``.
@@ -20,6 +22,7 @@ import trio
 
 from .match import GameRecord, MatchConfig
 from .matchlog import FORMAT, MatchLogWriter, fresh_log_path, timestamp, utc_now
+from .rules.deal import DEAL_TEXT, deal_id
 from .ratings import DEFAULT_K, DEFAULT_START, RatedGame, ladder_update
 from .store import GameRow, Store, StoreError
 from .tournament import (
@@ -116,7 +119,12 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
     entries = [BotEntry(name, cmd) for name, cmd in sorted(bots.items())]
     pool_settings = TournamentSettings(entries, seed=config.seed)
     next_index = next_ladder_index(store)
-    rng = random.Random(f"ladder:{next_index}")
+    first = max(store.finished_indices(LADDER_ID), default=-1) + 1
+    # The run's seed, for reproducing its deals: with the games, out of the bots' reach.
+    settings["runs"] = [*settings.get("runs", []), {"first_game": first, "seed": config.seed,
+                                                    "started": utc_now()}]
+    store.set_settings(LADDER_ID, settings)
+    rng = random.Random(f"{config.seed}:pairing")  # ties; string seeding hashes the seed
     busy: set[str] = set()
     played = 0
     reserved = 0  # games handed to a worker (played or in flight)
@@ -127,11 +135,16 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
         writer.write({"type": "header", "format": FORMAT, "ladder": True, "started": utc_now(),
                       "preset": config.rules.preset, "rules": config.rules.as_dict(),
                       "bots": [{"name": e.name, "command": e.command} for e in entries],
-                      "time_control": config.tc.as_dict()})
+                      "time_control": config.tc.as_dict(), "seed": config.seed,
+                      "deal": DEAL_TEXT})
 
-    async def play_one(pool: PlayerPool, table: list[str], deal_seed: str, rotation: int) -> None:
+    async def play_one(pool: PlayerPool, table: list[str], deal_seed: str | None,
+                       rotation: int) -> str:
+        """Play and store one game of deal ``deal_seed`` (None: a new deal); its deal id."""
         nonlocal played
         index = next(next_index)
+        if deal_seed is None:
+            deal_seed = deal_id("ladder", index)
         record, started = await pool.play(ScheduledGame(index, 0, rotation, tuple(table), deal_seed))
         if writer is not None:
             writer.write(record.as_dict())
@@ -140,6 +153,7 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
         played += 1
         if on_game is not None:
             on_game(record)
+        return deal_seed
 
     async def worker(pool: PlayerPool) -> None:
         nonlocal reserved
@@ -151,12 +165,12 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
                 continue
             busy.update(pair)
             try:
-                deal_seed = f"L{rng.getrandbits(48):x}"
+                deal_seed = None  # the deal is named after its first game
                 for rotation, table in enumerate((list(pair), list(pair[::-1]))):
                     if reserved >= games:
                         break
                     reserved += 1
-                    await play_one(pool, table, deal_seed, rotation)
+                    deal_seed = await play_one(pool, table, deal_seed, rotation)
             finally:
                 busy.difference_update(pair)
 

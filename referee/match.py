@@ -28,7 +28,9 @@ from .players import BotFailure, Player
 from .rules import Game, Rules
 from .rules.actions import MalformedAction, action_from_wire, action_str, action_to_wire
 from .rules.cards import card_str
-from .rules.match import first_dealer, game_seed, next_dealer
+from .rules.deal import check_seed, deal_deck, deal_id
+from .rules.match import first_dealer, next_dealer
+from .seeds import new_seed
 
 #: Terminations where a seat forfeited (it is the durak).
 FORFEITS = ("timeout", "crash", "protocol", "illegal", "disconnect")
@@ -50,16 +52,21 @@ def parse_on_illegal(text: str) -> int:
 
 @dataclass(frozen=True)
 class MatchConfig:
-    """How a match is played (everything but the bots)."""
+    """How a match is played (everything but the bots). ``seed`` keys every deck
+    (``rules.deal``); it defaults to a fresh secret one."""
 
     rules: Rules
     games: int = 10
-    seed: int = 1
+    seed: str = field(default_factory=new_seed)
     tc: TimeControl = field(default_factory=TimeControl)
     illegal_retries: int = 0
     max_restarts: int = 3
     until_durak: int | None = None
     duplicate: bool = False  #: each deal once per seat rotation (see play_match)
+
+    def __post_init__(self) -> None:
+        # An int seed (tests, tools) keys the deals as its decimal text.
+        object.__setattr__(self, "seed", check_seed(self.seed))
 
 
 @dataclass
@@ -72,7 +79,9 @@ class Decision:
 
 @dataclass
 class GameRecord:
-    """Everything needed to replay and verify one game."""
+    """Everything needed to replay and verify one game. ``seed`` is the public deal id
+    (``"match:3"``): the deck was derived from it and the run's secret seed, and is
+    recorded in ``deck``, so a replay needs neither."""
 
     index: int
     seed: str
@@ -259,12 +268,16 @@ def forfeit_reason(name: str, kind: str, detail: str | None = None) -> str:
 
 async def play_game(players: Sequence[Player], config: MatchConfig, *, index: int, seed: str,
                     dealer: int) -> GameRecord:
-    """Play one game; return its record. Bot failures become forfeits in the record."""
+    """Play one game; return its record. Bot failures become forfeits in the record.
+
+    ``seed`` is the deal id (``rules.deal.deal_id``): the deck is
+    ``deal_deck(config.seed, seed, deck size)``, the same for every game given that id."""
     started = trio.current_time()
     rules = config.rules
     n = len(players)
     table = _Table(players, config, index)
-    game = Game.new(rules, n, seed=seed, dealer=dealer, record_events=any(table.wants))
+    game = Game.new(rules, n, deck=deal_deck(config.seed, seed, rules.deck), dealer=dealer,
+                    record_events=any(table.wants))
     names = [p.name for p in players]
     decisions: list[Decision] = []
     forfeit = None
@@ -420,10 +433,10 @@ async def play_match(players: Sequence[Player], config: MatchConfig, *,
     have it filled in as the match goes (it survives a Ctrl-C).
 
     Normal mode: the bots keep their seats; game 1 is dealt by the last seat, the durak
-    deals the next game, after a draw the dealer stays; game i is dealt from "SEED:i".
+    deals the next game, after a draw the dealer stays; game i is deal ``match:i``.
     Duplicate mode: each deal is played once per seat rotation (n players: n games on
     the same deck, every bot taking every seat of it), always dealt by the last seat so
-    the deals are identical; deal d is dealt from "SEED:d".
+    the deals are identical; deal d is ``match:d``. Decks: ``play_game``.
     """
     n = len(players)
     config.rules.check_table(n)
@@ -435,9 +448,9 @@ async def play_match(players: Sequence[Player], config: MatchConfig, *,
         if config.duplicate:
             deal, rotation = divmod(index, n)
             table = list(players[rotation:]) + list(players[:rotation])
-            seed = game_seed(config.seed, deal)
+            seed = deal_id("match", deal)
         else:
-            table, seed = list(players), game_seed(config.seed, index)
+            table, seed = list(players), deal_id("match", index)
         for p in table:
             await p.prepare_game(config.max_restarts)
         record = await play_game(table, config, index=index, seed=seed, dealer=dealer)

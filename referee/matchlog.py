@@ -94,9 +94,10 @@ def timestamp() -> str:
     return _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
 
 
-def new_log_path(log_dir: Path, seed: int) -> Path:
-    """A fresh match log name: ``match-20261130-021500-s1.jsonl`` (suffixed if taken)."""
-    return fresh_log_path(log_dir, f"match-{timestamp()}-s{seed}")
+def new_log_path(log_dir: Path) -> Path:
+    """A fresh match log name: ``match-20261130-021500.jsonl`` (suffixed if taken). The
+    seed is not in the name: it is secret while the match runs."""
+    return fresh_log_path(log_dir, f"match-{timestamp()}")
 
 
 class MatchLogWriter:

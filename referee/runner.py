@@ -19,6 +19,7 @@ from protocol.messages import PROTOCOL_VERSION
 from . import __version__
 from .match import GameRecord, MatchConfig, MatchResult, BotStats, play_match
 from .matchlog import FORMAT, MatchLogWriter, new_log_path, safe_name, utc_now
+from .rules.deal import DEAL_TEXT
 from .tcp import ListenError
 from .players import BotFailure, BotSpec, BotStartError, BuiltinPlayer, Player, unique_names
 
@@ -112,7 +113,7 @@ def log_header(players: Sequence[Player], config: MatchConfig) -> dict[str, Any]
         "time_control": config.tc.as_dict(), "seed": config.seed, "games": config.games,
         "until_durak": config.until_durak, "illegal_retries": config.illegal_retries,
         "duplicate": config.duplicate,
-        "deal": "game i is dealt from seed 'SEED:i'; the deck order is recorded per game",
+        "deal": DEAL_TEXT,
     }
 
 
@@ -130,7 +131,7 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
     the log holding every finished game.
     """
     config.rules.check_table(len(specs))
-    log_path = new_log_path(log_dir, config.seed) if log_dir is not None else None
+    log_path = new_log_path(log_dir) if log_dir is not None else None
     players = make_players(specs, config, options=options,
                            stderr_stem=log_path.with_suffix("") if log_path else None)
     writer = MatchLogWriter(log_path) if log_path else None

@@ -267,6 +267,12 @@ class Store:
             raise StoreError(f"{self.path}: tournament {tid}'s settings are corrupt ({exc})") from None
         return row[0], settings, row[2]
 
+    def set_settings(self, tid: str, settings: dict[str, Any]) -> None:
+        """Replace tournament ``tid``'s settings (the ladder adds each run's seed)."""
+        with self.transaction():
+            self.db.execute("UPDATE tournaments SET settings = ? WHERE id = ?",
+                            (json.dumps(settings), tid))
+
     def tournaments(self) -> list[tuple[str, str, str, str]]:
         return list(self.db.execute(
             "SELECT id, created, kind, status FROM tournaments ORDER BY created"))

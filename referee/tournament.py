@@ -4,8 +4,9 @@ How it works. ``schedule(settings)`` lists every game of the tournament from the
 settings alone (same settings, same list): the tables (round robin, gauntlet, or every
 combination of ``players`` bots), and for each table its deals. With duplicate deals
 each deal is played once per seat rotation (two players: the same deck with the seats
-swapped), so the luck of the deal cancels out in pairs. Game ``i`` of the schedule is
-dealt from the seed ``T<seed>:d<deal>``; dealer seat n-1 every game.
+swapped), so the luck of the deal cancels out in pairs. Every game of deal ``d`` gets
+the deck keyed by the tournament's seed (secret unless given) and the deal id
+``tournament:<d>`` (``rules.deal``); dealer seat n-1 every game.
 
 With ``--concurrency 1`` the games are played in this process, one at a time, by bot
 processes from a pool per bot, started on demand and reused across games. With K > 1,
@@ -38,7 +39,9 @@ from .matchlog import FORMAT, MatchLogWriter, fresh_log_path, safe_name, utc_now
 from .players import (
     BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player, parse_bot_spec,
 )
+from .rules.deal import DEAL_TEXT, SeedError, check_seed, deal_id
 from .rules.options import RulesError, make_rules
+from .seeds import new_seed
 from .store import GameRow, SeatRow, Store
 
 FORMATS = ("round-robin", "gauntlet")
@@ -70,7 +73,7 @@ class TournamentSettings:
     players: int = 2
     games: int = 10
     duplicate: bool = True
-    seed: int = 1
+    seed: str = field(default_factory=new_seed)  #: keys every deal; secret unless given
     preset: str = "classic"
     rules: dict[str, str] = field(default_factory=dict)
     tc: str | None = None
@@ -80,6 +83,10 @@ class TournamentSettings:
     max_restarts: int = 3
     concurrency: int = 1
     fresh_bots: bool = False  #: restart program bots before every game (no memory of deals)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.seed, int) and not isinstance(self.seed, bool):
+            self.seed = str(self.seed)  # an int seed keys the deals as its decimal text
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -108,6 +115,10 @@ class TournamentSettings:
         if self.games < 1 or self.concurrency < 1:
             raise TournamentError("--games and --concurrency must be at least 1")
         try:
+            check_seed(self.seed)
+        except SeedError as exc:
+            raise TournamentError(f"--seed: {exc}") from None
+        try:
             for b in self.bots:
                 if b.spec().kind == "tcp":
                     raise TournamentError(
@@ -128,13 +139,13 @@ _CONFIG_KEYS = {"bots", "format", "players", "games", "duplicate", "seed", "rule
 
 
 _CONFIG_TYPES: dict[str, type | tuple[type, ...]] = {
-    "bots": list, "format": str, "players": int, "games": int, "duplicate": bool, "seed": int,
+    "bots": list, "format": str, "players": int, "games": int, "duplicate": bool, "seed": (int, str),
     "rules": dict, "preset": str, "time_control": dict, "concurrency": int, "on_illegal": str,
     "max_restarts": int, "fresh_bots": bool}
 _TC_TYPES: dict[str, type | tuple[type, ...]] = {
     "tc": str, "move_time": (int, float), "startup_time": (int, float)}
 _TYPE_NAMES = {list: "an array", str: "a string", int: "an integer", bool: "true or false",
-               dict: "a table", (int, float): "a number"}
+               dict: "a table", (int, float): "a number", (int, str): "a string or an integer"}
 
 
 def _check_type(path: Path, key: str, value: Any, kind: type | tuple[type, ...]) -> None:
@@ -153,6 +164,7 @@ def load_config(path: Path) -> dict[str, Any]:
         format = "round-robin"      # or "gauntlet"
         players = 2
         games = 20
+        seed = "a1b2"               # optional: without it the deals are secret
         [rules]
         preset = "perevodnoy"
         trump_exchange = "on"
@@ -231,6 +243,12 @@ def settings_from_options(config: Path | None, bots: list[str], sets: list[str],
                                   f"--bot alice=\"python3 alice.py\"")
         values["bots"].append(BotEntry(name.strip(), command.strip()))
     values.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        # An explicit seed (a file's integer included) is text; none: a secret one.
+        values["seed"] = check_seed(values["seed"]) if "seed" in values else new_seed()
+    except SeedError as exc:
+        where = "--seed" if overrides.get("seed") is not None or config is None else str(config)
+        raise TournamentError(f"{where}: {exc}") from None
     if sets:
         rules = dict(values.get("rules", {}))
         for item in sets:
@@ -259,8 +277,8 @@ def register_tournament(store: Store, settings: TournamentSettings) -> str:
 
 @dataclass(frozen=True)
 class ScheduledGame:
-    """One game of the schedule: the bots in seat order, and the deal's seed (shared by
-    the rotations of one deal)."""
+    """One game of the schedule: the bots in seat order, and the deal's id (``seed``,
+    shared by the rotations of one deal; the deck is keyed by it and the run's seed)."""
 
     index: int
     deal: int
@@ -295,7 +313,7 @@ def schedule(settings: TournamentSettings) -> list[ScheduledGame]:
                 table, rotation, d = games[step]
                 deal = deal_ids.setdefault((t, d), len(deal_ids))
                 out.append(ScheduledGame(len(out), deal, rotation, tuple(table),
-                                         f"T{settings.seed}:d{deal}"))
+                                         deal_id("tournament", deal)))
     return out
 
 
@@ -461,7 +479,7 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
                       "preset": config.rules.preset, "rules": config.rules.as_dict(),
                       "bots": [asdict(b) for b in settings.bots], "settings": settings.as_dict(),
                       "time_control": config.tc.as_dict(), "seed": settings.seed,
-                      "deal": "game i is dealt from seed 'T<seed>:d<deal>'; deck order recorded"})
+                      "deal": DEAL_TEXT})
     line = [1]
     queue_send, queue_recv = trio.open_memory_channel[ScheduledGame](len(todo))
     for g in todo:

@@ -1,4 +1,4 @@
-"""Match-level rules: who deals the next game, and game seeds.
+"""Match-level rules: who deals the next game (deck orders: ``rules.deal``).
 
 Game 1 of a match is dealt by the last seat (so dealing starts at seat 0); every later
 game is dealt by the previous game's durak; after a draw the dealer stays.
@@ -16,8 +16,3 @@ def next_dealer(dealer: int, durak: int | None) -> int:
     (None for a draw)."""
     return dealer if durak is None else durak
 
-
-def game_seed(match_seed: int, game_index: int) -> str:
-    """The deck seed of game ``game_index`` (0-based) of a match: a recorded string, so
-    any deal can be replayed from the log alone."""
-    return f"{match_seed}:{game_index}"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from referee.rules import Game, make_rules
+from referee.rules import Game, card_str, make_rules
+from referee.rules.deal import deal_deck
 from referee.rules.docs import END_MARKER, START_MARKER, options_markdown
 from referee.rules.options import OPTIONS, PRESETS
 
@@ -40,13 +41,13 @@ def test_options_markdown_lists_every_option_and_preset():
 
 
 def test_worked_deal_example_in_docs():
-    """The example in 'Seats, dealer and the deal' (match seed 1, game 0, two players)."""
+    """The example in 'Seats, dealer and the deal' (--seed 1, game 0, two players)."""
     text = RULES_MD.read_text(encoding="utf-8")
-    assert "`KS 8D QC TS JC 7S KD 9S 6C 6S KC QS 6H QD 8H ...`" in text
-    g = Game.new(make_rules(), 2, seed="1:0")
+    assert "`9H 6S JS TH 7C TS KH AC KD 7H AD QS 6H QH 8H ...`" in text
+    g = Game.new(make_rules(), 2, deck=deal_deck("1", "match:0", 36), dealer=1)
     assert g.dealer == 1
-    assert set(g.observe(0)["hand"]) == set("KS QC JC KD 6C KC".split())
-    assert set(g.observe(1)["hand"]) == set("8D TS 7S 9S 6S QS".split())
+    assert set(g.observe(0)["hand"]) == set("9H JS 7C KH KD AD".split())
+    assert set(g.observe(1)["hand"]) == set("6S TH TS AC 7H QS".split())
     assert g.observe(0)["trump"] == "6H"
-    assert g.attacker == 0
-    assert g.talon[-1] == g.deck[13]  # the first card drawn is deck[6n+1]: QD
+    assert g.attacker == 1  # 7H, the lowest trump
+    assert card_str(g.talon[-1]) == "QH" and g.talon[-1] == g.deck[13]  # drawn first: deck[6n+1]

@@ -3,7 +3,8 @@
 import random
 
 from referee.rules import Game, make_rules, next_dealer
-from referee.rules.match import first_dealer, game_seed
+from referee.rules.deal import deal_deck, deal_id
+from referee.rules.match import first_dealer
 
 
 def test_game_one_is_dealt_by_the_last_seat():
@@ -19,20 +20,20 @@ def test_after_a_draw_the_dealer_stays():
     assert next_dealer(dealer=2, durak=None) == 2
 
 
-def test_game_seeds_are_recorded_strings_distinct_per_game():
-    seeds = [game_seed(42, i) for i in range(5)]
-    assert seeds == ["42:0", "42:1", "42:2", "42:3", "42:4"]
-    assert game_seed(43, 0) != game_seed(42, 0)
-    decks = [Game.new(make_rules(), 2, seed=s).deck for s in seeds]
+def test_game_decks_are_keyed_by_the_match_seed_and_distinct_per_game():
+    ids = [deal_id("match", i) for i in range(5)]
+    assert ids == ["match:0", "match:1", "match:2", "match:3", "match:4"]
+    decks = [deal_deck("42", i, 36) for i in ids]
     assert len({tuple(d) for d in decks}) == 5
-    assert Game.new(make_rules(), 2, seed=game_seed(42, 1)).deck == decks[1]
+    assert deal_deck("43", ids[0], 36) != decks[0]
+    assert Game.new(make_rules(), 2, deck=deal_deck("42", "match:1", 36)).deck == decks[1]
 
 
 def test_a_match_chain_of_games():
     rules = make_rules()
     dealer = first_dealer(3)
     for i in range(6):
-        g = Game.new(rules, 3, seed=game_seed(7, i), dealer=dealer)
+        g = Game.new(rules, 3, deck=deal_deck("7", deal_id("match", i), 36), dealer=dealer)
         assert g.dealer == dealer
         rng = random.Random(i)
         while not g.is_over:

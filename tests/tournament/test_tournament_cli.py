@@ -70,7 +70,7 @@ def test_valid_toml_config_runs(tmp_path: Path) -> None:
         _, saved, status = store.tournament(data["tournament"])
         assert status == "finished"
         s = TournamentSettings.from_dict(saved)
-        assert (s.format, s.games, s.seed, s.preset, s.move_time) == ("gauntlet", 2, 4, "perevodnoy", 5.0)
+        assert (s.format, s.games, s.seed, s.preset, s.move_time) == ("gauntlet", 2, "4", "perevodnoy", 5.0)
         assert s.rules == {"trump_exchange": "true"}
         assert s.bots[2].cwd and s.bots[2].env == {"DURAK_SEED": "7"}
         rows = store.games(data["tournament"])
@@ -158,8 +158,8 @@ def test_standings_table_and_json(tmp_path: Path) -> None:
     proc = cli("tournament", "--resume", tid, "--db", db, "--json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert data == expected
-    assert set(data) == {"tournament", "games", "table", "rating_error", "los"}
+    assert data == dict(expected, seed=data["seed"], reproduce=None)  # resumed: no command
+    assert set(data) == {"tournament", "games", "table", "rating_error", "los", "seed", "reproduce"}
     assert data["tournament"] == tid and data["games"] == 18 and data["rating_error"] is None
     table = data["table"]
     assert [b["rank"] for b in table] == [1, 2, 3]

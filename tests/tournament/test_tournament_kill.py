@@ -4,8 +4,8 @@ tournament`` process with real (stalling) bot processes, then ``--resume``.
 The bot (``bots/slow_bot.py TAG``) stalls for good after $SLOW_BOT_STALL_AFTER
 decisions per process. A tournament has at most 2 processes per subprocess bot here
 (concurrency 2), so the bots give 4 x 60 decisions in all, while the 60 games need
-thousands (about 3200 with these seeds; no game fewer than 26): the first run stores a
-few games (3 with these seeds) and then waits forever, so the signal always finds it
+thousands (about 3000 with --seed 3; no game fewer than 20): the first run stores a
+few games (at most 240 / 20 = 12) and then waits forever, so the signal always finds it
 running, however slow the machine. The resume runs the same stored command without
 the budget. TAG, unique per test, marks every bot's command line so the test finds
 them in /proc. Nothing here waits a fixed time: the test polls the store (and /proc)

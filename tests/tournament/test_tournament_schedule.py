@@ -17,6 +17,7 @@ from pathlib import Path
 from hypothesis import given, settings as hyp_settings, strategies as st
 
 from referee.matchlog import read_log
+from referee.rules.deal import deal_deck
 from referee.store import Store
 from referee.tournament import BotEntry, TournamentSettings, run_tournament, schedule, tables
 
@@ -44,10 +45,11 @@ def test_schedule_is_deterministic_from_settings() -> None:
     assert schedule(s) == schedule(make(4, games=6, seed=7))
     assert schedule(s) == schedule(TournamentSettings.from_dict(s.as_dict()))  # as resumed
     other = schedule(make(4, games=6, seed=8))
-    # Another seed: the same tables and seats, other deals.
-    assert [(g.index, g.table, g.deal, g.rotation) for g in other] == \
-           [(g.index, g.table, g.deal, g.rotation) for g in schedule(s)]
-    assert {g.seed for g in other}.isdisjoint({g.seed for g in schedule(s)})
+    # Another seed: the same tables, seats and public deal ids; the seed keys the decks
+    # (rules.deal), so the same deal ids give other decks.
+    assert [(g.index, g.table, g.deal, g.rotation, g.seed) for g in other] == \
+           [(g.index, g.table, g.deal, g.rotation, g.seed) for g in schedule(s)]
+    assert all(deal_deck("7", g.seed, 36) != deal_deck("8", g.seed, 36) for g in other)
 
 
 def test_round_robin_covers_every_pair_with_seats_swapped() -> None:
@@ -111,7 +113,7 @@ def test_schedule_invariants(n: int, players: int, games: int, duplicate: bool, 
     assert Counter(frozenset(g.table) for g in out) == {frozenset(t): per_table for t in tables(s)}
     for g in out:
         assert len(g.table) == players == len(set(g.table))
-        assert g.seed == f"T{seed}:d{g.deal}"
+        assert g.seed == f"tournament:{g.deal}"
         if fmt == "gauntlet":
             assert "a" in g.table
     by_deal: dict[int, list] = {}  # type: ignore[type-arg]
