@@ -418,6 +418,7 @@ class TcpGate:
     _pending: dict[int, _Pending] = field(default_factory=dict)
     _ids: Iterator[int] = field(default_factory=itertools.count)
     _reported_at: float | None = None
+    _evicted: int = 0
 
     def __post_init__(self) -> None:
         if self.throttle is None:
@@ -425,7 +426,9 @@ class TcpGate:
 
     @property
     def pending(self) -> int:
-        return len(self._pending)
+        """Unauthenticated connections (not counting evicted ones still closing)."""
+        return len(self._pending) - self._evicted
+
 
     def _say(self, text: str) -> None:
         if self.on_event is not None:
@@ -482,7 +485,7 @@ class TcpGate:
             await self._refuse(stream, peer, "limit", f"too many unauthenticated connections "
                                f"from {network} ({lim.max_per_network} open)")
             return
-        if len(self._pending) >= lim.max_pending:
+        if self.pending >= lim.max_pending:
             self._evict()
         key = next(self._ids)
         pending = self._pending[key] = _Pending(peer, network, trio.current_time())
@@ -501,6 +504,7 @@ class TcpGate:
         pending = self._pending.pop(key, None)
         if pending is None:
             return
+        self._evicted -= pending.evicted
         for counts, k in ((self.per_address, pending.peer), (self.per_network, pending.network)):
             counts[k] -= 1
             if not counts[k]:
@@ -516,6 +520,7 @@ class TcpGate:
         crowded = max(counts.values())
         victim = min((p for p in live if counts[p.network] == crowded), key=lambda p: p.since)
         victim.evicted = True
+        self._evicted += 1
         if victim.scope is not None:
             victim.scope.cancel()
 
