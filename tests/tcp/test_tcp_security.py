@@ -412,7 +412,9 @@ async def test_client_that_stops_reading_mid_game_forfeits_and_memory_stays_boun
             # and a read chunk; the rest of the flood waits in kernel buffers or is dropped.
             assert len(seat._out) <= STALE_NOTES_MAX + 1024
             assert seat._decoder.buffered <= READ_CHUNK + seat.max_frame
-            assert flooded > 1 << 20
+            # A real flood; how much of it gets through before the forfeit depends on the
+            # machine's speed (the bounds above do not), so only a floor is asserted here.
+            assert flooded >= len(flood)
             await wait_until(lambda: not seat.connected, 5, "mallory's connection released")
             await wait_until(lambda: run.gate.open_connections <= 2, 10, "mallory's socket closed")
             await run.play(len(run.stored_games()) + GAMES)
