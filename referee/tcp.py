@@ -14,8 +14,9 @@ nobody can make us allocate much before proving who they are), checks the versio
 the name and token (SHA-256 hashes compared in constant time; the book is re-read when
 its source changes). A connection that passes is handed to a seat by ``claim``; a
 refusal sends an ``error`` (code version, auth, busy or limit), closes the connection
-and is recorded with its reason; failed tokens are logged in aggregate (one line per
-``auth_log_s``), not one line each. The protocol on an accepted connection is exactly
+and is recorded with its reason. Failed tokens are logged in aggregate (one line per
+``log_interval_s``), not one line each; other refusals one line each up to
+``log_burst`` per interval, then as a count. The protocol on an accepted connection is exactly
 the one over pipes (``wire.StreamPlayer``): a bot's disconnect mid-game is its
 ``disconnect`` forfeit, and it may reconnect for the next game.
 
@@ -99,7 +100,8 @@ class TcpLimits:
     auth_max_delay_s: float = 300.0  #: the longest penalty
     auth_forget_s: float = 900.0    #: a quiet address (no failure this long) starts afresh
     auth_table_size: int = 4096     #: addresses and networks remembered (least recent go)
-    auth_log_s: float = 60.0        #: one aggregate line of failed tokens per this many seconds
+    log_interval_s: float = 60.0    #: aggregate log lines (failed tokens, the rest) this often
+    log_burst: int = 20             #: other refusals logged one by one per interval
 
 
 def network_of(address: str) -> str:
@@ -418,6 +420,8 @@ class TcpGate:
     _pending: dict[int, _Pending] = field(default_factory=dict)
     _ids: Iterator[int] = field(default_factory=itertools.count)
     _reported_at: float | None = None
+    _logged: int = 0                #: refusals logged one by one this interval
+    _unlogged: Counter[str] = field(default_factory=Counter)  #: the rest, by error code
     _evicted: int = 0
 
     def __post_init__(self) -> None:
@@ -444,25 +448,33 @@ class TcpGate:
         task_status.started(self.port)
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._report_auth)
+                nursery.start_soon(self._report_loop)
                 await trio.serve_listeners(self.handle, listeners)
         finally:
-            self.flush_auth_report()
+            self.flush_log()
 
-    def flush_auth_report(self) -> None:
-        """Log the failed tokens since the last line (if any) in one line."""
+    def flush_log(self) -> None:
+        """End a log interval: one line for the failed tokens, one for the refusals past
+        the burst (each only if there were any)."""
         now = trio.current_time()
         since, self._reported_at = self._reported_at, now
-        line = self.auth_report.flush(round(now - since, 1) if since is not None else
-                                      self.limits.auth_log_s)
+        seconds = round(now - since, 1) if since is not None else self.limits.log_interval_s
+        line = self.auth_report.flush(seconds)
         if line is not None:
             self._say(line)
+        if self._unlogged:
+            total = sum(self._unlogged.values())
+            codes = ", ".join(f"{code} {n}" for code, n in self._unlogged.most_common())
+            self._say(f"refused {total} more connection{'s' if total != 1 else ''} in the last "
+                      f"{seconds:g} s, not logged one by one ({codes})")
+        self._logged = 0
+        self._unlogged.clear()
 
-    async def _report_auth(self) -> None:
+    async def _report_loop(self) -> None:
         self._reported_at = trio.current_time()
         while True:
-            await trio.sleep(self.limits.auth_log_s)
-            self.flush_auth_report()
+            await trio.sleep(self.limits.log_interval_s)
+            self.flush_log()
 
     async def handle(self, stream: trio.SocketStream) -> None:
         try:
@@ -610,12 +622,18 @@ class TcpGate:
 
     def _log(self, peer: str, reason: str, name: str | None = None,
              code: str | None = None, quiet: bool = False) -> None:
-        """Record a refusal (a bounded record, newest last); ``quiet`` ones (failed and
-        throttled tokens) are logged only in aggregate, by ``flush_auth_report``."""
+        """Record a refusal (a bounded record, newest last) and log it: ``quiet`` ones
+        (failed and throttled tokens) only in aggregate, the others one by one up to
+        ``log_burst`` per interval, then counted (``flush_log``), so no flood floods the log."""
         self.refusals.append(Refusal(utc_now(), peer, reason, name, code))
         del self.refusals[:-1000]
-        if not quiet:
-            self._say(f"refused {peer}{' (' + name + ')' if name else ''}: {reason}")
+        if quiet:
+            return
+        if self._logged >= self.limits.log_burst:
+            self._unlogged[code or "closed"] += 1
+            return
+        self._logged += 1
+        self._say(f"refused {peer}{' (' + name + ')' if name else ''}: {reason}")
 
     async def _refuse(self, stream: trio.SocketStream, peer: str, code: str, reason: str,
                       name: str | None = None, quiet: bool = False) -> None:

@@ -73,7 +73,7 @@ async def test_bad_credentials_are_refused_and_games_go_on(tmp_path: Path, case:
             assert refusal.reason == answer[0]["message"]
             # Logged in aggregate (issue 9: a guessing flood must not write a line each).
             assert not any("authentication failed" in e for e in run.events)
-            run.gate.flush_auth_report()
+            run.gate.flush_log()
             [line] = [e for e in run.events if e.startswith("auth: ")]
             assert re.fullmatch(r"auth: 1 failed token from 1 address in the last [\d.]+ s, "
                                 r"0 connections refused while throttled; top: 127\.0\.0\.1 \(1\)",
