@@ -297,6 +297,7 @@ class Arena:
         try:
             async with trio.open_nursery() as nursery:
                 self.port = await nursery.start(gate.serve, host, port)
+                self.say(f"arena listening on {host}:{self.port}")
                 task_status.started(self.port)
                 nursery.start_soon(pinger)
                 async with trio.open_nursery() as games_nursery:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
 import re
 import stat
 from pathlib import Path
@@ -28,8 +30,8 @@ from referee.arena import register, unregister
 from referee.ladder import add_bot
 from referee.store import Store
 from referee.tcp import AuthReport, AuthThrottle, TcpLimits, TokenBook, hash_token, network_of
-from support import cli
-from tcp_security_kit import SLACK, BotRecord, Client, legit_bot, running_arena, wait_until
+from support import DURAK_REF, cli
+from tcp_security_kit import EXAMPLES, PYTHON, SLACK, BotRecord, Client, legit_bot, running_arena, wait_until
 from test_tcp_security import GAMES, raise_fd_limit
 
 
@@ -458,3 +460,71 @@ def test_serve_help_explains_duplicate_and_the_new_limits(tmp_path: Path) -> Non
     assert "--duplicate" in text and "remembers the first game knows its opponent's hand" in text
     for option in ("--max-pending", "--max-per-network", "--handshake-time"):
         assert option in text
+
+
+async def test_the_serve_command_end_to_end_while_a_guesser_knocks(tmp_path: Path) -> None:
+    """``durak-ref serve`` as a user runs it (port 0: it logs the port it got): two real
+    example bots play 4 games while a guesser tries tokens; the failures appear as one
+    aggregate line (flushed when serve ends), never one line each."""
+    db = tmp_path / "store.sqlite"
+    tokens = {n: _cli_json("register", n, "--db", db, cwd=tmp_path)["token"]
+              for n in ("alice", "bob")}
+    serve = await trio.lowlevel.open_process(
+        [str(DURAK_REF), "serve", "--listen", "127.0.0.1:0", "--db", str(db), "--games", "4",
+         "--log-dir", str(tmp_path), "--move-time", "10", "--json"],
+        cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=dict(os.environ, COLUMNS="200", NO_COLOR="1"))
+    assert serve.stdout is not None and serve.stderr is not None
+    err, out = bytearray(), bytearray()
+    listening = trio.Event()
+    bots: list[trio.Process] = []
+
+    async def collect(stream: Any, into: bytearray, watch: bool) -> None:
+        async for chunk in stream:
+            into.extend(chunk)
+            if watch and b"arena listening on 127.0.0.1:" in into and b"\n" in into.split(
+                    b"arena listening on", 1)[1]:
+                listening.set()
+
+    try:
+        with trio.fail_after(90):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(collect, serve.stderr, err, True)
+                nursery.start_soon(collect, serve.stdout, out, False)
+                await listening.wait()
+                port = int(re.search(rb"arena listening on 127\.0\.0\.1:(\d+)", err)[1])  # type: ignore[index]
+                for _ in range(6):
+                    guesser = await Client.connect(port, local="127.0.2.2")
+                    first = await guesser.receive()
+                    if first is not None and first["type"] == "hello":
+                        await guesser.send(m.bot_hello_msg("alice", version="x", token="guess"))
+                        first = await guesser.receive()
+                    await guesser.aclose()
+                    assert first is not None and first["code"] == "auth"
+                for seed, name in enumerate(("alice", "bob")):
+                    bots.append(await trio.lowlevel.open_process(
+                        [PYTHON, str(EXAMPLES / "random_bot.py"), str(seed), "--connect",
+                         f"127.0.0.1:{port}", "--token", tokens[name], "--name", name],
+                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL))
+                assert await serve.wait() == 0, err.decode()
+                assert [await b.wait() for b in bots] == [0, 0]
+    finally:
+        for proc in (serve, *bots):
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+    text = err.decode()
+    assert json.loads(out)["played"] == 4
+    assert "authentication failed" not in text and "throttled:" not in text
+    [line] = re.findall(r"^auth: .*$", text, re.M)  # one aggregate line (serve ran < 60 s)
+    found = re.fullmatch(r"auth: (\d+) failed tokens from 1 address in the last [\d.]+ s, "
+                         r"(\d+) connections? refused while throttled; top: 127\.0\.2\.2 "
+                         r"\((\d+)\)", line)
+    assert found, line
+    failed, throttled = int(found[1]), int(found[2])
+    # 3 free failures, then penalties of 1 s, 2 s, ... (how many tries fall in them depends
+    # on the machine's speed; test_token_guessing_... bounds that on its own).
+    assert failed + throttled == 6 and failed >= 3 and int(found[3]) == failed
+    header = json.loads(next(tmp_path.glob("arena-*.jsonl")).read_text().splitlines()[0])
+    assert header["deals"] == "independent"
