@@ -139,6 +139,7 @@ class Arena:
     port: int | None = None
     gate: TcpGate | None = None  #: the gate of the current run (its refusals, open connections)
     _stopping: trio.Event = field(default_factory=trio.Event)
+    _book_seen: int = 0  #: the token book generation whose revocations were applied
 
     def say(self, text: str) -> None:
         if self.on_event is not None:
@@ -179,8 +180,12 @@ class Arena:
     def _drop_revoked(self) -> None:
         """Re-read the token book; close the idle connections made with a token that no
         longer holds (one in a game is closed when its game ends)."""
-        if self.gate is None or not self.gate.tokens.refresh():
+        if self.gate is None:
             return
+        self.gate.tokens.refresh()  # (the gate may have refreshed first: compare generations)
+        if self.gate.tokens.generation == self._book_seen:
+            return
+        self._book_seen = self.gate.tokens.generation
         for seats in self.seats.values():
             for s in seats:
                 if s.connected and not s.busy and self._revoked(s):

@@ -224,6 +224,7 @@ class TokenBook:
                  reload: Callable[[], dict[str, str] | None] | None = None) -> None:
         self.hashes = dict(hashes or {})
         self.reload = reload
+        self.generation = 0  #: counts the refreshes that changed a hash
         self._dummy = hash_token(new_token())
 
     def add(self, name: str, token: str) -> None:
@@ -236,6 +237,7 @@ class TokenBook:
             return set()
         changed = {n for n, h in self.hashes.items() if fresh.get(n) != h}
         self.hashes = dict(fresh)
+        self.generation += bool(changed)
         return changed
 
     def current(self, name: str) -> str | None:

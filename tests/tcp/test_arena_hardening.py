@@ -141,9 +141,9 @@ def test_auth_report_is_one_line_per_interval_with_the_top_addresses() -> None:
 def test_token_book_refresh_reports_rotated_and_revoked_names() -> None:
     source: list[dict[str, str] | None] = [None]
     book = TokenBook({"a": hash_token("1"), "b": hash_token("2")}, reload=lambda: source[0])
-    assert book.refresh() == set() and book.check("a", "1")
+    assert book.refresh() == set() and book.check("a", "1") and book.generation == 0
     source[0] = {"a": hash_token("3")}  # a rotated, b revoked
-    assert book.refresh() == {"a", "b"}
+    assert book.refresh() == {"a", "b"} and book.generation == 1
     assert not book.check("a", "1") and book.check("a", "3") and not book.check("b", "2")
     assert book.current("b") is None
 
@@ -354,6 +354,24 @@ async def test_rotate_and_unregister_take_effect_while_the_arena_serves(tmp_path
     assert [r.name for r in run.refusals("auth")] == ["alice", "carol"]
     after = run.events[next(i for i, e in enumerate(run.events) if e.startswith(revoked)):]
     assert not [e for e in after if e.startswith("game ") and "carol" in e]  # no new game
+
+
+async def test_an_idle_connection_with_a_revoked_token_is_closed(tmp_path: Path) -> None:
+    """carol waits alone (no partner). Another connection to the store unregisters her;
+    the gate happens to see the change first (as when a connection authenticates at that
+    moment), and the arena must still close her idle connection."""
+    db = tmp_path / "arena.sqlite"
+    with trio.fail_after(30):
+        async with running_arena(tmp_path, names=("carol", "dave")) as run:
+            carol = run.start_bot("carol")
+            await wait_until(lambda: run.gate.authenticated == 1, 5, "carol seated")
+            with Store(db) as other:
+                unregister(other, "carol")
+            assert run.gate.tokens.refresh() == {"carol"}  # no await since: nobody else saw it
+            await wait_until(lambda: "carol (127.0.0.1): its token was revoked; connection "
+                             "closed" in run.events, 5, "carol's idle connection closed")
+            await wait_until(lambda: run.gate.authenticated == 0, 5, "the socket closed")
+            assert run.arena.played == 0 and not carol.bye
 
 
 async def test_a_bot_revoked_mid_game_finishes_it_then_cannot_reconnect(tmp_path: Path) -> None:
