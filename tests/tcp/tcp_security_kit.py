@@ -74,7 +74,7 @@ class Client:
             got.append(message)
         return got
 
-    async def hello(self, name: str | None, token: str | None, timeout: float = 5.0) -> None:
+    async def hello(self, name: str | None, token: str | None, timeout: float = 15.0) -> None:
         """Read the referee's hello and answer with ours (``name`` None: no hello)."""
         greeting = await self.receive(timeout)
         assert greeting is not None and greeting["type"] == "hello", greeting
