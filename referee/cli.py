@@ -725,6 +725,8 @@ def unregister(
     stay in the store; `register NAME` admits it again with a new token."""
     from .arena import unregister as unregister_bot
 
+    if not db.exists():
+        fail(f"{db}: no such store; give the --db where the bot was registered")
     with _open_store(db) as store:
         try:
             unregister_bot(store, name)

@@ -408,7 +408,10 @@ def test_register_and_unregister_commands_errors_and_a_new_store_is_0600(tmp_pat
     nobody = cli("unregister", "ghost", "--db", db, cwd=tmp_path)
     assert nobody.returncode == 2
     assert "'ghost' is not registered for the arena (registered: alice)" in nobody.stderr
-    assert "Traceback" not in again.stderr + nobody.stderr
+    missing = cli("unregister", "alice", "--db", tmp_path / "nowhere.sqlite", cwd=tmp_path)
+    assert missing.returncode == 2 and "no such store" in missing.stderr
+    assert not (tmp_path / "nowhere.sqlite").exists()
+    assert "Traceback" not in again.stderr + nobody.stderr + missing.stderr
 
 
 def test_rotate_and_unregister_say_what_is_wrong(tmp_path: Path) -> None:
