@@ -424,7 +424,7 @@ class TcpGate:
     _reported_at: float | None = None
     _logged: int = 0                #: refusals logged one by one this interval
     _unlogged: Counter[str] = field(default_factory=Counter)  #: the rest, by error code
-    _evicted: int = 0
+    _evicted: int = 0               #: pending connections told to give way, still closing
 
     def __post_init__(self) -> None:
         if self.throttle is None:
@@ -434,7 +434,6 @@ class TcpGate:
     def pending(self) -> int:
         """Unauthenticated connections (not counting evicted ones still closing)."""
         return len(self._pending) - self._evicted
-
 
     def _say(self, text: str) -> None:
         if self.on_event is not None:
