@@ -6,8 +6,16 @@ token once; only its SHA-256 hash is stored). The ``TcpGate`` authenticates each
 connection and turns it into a ``TcpSeat``; a bot may hold up to
 ``max_games_per_bot`` connections, each serving one game at a time. A scheduler
 pairs idle connections of different bots as the ladder does (fewest games first,
-then the closest rating) and plays both seat rotations of one deal; each game and
-its rating updates are written to the store in one transaction. Idle connections are
+then the closest rating) and plays two games, one per seat order; each game and its
+rating updates are written to the store in one transaction. Every game is dealt from
+a fresh seed drawn from ``secrets`` (recorded with the game in the log and the store),
+so no earlier deal tells anything about the next. With ``duplicate`` the two games share
+one deal instead; that is unsound against remote bots, which can remember the first
+game and so know the other's hand in the second, and is only for bots you trust.
+The token book is the store: it is re-read when another process commits to it
+(``register --rotate``, ``unregister``), so a new token works and a revoked one is
+refused at the next connection; an idle connection made with a revoked token is
+closed, and one in a game finishes that game first. Idle connections are
 pinged and dropped when they do not answer; one the bot has closed is dropped when it
 is found (before pairing, or when the bot reconnects), so a drop between games costs
 no game and the reconnect is not refused as busy. Shutdown (``stop``) lets the games in
@@ -17,6 +25,8 @@ flight finish and records them; nothing finished is lost.
 from __future__ import annotations
 
 import random
+import re
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,20 +37,34 @@ import trio
 from .ladder import ensure_ladder, next_ladder_index, pairing, store_ladder_game
 from .match import GameRecord, MatchConfig, play_game
 from .matchlog import FORMAT, MatchLogWriter, fresh_log_path, timestamp, utc_now
+from .rules.deal import DEAL_TEXT
 from .store import Store
 from .tcp import TcpGate, TcpLimits, TcpSeat, TokenBook, hash_token, new_token
 
 
-def register(store: Store, name: str) -> str:
-    """Register (or re-key) a TCP bot; returns its new token (shown once, stored hashed)."""
-    import re
+def _arena_bot(store: Store, name: str) -> str | None:
+    """The name's command if it is a TCP bot; ValueError for a local bot."""
+    command = store.bot_command(name)
+    if command is not None and command != f"tcp:{name}":
+        raise ValueError(f"{name!r} is registered as a local bot ({command}), not an arena bot")
+    return command
 
+
+def register(store: Store, name: str, rotate: bool = False) -> str:
+    """Register a TCP bot, or with ``rotate`` give a registered one a new token (the old
+    one stops working at once, also for a running ``serve``). Returns the new token
+    (shown once, stored hashed). ValueError: a bad name, a local bot of that name, a
+    name already registered (without ``rotate``) or not registered (with it)."""
     if not re.fullmatch(r"[A-Za-z0-9_.\-]{1,64}", name):
         raise ValueError(f"bot name {name!r}: use 1-64 letters, digits, '_', '-', '.'")
     settings = ensure_ladder(store)
-    command = store.bot_command(name)
-    if command is not None and command != f"tcp:{name}":
-        raise ValueError(f"{name!r} is already registered as a local bot ({command})")
+    registered = _arena_bot(store, name) is not None and name in store.token_hashes()
+    if rotate and not registered:
+        raise ValueError(f"{name!r} is not registered for the arena; register it first "
+                         f"(durak-ref register {name})")
+    if registered and not rotate:
+        raise ValueError(f"{name!r} is already registered; for a new token (the old one then "
+                         f"stops working) use: durak-ref register --rotate {name}")
     token = new_token()
     with store.transaction():
         store.ensure_bot(name, f"tcp:{name}")
@@ -50,6 +74,31 @@ def register(store: Store, name: str) -> str:
     return token
 
 
+def unregister(store: Store, name: str) -> None:
+    """Revoke a TCP bot's token: it can no longer connect (a running ``serve`` refuses it
+    at once; a game it is playing finishes). Its games and rating stay in the store.
+    ValueError when no arena bot of that name is registered."""
+    if _arena_bot(store, name) is None or name not in store.token_hashes():
+        known = ", ".join(sorted(store.token_hashes())) or "none"
+        raise ValueError(f"{name!r} is not registered for the arena (registered: {known})")
+    with store.transaction():
+        store.set_token_hash(name, None)
+
+
+def store_book(store: Store) -> TokenBook:
+    """The store's token book, re-read whenever another process has committed to it."""
+    seen = [store.data_version()]
+
+    def reload() -> dict[str, str] | None:
+        version = store.data_version()
+        if version == seen[0]:
+            return None
+        seen[0] = version
+        return store.token_hashes()
+
+    return TokenBook(store.token_hashes(), reload=reload)
+
+
 @dataclass
 class Arena:
     store: Store
@@ -57,6 +106,7 @@ class Arena:
     limits: TcpLimits = field(default_factory=TcpLimits)
     max_games_per_bot: int = 1
     games: int | None = None  #: stop after this many games (None: until stopped)
+    duplicate: bool = False  #: both games of a pairing share one deal (only for trusted bots)
     log_dir: Path | None = None
     on_event: Callable[[str], None] | None = None
     seats: dict[str, list[TcpSeat]] = field(default_factory=dict)
@@ -65,6 +115,7 @@ class Arena:
     port: int | None = None
     gate: TcpGate | None = None  #: the gate of the current run (its refusals, open connections)
     _stopping: trio.Event = field(default_factory=trio.Event)
+    _book_seen: int = 0  #: the token book generation whose revocations were applied
 
     def say(self, text: str) -> None:
         if self.on_event is not None:
@@ -97,6 +148,26 @@ class Arena:
                 dropped = True
         return dropped
 
+    def _revoked(self, seat: TcpSeat) -> bool:
+        """Was the token this seat's connection used rotated or revoked since?"""
+        return (self.gate is not None and seat.token_hash is not None
+                and self.gate.tokens.current(seat.name) != seat.token_hash)
+
+    def _drop_revoked(self) -> None:
+        """Re-read the token book; close the idle connections made with a token that no
+        longer holds (one in a game is closed when its game ends)."""
+        if self.gate is None:
+            return
+        self.gate.tokens.refresh()  # (the gate may have refreshed first: compare generations)
+        if self.gate.tokens.generation == self._book_seen:
+            return
+        self._book_seen = self.gate.tokens.generation
+        for seats in self.seats.values():
+            for s in seats:
+                if s.connected and not s.busy and self._revoked(s):
+                    s.release()
+                    self.say(f"{s.name} ({s.peer}): its token was revoked; connection closed")
+
     def status(self) -> dict[str, Any]:
         return {"port": self.port, "played": self.played, "in_flight": self.in_flight,
                 "connected": {n: sum(s.connected for s in ss) for n, ss in self.seats.items()
@@ -106,7 +177,7 @@ class Arena:
         """Serve until stopped (or ``games`` are played). Returns the games played."""
         settings = ensure_ladder(self.store)
         k, start = float(settings["k"]), float(settings["start"])
-        tokens = TokenBook(self.store.token_hashes())
+        tokens = store_book(self.store)
         gate = self.gate = TcpGate(tokens, self.claim, self.limits, on_event=self.say)
         writer = None
         if self.log_dir is not None:
@@ -114,16 +185,20 @@ class Arena:
             writer = MatchLogWriter(path)
             writer.write({"type": "header", "format": FORMAT, "arena": True, "started": utc_now(),
                           "preset": self.config.rules.preset, "rules": self.config.rules.as_dict(),
-                          "time_control": self.config.tc.as_dict(), "bots": []})
+                          "time_control": self.config.tc.as_dict(), "bots": [],
+                          "seed": self.config.seed, "deal": DEAL_TEXT,
+                          "deals": "duplicate" if self.duplicate else "independent"})
         index = next_ladder_index(self.store)
-        rng = random.Random()
+        rng = random.SystemRandom()  # pairing ties only; deals come from secrets below
 
         async def play_pair(a: TcpSeat, b: TcpSeat) -> None:
-            deal_seed = f"A{rng.getrandbits(48):x}"
+            deal_seed = f"A{secrets.token_hex(16)}"
             try:
                 for rotation, table in enumerate(((a, b), (b, a))):
-                    if any(s.failure is not None for s in table):
+                    if any(s.failure is not None or self._revoked(s) for s in table):
                         break
+                    if rotation and not self.duplicate:
+                        deal_seed = f"A{secrets.token_hex(16)}"  # independent: a fresh deal
                     started = utc_now()
                     record: GameRecord = await play_game(
                         list(table), self.config, index=next(index), seed=deal_seed,
@@ -143,6 +218,10 @@ class Arena:
                     s.busy = False
                     if s.failure is not None:
                         s.release()
+                    elif self._revoked(s):
+                        s.release()
+                        self.say(f"{s.name} ({s.peer}): its token was revoked; connection "
+                                 f"closed after its game")
 
         async def scheduler(games_nursery: trio.Nursery) -> None:
             while not self._stopping.is_set():
@@ -151,6 +230,7 @@ class Arena:
                         self.stop()
                     await trio.sleep(0.05)
                     continue
+                self._drop_revoked()
                 idle = {}
                 for name, seats in self.seats.items():
                     free = [s for s in seats if s.connected and not s.busy and s.failure is None]
@@ -198,6 +278,7 @@ class Arena:
         try:
             async with trio.open_nursery() as nursery:
                 self.port = await nursery.start(gate.serve, host, port)
+                self.say(f"arena listening on {host}:{self.port}")
                 task_status.started(self.port)
                 nursery.start_soon(pinger)
                 async with trio.open_nursery() as games_nursery:

@@ -782,15 +782,21 @@ def check_bot_cmd(
 @app.command()
 def register(
     name: Annotated[str, typer.Argument(help="The bot's name on the arena.", show_default=False)],
+    rotate: Annotated[bool, typer.Option("--rotate", help="Give an already registered bot a new "
+                                         "token; the old one stops working at once, also for a "
+                                         "running serve (a game in progress finishes).")] = False,
     db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
     as_json: Annotated[bool, typer.Option("--json", help='Print {"name", "token"}.')] = False,
 ) -> None:
-    """Register a bot for `durak-ref serve` and print its token (again: a new token)."""
+    """Register a bot for `durak-ref serve` and print its token (with --rotate: a new one).
+
+    Only the token's hash is stored; the store is made readable by its owner only (0600).
+    """
     from .arena import register as register_bot
 
     with _open_store(db) as store:
         try:
-            token = register_bot(store, name)
+            token = register_bot(store, name, rotate=rotate)
         except ValueError as exc:
             fail(str(exc))
     if as_json:
@@ -803,6 +809,30 @@ def register(
 
 
 @app.command()
+def unregister(
+    name: Annotated[str, typer.Argument(help="The registered bot's name.", show_default=False)],
+    db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
+    as_json: Annotated[bool, typer.Option("--json", help='Print {"name", "unregistered": true}.')] = False,
+) -> None:
+    """Revoke an arena bot's token: it can no longer connect, also to a running serve
+    (a game in progress finishes; the connection is then closed). Its games and rating
+    stay in the store; `register NAME` admits it again with a new token."""
+    from .arena import unregister as unregister_bot
+
+    if not db.exists():
+        fail(f"{db}: no such store; give the --db where the bot was registered")
+    with _open_store(db) as store:
+        try:
+            unregister_bot(store, name)
+        except ValueError as exc:
+            fail(str(exc))
+    if as_json:
+        emit_json({"name": name, "unregistered": True})
+        return
+    out.print(f"{name}: unregistered (its token no longer works)", markup=False, highlight=False)
+
+
+@app.command()
 def serve(
     listen: Annotated[str, typer.Option(help="HOST:PORT to listen on (loopback unless you say otherwise).")]
     = "127.0.0.1:7724",
@@ -810,9 +840,23 @@ def serve(
     games: Annotated[int | None, typer.Option(min=1, help="Stop after this many games (default: run until Ctrl-C).")] = None,
     max_games_per_bot: Annotated[int, typer.Option(min=1, help="Games one bot may play at once "
                                                    "(one connection each).")] = 1,
-    max_connections: Annotated[int, typer.Option(min=1, help="Open connections in total.")] = 256,
-    max_per_address: Annotated[int, typer.Option(min=1, help="Open connections from one address.")] = 8,
-    handshake_time: Annotated[float, typer.Option(help="Seconds a client has to say hello.")] = 10.0,
+    max_connections: Annotated[int, typer.Option(min=1, help="Authenticated connections (bots) "
+                                                 "in total.")] = 256,
+    max_pending: Annotated[int, typer.Option(min=1, help="Unauthenticated connections in total, "
+                                             "apart from the bots' room; when full, the oldest "
+                                             "of the busiest network gives way.")] = 64,
+    max_per_address: Annotated[int, typer.Option(min=1, help="Unauthenticated connections from "
+                                                 "one address.")] = 8,
+    max_per_network: Annotated[int, typer.Option(min=1, help="Unauthenticated connections from "
+                                                 "one /24 (IPv4) or /64 (IPv6) network.")] = 16,
+    handshake_time: Annotated[float, typer.Option(min=0.1, help="Seconds a new connection has "
+                                                  "for the whole handshake (however slowly its "
+                                                  "bytes come).")] = 5.0,
+    duplicate: Annotated[bool, typer.Option("--duplicate", help="Both games of a pairing share "
+                                            "one deal (seats swapped) instead of two secret "
+                                            "deals. Unsound against untrusted bots: a remote bot "
+                                            "that remembers the first game knows its opponent's "
+                                            "hand in the second.")] = False,
     ping_interval: Annotated[float, typer.Option(help="Seconds between pings of idle bots.")] = 15.0,
     move_time: Annotated[float, typer.Option(help="Seconds per decision.")] = 10.0,
     rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
@@ -822,9 +866,12 @@ def serve(
 ) -> None:
     """Run the arena: registered bots connect over TCP and play rated games continuously.
 
-    Register bots first with `durak-ref register NAME`. Ratings go to the ladder in the
-    store (`durak-ref ladder show`). Ctrl-C stops pairing and lets games in flight
-    finish; a second Ctrl-C aborts them.
+    Register bots first with `durak-ref register NAME`; `register --rotate NAME` and
+    `unregister NAME` take effect while this runs. Every game is dealt from a fresh
+    secret seed (recorded in the log and store) unless --duplicate. Failed tokens are
+    throttled per address and network (growing penalties) and logged in aggregate.
+    Ratings go to the ladder in the store (`durak-ref ladder show`). Ctrl-C stops
+    pairing and lets games in flight finish; a second Ctrl-C aborts them.
     """
     from .arena import Arena, serve as serve_arena
     from .matchlog import LogError
@@ -839,12 +886,13 @@ def serve(
         err.print(f"durak-ref: note: listening on {host}, not loopback: other machines can connect "
                   "(tokens are checked)", markup=False)
     limits = TcpLimits(handshake_s=handshake_time, max_connections=max_connections,
-                       max_per_address=max_per_address, ping_interval=ping_interval)
+                       max_pending=max_pending, max_per_address=max_per_address,
+                       max_per_network=max_per_network, ping_interval=ping_interval)
     with _open_store(db) as store:
         if not store.token_hashes():
             fail(f"no bots are registered in {db}; register one with: durak-ref register NAME")
         arena = Arena(store, config, limits, max_games_per_bot=max_games_per_bot, games=games,
-                      log_dir=log_dir,
+                      log_dir=log_dir, duplicate=duplicate,
                       on_event=lambda text: err.print(text, markup=False, highlight=False))
         err.print(f"arena on {host}:{port}; bots: {', '.join(sorted(store.token_hashes()))}",
                   markup=False, highlight=False)

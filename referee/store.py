@@ -236,8 +236,15 @@ class Store:
         row = self.db.execute("SELECT command FROM bots WHERE name = ?", (name,)).fetchone()
         return row[0] if row else None
 
-    def set_token_hash(self, name: str, token_hash: str) -> None:
+    def set_token_hash(self, name: str, token_hash: str | None) -> None:
+        """Set (None: revoke) the arena token of ``name``."""
         self.db.execute("UPDATE bots SET token_hash = ? WHERE name = ?", (token_hash, name))
+
+    def data_version(self) -> int:
+        """A number that changes whenever another connection (another process: say
+        ``durak-ref register``) commits to the store; this connection's own writes do not
+        change it. Cheap enough to ask before every authentication."""
+        return int(self.db.execute("PRAGMA data_version").fetchone()[0])
 
     def token_hashes(self) -> dict[str, str]:
         return {r[0]: r[1] for r in self.db.execute(

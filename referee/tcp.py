@@ -1,15 +1,24 @@
 """Bots over TCP: a gate that authenticates connections, and seats that play over them.
 
-How it works. ``TcpGate`` accepts connections (``trio.serve_tcp``). For each one it
-checks the connection limits (in total and per address), sends the referee's hello and
-reads the bot's hello within ``handshake_s`` (a small frame limit applies until the bot
-is authenticated, so nobody can make us allocate much before proving who they are),
-checks the version, then the name and token (SHA-256 hashes compared in constant time).
-A connection that passes is handed to a seat by ``claim``; a refusal sends an ``error``
-(code version, auth, busy or limit), closes the connection and is logged with its
-reason. The protocol on an accepted connection is exactly the one over pipes
-(``wire.StreamPlayer``): a bot's disconnect mid-game is its ``disconnect`` forfeit, and
-it may reconnect for the next game.
+How it works. ``TcpGate`` accepts connections (``trio.serve_tcp``). A new connection is
+*pending* until it authenticates: pending connections are capped on their own
+(``max_pending`` in total, ``max_per_address`` per address, ``max_per_network`` per /24
+IPv4 or /64 IPv6 network), apart from the authenticated ones (``max_connections``), so a
+flood of strangers never takes a registered bot's room: when the pending pool is full,
+a newcomer evicts the oldest pending connection of the network holding the most. An
+address (or network) in a token-guessing penalty (``AuthThrottle``) is refused at once,
+before anything is read. Otherwise the gate sends the referee's hello and reads the
+bot's hello within ``handshake_s`` (one deadline for the whole handshake, however slowly
+the bytes trickle in; a small frame limit applies until the bot is authenticated, so
+nobody can make us allocate much before proving who they are), checks the version, then
+the name and token (SHA-256 hashes compared in constant time; the book is re-read when
+its source changes). A connection that passes is handed to a seat by ``claim``; a
+refusal sends an ``error`` (code version, auth, busy or limit), closes the connection
+and is recorded with its reason. Failed tokens are logged in aggregate (one line per
+``log_interval_s``), not one line each; other refusals one line each up to
+``log_burst`` per interval, then as a count. The protocol on an accepted connection is exactly
+the one over pipes (``wire.StreamPlayer``): a bot's disconnect mid-game is its
+``disconnect`` forfeit, and it may reconnect for the next game.
 
 The gate never trusts the network: every read has a deadline, frames are checked on
 their header before allocation, writes to a peer that stops reading fail it after a
@@ -20,10 +29,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
+import itertools
 import os
 import secrets
 import socket
-from collections.abc import Callable
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,27 +80,169 @@ def new_token() -> str:
 
 @dataclass(frozen=True)
 class TcpLimits:
-    """The limits of a port open to strangers (all configurable, safe by default)."""
+    """The limits of a port open to strangers (all configurable, safe by default).
 
-    handshake_s: float = 10.0       #: seconds to complete the hello
-    max_connections: int = 256      #: open connections in total
-    max_per_address: int = 8        #: open connections from one address
+    "Pending" connections are those that have not authenticated yet; their limits are
+    apart from ``max_connections`` (authenticated bots), so strangers cannot fill it."""
+
+    handshake_s: float = 5.0        #: seconds to complete the hello (the whole handshake)
+    max_connections: int = 256      #: authenticated connections in total
+    max_pending: int = 64           #: pending connections in total (the oldest give way)
+    max_per_address: int = 8        #: pending connections from one address
+    max_per_network: int = 16       #: pending connections from one /24 (IPv4) or /64 (IPv6)
     handshake_frame: int = 4096     #: frame limit before authentication (bytes)
     max_frame: int = 1 << 20        #: frame limit after authentication (bytes)
     ping_interval: float = 15.0     #: seconds between pings of an idle connection
     ping_timeout: float = 5.0       #: seconds a ping may go unanswered
+    auth_free_failures: int = 3     #: failed tokens from one address before a penalty
+    auth_network_free_failures: int = 32  #: the same for one /24 (IPv4) or /64 (IPv6)
+    auth_delay_s: float = 1.0       #: the first penalty; each further failure doubles it
+    auth_max_delay_s: float = 300.0  #: the longest penalty
+    auth_forget_s: float = 900.0    #: a quiet address (no failure this long) starts afresh
+    auth_table_size: int = 4096     #: addresses and networks remembered (least recent go)
+    log_interval_s: float = 60.0    #: aggregate log lines (failed tokens, the rest) this often
+    log_burst: int = 20             #: other refusals logged one by one per interval
+
+
+def network_of(address: str) -> str:
+    """The network an address is counted in: its /24 (IPv4) or /64 (IPv6), as text.
+    An unparsable address is its own network."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    prefix = 24 if ip.version == 4 else 64
+    return str(ipaddress.ip_network(f"{ip}/{prefix}", strict=False))
+
+
+@dataclass
+class _Strikes:
+    failures: int = 0
+    until: float = 0.0   #: refused before this time
+    last: float = 0.0    #: the latest failure
+
+
+class AuthThrottle:
+    """Failed tokens per address and per network, with penalties that double.
+
+    Pure bookkeeping: every method takes ``now`` (seconds on any monotonic clock; the gate
+    passes trio's, so tests can use the virtual clock). After ``free`` failures from a
+    key, each further failure bars the key for ``delay_s * 2**(n-1)`` seconds (n: the
+    failures beyond the free ones), at most ``max_delay_s``. A success from an address
+    clears that address (not its network); a key with no failure for ``forget_s``
+    starts afresh. At most ``size`` keys are remembered, least recently failed dropped
+    first, so a flood of addresses cannot grow the table without bound."""
+
+    def __init__(self, limits: TcpLimits) -> None:
+        self.limits = limits
+        self._keys: OrderedDict[str, _Strikes] = OrderedDict()
+
+    def _get(self, key: str, now: float) -> _Strikes | None:
+        strikes = self._keys.get(key)
+        if strikes is not None and now - strikes.last > self.limits.auth_forget_s:
+            del self._keys[key]
+            return None
+        return strikes
+
+    def penalty(self, address: str, now: float) -> float:
+        """Seconds the address must still wait (0: it may try a token now)."""
+        wait = 0.0
+        for key in (address, "net " + network_of(address)):
+            strikes = self._get(key, now)
+            if strikes is not None:
+                wait = max(wait, strikes.until - now)
+        return wait
+
+    def failed(self, address: str, now: float) -> float:
+        """Record a failed token from ``address``; the penalty it now has (seconds)."""
+        lim = self.limits
+        for key, free in ((address, lim.auth_free_failures),
+                          ("net " + network_of(address), lim.auth_network_free_failures)):
+            strikes = self._get(key, now) or _Strikes()
+            strikes.failures += 1
+            strikes.last = now
+            beyond = strikes.failures - free
+            if beyond > 0:
+                delay = min(lim.auth_max_delay_s, lim.auth_delay_s * 2.0 ** min(beyond - 1, 64))
+                strikes.until = max(strikes.until, now + delay)
+            self._keys[key] = strikes
+            self._keys.move_to_end(key)
+        while len(self._keys) > lim.auth_table_size:
+            self._keys.popitem(last=False)
+        return self.penalty(address, now)
+
+    def succeeded(self, address: str) -> None:
+        self._keys.pop(address, None)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+class AuthReport:
+    """Failed and throttled authentications since the last ``flush``, for one aggregate
+    log line. Counts at most ``top_n * 64`` distinct addresses (the rest as "others")."""
+
+    def __init__(self, top_n: int = 5) -> None:
+        self.top_n = top_n
+        self.failed: Counter[str] = Counter()
+        self.throttled = 0
+        self.others = 0
+
+    def add_failure(self, address: str) -> None:
+        if address in self.failed or len(self.failed) < self.top_n * 64:
+            self.failed[address] += 1
+        else:
+            self.others += 1
+
+    def flush(self, seconds: float) -> str | None:
+        """The line for the interval just ended (None if nothing happened); resets."""
+        total = sum(self.failed.values()) + self.others
+        if not total and not self.throttled:
+            return None
+        addresses = len(self.failed) + (1 if self.others else 0)
+        top = ", ".join(f"{a} ({n})" for a, n in self.failed.most_common(self.top_n))
+        line = (f"auth: {total} failed token{'s' if total != 1 else ''} from {addresses} "
+                f"address{'es' if addresses != 1 else ''} in the last {seconds:g} s, "
+                f"{self.throttled} connection{'s' if self.throttled != 1 else ''} refused "
+                f"while throttled" + (f"; top: {top}" if top else ""))
+        self.failed.clear()
+        self.throttled = self.others = 0
+        return line
 
 
 class TokenBook:
     """Names and their token hashes. ``check`` costs the same for a known name with a
-    wrong token, an unknown name and no token, so timing tells an attacker nothing."""
+    wrong token, an unknown name and no token, so timing tells an attacker nothing.
 
-    def __init__(self, hashes: dict[str, str] | None = None) -> None:
+    ``reload`` (optional) returns the book's current hashes when its source has changed
+    since the last call, else None; ``refresh`` applies it, so a token rotated or revoked
+    in the store takes effect at the next authentication."""
+
+    def __init__(self, hashes: dict[str, str] | None = None,
+                 reload: Callable[[], dict[str, str] | None] | None = None) -> None:
         self.hashes = dict(hashes or {})
+        self.reload = reload
+        self.generation = 0  #: counts the refreshes that changed a hash
         self._dummy = hash_token(new_token())
 
     def add(self, name: str, token: str) -> None:
         self.hashes[name] = hash_token(token)
+
+    def refresh(self) -> set[str]:
+        """Re-read the book if its source changed; the names whose hash changed or went."""
+        fresh = self.reload() if self.reload is not None else None
+        if fresh is None:
+            return set()
+        changed = {n for n, h in self.hashes.items() if fresh.get(n) != h}
+        self.hashes = dict(fresh)
+        self.generation += bool(changed)
+        return changed
+
+    def current(self, name: str) -> str | None:
+        """The name's token hash now (None: not registered)."""
+        return self.hashes.get(name)
 
     def check(self, name: str, token: str | None) -> bool:
         expected = self.hashes.get(name, self._dummy)
@@ -107,6 +261,7 @@ class TcpSeat(StreamPlayer):
         self.wait_s = wait_s
         self.max_frame = max_frame
         self.peer: str | None = None
+        self.token_hash: str | None = None  #: the hash of the token this connection used
         self.busy = False
         self._connected = trio.Event()
         self._released = trio.Event()
@@ -126,6 +281,7 @@ class TcpSeat(StreamPlayer):
         self._decoder = decoder  # keeps any bytes the bot sent after its hello
         self.info = {"name": hello.name, "version": hello.version, "author": hello.author}
         self.peer = peer
+        self.token_hash = hash_token(hello.token or "")
         self._released = trio.Event()
         self._connected.set()
         return self._released
@@ -232,6 +388,17 @@ class Refusal:
 
 
 @dataclass
+class _Pending:
+    """A connection that has not authenticated yet."""
+
+    peer: str
+    network: str
+    since: float
+    scope: trio.CancelScope | None = None
+    evicted: bool = False
+
+
+@dataclass
 class TcpGate:
     """Accepts, authenticates and hands connections to seats.
 
@@ -244,9 +411,29 @@ class TcpGate:
     limits: TcpLimits = field(default_factory=TcpLimits)
     on_event: Callable[[str], None] | None = None
     refusals: list[Refusal] = field(default_factory=list)
-    open_connections: int = 0
-    per_address: dict[str, int] = field(default_factory=dict)
+    open_connections: int = 0   #: pending and authenticated
+    authenticated: int = 0
+    per_address: dict[str, int] = field(default_factory=dict)  #: pending, per address
+    per_network: dict[str, int] = field(default_factory=dict)  #: pending, per network
+    token_checks: int = 0       #: tokens compared with the book (throttled ones are not)
     port: int | None = None
+    throttle: AuthThrottle | None = None
+    auth_report: AuthReport = field(default_factory=AuthReport)
+    _pending: dict[int, _Pending] = field(default_factory=dict)
+    _ids: Iterator[int] = field(default_factory=itertools.count)
+    _reported_at: float | None = None
+    _logged: int = 0                #: refusals logged one by one this interval
+    _unlogged: Counter[str] = field(default_factory=Counter)  #: the rest, by error code
+    _evicted: int = 0               #: pending connections told to give way, still closing
+
+    def __post_init__(self) -> None:
+        if self.throttle is None:
+            self.throttle = AuthThrottle(self.limits)
+
+    @property
+    def pending(self) -> int:
+        """Unauthenticated connections (not counting evicted ones still closing)."""
+        return len(self._pending) - self._evicted
 
     def _say(self, text: str) -> None:
         if self.on_event is not None:
@@ -260,7 +447,35 @@ class TcpGate:
             raise ListenError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
         self.port = listeners[0].socket.getsockname()[1]
         task_status.started(self.port)
-        await trio.serve_listeners(self.handle, listeners)
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._report_loop)
+                await trio.serve_listeners(self.handle, listeners)
+        finally:
+            self.flush_log()
+
+    def flush_log(self) -> None:
+        """End a log interval: one line for the failed tokens, one for the refusals past
+        the burst (each only if there were any)."""
+        now = trio.current_time()
+        since, self._reported_at = self._reported_at, now
+        seconds = round(now - since, 1) if since is not None else self.limits.log_interval_s
+        line = self.auth_report.flush(seconds)
+        if line is not None:
+            self._say(line)
+        if self._unlogged:
+            total = sum(self._unlogged.values())
+            codes = ", ".join(f"{code} {n}" for code, n in self._unlogged.most_common())
+            self._say(f"refused {total} more connection{'s' if total != 1 else ''} in the last "
+                      f"{seconds:g} s, not logged one by one ({codes})")
+        self._logged = 0
+        self._unlogged.clear()
+
+    async def _report_loop(self) -> None:
+        self._reported_at = trio.current_time()
+        while True:
+            await trio.sleep(self.limits.log_interval_s)
+            self.flush_log()
 
     async def handle(self, stream: trio.SocketStream) -> None:
         try:
@@ -268,30 +483,68 @@ class TcpGate:
         except OSError:
             await stream.aclose()
             return
-        if self.open_connections >= self.limits.max_connections:
-            await self._refuse(stream, peer, "limit", f"too many connections "
-                               f"({self.limits.max_connections} open); try again later")
+        lim = self.limits
+        network = network_of(peer)
+        assert self.throttle is not None
+        wait = self.throttle.penalty(peer, trio.current_time())
+        if wait > 0:
+            await self._throttled(stream, peer, wait)
             return
-        if self.per_address.get(peer, 0) >= self.limits.max_per_address:
-            await self._refuse(stream, peer, "limit", f"too many connections from {peer} "
-                               f"({self.limits.max_per_address} open)")
+        if self.per_address.get(peer, 0) >= lim.max_per_address:
+            await self._refuse(stream, peer, "limit", f"too many unauthenticated connections "
+                               f"from {peer} ({lim.max_per_address} open)")
             return
+        if self.per_network.get(network, 0) >= lim.max_per_network:
+            await self._refuse(stream, peer, "limit", f"too many unauthenticated connections "
+                               f"from {network} ({lim.max_per_network} open)")
+            return
+        if self.pending >= lim.max_pending:
+            self._evict()
+        key = next(self._ids)
+        pending = self._pending[key] = _Pending(peer, network, trio.current_time())
         self.open_connections += 1
         self.per_address[peer] = self.per_address.get(peer, 0) + 1
+        self.per_network[network] = self.per_network.get(network, 0) + 1
         try:
-            await self._welcome(stream, peer)
+            await self._welcome(stream, peer, key, pending)
         finally:
+            self._unpend(key)
             self.open_connections -= 1
-            self.per_address[peer] -= 1
-            if not self.per_address[peer]:
-                del self.per_address[peer]
             with trio.CancelScope(shield=True):
                 await stream.aclose()
 
-    async def _welcome(self, stream: trio.SocketStream, peer: str) -> None:
+    def _unpend(self, key: int) -> None:
+        pending = self._pending.pop(key, None)
+        if pending is None:
+            return
+        self._evicted -= pending.evicted
+        for counts, k in ((self.per_address, pending.peer), (self.per_network, pending.network)):
+            counts[k] -= 1
+            if not counts[k]:
+                del counts[k]
+
+    def _evict(self) -> None:
+        """Make room in a full pending pool: the oldest pending connection of the network
+        that holds the most gives way (it is refused with ``limit``)."""
+        live = [p for p in self._pending.values() if not p.evicted]
+        if not live:
+            return
+        counts = Counter(p.network for p in live)
+        crowded = max(counts.values())
+        victim = min((p for p in live if counts[p.network] == crowded), key=lambda p: p.since)
+        victim.evicted = True
+        self._evicted += 1
+        if victim.scope is not None:
+            victim.scope.cancel()
+
+    async def _welcome(self, stream: trio.SocketStream, peer: str, key: int,
+                       pending: _Pending) -> None:
         decoder = FrameDecoder(self.limits.handshake_frame)
         hello: msg.BotHello | None = None
-        with trio.move_on_after(self.limits.handshake_s):
+        with trio.move_on_after(self.limits.handshake_s) as scope:
+            pending.scope = scope
+            if pending.evicted:
+                scope.cancel()
             try:
                 await stream.send_all(encode(msg.hello_msg(f"durak-ref {__version__}")))
                 answer = None
@@ -319,34 +572,74 @@ class TcpGate:
                 self._log(peer, "connection broke during the handshake")
                 return
         if hello is None:
-            await self._refuse(stream, peer, "protocol",
-                               f"no hello within {self.limits.handshake_s:g} s")
+            if pending.evicted:
+                await self._refuse(stream, peer, "limit", "too many unauthenticated connections; "
+                                   "this one gave way to a newer one")
+            else:
+                await self._refuse(stream, peer, "protocol",
+                                   f"no hello within {self.limits.handshake_s:g} s")
             return
+        assert self.throttle is not None
+        wait = self.throttle.penalty(peer, trio.current_time())
+        if wait > 0:  # it failed on another connection meanwhile: no check now either
+            await self._throttled(stream, peer, wait, hello.name)
+            return
+        self.tokens.refresh()
+        self.token_checks += 1
         if not self.tokens.check(hello.name, hello.token):
             why = "no token" if hello.token is None else "wrong token or unknown name"
+            self.throttle.failed(peer, trio.current_time())
+            self.auth_report.add_failure(peer)
             await self._refuse(stream, peer, "auth", f"authentication failed for {hello.name!r} "
-                               f"({why})", hello.name)
+                               f"({why})", hello.name, quiet=True)
+            return
+        self.throttle.succeeded(peer)
+        self._unpend(key)
+        if self.authenticated >= self.limits.max_connections:
+            await self._refuse(stream, peer, "limit", f"too many connections "
+                               f"({self.limits.max_connections} bots connected); try again later",
+                               hello.name)
             return
         seat = self.claim(hello.name)
         if seat is None:
             await self._refuse(stream, peer, "busy", f"{hello.name} is already connected and "
                                f"seated; this connection is refused", hello.name)
             return
-        released = seat.attach_connection(stream, decoder, hello, peer)
-        self._say(f"{hello.name} connected from {peer}")
-        await released.wait()
-        self._say(f"{hello.name} ({peer}) disconnected")
+        self.authenticated += 1
+        try:
+            released = seat.attach_connection(stream, decoder, hello, peer)
+            self._say(f"{hello.name} connected from {peer}")
+            await released.wait()
+            self._say(f"{hello.name} ({peer}) disconnected")
+        finally:
+            self.authenticated -= 1
+
+    async def _throttled(self, stream: trio.SocketStream, peer: str, wait: float,
+                         name: str | None = None) -> None:
+        """Refuse an address in its token penalty, without looking at any token."""
+        self.auth_report.throttled += 1
+        await self._refuse(stream, peer, "auth", f"throttled: too many failed tokens from {peer} "
+                           f"or its network; try again in {wait:.1f} s", name, quiet=True)
 
     def _log(self, peer: str, reason: str, name: str | None = None,
-             code: str | None = None) -> None:
+             code: str | None = None, quiet: bool = False) -> None:
+        """Record a refusal (a bounded record, newest last) and log it: ``quiet`` ones
+        (failed and throttled tokens) only in aggregate, the others one by one up to
+        ``log_burst`` per interval, then counted (``flush_log``), so no flood floods the log."""
         self.refusals.append(Refusal(utc_now(), peer, reason, name, code))
-        del self.refusals[:-1000]  # a bounded record, newest last
+        del self.refusals[:-1000]
+        if quiet:
+            return
+        if self._logged >= self.limits.log_burst:
+            self._unlogged[code or "closed"] += 1
+            return
+        self._logged += 1
         self._say(f"refused {peer}{' (' + name + ')' if name else ''}: {reason}")
 
     async def _refuse(self, stream: trio.SocketStream, peer: str, code: str, reason: str,
-                      name: str | None = None) -> None:
+                      name: str | None = None, quiet: bool = False) -> None:
         wire_code = code if code in msg.ERROR_CODES else "protocol"
-        self._log(peer, reason, name, wire_code)
+        self._log(peer, reason, name, wire_code, quiet)
         with trio.move_on_after(1.0):
             try:
                 await stream.send_all(encode(msg.error_msg(wire_code, reason, True)))
