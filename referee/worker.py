@@ -136,13 +136,18 @@ class WorkerClient:
 
     async def play(self, sg: ScheduledGame) -> tuple[GameRecord, list[SeatRow], str, str]:
         """Play one game in the worker: (record, seat rows, started, ended). Raises
-        BotStartError if a bot cannot be started, WorkerError if the worker died."""
+        BotStartError if a bot cannot be started, WorkerStopped if a signal stopped the
+        worker (the run is being interrupted), WorkerError if it died otherwise."""
         process = self.process
         assert process is not None and process.stdin is not None and process.stdout is not None
-        await process.stdin.send_all(encode({
-            "type": "game", "index": sg.index, "deal": sg.deal, "rotation": sg.rotation,
-            "table": list(sg.table), "seed": sg.seed}))
-        answer = await _read(process.stdout, self._decoder)
+        try:
+            await process.stdin.send_all(encode({
+                "type": "game", "index": sg.index, "deal": sg.deal, "rotation": sg.rotation,
+                "table": list(sg.table), "seed": sg.seed}))
+        except trio.BrokenResourceError:  # it exited between games
+            answer = None
+        else:
+            answer = await _read(process.stdout, self._decoder)
         if answer is None:
             with trio.move_on_after(10):  # its stdout is closed: it is exiting; learn how
                 await process.wait()

@@ -220,16 +220,18 @@ threading.Event().wait()
 
 class Run:
     """``durak-ref tournament --concurrency 2`` with two stalling program bots and a builtin:
-    3 tables, 60 games, far more decisions than the bots' budget, so it never ends alone."""
+    3 tables, 3 x ``games`` games, far more decisions than the bots' budget (60 decisions
+    per process, at most 4 processes), so it never ends alone."""
 
-    def __init__(self, tmp_path: Path, **env: str) -> None:
+    def __init__(self, tmp_path: Path, games: int = 6, **env: str) -> None:
+        self.total = 3 * games
         self.tmp = tmp_path
         self.tag = f"tag-{uuid.uuid4().hex}"
         self.db = tmp_path / "store.sqlite"
         self.logs = tmp_path / "logs"
         bot = f"{sys.executable} {BOT} {self.tag}"
         self.args = ["--bot", f"a={bot}", "--bot", f"b={bot}", "--bot", "c=builtin:random",
-                     "--games", "20", "--concurrency", "2", "--seed", "3",
+                     "--games", str(games), "--concurrency", "2", "--seed", "3",
                      "--db", str(self.db), "--log-dir", str(self.logs)]
         self.env = dict(os.environ, COLUMNS="200", NO_COLOR="1", SLOW_BOT_STALL_AFTER="60")
         self.env.update(env)
@@ -270,7 +272,7 @@ class Run:
 
 
 def check_stopped_cleanly(run: Run, proc: subprocess.Popen[bytes], workers: set[int],
-                          bots: set[int], before: set[int]) -> None:
+                          bots: set[int], before: set[int], resume: bool = True) -> None:
     """Exit 130 with the resume hint, no WorkerError; every worker and bot closed by the
     referee itself (nothing left for us to adopt); the store resumable to the end."""
     code = proc.wait(timeout=TIMEOUT)
@@ -281,12 +283,12 @@ def check_stopped_cleanly(run: Run, proc: subprocess.Popen[bytes], workers: set[
     assert processes(run.tag) == set()
     assert not any(alive(pid) for pid in workers | bots)
     assert children() - before == set()
-    stored = run.stored()
-    assert 2 <= stored < 60
-    resumed = run.resume()
-    assert resumed.returncode == 0, resumed.stderr
-    assert run.stored() == 60
-    assert processes(run.tag) == set()
+    assert 2 <= run.stored() < run.total
+    if resume:
+        resumed = run.resume()
+        assert resumed.returncode == 0, resumed.stderr
+        assert run.stored() == run.total
+        assert processes(run.tag) == set()
 
 
 @pytest.mark.parametrize(("sig", "group", "ignore_sigint"), [
@@ -311,7 +313,8 @@ def test_a_signalled_concurrent_tournament_stops_cleanly_and_resumes(
         os.killpg(proc.pid, sig)
     else:
         os.kill(proc.pid, sig)
-    check_stopped_cleanly(run, proc, workers, bots, before)
+    # Resuming is the same whatever stopped the run: checked once per signal.
+    check_stopped_cleanly(run, proc, workers, bots, before, resume=not group and not ignore_sigint)
 
 
 def test_sigkill_of_the_referee_takes_its_workers_and_bots_with_it(tmp_path: Path) -> None:
@@ -326,17 +329,16 @@ def test_sigkill_of_the_referee_takes_its_workers_and_bots_with_it(tmp_path: Pat
     wait_until(lambda: not any(alive(pid) for pid in workers | bots),
                "the orphaned workers to close their bots and exit")
     assert processes(run.tag) == set()
-    resumed = run.resume()
-    assert resumed.returncode == 0, resumed.stderr
-    assert run.stored() == 60
+    # Resuming after SIGKILL: tests/tournament/test_tournament_kill.py.
 
 
 def test_a_concurrent_tournament_outlives_the_thread_idle_timeout(tmp_path: Path) -> None:
-    """Real time is the point: trio's cached threads exit after 10 s idle. Every bot
-    decision takes 20 ms, so the run takes at least 32 s (3200 decisions of the program
-    bots, two workers); games must still be stored 12 s after the workers started."""
+    """Real time is the point: trio's cached threads exit after 10 s idle. Each of the
+    program bots' decisions takes 50 ms and there are at least 24 per bot in every game
+    (1440 in all), so the run takes at least 36 s; games must still be stored 12 s after
+    the workers started, by the same workers."""
     before = children()
-    run = Run(tmp_path, SLOW_BOT_STALL_AFTER="0", SLOW_BOT_DELAY="0.02")
+    run = Run(tmp_path, games=20, SLOW_BOT_STALL_AFTER="0", SLOW_BOT_DELAY="0.05")
     proc = run.start()
     workers = wait_until(lambda: workers_of(proc.pid) if len(workers_of(proc.pid)) == 2 else None,
                          "two workers", proc)
@@ -347,4 +349,76 @@ def test_a_concurrent_tournament_outlives_the_thread_idle_timeout(tmp_path: Path
     assert workers_of(proc.pid) == workers  # the very same workers still play
     bots = processes(run.tag)
     os.kill(proc.pid, signal.SIGTERM)
-    check_stopped_cleanly(run, proc, workers, bots, before)
+    check_stopped_cleanly(run, proc, workers, bots, before, resume=False)
+
+
+def test_sigterm_stops_a_concurrent_sprt_cleanly(tmp_path: Path) -> None:
+    """``sprt --concurrency 2`` with a program bot that stalls: the test cannot decide,
+    so it is running whenever SIGTERM comes; it ends like Ctrl-C, nothing left behind."""
+    before = children()
+    tag = f"tag-{uuid.uuid4().hex}"
+    err_path = tmp_path / "sprt.err"
+    env = dict(os.environ, COLUMNS="200", NO_COLOR="1", SLOW_BOT_STALL_AFTER="60")
+    with open(err_path, "wb") as err:
+        proc = subprocess.Popen([str(DURAK_REF), "sprt", f"{sys.executable} {BOT} {tag}", "builtin:random",
+                                 "--concurrency", "2"], stdout=subprocess.DEVNULL, stderr=err, env=env,
+                                cwd=tmp_path, preexec_fn=default_signals())
+    SEEN.add(proc.pid)
+    workers = wait_until(lambda: workers_of(proc.pid) if len(workers_of(proc.pid)) == 2 else None,
+                         "two workers", proc)
+    bots = wait_until(lambda: processes(tag), "bot processes", proc)
+    os.kill(proc.pid, signal.SIGTERM)
+    code = proc.wait(timeout=TIMEOUT)
+    text = err_path.read_text()
+    assert code == 130, text
+    assert "durak-ref: interrupted" in text
+    assert "Traceback" not in text and "WorkerError" not in text
+    assert processes(tag) == set()
+    assert not any(alive(pid) for pid in workers | bots)
+    assert children() - before == set()
+
+
+# -- the parent's view of a worker stopped by a signal ------------------------------------
+
+
+@pytest.mark.parametrize("when", ["mid-game", "between-games"])
+async def test_a_worker_stopped_by_sigterm_interrupts_the_run_and_is_no_internal_error(
+        when: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A service manager or a terminal signals the whole process group: a worker may
+    exit before the parent's own signal is handled. The parent then sees WorkerStopped
+    (a KeyboardInterrupt: the run is interrupted), never a WorkerError."""
+    import trio
+
+    from referee.worker import WorkerClient, WorkerError, WorkerStopped
+
+    tag = f"tag-{uuid.uuid4().hex}"
+    settings = TournamentSettings([BotEntry("a", f"{sys.executable} {BOT} {tag}"),
+                                   BotEntry("b", "builtin:random")])
+    games = schedule(settings)
+    monkeypatch.setenv("SLOW_BOT_STALL_AFTER", "3" if when == "mid-game" else "0")
+    client = WorkerClient(0, settings, None)
+    await client.start()
+    assert client.process is not None
+    worker = client.process.pid
+    SEEN.add(worker)
+    try:
+        if when == "between-games":
+            await client.play(games[0])
+            os.kill(worker, signal.SIGTERM)
+            await client.process.wait()
+            with pytest.raises(WorkerStopped):
+                await client.play(games[1])
+        else:
+            async def signal_when_the_bot_plays() -> None:
+                while not processes(tag):
+                    await trio.sleep(0.02)
+                os.kill(worker, signal.SIGTERM)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(signal_when_the_bot_plays)
+                with pytest.raises(WorkerStopped):
+                    await client.play(games[0])  # the bot stalls: only the signal ends this
+        assert not issubclass(WorkerStopped, WorkerError)
+        assert client.process.returncode == 143  # it closed its bots first, then exited
+        assert processes(tag) == set()
+    finally:
+        await client.close()
