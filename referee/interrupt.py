@@ -40,7 +40,8 @@ def run_interruptible(fn: Callable[[], Awaitable[T]]) -> T:
 
     async def main() -> T:
         trio_handler: Any = signal.getsignal(signal.SIGINT)
-        if callable(trio_handler) and trio_handler is not signal.default_int_handler:
+        # trio replaced Python's default handler (it leaves any other handler alone).
+        if callable(trio_handler) and trio_handler not in (signal.default_int_handler, int_before):
             def on_term(signum: int, frame: Any) -> None:
                 trio_handler(signal.SIGINT, frame)
             signal.signal(signal.SIGTERM, on_term)

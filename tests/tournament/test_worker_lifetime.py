@@ -422,3 +422,29 @@ async def test_a_worker_stopped_by_sigterm_interrupts_the_run_and_is_no_internal
         assert processes(tag) == set()
     finally:
         await client.close()
+
+
+def test_sigterm_stops_ladder_run_cleanly(tmp_path: Path) -> None:
+    before = children()
+    tag = f"tag-{uuid.uuid4().hex}"
+    db = tmp_path / "store.sqlite"
+    env = dict(os.environ, COLUMNS="200", NO_COLOR="1", SLOW_BOT_STALL_AFTER="60")
+    for name, command in (("slow", f"{sys.executable} {BOT} {tag}"), ("rnd", "builtin:random")):
+        subprocess.run([str(DURAK_REF), "ladder", "add", name, command, "--db", str(db)], check=True,
+                       capture_output=True, env=env, timeout=TIMEOUT)
+    err_path = tmp_path / "ladder.err"
+    with open(err_path, "wb") as err:
+        proc = subprocess.Popen([str(DURAK_REF), "ladder", "run", "--games", "100", "--db", str(db),
+                                 "--log-dir", str(tmp_path / "logs")], stdout=subprocess.DEVNULL,
+                                stderr=err, env=env, cwd=tmp_path, preexec_fn=default_signals())
+    SEEN.add(proc.pid)
+    run = Run(tmp_path)  # for its store census
+    wait_until(lambda: run.stored() >= 1, "a stored ladder game", proc)
+    bots = wait_until(lambda: processes(tag), "the bot process", proc)
+    os.kill(proc.pid, signal.SIGTERM)
+    code = proc.wait(timeout=TIMEOUT)
+    text = err_path.read_text()
+    assert code == 130, text
+    assert "interrupted; every finished game and rating is stored" in text and "Traceback" not in text
+    assert processes(tag) == set() and not any(alive(b) for b in bots)
+    assert children() - before == set()
