@@ -143,5 +143,6 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
 
 
 def run_sprt_sync(*args: Any, **kwargs: Any) -> SprtRun:
-    """``run_sprt`` under ``trio.run`` (Ctrl-C only at checkpoints)."""
-    return trio.run(lambda: run_sprt(*args, **kwargs), restrict_keyboard_interrupt_to_checkpoints=True)
+    """``run_sprt`` under ``trio.run`` (Ctrl-C and SIGTERM only at checkpoints)."""
+    from .interrupt import run_interruptible
+    return run_interruptible(lambda: run_sprt(*args, **kwargs))

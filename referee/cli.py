@@ -1,7 +1,8 @@
 """The ``durak-ref`` command line: parse, call, print, map errors to exit codes.
 
 Exit codes: 0 success; 1 the job ran but failed its check; 2 the user's input was
-unusable (bad option, bot spec, file); 3 an internal error (a bug in durak-ref).
+unusable (bad option, bot spec, file); 3 an internal error (a bug in durak-ref); 130
+interrupted (Ctrl-C, or SIGTERM for the long jobs: see referee/interrupt.py).
 """
 
 from __future__ import annotations

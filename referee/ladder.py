@@ -189,6 +189,6 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
 
 
 def play_ladder(store: Store, config: MatchConfig, **kwargs: Any) -> int:
-    """``run_ladder`` under ``trio.run`` (Ctrl-C only at checkpoints)."""
-    return trio.run(lambda: run_ladder(store, config, **kwargs),
-                    restrict_keyboard_interrupt_to_checkpoints=True)
+    """``run_ladder`` under ``trio.run`` (Ctrl-C and SIGTERM only at checkpoints)."""
+    from .interrupt import run_interruptible
+    return run_interruptible(lambda: run_ladder(store, config, **kwargs))

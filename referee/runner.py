@@ -184,7 +184,8 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
 
 
 def run_match(specs: Sequence[BotSpec], config: MatchConfig, **kwargs: Any) -> MatchResult:
-    """Synchronous entry point: run a whole match under ``trio.run``. Ctrl-C is only
-    delivered at checkpoints, so it never cuts a log record in half."""
-    return trio.run(lambda: run_match_async(specs, config, **kwargs),
-                    restrict_keyboard_interrupt_to_checkpoints=True)
+    """Synchronous entry point: run a whole match under ``trio.run``. Ctrl-C (and SIGTERM,
+    see referee/interrupt.py) is only delivered at checkpoints, so it never cuts a log
+    record in half."""
+    from .interrupt import run_interruptible
+    return run_interruptible(lambda: run_match_async(specs, config, **kwargs))

@@ -553,10 +553,10 @@ async def _drive_worker(number: int, settings: TournamentSettings, stem: Path | 
 
 
 def play_tournament(settings: TournamentSettings, store: Store, tid: str, **kwargs: Any) -> Progress:
-    """Synchronous entry point: ``run_tournament`` under ``trio.run``; Ctrl-C is
-    delivered only at checkpoints, so it never cuts a store write or log line."""
-    return trio.run(lambda: run_tournament(settings, store, tid, **kwargs),
-                    restrict_keyboard_interrupt_to_checkpoints=True)
+    """Synchronous entry point: ``run_tournament`` under ``trio.run``; Ctrl-C and SIGTERM
+    are delivered only at checkpoints, so they never cut a store write or log line."""
+    from .interrupt import run_interruptible
+    return run_interruptible(lambda: run_tournament(settings, store, tid, **kwargs))
 
 
 def _leaves(group: BaseException) -> list[BaseException]:

@@ -12,15 +12,21 @@ as the bot protocol (4-byte length + msgpack map):
     worker -> parent: {"type": "record", "record": {...}, "seats": [...], "started", "ended"}
     worker -> parent: {"type": "start_error", "message": str}    (a bot cannot start)
 
-End of stdin (the parent finished) makes the worker close its bots and exit. If the
-parent dies, the kernel sends the worker SIGTERM (Linux: the parent-death signal),
-and SIGTERM, like Ctrl-C, makes the worker close its bots before it exits, even in
-the middle of a game with a bot that never answers.
+End of stdin (the parent finished) makes the worker close its bots and exit. SIGTERM,
+like Ctrl-C, makes the worker close its bots and exit (143; 130 for Ctrl-C), even in the
+middle of a game with a bot that never answers; the parent takes such an exit as the run
+being interrupted, not as a bug. The worker lives as long as its parent: it watches the
+parent process (``--parent PID``; a pidfd on Linux, else it polls ``getppid``) and when
+the parent dies, even by SIGKILL, it closes its bots and exits. Not ``PR_SET_PDEATHSIG``:
+that signal fires when the *thread* that spawned the child exits, and trio spawns
+processes from its thread cache, whose idle threads exit after about ten seconds.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,10 +42,20 @@ from .store import SeatRow
 from .tournament import PlayerPool, ScheduledGame, TournamentSettings, seat_rows
 
 MAX_FRAME = 64 << 20  # a game record with every decision; generous, still bounded
+EXIT_TERMINATED = 128 + signal.SIGTERM  #: the worker's exit code after SIGTERM
+EXIT_INTERRUPTED = 128 + signal.SIGINT  #: ... after Ctrl-C
+#: Exit codes of a worker that somebody stopped with a signal (its own handler, or none yet).
+STOPPED = {EXIT_TERMINATED, EXIT_INTERRUPTED, -signal.SIGTERM, -signal.SIGINT}
 
 
 class WorkerError(RuntimeError):
     """A worker process broke its side of the parent's framing: a bug in durak-ref."""
+
+
+class WorkerStopped(KeyboardInterrupt):
+    """A worker exited because it was sent SIGTERM or SIGINT (usually with its parent, by
+    Ctrl-C or a service manager stopping the run): the run is interrupted, as by Ctrl-C.
+    Not a WorkerError: nobody broke the framing."""
 
 
 async def _read(stream: trio.abc.ReceiveStream, decoder: FrameDecoder) -> dict[str, Any] | None:
@@ -51,6 +67,15 @@ async def _read(stream: trio.abc.ReceiveStream, decoder: FrameDecoder) -> dict[s
         if not chunk:
             return None
         decoder.feed(chunk)
+
+
+async def _send(stdout: trio.abc.SendStream, message: dict[str, Any]) -> bool:
+    """Send one message to the parent; False if it no longer reads (it is gone)."""
+    try:
+        await stdout.send_all(encode(message))
+    except trio.BrokenResourceError:
+        return False
+    return True
 
 
 async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream) -> None:
@@ -74,11 +99,12 @@ async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream
                 try:
                     record, started = await pool.play(sg, settings.fresh_bots)
                 except BotStartError as exc:
-                    await stdout.send_all(encode({"type": "start_error", "message": str(exc)}))
+                    await _send(stdout, {"type": "start_error", "message": str(exc)})
                     break
-                await stdout.send_all(encode({
-                    "type": "record", "record": record.as_dict(), "started": started,
-                    "ended": utc_now(), "seats": [dataclasses.asdict(s) for s in seat_rows(record)]}))
+                if not await _send(stdout, {
+                        "type": "record", "record": record.as_dict(), "started": started,
+                        "ended": utc_now(), "seats": [dataclasses.asdict(s) for s in seat_rows(record)]}):
+                    break
         finally:
             await pool.close()
             nursery.cancel_scope.cancel()
@@ -96,8 +122,11 @@ class WorkerClient:
         self._decoder = FrameDecoder(MAX_FRAME, strict=False)
 
     async def start(self) -> None:
+        # Spawned from one of trio's cached threads: see the module docstring for why
+        # the worker watches this process rather than relying on PR_SET_PDEATHSIG.
         self.process = await trio.lowlevel.open_process(
-            [sys.executable, "-m", "referee.worker"], stdin=-1, stdout=-1)
+            [sys.executable, "-m", "referee.worker", "--parent", str(os.getpid())],
+            stdin=-1, stdout=-1)
         stem = self.stderr_stem
         assert self.process.stdin is not None
         await self.process.stdin.send_all(encode({
@@ -106,14 +135,23 @@ class WorkerClient:
 
     async def play(self, sg: ScheduledGame) -> tuple[GameRecord, list[SeatRow], str, str]:
         """Play one game in the worker: (record, seat rows, started, ended). Raises
-        BotStartError if a bot cannot be started, WorkerError if the worker died."""
+        BotStartError if a bot cannot be started, WorkerStopped if a signal stopped the
+        worker (the run is being interrupted), WorkerError if it died otherwise."""
         process = self.process
         assert process is not None and process.stdin is not None and process.stdout is not None
-        await process.stdin.send_all(encode({
-            "type": "game", "index": sg.index, "deal": sg.deal, "rotation": sg.rotation,
-            "table": list(sg.table), "seed": sg.seed}))
-        answer = await _read(process.stdout, self._decoder)
+        try:
+            await process.stdin.send_all(encode({
+                "type": "game", "index": sg.index, "deal": sg.deal, "rotation": sg.rotation,
+                "table": list(sg.table), "seed": sg.seed}))
+        except trio.BrokenResourceError:  # it exited between games
+            answer = None
+        else:
+            answer = await _read(process.stdout, self._decoder)
         if answer is None:
+            with trio.move_on_after(10):  # its stdout is closed: it is exiting; learn how
+                await process.wait()
+            if process.returncode in STOPPED:
+                raise WorkerStopped(f"worker {self.number} was stopped by a signal")
             raise WorkerError(f"worker {self.number} exited (code {process.returncode}) "
                               f"during game {sg.index}")
         if answer["type"] == "start_error":
@@ -144,53 +182,72 @@ class WorkerClient:
                 await process.wait()
 
 
-def _die_with_parent() -> None:
-    """Ask the kernel for SIGTERM when the parent dies (Linux; elsewhere a no-op)."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-    import os
-    import signal
-
-    parent = os.getppid()
+async def wait_parent_exit(parent: int) -> None:
+    """Return once process ``parent``, which spawned this one, has exited (at once if it
+    already has). Linux: waits on a pidfd; elsewhere polls ``getppid`` twice a second."""
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the parent died before the request took effect
-        os.kill(os.getpid(), signal.SIGTERM)
+        fd: int | None = os.pidfd_open(parent)
+    except (AttributeError, OSError):  # not Linux >= 5.3, or already gone (ESRCH)
+        fd = None
+    try:
+        # The pidfd was opened first: if ``parent`` is still our parent now, the pidfd is
+        # that process (its pid cannot be reused while we are its child).
+        if os.getppid() != parent:
+            return
+        if fd is not None:
+            await trio.lowlevel.wait_readable(fd)
+            return
+        while os.getppid() == parent:  # pragma: no cover - no pidfd (not Linux)
+            await trio.sleep(0.5)
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _parent_from_argv(argv: list[str]) -> int:
+    """``--parent PID`` as the parent gives it; without it, our parent now."""
+    if len(argv) == 2 and argv[0] == "--parent" and argv[1].isdigit():
+        return int(argv[1])
+    return os.getppid()
 
 
 def main() -> None:
-    import signal
+    parent = _parent_from_argv(sys.argv[1:])
+    stopped_by: list[int] = []
 
     async def run() -> None:
         stdin = trio.lowlevel.FdStream(sys.stdin.fileno())
         stdout = trio.lowlevel.FdStream(sys.stdout.fileno())
-        async with trio.open_nursery() as nursery:
-            async def on_term() -> None:
-                with trio.open_signal_receiver(signal.SIGTERM) as signals:
+        # Open until the bots are closed: a second SIGTERM must not kill us half-way.
+        with trio.open_signal_receiver(signal.SIGTERM) as signals:
+            async with trio.open_nursery() as nursery:
+                async def on_term() -> None:
                     async for _ in signals:
+                        stopped_by.append(EXIT_TERMINATED)
                         nursery.cancel_scope.cancel()  # the pool closes its bots, shielded
-                        return
 
-            async def games() -> None:
-                await serve_games(stdin, stdout)
-                nursery.cancel_scope.cancel()
+                async def on_parent_exit() -> None:
+                    await wait_parent_exit(parent)
+                    nursery.cancel_scope.cancel()  # nobody to play for: close the bots, exit
 
-            nursery.start_soon(on_term)
-            nursery.start_soon(games)
+                async def games() -> None:
+                    await serve_games(stdin, stdout)
+                    nursery.cancel_scope.cancel()
 
-    _die_with_parent()
+                nursery.start_soon(on_term)
+                nursery.start_soon(on_parent_exit)
+                nursery.start_soon(games)
+
     try:
         trio.run(run, restrict_keyboard_interrupt_to_checkpoints=True)
     except KeyboardInterrupt:
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except BaseExceptionGroup as group:  # Ctrl-C inside a nursery arrives grouped
         if group.subgroup(KeyboardInterrupt) is not None:
-            sys.exit(130)
+            sys.exit(EXIT_INTERRUPTED)
         raise
+    if stopped_by:
+        sys.exit(stopped_by[0])
 
 
 if __name__ == "__main__":

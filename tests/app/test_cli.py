@@ -217,15 +217,17 @@ def test_tcp_bots_play_in_the_arena_not_in_tournaments_sprt_or_ladder_run(tmp_pa
 
 
 def _live_workers() -> set[int]:
-    """Pids of running (not zombie) referee worker processes."""
+    """Pids of running (not zombie) referee worker processes of this checkout's Python
+    (other checkouts on the machine may run theirs meanwhile)."""
     found = set()
+    venv = str(Path(sys.executable).parent).encode() + b"/"
     for proc in Path("/proc").iterdir():
         try:
             cmd = (proc / "cmdline").read_bytes()
             state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError, ValueError):
             continue
-        if b"referee.worker" in cmd and state != "Z":
+        if b"referee.worker" in cmd and cmd.startswith(venv) and state != "Z":
             found.add(int(proc.name))
     return found
 

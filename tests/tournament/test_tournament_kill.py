@@ -115,6 +115,13 @@ def wait_until(check, what: str, proc: subprocess.Popen[bytes] | None = None):  
 # -- the tournament ----------------------------------------------------------------------
 
 
+def _default_signals() -> None:
+    """In the referee: SIGINT and SIGTERM as a terminal gives them, not as inherited from
+    however pytest was started (a background job of a script has SIGINT ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 class Run:
     def __init__(self, tmp_path: Path) -> None:
         self.tmp = tmp_path
@@ -138,7 +145,8 @@ class Run:
         self.err = open(self.tmp / "first.err", "wb")  # noqa: SIM115
         proc = subprocess.Popen(
             [str(DURAK_REF), "tournament", *self.args, "--db", str(self.db), "--log-dir",
-             str(self.logs)], stdout=self.out, stderr=self.err, env=self.env(60), cwd=self.tmp)
+             str(self.logs)], stdout=self.out, stderr=self.err, env=self.env(60), cwd=self.tmp,
+            preexec_fn=_default_signals)
         _popen_pids.add(proc.pid)
         return proc
 
@@ -228,7 +236,7 @@ def test_resume_after_sigkill(tmp_path: Path) -> None:
     assert code == -signal.SIGKILL
 
     # The referee itself could not clean up, but it ran its games in worker processes
-    # (concurrency 2), and the kernel tells a worker when its parent dies: each worker
+    # (concurrency 2), and a worker watches its parent (a pidfd): when it dies, each worker
     # closes its bots (bye, terminate, kill) and exits, even mid-game with a stalled
     # bot. The workers, re-parented to us, are reaped here.
     wait_until(lambda: not tagged(run.tag), "the workers to close their bots")

@@ -9,6 +9,8 @@ closing it, or dying) and exits. The few bot processes of a tournament thus give
 so many decisions in all, and a long tournament stalls with some games stored and
 never finishes on its own: the kill tests need no race against the clock. TAG is
 ignored: it marks the command line so a test finds every process it started in /proc.
+With $SLOW_BOT_DELAY=S, it sleeps S seconds before each answer: a lower bound on how
+long a run takes, for the test that needs a run to outlast trio's thread idle timeout.
 The budget comes from the environment, not the command line, because the command is
 part of the stored tournament settings: a resume runs the very same command, freely.
 """
@@ -16,6 +18,7 @@ part of the stored tournament settings: a resume runs the very same command, fre
 import os
 import random
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
@@ -24,6 +27,7 @@ from protocol.bot import run_function  # noqa: E402
 
 def main() -> None:
     budget = int(os.environ.get("SLOW_BOT_STALL_AFTER", "0")) or None
+    delay = float(os.environ.get("SLOW_BOT_DELAY", "0"))
     rng = random.Random(1)
     asked = 0
 
@@ -34,6 +38,8 @@ def main() -> None:
             while os.read(0, 65536):  # stall: never answer; leave at EOF
                 pass
             os._exit(0)
+        if delay:
+            time.sleep(delay)
         return rng.choice(legal)
 
     run_function(choose, name="slow", version="1.0")
