@@ -54,6 +54,7 @@ from .rules.actions import MalformedAction, action_from_wire, action_str
 from .rules.match import first_dealer
 from .rules.options import make_rules
 from .runner import SeatOptions, make_players
+from .sandbox import Sandbox
 
 Status = Literal["pass", "warn", "fail", "skip"]
 
@@ -317,8 +318,10 @@ def _ms(seconds: float) -> float:
 class _Checker:
     def __init__(self, argv: Sequence[str], games_per_config: int, move_time: float,
                  startup_time: float, grace: float, seed: int, configs: Sequence[RuleSet],
-                 on_progress: Callable[[str], None] | None) -> None:
+                 on_progress: Callable[[str], None] | None,
+                 sandbox: Sandbox | None = None) -> None:
         self.argv = list(argv)
+        self.sandbox = (sandbox or Sandbox()).resolve()
         self.budget = games_per_config
         self.move_time, self.startup_time, self.grace, self.seed = move_time, startup_time, grace, seed
         self.rule_sets = list(configs)
@@ -327,7 +330,7 @@ class _Checker:
         self.report = CheckReport(self.argv, {
             "games_per_config": games_per_config, "move_time_s": move_time,
             "startup_time_s": startup_time, "grace_s": grace, "seed": seed,
-            "configs": [c.key for c in self.rule_sets]})
+            "configs": [c.key for c in self.rule_sets], "sandbox": self.sandbox.mode})
         self.times: list[float] = []
         self.handshake: Check | None = None
         self.exits: list[tuple[str, dict[str, Any]]] = []
@@ -362,7 +365,7 @@ class _Checker:
         self.report.configs.append(run)
         specs = [self.spec, parse_bot_spec("builtin:greedy"), parse_bot_spec("builtin:random")]
         bot, greedy, rand = make_players(specs, config, stderr_stem=None,
-                                         options=SeatOptions(grace=self.grace))
+                                         options=SeatOptions(grace=self.grace), sandbox=self.sandbox)
         try:
             if not await self.start(bot, run, nursery):
                 return
@@ -603,12 +606,14 @@ class _Checker:
 async def check_bot(argv: Sequence[str], *, games_per_config: int = 40, move_time: float = 5.0,
                     startup_time: float = 10.0, grace: float = 1.0, seed: int = 1,
                     configs: Sequence[RuleSet] = CONFIGS,
-                    on_progress: Callable[[str], None] | None = None) -> CheckReport:
+                    on_progress: Callable[[str], None] | None = None,
+                    sandbox: Sandbox | None = None) -> CheckReport:
     """Run the conformance check of the bot started by ``argv`` (see the module docstring).
 
     Raises BotStartError if the program cannot be started at all (not found, not
     executable): the user's command is at fault, as for ``durak-ref match``; and
-    TimeControlError for a non-positive ``move_time`` or ``startup_time``.
+    TimeControlError for a non-positive ``move_time`` or ``startup_time``; SandboxError
+    when ``sandbox`` (default: auto) cannot be used.
     """
     if not argv:
         raise ValueError("check_bot needs a command line")
@@ -617,7 +622,7 @@ async def check_bot(argv: Sequence[str], *, games_per_config: int = 40, move_tim
     tc = TimeControl.parse(None, move_time, startup_time)  # raises TimeControlError
     assert tc.move is not None
     checker = _Checker(argv, games_per_config, tc.move, tc.startup, grace, seed, configs,
-                       on_progress)
+                       on_progress, sandbox)
     return await checker.run()
 
 
