@@ -104,7 +104,8 @@ class ProcessPlayer(StreamPlayer):
             launch = self.sandbox.launch(self.spec.argv, self.cwd, self.env, limits)
             # In the trio thread, not a worker thread: see referee/spawn.py (die-with-parent).
             process = spawn(launch.argv, cwd=launch.cwd, env=launch.env,
-                            preexec_fn=None if has_prlimit else self._limits())
+                            preexec_fn=None if has_prlimit else self._limits(),
+                            sandboxed=launch.mode == "bwrap")
         except OSError as exc:
             if launch is not None:
                 launch.cleanup()
@@ -175,11 +176,17 @@ class ProcessPlayer(StreamPlayer):
             with trio.move_on_after(self.grace):
                 await p.wait()
             if p.returncode is None:
-                _signal_group(p.pid, signal.SIGTERM)
+                p.send_signal(signal.SIGTERM)
                 with trio.move_on_after(self.grace):
                     await p.wait()
             # Whatever is left of the group (children the bot forked) gets killed too.
-            _signal_group(p.pid, signal.SIGKILL)
+            p.send_signal(signal.SIGKILL)
+            if p.returncode is None and p.sandboxed:
+                # bwrap exits once its namespace is gone; kill it only if it does not.
+                with trio.move_on_after(self.grace):
+                    await p.wait()
+                if p.returncode is None:
+                    _signal_group(p.pid, signal.SIGKILL)
             if p.returncode is None:
                 await p.wait()
             for stream in (p.stdout, p.stderr):
@@ -241,7 +248,7 @@ class ProcessPlayer(StreamPlayer):
         which closes the pipes. The pending read then reports the exit as a crash."""
         await conn.process.wait()
         await trio.sleep(self.grace)
-        _signal_group(conn.process.pid, signal.SIGKILL)
+        conn.process.send_signal(signal.SIGKILL)
 
     def _write_stderr(self, chunk: bytes | bytearray) -> None:
         f = self._stderr_file

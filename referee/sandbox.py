@@ -18,10 +18,12 @@ With bubblewrap (``bwrap``) a bot:
   reachable;
 - has its own user, PID, network, IPC, UTS and cgroup namespaces (``--unshare-all``): no
   network at all (abstract unix sockets included), the referee's processes and their
-  command lines are invisible (``--proc`` of its own); ``--new-session`` and the PID
-  namespace make every descendant die with it (when the bot exits, the namespace's init
-  exits and the kernel kills the rest), and ``--die-with-parent`` makes it die with the
-  referee;
+  command lines are invisible (``--proc`` of its own); the bot is PID 1 of its namespace
+  (``--as-pid-1``), so when it exits the kernel kills every descendant (``setsid`` and
+  double forks included) and bwrap, our child, reaps the bot itself (with bwrap's own
+  init, bwrap exits without reaping that init, which becomes a zombie of whoever adopts
+  it); ``--new-session`` keeps it off the referee's terminal, and ``--die-with-parent``
+  makes it die with the referee;
 - runs as uid/gid 65534 inside its user namespace, without capabilities.
 
 Which uid outside. bwrap maps the bot's uid 65534 to the referee's own uid. When the
@@ -108,7 +110,7 @@ def probe_bwrap() -> str | None:
 
 
 def _base_args() -> list[str]:
-    return ["--unshare-all", "--new-session", "--die-with-parent",
+    return ["--unshare-all", "--as-pid-1", "--new-session", "--die-with-parent",
             "--uid", str(SANDBOX_ID), "--gid", str(SANDBOX_ID),
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/run", "--tmpfs", "/var/tmp", "--tmpfs", "/dev/shm",

@@ -12,7 +12,12 @@ block the event loop noticeably. The pipes are our own (``os.pipe``, wrapped in
 ``trio.lowlevel.wait_readable``: no thread is involved at any point.
 
 ``BotProcess`` has the parts of ``trio.Process`` that referee/process.py uses: ``pid``,
-``stdin``, ``stdout``, ``stderr``, ``returncode``, ``wait()``.
+``stdin``, ``stdout``, ``stderr``, ``returncode``, ``wait()``, and ``send_signal``, which
+knows the shape of a sandboxed bot: our child is bwrap, whose child is the bot, PID 1 of
+its namespace. Killing bwrap first would orphan the bot (it dies by its parent-death
+signal, but as a zombie of whoever adopts it), so signals go to the bot: SIGKILL of a
+namespace's PID 1 kills everything in the namespace, and bwrap reaps the bot and exits
+on its own. (As PID 1 the bot gets SIGTERM only if it handles it; SIGKILL always.)
 """
 
 from __future__ import annotations
@@ -29,8 +34,10 @@ class BotProcess:
     """A started child process with trio streams for its stdin, stdout and stderr."""
 
     def __init__(self, popen: subprocess.Popen[bytes], stdin: trio.lowlevel.FdStream,
-                 stdout: trio.lowlevel.FdStream, stderr: trio.lowlevel.FdStream) -> None:
+                 stdout: trio.lowlevel.FdStream, stderr: trio.lowlevel.FdStream,
+                 sandboxed: bool = False) -> None:
         self._popen = popen
+        self.sandboxed = sandboxed
         self.pid = popen.pid
         self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
         self._pidfd: int | None = None
@@ -41,7 +48,27 @@ class BotProcess:
 
     @property
     def returncode(self) -> int | None:
-        return self._popen.poll()
+        code = self._popen.poll()
+        if self.sandboxed and code is not None and code > 128:
+            return 128 - code  # bwrap reports "killed by signal N" as 128+N
+        return code
+
+    def send_signal(self, sig: int) -> None:
+        """Signal the bot and everything it started (see the module docstring). Never
+        raises for processes that are already gone."""
+        targets: list[int] = []
+        if self.sandboxed and self._popen.poll() is None:
+            targets = _children(self.pid)
+        for pid in targets:
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if not targets:  # unsandboxed, or the sandbox is not set up (yet): the group
+            try:
+                os.killpg(self.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
 
     async def wait(self) -> int:
         """Wait until the process exited and reap it; its return code (negative: the
@@ -60,16 +87,25 @@ class BotProcess:
         if self._pidfd is not None:
             os.close(self._pidfd)
             self._pidfd = None
-        code = self._popen.returncode
+        code = self.returncode
         assert code is not None
         return code
 
 
+def _children(pid: int) -> list[int]:
+    try:
+        text = open(f"/proc/{pid}/task/{pid}/children").read()  # noqa: SIM115 (one read)
+    except OSError:
+        return []
+    return [int(x) for x in text.split()]
+
+
 def spawn(argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str] | None,
-          preexec_fn: Callable[[], Any] | None = None) -> BotProcess:
+          preexec_fn: Callable[[], Any] | None = None, sandboxed: bool = False) -> BotProcess:
     """Start ``argv`` in a new session (its own process group) with piped stdin, stdout
-    and stderr. Call it from the trio thread (see the module docstring). Raises OSError
-    if the program cannot be started."""
+    and stderr. ``sandboxed``: ``argv`` is a bwrap command (see ``send_signal``). Call it
+    from the trio thread (see the module docstring). Raises OSError if the program
+    cannot be started."""
     pipes = [os.pipe() for _ in range(3)]  # non-inheritable until dup2'ed in the child
     child = (pipes[0][0], pipes[1][1], pipes[2][1])
     ours = (pipes[0][1], pipes[1][0], pipes[2][0])
@@ -84,4 +120,4 @@ def spawn(argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str] | None
     for fd in child:
         os.close(fd)
     return BotProcess(popen, trio.lowlevel.FdStream(ours[0]), trio.lowlevel.FdStream(ours[1]),
-                      trio.lowlevel.FdStream(ours[2]))
+                      trio.lowlevel.FdStream(ours[2]), sandboxed)

@@ -16,7 +16,8 @@ from referee.tournament import standings
 
 DURAK_REF = Path(sys.executable).parent / "durak-ref"
 STATUS_KEYS = {"elo0", "elo1", "alpha", "beta", "lower", "upper", "model", "counts", "n", "llr",
-               "state", "decided_after", "elo", "elo_error95", "los", "pairs", "games", "forfeits"}
+               "state", "decided_after", "elo", "elo_error95", "los", "pairs", "games", "forfeits",
+               "sandbox", "duplicates"}
 
 
 def cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
