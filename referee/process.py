@@ -59,7 +59,9 @@ class ProcessPlayer(StreamPlayer):
                  max_cpu_s: int | None = None, cwd: str | None = None,
                  env: dict[str, str] | None = None, sandbox: Sandbox | None = None) -> None:
         super().__init__(name, spec, wants_events=True)
-        self.sandbox = (sandbox or Sandbox()).resolve()
+        # Resolved once per run by the caller (which also warns); ``auto`` is resolved here.
+        sandbox = sandbox or Sandbox()
+        self.sandbox = sandbox.resolve() if sandbox.mode == "auto" else sandbox
         self.startup_time = startup_time
         self.grace = grace
         self.stderr_path = stderr_path

@@ -12,10 +12,10 @@ With bubblewrap (``bwrap``) a bot:
   lives in the bot's own mount namespace, so it is fresh per process, invisible to every
   other bot, and gone when the process ends;
 - never sees the paths in ``hide`` (log dir, store file and its SQLite side files,
-  config and token files): a tmpfs over each directory, ``/dev/null`` over each file,
-  mounted last so that no bind can expose them again; ``/var/tmp``, ``/dev/shm`` and
-  ``/run`` are empty tmpfs too, so no unix socket of another program (a database's) is
-  reachable;
+  config and token files): an empty read-only tmpfs over each directory, ``/dev/null``
+  over each file, mounted last so that no bind can expose them again; ``/var/tmp`` and
+  ``/run`` are empty read-only tmpfs too and ``/dev/shm`` a private one, so no unix
+  socket of another program (a database's) is reachable;
 - has its own user, PID, network, IPC, UTS and cgroup namespaces (``--unshare-all``): no
   network at all (abstract unix sockets included), the referee's processes and their
   command lines are invisible (``--proc`` of its own); the bot is PID 1 of its namespace
@@ -113,7 +113,8 @@ def _base_args() -> list[str]:
     return ["--unshare-all", "--as-pid-1", "--new-session", "--die-with-parent",
             "--uid", str(SANDBOX_ID), "--gid", str(SANDBOX_ID),
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/run", "--tmpfs", "/var/tmp", "--tmpfs", "/dev/shm",
+            "--tmpfs", "/run", "--remount-ro", "/run", "--tmpfs", "/var/tmp",
+            "--remount-ro", "/var/tmp", "--tmpfs", "/dev/shm",
             "--size", str(SCRATCH_MB << 20), "--perms", "1777", "--tmpfs", "/tmp"]
 
 
@@ -221,7 +222,7 @@ class Sandbox:
             args += ["--ro-bind", path, path]
         for path in self.hide:  # last: nothing bound above can expose them again
             if os.path.isdir(path):
-                args += ["--tmpfs", path]
+                args += ["--tmpfs", path, "--remount-ro", path]
             elif os.path.exists(path):
                 args += ["--ro-bind", "/dev/null", path]
         args += ["--chdir", work, "--"]
