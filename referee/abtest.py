@@ -27,10 +27,10 @@ from typing import Any
 import trio
 
 from .match import GameRecord, MatchConfig
+from .sandbox import duplicate_soundness, warn_unsound_duplicates
 from .sprt import Sprt
 from .tournament import (
-    BotEntry, PlayerPool, ScheduledGame, TournamentSettings, duplicate_soundness, resolve_sandbox,
-    warn_unsound_duplicates, with_pool,
+    BotEntry, PlayerPool, ScheduledGame, TournamentSettings, resolve_sandbox, with_pool,
 )
 
 

@@ -824,15 +824,41 @@ def serve(
 def bench_match_cmd(
     games: Annotated[int, typer.Option(min=1, help="Games in the match.")] = 200,
     cpu: Annotated[int, typer.Option(help="Pin the referee and the bots to this CPU (-1: do not pin).")] = 0,
+    sandbox: Annotated[str, typer.Option(
+        help="How the bots run: auto, bwrap, none, or both (none, then bwrap, and the ratio "
+        "of start-up and per-decision times).")] = "auto",
+    starts: Annotated[int, typer.Option(min=0, help="Extra cold starts of a bot, to time its start-up.")] = 20,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Two Python example bots over pipes: games/s, decisions/s, referee time per decision."""
-    from .bench import bench_match
+    """Two Python example bots over pipes: games/s, decisions/s, referee time per decision,
+    a bot's start-up time and its time per decision (sandboxed or not)."""
+    from .bench import bench_match, bench_match_sandbox
+    from .sandbox import SandboxError
 
-    r = bench_match(games, None if cpu < 0 else cpu)
+    pin = None if cpu < 0 else cpu
+    try:
+        if sandbox == "both":
+            both = bench_match_sandbox(games, pin, starts)
+            if as_json:
+                emit_json(both)
+                return
+            for mode, run in both["runs"].items():
+                out.print(f"{mode}: start-up {run['startup_ms_median']} ms (median of {starts}), "
+                          f"{run['decision_us_mean']} µs per decision, "
+                          f"{run['games_per_s']:.1f} games/s", markup=False, highlight=False)
+            ratio = both["ratio_bwrap_vs_none"]
+            out.print(f"bwrap/none: start-up x{ratio['startup_ms_median']}, per decision "
+                      f"x{ratio['decision_us_mean']}", markup=False, highlight=False)
+            return
+        r = bench_match(games, pin, sandbox=sandbox, cold_starts=starts)
+    except SandboxError as exc:
+        fail(str(exc))
     if as_json:
         emit_json(r)
         return
+    out.print(f"sandbox {r['sandbox']}: bot start-up {r['startup_ms_median']} ms (median), "
+              f"{r['decision_us_mean']} µs per decision (round trip included)", markup=False,
+              highlight=False)
     out.print(f"match: {r['games']} games in {r['wall_s']:.2f} s: {r['games_per_s']:.1f} games/s, "
               f"{r['decisions_per_s']:.0f} decisions/s (pinned to {r['pinned_cpus']})")
     out.print(f"referee time per decision (wall minus bot time): {r['referee_us_per_decision']} µs; "

@@ -21,10 +21,11 @@ import trio
 from .match import GameRecord, MatchConfig
 from .matchlog import FORMAT, MatchLogWriter, fresh_log_path, timestamp, utc_now
 from .ratings import DEFAULT_K, DEFAULT_START, RatedGame, ladder_update
+from .sandbox import duplicate_soundness, warn_unsound_duplicates
 from .store import GameRow, Store, StoreError
 from .tournament import (
     BotEntry, PlayerPool, ScheduledGame, TournamentError, TournamentSettings, seat_rows, with_pool,
-    duplicate_soundness, resolve_sandbox, warn_unsound_duplicates,
+    resolve_sandbox,
 )
 
 LADDER_ID = "ladder"

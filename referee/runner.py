@@ -21,7 +21,7 @@ from .match import GameRecord, MatchConfig, MatchResult, BotStats, play_match
 from .matchlog import FORMAT, MatchLogWriter, new_log_path, safe_name, utc_now
 from .tcp import ListenError
 from .players import BotFailure, BotSpec, BotStartError, BuiltinPlayer, Player, unique_names
-from .sandbox import Sandbox
+from .sandbox import Sandbox, duplicate_soundness, warn_unsound_duplicates
 
 
 @dataclass(frozen=True)
@@ -162,6 +162,8 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
     writer = MatchLogWriter(log_path) if log_path else None
     result = MatchResult(config, [])
     result.sandbox = sandbox_used(players)
+    duplicates = result.duplicates = duplicate_soundness(config.duplicate, result.sandbox, False)
+    warn_unsound_duplicates(duplicates)
     result.log_path = str(log_path) if log_path else None
 
     def record_game(record: GameRecord, res: MatchResult) -> None:
@@ -183,7 +185,7 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
                 _adopt_hello_names(players)
                 result.bots = [BotStats(p.name) for p in players]
                 if writer is not None:
-                    writer.write(log_header(players, config))
+                    writer.write(dict(log_header(players, config), duplicates=duplicates))
                 if on_start is not None:
                     on_start(result)
                 await play_match(players, config, on_game=record_game, result=result)

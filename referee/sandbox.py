@@ -273,3 +273,24 @@ def limit_args(max_memory_mb: int | None, max_cpu_s: int | None) -> list[str]:
     if max_cpu_s is not None:
         out.append(f"--cpu={max_cpu_s}:{max_cpu_s + 1}")
     return out
+
+
+def duplicate_soundness(duplicate: bool, sandbox: str | None, fresh_bots: bool) -> str | None:
+    """Whether duplicate deals are sound for these program bots (None: not duplicate, or
+    no program bots). "sound": sandboxed and restarted before every game, so nothing of
+    the first rotation survives; "memory": sandboxed but kept running between games, so a
+    bot could remember a deal in its process memory (use --fresh-bots); "unsound": not
+    sandboxed, so a bot could remember it anywhere (files, other processes)."""
+    if not duplicate or sandbox is None:
+        return None
+    if sandbox == "none":
+        return "unsound"
+    return "sound" if fresh_bots else "memory"
+
+
+def warn_unsound_duplicates(soundness: str | None) -> None:
+    """The one warning line for duplicate deals played by unsandboxed program bots."""
+    if soundness == "unsound":
+        print("durak-ref: warning: duplicate deals with unsandboxed bots: a bot could remember "
+              "the first seat rotation of a deal and know its opponents' hands in the second",
+              file=sys.stderr, flush=True)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import itertools
 import math
 import secrets
-import sys
 import time
 import tomllib
 from collections.abc import Callable, Sequence
@@ -40,7 +39,7 @@ from .players import (
     BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player, parse_bot_spec,
 )
 from .rules.options import RulesError, make_rules
-from .sandbox import Sandbox, SandboxError
+from .sandbox import Sandbox, SandboxError, duplicate_soundness, warn_unsound_duplicates
 from .store import GameRow, SeatRow, Store
 
 FORMATS = ("round-robin", "gauntlet")
@@ -458,27 +457,6 @@ def seat_rows(record: GameRecord) -> list[SeatRow]:
         forfeit = record.forfeit["kind"] if record.forfeit and record.forfeit["seat"] == seat else None
         rows.append(SeatRow(seat, name, result, forfeit, decisions[seat], round(seconds[seat], 6)))
     return rows
-
-
-def duplicate_soundness(duplicate: bool, sandbox: str | None, fresh_bots: bool) -> str | None:
-    """Whether duplicate deals are sound for these program bots (None: not duplicate, or
-    no program bots). "sound": sandboxed and restarted before every game, so nothing of
-    the first rotation survives; "memory": sandboxed but kept running between games, so a
-    bot could remember a deal in its process memory (use --fresh-bots); "unsound": not
-    sandboxed, so a bot could remember it anywhere (files, other processes)."""
-    if not duplicate or sandbox is None:
-        return None
-    if sandbox == "none":
-        return "unsound"
-    return "sound" if fresh_bots else "memory"
-
-
-def warn_unsound_duplicates(soundness: str | None) -> None:
-    """The one warning line for duplicate deals played by unsandboxed program bots."""
-    if soundness == "unsound":
-        print("durak-ref: warning: duplicate deals with unsandboxed bots: a bot could remember "
-              "the first seat rotation of a deal and know its opponents' hands in the second",
-              file=sys.stderr, flush=True)
 
 
 def resolve_sandbox(settings: TournamentSettings, *hide: str | Path | None) -> Sandbox | None:
