@@ -155,10 +155,11 @@ class Sandbox:
         for p in paths:
             if p is None:
                 continue
-            text = os.path.abspath(str(p))
-            extra.append(text)
-            if text.endswith((".sqlite", ".db", ".sqlite3")):
-                extra += [text + s for s in ("-wal", "-shm", "-journal")]
+            # Both spellings: hiding a symlink's path would leave its target in view.
+            for text in dict.fromkeys((os.path.abspath(str(p)), os.path.realpath(str(p)))):
+                extra.append(text)
+                if text.endswith((".sqlite", ".db", ".sqlite3")):
+                    extra += [text + s for s in ("-wal", "-shm", "-journal")]
         return replace(self, hide=tuple(dict.fromkeys((*self.hide, *extra))))
 
     def resolve(self) -> Sandbox:

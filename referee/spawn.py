@@ -94,7 +94,8 @@ class BotProcess:
 
 def _children(pid: int) -> list[int]:
     try:
-        text = open(f"/proc/{pid}/task/{pid}/children").read()  # noqa: SIM115 (one read)
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            text = f.read()
     except OSError:
         return []
     return [int(x) for x in text.split()]

@@ -125,11 +125,11 @@ class TournamentSettings:
                         f"in the arena (durak-ref register / serve), tournaments start their bots")
             rules = make_rules(self.preset, self.rules)
             rules.check_table(self.players)
+            self.sandbox_policy().check()
             return MatchConfig(rules=rules, games=1, seed=self.seed,
                                tc=TimeControl.parse(self.tc, self.move_time, self.startup_time),
                                illegal_retries=parse_on_illegal(self.on_illegal),
                                max_restarts=self.max_restarts)
-            self.sandbox_policy().check()
         except (BotSpecError, RulesError, TimeControlError, OnIllegalError, SandboxError) as exc:
             raise TournamentError(str(exc)) from None
 

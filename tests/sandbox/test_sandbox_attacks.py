@@ -262,3 +262,65 @@ def test_a_sandboxed_bot_still_plays_long_after_its_start(tmp_path: Path) -> Non
                              extra=("--move-time", "60", "--sandbox", "bwrap"))
     assert one(attacks(logs), "sleep")["slept"] == 13
     assert summary["bots"][0]["forfeits"] == {}
+
+
+# -- every command that starts bots ----------------------------------------------------------
+
+
+def test_worker_processes_sandbox_their_bots_and_hide_the_logs_and_store(tmp_path: Path) -> None:
+    """--concurrency 2: the bots run in worker processes, which get the parent's resolved
+    sandbox over their pipe (the log dir and store stay hidden there too)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    proc = cli("tournament", "--bot", f"snoop={bot('dir', logs)}", "--bot", f"thief={bot('store', tmp_path / 's.sqlite')}",
+               "--bot", "rand=builtin:random", "--games", "2", "--concurrency", "2",
+               "--db", tmp_path / "s.sqlite", "--log-dir", logs, "--bind", tmp_path, "--json",
+               cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["games"] == 6
+    reports = attacks(logs)
+    dirs = [r for r in reports if r["mode"] == "dir"]
+    stores = [r for r in reports if r["mode"] == "store"]
+    assert dirs and stores
+    assert all(r["listed"] == [True, []] and r["wrote"][0] is False for r in dirs), dirs
+    assert all(r["read"][0] is False and r["delete"][0] is False for r in stores), stores
+
+
+def test_the_tournament_config_sets_the_sandbox_and_binds(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "book.txt").write_text("from the config")
+    (tmp_path / "work").mkdir()
+    config = tmp_path / "t.toml"
+    config.write_text(f'''games = 2
+sandbox = "bwrap"
+bind = ["data"]
+[[bots]]
+name = "reader"
+command = "{bot('read', f'at={tmp_path}/data/book.txt')}"
+cwd = "work"
+[[bots]]
+name = "rand"
+command = "builtin:random"
+''')
+    logs = tmp_path / "logs"
+    proc = cli("tournament", "--config", config, "--db", tmp_path / "s.sqlite", "--log-dir", logs,
+               "--json", cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["sandbox"] == "bwrap"
+    assert one(attacks(logs), "read")["result"] == [True, "from the config"]
+    config.write_text('sandbox = "docker"\n[[bots]]\nname = "a"\ncommand = "builtin:random"\n'
+                      '[[bots]]\nname = "b"\ncommand = "builtin:greedy"\n')
+    proc = cli("tournament", "--config", config, "--db", tmp_path / "s2.sqlite", cwd=tmp_path)
+    assert proc.returncode == 2 and "--sandbox 'docker'" in proc.stderr, proc.stderr
+
+
+def test_sprt_and_check_bot_sandbox_their_bots(tmp_path: Path) -> None:
+    proc = cli("sprt", bot("write"), "builtin:random", "--max-pairs", "2", "--sandbox", "bwrap",
+               "--json", cwd=tmp_path, timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr
+    status = json.loads(proc.stdout)
+    assert status["sandbox"] == "bwrap" and status["duplicates"] == "memory"
+    assert not list(tmp_path.iterdir())  # the write attack planted nothing in its cwd
+    proc = cli("check-bot", f"{PY} {Path(__file__).resolve().parents[2] / 'examples/python/greedy_bot.py'}",
+               "--games", "2", "--sandbox", "bwrap", "--json", cwd=tmp_path, timeout=180)
+    assert json.loads(proc.stdout)["settings"]["sandbox"] == "bwrap", proc.stderr
