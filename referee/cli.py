@@ -635,7 +635,9 @@ def ladder_run(
                 err.print("durak-ref: interrupted; every finished game and rating is stored")
                 raise typer.Exit(130) from None
         if as_json:
-            emit_json({"played": played, "ladder": _ladder_rows(store), "sandbox": mode})
+            from .sandbox import Sandbox  # resolved as the run resolved it (cached, no warning)
+            emit_json({"played": played, "ladder": _ladder_rows(store),
+                       "sandbox": Sandbox(mode, warn=False).resolve().mode})
             return
         out.print(f"{played} ladder games played", markup=False)
         _print_ladder(store)
