@@ -324,3 +324,15 @@ def test_sprt_and_check_bot_sandbox_their_bots(tmp_path: Path) -> None:
     proc = cli("check-bot", f"{PY} {Path(__file__).resolve().parents[2] / 'examples/python/greedy_bot.py'}",
                "--games", "2", "--sandbox", "bwrap", "--json", cwd=tmp_path, timeout=180)
     assert json.loads(proc.stdout)["settings"]["sandbox"] == "bwrap", proc.stderr
+
+
+def test_bench_match_compares_the_sandbox_with_none(tmp_path: Path) -> None:
+    """The measurement exists and is complete (its numbers are never asserted)."""
+    proc = cli("bench", "match", "--sandbox", "both", "--games", "2", "--starts", "2", "--cpu", "-1",
+               "--json", cwd=tmp_path, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert {m: r["sandbox"] for m, r in data["runs"].items()} == {"none": "none", "bwrap": "bwrap"}
+    for run in data["runs"].values():
+        assert run["startup_ms_median"] > 0 and run["decision_us_mean"] > 0
+    assert set(data["ratio_bwrap_vs_none"]) == {"startup_ms_median", "decision_us_mean"}
