@@ -20,7 +20,7 @@ played by referee worker processes (as in tournaments), one pair at a time each.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,8 +28,11 @@ import trio
 
 from .match import GameRecord, MatchConfig
 from .rules.deal import deal_id
+from .sandbox import duplicate_soundness, warn_unsound_duplicates
 from .sprt import Sprt
-from .tournament import BotEntry, PlayerPool, ScheduledGame, TournamentSettings, with_pool
+from .tournament import (
+    BotEntry, PlayerPool, ScheduledGame, TournamentSettings, resolve_sandbox, with_pool,
+)
 
 
 @dataclass
@@ -38,14 +41,19 @@ class SprtRun:
     pairs: int = 0
     games: int = 0
     forfeits: dict[str, int] = field(default_factory=dict)
+    sandbox: str | None = None  #: the sandbox program bots ran in (None: no program bots)
+    duplicates: str | None = None  #: tournament.duplicate_soundness of the pairs
 
     def status(self) -> dict[str, Any]:
         out = self.sprt.status()
-        out.update(pairs=self.pairs, games=self.games, forfeits=self.forfeits)
+        out.update(pairs=self.pairs, games=self.games, forfeits=self.forfeits,
+                   sandbox=self.sandbox, duplicates=self.duplicates)
         return out
 
 
-def settings_for(bots: list[BotEntry], config: MatchConfig, players: int, seed: str) -> TournamentSettings:
+def settings_for(bots: list[BotEntry], config: MatchConfig, players: int, seed: str,
+                 sandbox: str = "auto", bind: Sequence[str] = (),
+                 fresh_bots: bool = False) -> TournamentSettings:
     """Tournament settings that rebuild ``config`` (rules and clock) in a worker process."""
     from .rules.options import OPTIONS
 
@@ -56,24 +64,33 @@ def settings_for(bots: list[BotEntry], config: MatchConfig, players: int, seed: 
         rules={o.name: o.format(getattr(rules, o.name)) for o in OPTIONS},
         tc=None if tc.base is None else f"{tc.base:g}+{tc.increment:g}", move_time=tc.move,
         startup_time=tc.startup, max_restarts=config.max_restarts,
-        on_illegal="forfeit" if not config.illegal_retries else f"retry:{config.illegal_retries}")
+        on_illegal="forfeit" if not config.illegal_retries else f"retry:{config.illegal_retries}",
+        sandbox=sandbox, bind=list(bind), fresh_bots=fresh_bots)
 
 
 async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: MatchConfig, *,
                    sprt: Sprt, max_pairs: int, concurrency: int = 1, seed: str | None = None,
-                   on_pair: Callable[[SprtRun], None] | None = None) -> SprtRun:
+                   on_pair: Callable[[SprtRun], None] | None = None,
+                   sandbox: str = "auto", bind: Sequence[str] = (), fresh_bots: bool = False,
+                   hide: Sequence[str] = ()) -> SprtRun:
     """Play pairs until the SPRT decides or ``max_pairs`` pairs are done. With
     ``concurrency`` > 1 the pairs are played by that many referee worker processes (see
     referee/worker.py), one pair at a time each. Pair ``d`` is deal id ``sprt:<d>``,
-    keyed by ``seed`` (default ``config.seed``: secret unless given)."""
+    keyed by ``seed`` (default ``config.seed``: secret unless given). ``sandbox``, ``bind``:
+    how program bots are confined (referee/sandbox.py; ``hide``: paths they must not see);
+    ``fresh_bots``: restart them before every game. Raises SandboxError for an unusable
+    sandbox."""
     from .worker import WorkerClient
 
     n = 1 + len(opponents) if opponents else 2
     config.rules.check_table(n)
     seed = config.seed if seed is None else seed
-    settings = settings_for([a, b, *opponents], config, n, seed)
+    settings = settings_for([a, b, *opponents], config, n, seed, sandbox, bind, fresh_bots)
     config = dataclasses.replace(config, seed=seed)  # as the workers' config (settings)
-    run = SprtRun(sprt, forfeits={})
+    box = resolve_sandbox(settings, *hide)
+    run = SprtRun(sprt, forfeits={}, sandbox=None if box is None else box.mode,
+                  duplicates=duplicate_soundness(True, None if box is None else box.mode, fresh_bots))
+    warn_unsound_duplicates(run.duplicates)
     deals = iter(range(max_pairs))
     PlayOne = Callable[[ScheduledGame], Awaitable[GameRecord]]
 
@@ -117,11 +134,11 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
 
     async def in_process(pool: PlayerPool, workers: trio.Nursery) -> None:
         async def play_one(sg: ScheduledGame) -> GameRecord:
-            return (await pool.play(sg))[0]
+            return (await pool.play(sg, fresh_bots))[0]
         await pairs(play_one, workers)
 
     async def in_worker(number: int, workers: trio.Nursery) -> None:
-        client = WorkerClient(number, settings, None)
+        client = WorkerClient(number, settings, None, box)
         try:
             await client.start()
 
@@ -138,7 +155,7 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
         else:
             tasks.start_soon(in_process, pool, tasks)
 
-    await with_pool(settings, config, None, start_tasks)
+    await with_pool(settings, config, None, start_tasks, box)
     return run
 
 

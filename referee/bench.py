@@ -235,10 +235,52 @@ def _examples() -> Path:
 # --------------------------------------------------------------------------- match / tournament
 
 
-def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | None = None) -> dict[str, Any]:
+def bench_match_sandbox(games: int = 200, cpu: int | None = 0, starts: int = 20) -> dict[str, Any]:
+    """``bench_match`` unsandboxed and in bubblewrap, one after the other: each run's
+    numbers and the ratios bwrap/none of start-up time and time per decision."""
+    runs = {mode: bench_match(games, cpu, sandbox=mode, cold_starts=starts) for mode in ("none", "bwrap")}
+    keys = ("startup_ms_median", "decision_us_mean")
+    return {"benchmark": "match-sandbox", "runs": runs,
+            "ratio_bwrap_vs_none": {k: round(runs["bwrap"][k] / runs["none"][k], 3)
+                                    if runs["none"][k] and runs["bwrap"][k] else None for k in keys},
+            "cost_bwrap_minus_none": {k: round(runs["bwrap"][k] - runs["none"][k], 1)
+                                      if runs["none"][k] is not None else None for k in keys}}
+
+
+def _startup_ms(argv: list[str], sandbox: Any, n: int) -> list[float]:
+    """Start a bot ``n`` times (spawn, handshake), closing it each time: milliseconds each."""
+    import trio
+
+    from .players import BotSpec
+    from .process import ProcessPlayer
+
+    spec = BotSpec("command", "bot", tuple(argv), " ".join(argv), named=True)
+
+    async def main() -> list[float]:
+        out = []
+        async with trio.open_nursery() as nursery:
+            for _ in range(n):
+                player = ProcessPlayer("bot", spec, sandbox=sandbox)
+                t0 = time.perf_counter()
+                await player.start(nursery)
+                out.append((time.perf_counter() - t0) * 1000)
+                await player.close()
+            nursery.cancel_scope.cancel()
+        return out
+    return trio.run(main)
+
+
+def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | None = None,
+                sandbox: str = "auto", cold_starts: int = 20) -> dict[str, Any]:
     """A match between two Python example bots over pipes: games and decisions per second,
     the referee's own time per decision (wall time minus the time charged to the bots),
-    the raw pipe floor of the same run, and how many bot processes were started."""
+    the raw pipe floor of the same run, and how many bot processes were started. With
+    ``sandbox`` (auto, bwrap, none) the bots run so; ``cold_starts`` more cold starts of the
+    first bot give its start-up time (spawn to handshake done), and the bots' mean time
+    per decision (as the referee charges it: round trip included) is the per-decision
+    cost. Raises SandboxError if the sandbox cannot be used."""
+    from .runner import SeatOptions
+    from .sandbox import Sandbox
     import sys
 
     import trio
@@ -259,8 +301,12 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
     config = MatchConfig(rules=make_rules(), games=games, seed="1")
     starts: list[int] = []
 
+    box = Sandbox(sandbox).resolve()
+    startup = _startup_ms(bots[0], box, cold_starts) if cold_starts else []
+
     async def main() -> Any:
-        result = await run_match_async(specs, config, log_dir=None)
+        result = await run_match_async(specs, config, log_dir=None,
+                                       options=SeatOptions(sandbox=box.mode))
         return result
 
     original = ProcessPlayer._spawn
@@ -282,8 +328,13 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
     floor = statistics.median(_blocking_round_trips([py, "-c", _ECHO_CHILD, answer.hex()], request,
                                                     1000, handshake=False)) * 1e6
     decisions = summary["decisions"]
+    means = [b["mean_decision_ms"] for b in summary["bots"] if b["mean_decision_ms"] is not None]
     return {
         "benchmark": "match",
+        "sandbox": summary["sandbox"],
+        "startup_ms_median": round(statistics.median(startup), 2) if startup else None,
+        "startup_ms_min": round(min(startup), 2) if startup else None,
+        "decision_us_mean": round(1000 * sum(means) / len(means), 1) if means else None,
         "games": summary["games"],
         "wall_s": round(wall, 3),
         "games_per_s": round(summary["games"] / wall, 2),

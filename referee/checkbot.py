@@ -75,6 +75,7 @@ from .rules.match import first_dealer
 from .rules.options import make_rules
 from .runner import SeatOptions, make_players
 from .wire import READ_CHUNK, brief
+from .sandbox import Sandbox
 
 Status = Literal["pass", "warn", "fail", "skip"]
 
@@ -456,10 +457,11 @@ class _Checker:
     def __init__(self, argv: Sequence[str], games_per_config: int, move_time: float,
                  startup_time: float, grace: float, seed: int, configs: Sequence[RuleSet],
                  on_progress: Callable[[str], None] | None, settle: float = SETTLE_S,
-                 probes_per_game: int = PROBES_PER_GAME) -> None:
+                 probes_per_game: int = PROBES_PER_GAME, sandbox: Sandbox | None = None) -> None:
         self.argv = list(argv)
         self.settle, self.probes_per_game = settle, probes_per_game
         self.linger = LINGER * grace
+        self.sandbox = (sandbox or Sandbox()).resolve()
         self.budget = games_per_config
         self.move_time, self.startup_time, self.grace, self.seed = move_time, startup_time, grace, seed
         self.rule_sets = list(configs)
@@ -469,7 +471,8 @@ class _Checker:
             "games_per_config": games_per_config, "move_time_s": move_time,
             "startup_time_s": startup_time, "grace_s": grace, "seed": seed,
             "configs": [c.key for c in self.rule_sets], "settle_ms": _ms(settle),
-            "probes_per_game": probes_per_game, "linger_s": self.linger})
+            "probes_per_game": probes_per_game, "linger_s": self.linger,
+            "sandbox": self.sandbox.mode})
         self.times: list[float] = []
         self.handshake: Check | None = None
         self.exits: list[tuple[str, dict[str, Any]]] = []
@@ -514,7 +517,7 @@ class _Checker:
         self.report.configs.append(run)
         specs = [self.spec, parse_bot_spec("builtin:greedy"), parse_bot_spec("builtin:random")]
         bot, greedy, rand = make_players(specs, config, stderr_stem=None,
-                                         options=SeatOptions(grace=self.grace))
+                                         options=SeatOptions(grace=self.grace), sandbox=self.sandbox)
         tap: _Tap | None = None
         lingering: dict[int, ProcInfo] = {}
         try:
@@ -911,7 +914,8 @@ async def check_bot(argv: Sequence[str], *, games_per_config: int = 40, move_tim
                     startup_time: float = 10.0, grace: float = 1.0, seed: int = 1,
                     configs: Sequence[RuleSet] = CONFIGS,
                     on_progress: Callable[[str], None] | None = None,
-                    settle: float = SETTLE_S, probes_per_game: int = PROBES_PER_GAME) -> CheckReport:
+                    settle: float = SETTLE_S, probes_per_game: int = PROBES_PER_GAME,
+                    sandbox: Sandbox | None = None) -> CheckReport:
     """Run the conformance check of the bot started by ``argv`` (see the module docstring).
 
     ``settle`` and ``probes_per_game`` tune the probes for unasked frames (0: none).
@@ -919,7 +923,8 @@ async def check_bot(argv: Sequence[str], *, games_per_config: int = 40, move_tim
 
     Raises BotStartError if the program cannot be started at all (not found, not
     executable): the user's command is at fault, as for ``durak-ref match``; and
-    TimeControlError for a non-positive ``move_time`` or ``startup_time``.
+    TimeControlError for a non-positive ``move_time`` or ``startup_time``; SandboxError
+    when ``sandbox`` (default: auto) cannot be used.
     """
     if not argv:
         raise ValueError("check_bot needs a command line")
@@ -928,7 +933,7 @@ async def check_bot(argv: Sequence[str], *, games_per_config: int = 40, move_tim
     tc = TimeControl.parse(None, move_time, startup_time)  # raises TimeControlError
     assert tc.move is not None
     checker = _Checker(argv, games_per_config, tc.move, tc.startup, grace, seed, configs,
-                       on_progress, settle, probes_per_game)
+                       on_progress, settle, probes_per_game, sandbox)
     return await checker.run()
 
 

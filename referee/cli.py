@@ -46,6 +46,23 @@ _RULES_HELP = f"Rules preset: {', '.join(PRESETS)}."
 _SEED_HELP = ("The seed that keys every deal (1 to 128 visible characters): give the one "
               "printed at the end of a run to deal the same decks again. Default: a secret "
               "random seed, printed (with the command that reproduces the run) when it ends.")
+_SANDBOX_HELP = ("How bot programs run. auto: in a bubblewrap sandbox when bwrap works here, else "
+                 "unsandboxed with a warning; bwrap: sandboxed or exit 2; none: unsandboxed (a "
+                 "warning). Sandboxed, a bot sees a read-only filesystem without the logs, store "
+                 "and config, a private /tmp, no network and none of the referee's processes.")
+_BIND_HELP = "A file or directory sandboxed bots may read, e.g. a bot's data (repeat)."
+
+
+def _sandbox_options(mode: str, bind: list[Path] | None) -> tuple[str, tuple[str, ...]]:
+    """--sandbox and --bind checked (exit 2 if unusable): (mode, absolute bind paths)."""
+    from .sandbox import Sandbox, SandboxError
+
+    binds = tuple(str(p.resolve()) for p in bind or [])
+    try:
+        Sandbox(mode, binds).check()
+    except SandboxError as exc:
+        fail(str(exc))
+    return mode, binds
 _BOTS_HELP = ("Bots, one per seat (2 to 6): builtin:NAME (" + ", ".join(BUILTINS)
               + "), or a command line such as \"python3 examples/python/greedy_bot.py\", "
               "optionally named: alice=\"./mybot --fast\".")
@@ -137,6 +154,8 @@ def match(
         "without one gets a generated token, printed at the start.", show_default=False)] = None,
     connect_wait: Annotated[float, typer.Option(
         help="Seconds to wait for each TCP bot to connect (and to reconnect between games).")] = 120.0,
+    sandbox: Annotated[str, typer.Option(help=_SANDBOX_HELP)] = "auto",
+    bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")] = False,
 ) -> None:
     """Play a match between bots and print how often each was the durak.
@@ -159,6 +178,7 @@ def match(
     except (RulesError, BotSpecError, TimeControlError, OnIllegalError) as exc:
         fail(str(exc))
     from .matchlog import LogError
+    from .sandbox import SandboxError
     from .tcp import ListenError, is_loopback, new_token, parse_listen
     try:
         listen_at = parse_listen(listen)
@@ -172,15 +192,17 @@ def match(
     if any(s.kind == "tcp" for s in specs) and not is_loopback(listen_at[0]):
         err.print(f"durak-ref: note: listening on {listen_at[0]}, not loopback: other machines can "
                   f"connect (tokens are checked)", markup=False)
+    mode, binds = _sandbox_options(sandbox, bind)
     options = SeatOptions(max_memory_mb=max_memory, max_cpu_s=max_cpu, listen=listen_at,
-                             tokens=tuple(tokens.items()), connect_wait=connect_wait)
+                             tokens=tuple(tokens.items()), connect_wait=connect_wait,
+                             sandbox=mode, binds=binds)
     with progress_for(games, "match", enabled=not as_json) as advance:
         try:
             result = run_match(specs, config, log_dir=None if no_log else log_dir,
                                options=options, on_game=lambda record, res: advance(res.leader()),
                                on_tcp=lambda text: err.print(f"tcp: {text}", markup=False,
                                                              highlight=False))
-        except (BotStartError, ListenError, LogError) as exc:
+        except (BotStartError, ListenError, LogError, SandboxError) as exc:
             fail(str(exc))
     summary = result.summary()
     if as_json:
@@ -422,13 +444,19 @@ def tournament(
     log_dir: Annotated[Path, typer.Option(help="Where game logs and bots' stderr go.")] = Path("logs"),
     resume: Annotated[str | None, typer.Option(
         help="Finish tournament ID from the store: only the games not yet stored are played.")] = None,
+    sandbox: Annotated[str | None, typer.Option(
+        help=_SANDBOX_HELP + " Default: the config's, else auto.", show_default=False)] = None,
+    bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the final table as JSON.")] = False,
 ) -> None:
     """Play a round robin or gauntlet with duplicate deals; rate the bots with error bars.
 
     Every game goes to the store (--db) as it finishes; an interrupted tournament is
-    finished with --resume ID (the command is printed at the start).
+    finished with --resume ID (the command is printed at the start). Duplicate deals
+    are sound only if no bot can remember the first rotation: sandboxed bots with
+    --fresh-bots; unsandboxed bots get a warning.
     """
+    from .sandbox import SandboxError
     from .matchlog import LogError
     from .store import StoreError, open_store
     from .tournament import (
@@ -456,6 +484,10 @@ def tournament(
                 settings = TournamentSettings.from_dict(saved)
                 if concurrency:
                     settings.concurrency = concurrency
+                if sandbox is not None:  # how bots are confined, not what is played
+                    settings.sandbox = sandbox
+                if bind:
+                    settings.bind = [*settings.bind, *_sandbox_options("auto", bind)[1]]
                 tid, fresh = resume, False
             else:
                 settings = settings_from_options(
@@ -465,7 +497,8 @@ def tournament(
                      "preset": rules, "tc": tc,
                      "move_time": move_time, "on_illegal": on_illegal,
                      "duplicate": False if no_duplicate else None,
-                     "fresh_bots": True if fresh_bots else None})
+                     "fresh_bots": True if fresh_bots else None, "sandbox": sandbox,
+                     "bind_extra": list(_sandbox_options("auto", bind)[1])})
                 tid, fresh = register_tournament(store, settings), True
             settings.validate()
         except (TournamentError, StoreError) as exc:
@@ -475,17 +508,19 @@ def tournament(
                   highlight=False)
         with progress_for(len(schedule(settings)), f"tournament {tid}", enabled=not as_json) as advance:
             try:
-                play_tournament(settings, store, tid, log_dir=log_dir, fresh=fresh,
-                                on_game=lambda record, prog: advance(prog.leader()))
+                progress = play_tournament(settings, store, tid, log_dir=log_dir, fresh=fresh,
+                                           hide=[config] if config else [],
+                                           on_game=lambda record, prog: advance(prog.leader()))
             except KeyboardInterrupt:
                 err.print(f"durak-ref: interrupted; finished games are stored. Resume with: {resume_cmd}",
                           markup=False, highlight=False)
                 raise typer.Exit(130) from None
             except BotStartError as exc:
                 fail(f"{exc}; resume with {resume_cmd} once it is fixed")
-            except LogError as exc:
+            except (LogError, SandboxError) as exc:
                 fail(str(exc))
         data = standings(store, tid)
+        data.update(sandbox=progress.sandbox, duplicates=progress.duplicates)
     if as_json:
         emit_json(dict(data, **_reproduce(settings.seed, resume)))
         return
@@ -514,6 +549,11 @@ def sprt(
     rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
     set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
     move_time: Annotated[float | None, typer.Option(help=_MOVE_TIME_HELP)] = None,
+    fresh_bots: Annotated[bool, typer.Option(
+        "--fresh-bots", help="Restart program bots before every game, so no bot can remember "
+        "the first game of a deal pair (slower: one start-up per game).")] = False,
+    sandbox: Annotated[str, typer.Option(help=_SANDBOX_HELP)] = "auto",
+    bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the final status as JSON.")] = False,
 ) -> None:
     """A/B test: is B stronger than A? Duplicate deal pairs, pentanomial GSPRT.
@@ -522,8 +562,11 @@ def sprt(
     accepted (B is stronger), 1 when H0 is accepted or the test ends undecided.
     """
     from .abtest import run_sprt_sync
+    from .sandbox import SandboxError
     from .sprt import Sprt
     from .tournament import BotEntry
+
+    mode, binds = _sandbox_options(sandbox, bind)
 
     try:
         table_rules = make_rules(rules, set_ or [])
@@ -549,8 +592,9 @@ def sprt(
 
     try:
         run = run_sprt_sync(entries[0], entries[1], entries[2:], config, sprt=test,
-                            max_pairs=max_pairs, concurrency=concurrency, on_pair=show)
-    except BotStartError as exc:
+                            max_pairs=max_pairs, concurrency=concurrency, on_pair=show,
+                            sandbox=mode, bind=binds, fresh_bots=fresh_bots)
+    except (BotStartError, SandboxError) as exc:
         fail(str(exc))
     except KeyboardInterrupt:
         err.print("\ndurak-ref: interrupted")
@@ -654,12 +698,17 @@ def ladder_run(
                                              show_default=False)] = None,
     db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
     log_dir: Annotated[Path, typer.Option(help="Where game logs go.")] = Path("logs"),
+    sandbox: Annotated[str, typer.Option(help=_SANDBOX_HELP)] = "auto",
+    bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print games played and the ladder as JSON.")] = False,
 ) -> None:
     """Play ladder games: the bot with the fewest games meets the closest rating."""
     from .ladder import play_ladder
     from .matchlog import LogError
+    from .sandbox import SandboxError
     from .tournament import TournamentError
+
+    mode, binds = _sandbox_options(sandbox, bind)
 
     try:
         config = MatchConfig(rules=make_rules(rules, set_ or []), seed=_seed(seed),
@@ -670,14 +719,18 @@ def ladder_run(
         with progress_for(games, "ladder") as advance:
             try:
                 played = play_ladder(store, config, games=games, concurrency=concurrency,
-                                     log_dir=log_dir, on_game=lambda record: advance(""))
-            except (TournamentError, BotStartError, LogError) as exc:
+                                     log_dir=log_dir, on_game=lambda record: advance(""),
+                                     sandbox=mode, bind=binds)
+            except (TournamentError, BotStartError, LogError, SandboxError) as exc:
                 fail(str(exc))
             except KeyboardInterrupt:
                 err.print("durak-ref: interrupted; every finished game and rating is stored")
                 raise typer.Exit(130) from None
         if as_json:
-            emit_json({"played": played, "ladder": _ladder_rows(store), **_reproduce(config.seed)})
+            from .sandbox import Sandbox  # resolved as the run resolved it (cached, no warning)
+            emit_json({"played": played, "ladder": _ladder_rows(store),
+                       "sandbox": Sandbox(mode, warn=False).resolve().mode,
+                       **_reproduce(config.seed)})
             return
         out.print(f"{played} ladder games played", markup=False)
         _print_ladder(store)
@@ -742,6 +795,8 @@ def check_bot_cmd(
     startup_time: Annotated[float, typer.Option(
         help="Seconds the bot may take to start and answer the handshake.")] = 10.0,
     seed: Annotated[int, typer.Option(help="Seed of the deals.")] = 1,
+    sandbox: Annotated[str, typer.Option(help=_SANDBOX_HELP)] = "auto",
+    bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
 ) -> None:
     """Check a bot before a tournament: handshake, every decision type under several rule
@@ -757,6 +812,9 @@ def check_bot_cmd(
     from contextlib import nullcontext
 
     from .checkbot import check_bot_sync, render
+    from .sandbox import Sandbox, SandboxError
+
+    mode, binds = _sandbox_options(sandbox, bind)
 
     try:
         spec = parse_bot_spec(command)
@@ -769,9 +827,9 @@ def check_bot_cmd(
         try:
             report = check_bot_sync(
                 list(spec.argv), games_per_config=games, move_time=move_time,
-                startup_time=startup_time, seed=seed,
+                startup_time=startup_time, seed=seed, sandbox=Sandbox(mode, binds),
                 on_progress=None if status is None else lambda text: status.update(f"check-bot: {text}"))
-        except (BotStartError, TimeControlError) as exc:
+        except (BotStartError, TimeControlError, SandboxError) as exc:
             fail(str(exc))
     if as_json:
         emit_json(report.as_dict())
@@ -913,15 +971,41 @@ def serve(
 def bench_match_cmd(
     games: Annotated[int, typer.Option(min=1, help="Games in the match.")] = 200,
     cpu: Annotated[int, typer.Option(help="Pin the referee and the bots to this CPU (-1: do not pin).")] = 0,
+    sandbox: Annotated[str, typer.Option(
+        help="How the bots run: auto, bwrap, none, or both (none, then bwrap, and the ratio "
+        "of start-up and per-decision times).")] = "auto",
+    starts: Annotated[int, typer.Option(min=0, help="Extra cold starts of a bot, to time its start-up.")] = 20,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Two Python example bots over pipes: games/s, decisions/s, referee time per decision."""
-    from .bench import bench_match
+    """Two Python example bots over pipes: games/s, decisions/s, referee time per decision,
+    a bot's start-up time and its time per decision (sandboxed or not)."""
+    from .bench import bench_match, bench_match_sandbox
+    from .sandbox import SandboxError
 
-    r = bench_match(games, None if cpu < 0 else cpu)
+    pin = None if cpu < 0 else cpu
+    try:
+        if sandbox == "both":
+            both = bench_match_sandbox(games, pin, starts)
+            if as_json:
+                emit_json(both)
+                return
+            for mode, run in both["runs"].items():
+                out.print(f"{mode}: start-up {run['startup_ms_median']} ms (median of {starts}), "
+                          f"{run['decision_us_mean']} µs per decision, "
+                          f"{run['games_per_s']:.1f} games/s", markup=False, highlight=False)
+            ratio = both["ratio_bwrap_vs_none"]
+            out.print(f"bwrap/none: start-up x{ratio['startup_ms_median']}, per decision "
+                      f"x{ratio['decision_us_mean']}", markup=False, highlight=False)
+            return
+        r = bench_match(games, pin, sandbox=sandbox, cold_starts=starts)
+    except SandboxError as exc:
+        fail(str(exc))
     if as_json:
         emit_json(r)
         return
+    out.print(f"sandbox {r['sandbox']}: bot start-up {r['startup_ms_median']} ms (median), "
+              f"{r['decision_us_mean']} µs per decision (round trip included)", markup=False,
+              highlight=False)
     out.print(f"match: {r['games']} games in {r['wall_s']:.2f} s: {r['games_per_s']:.1f} games/s, "
               f"{r['decisions_per_s']:.0f} decisions/s (pinned to {r['pinned_cpus']})")
     out.print(f"referee time per decision (wall minus bot time): {r['referee_us_per_decision']} µs; "

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +24,11 @@ from .match import GameRecord, MatchConfig
 from .matchlog import FORMAT, MatchLogWriter, fresh_log_path, timestamp, utc_now
 from .rules.deal import DEAL_TEXT, deal_id
 from .ratings import DEFAULT_K, DEFAULT_START, RatedGame, ladder_update
+from .sandbox import duplicate_soundness, warn_unsound_duplicates
 from .store import GameRow, Store, StoreError
 from .tournament import (
     BotEntry, PlayerPool, ScheduledGame, TournamentError, TournamentSettings, seat_rows, with_pool,
+    resolve_sandbox,
 )
 
 LADDER_ID = "ladder"
@@ -106,8 +108,11 @@ def next_ladder_index(store: Store) -> Iterator[int]:
 
 async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurrency: int = 1,
                      log_dir: Path | None = None,
-                     on_game: Callable[[GameRecord], None] | None = None) -> int:
-    """Play ``games`` ladder games (in deal pairs); returns how many were played."""
+                     on_game: Callable[[GameRecord], None] | None = None,
+                     sandbox: str = "auto", bind: Sequence[str] = ()) -> int:
+    """Play ``games`` ladder games (in deal pairs); returns how many were played.
+    ``sandbox``, ``bind``: how program bots are confined (referee/sandbox.py); the log dir
+    and the store are hidden from them. Raises SandboxError for an unusable sandbox."""
     settings = ensure_ladder(store)
     k, start = float(settings["k"]), float(settings["start"])
     # TCP bots share the ladder's ratings but play only when connected: in durak-ref serve.
@@ -117,7 +122,9 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
         raise TournamentError("ladder run needs at least two local bots: durak-ref ladder add "
                               "NAME CMD (TCP bots play in durak-ref serve)")
     entries = [BotEntry(name, cmd) for name, cmd in sorted(bots.items())]
-    pool_settings = TournamentSettings(entries, seed=config.seed)
+    pool_settings = TournamentSettings(entries, seed=config.seed, sandbox=sandbox, bind=list(bind))
+    box = resolve_sandbox(pool_settings, log_dir, getattr(store, "path", None))
+    warn_unsound_duplicates(duplicate_soundness(True, None if box is None else box.mode, False))
     next_index = next_ladder_index(store)
     first = max(store.finished_indices(LADDER_ID), default=-1) + 1
     # The run's seed, for reproducing its deals: with the games, out of the bots' reach.
@@ -136,7 +143,7 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
                       "preset": config.rules.preset, "rules": config.rules.as_dict(),
                       "bots": [{"name": e.name, "command": e.command} for e in entries],
                       "time_control": config.tc.as_dict(), "seed": config.seed,
-                      "deal": DEAL_TEXT})
+                      "deal": DEAL_TEXT, "sandbox": None if box is None else box.mode})
 
     async def play_one(pool: PlayerPool, table: list[str], deal_seed: str | None,
                        rotation: int) -> str:
@@ -179,7 +186,7 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
             tasks.start_soon(worker, pool)
 
     try:
-        await with_pool(pool_settings, config, None, start_tasks)
+        await with_pool(pool_settings, config, None, start_tasks, box)
     finally:
         if writer is not None:
             writer.write({"type": "footer", "ended": utc_now(), "interrupted": played < games,

@@ -359,6 +359,8 @@ class MatchResult:
     wall_s: float = 0.0
     interrupted: bool = False
     log_path: str | None = None
+    sandbox: str | None = None  #: the sandbox program bots ran in (bwrap | none; None: no program bots)
+    duplicates: str | None = None  #: sandbox.duplicate_soundness of a --duplicate match
 
     @property
     def draws(self) -> int:
@@ -414,6 +416,8 @@ class MatchResult:
             "wall_s": round(self.wall_s, 3),
             "interrupted": self.interrupted,
             "log": self.log_path,
+            "sandbox": self.sandbox,
+            "duplicates": self.duplicates,
             "forfeit_details": [dict(g.forfeit, game=g.index) for g in self.games if g.forfeit],
         }
 

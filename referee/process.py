@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
 import signal
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -32,6 +33,8 @@ import trio
 from protocol import messages as msg
 
 from .players import BotFailure, BotSpec, BotStartError
+from .sandbox import Launch, Sandbox, limit_args
+from .spawn import BotProcess, spawn
 from .wire import StreamPlayer
 
 STDERR_TAIL = 4096
@@ -41,8 +44,9 @@ READ_CHUNK = 65536
 class _Connection:
     """One running bot process."""
 
-    def __init__(self, process: trio.Process) -> None:
+    def __init__(self, process: BotProcess, launch: Launch) -> None:
         self.process = process
+        self.launch = launch  #: its cleanup wipes the scratch dir once the process is reaped
         self.stderr_done = trio.Event()
 
 
@@ -53,8 +57,11 @@ class ProcessPlayer(StreamPlayer):
                  grace: float = 1.0, stderr_path: Path | None = None,
                  stderr_cap: int = 1 << 20, max_memory_mb: int | None = None,
                  max_cpu_s: int | None = None, cwd: str | None = None,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, sandbox: Sandbox | None = None) -> None:
         super().__init__(name, spec, wants_events=True)
+        # Resolved once per run by the caller (which also warns); ``auto`` is resolved here.
+        sandbox = sandbox or Sandbox()
+        self.sandbox = sandbox.resolve() if sandbox.mode == "auto" else sandbox
         self.startup_time = startup_time
         self.grace = grace
         self.stderr_path = stderr_path
@@ -91,14 +98,24 @@ class ProcessPlayer(StreamPlayer):
         self.starts += 1
         if self._stderr_file is not None and self.starts > 1:
             self._write_stderr(f"\n[durak-ref: bot restarted (start {self.starts})]\n".encode())
+        # prlimit sets the limits before bwrap and the bot exist; a pre-exec function
+        # (which forces fork instead of vfork) only where prlimit is missing.
+        has_prlimit = shutil.which("prlimit") is not None
+        limits = limit_args(self.max_memory_mb, self.max_cpu_s) if has_prlimit else []
+        launch: Launch | None = None
         try:
-            process = await trio.lowlevel.open_process(
-                list(self.spec.argv), stdin=-1, stdout=-1, stderr=-1, start_new_session=True,
-                cwd=self.cwd, env=self.env, preexec_fn=self._limits())
+            launch = self.sandbox.launch(self.spec.argv, self.cwd, self.env, limits)
+            # In the trio thread, not a worker thread: see referee/spawn.py (die-with-parent).
+            process = spawn(launch.argv, cwd=launch.cwd, env=launch.env,
+                            preexec_fn=None if has_prlimit else self._limits(),
+                            sandboxed=launch.mode == "bwrap")
         except OSError as exc:
+            if launch is not None:
+                launch.cleanup()
             raise BotStartError(f"bot {self.name}: cannot start {self.spec.argv[0]!r}: "
                                 f"{exc.strerror or exc}") from None
-        conn = self.conn = _Connection(process)
+        await trio.lowlevel.checkpoint()
+        conn = self.conn = _Connection(process, launch)
         assert process.stdin is not None and process.stdout is not None
         self._attach(process.stdin, process.stdout)
         self._nursery.start_soon(self._drain_stderr, conn)
@@ -162,16 +179,23 @@ class ProcessPlayer(StreamPlayer):
             with trio.move_on_after(self.grace):
                 await p.wait()
             if p.returncode is None:
-                _signal_group(p.pid, signal.SIGTERM)
+                p.send_signal(signal.SIGTERM)
                 with trio.move_on_after(self.grace):
                     await p.wait()
             # Whatever is left of the group (children the bot forked) gets killed too.
-            _signal_group(p.pid, signal.SIGKILL)
+            p.send_signal(signal.SIGKILL)
+            if p.returncode is None and p.sandboxed:
+                # bwrap exits once its namespace is gone; kill it only if it does not.
+                with trio.move_on_after(self.grace):
+                    await p.wait()
+                if p.returncode is None:
+                    _signal_group(p.pid, signal.SIGKILL)
             if p.returncode is None:
                 await p.wait()
             for stream in (p.stdout, p.stderr):
                 if stream is not None:
                     await stream.aclose()
+            conn.launch.cleanup()
 
     # -- what the stream means (see wire.StreamPlayer)
 
@@ -227,7 +251,7 @@ class ProcessPlayer(StreamPlayer):
         which closes the pipes. The pending read then reports the exit as a crash."""
         await conn.process.wait()
         await trio.sleep(self.grace)
-        _signal_group(conn.process.pid, signal.SIGKILL)
+        conn.process.send_signal(signal.SIGKILL)
 
     def _write_stderr(self, chunk: bytes | bytearray) -> None:
         f = self._stderr_file

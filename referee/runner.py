@@ -22,6 +22,7 @@ from .matchlog import FORMAT, MatchLogWriter, new_log_path, safe_name, utc_now
 from .rules.deal import DEAL_TEXT
 from .tcp import ListenError
 from .players import BotFailure, BotSpec, BotStartError, BuiltinPlayer, Player, unique_names
+from .sandbox import Sandbox, duplicate_soundness, warn_unsound_duplicates
 
 
 @dataclass(frozen=True)
@@ -35,13 +36,24 @@ class SeatOptions:
     listen: tuple[str, int] = ("127.0.0.1", 7724)
     tokens: tuple[tuple[str, str], ...] = ()  #: (name, secret) for tcp:NAME seats
     connect_wait: float = 120.0  #: seconds to wait for a TCP bot to connect
+    sandbox: str = "auto"  #: auto | bwrap | none (see referee/sandbox.py)
+    binds: tuple[str, ...] = ()  #: extra read-only paths for sandboxed bots
+    hide: tuple[str, ...] = ()  #: paths bots must not see (store, config, tokens; logs are added)
+
+    def sandbox_policy(self, *hide: str | Path | None) -> Sandbox:
+        """The sandbox for this run's program bots, hiding ``hide`` too (not resolved)."""
+        return Sandbox(self.sandbox, self.binds, self.hide).hiding(*hide)
 
 
 def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: Path | None,
-                 options: SeatOptions = SeatOptions()) -> list[Player]:
-    """One player per spec, with unique names. Raises BotSpecError for unusable specs."""
+                 options: SeatOptions = SeatOptions(), sandbox: Sandbox | None = None) -> list[Player]:
+    """One player per spec, with unique names. Raises BotSpecError for unusable specs, and
+    SandboxError when the sandbox asked for cannot be used. ``sandbox``: the resolved
+    policy (default: ``options.sandbox_policy()``, resolved here)."""
     from .process import ProcessPlayer
 
+    if sandbox is None and any(s.kind == "command" for s in specs):
+        sandbox = options.sandbox_policy().resolve()
     names = unique_names([s.name for s in specs])
     players: list[Player] = []
     for seat, (name, spec) in enumerate(zip(names, specs)):
@@ -53,7 +65,8 @@ def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: 
             players.append(ProcessPlayer(
                 name, spec, startup_time=config.tc.startup, grace=options.grace,
                 stderr_path=stderr, stderr_cap=options.stderr_cap,
-                max_memory_mb=options.max_memory_mb, max_cpu_s=options.max_cpu_s))
+                max_memory_mb=options.max_memory_mb, max_cpu_s=options.max_cpu_s,
+                sandbox=sandbox))
         else:
             from .tcp import TcpSeat
             players.append(TcpSeat(name, spec, wait_s=options.connect_wait))
@@ -104,8 +117,17 @@ def _adopt_hello_names(players: Sequence[Player]) -> None:
         p.name = name
 
 
+def sandbox_used(players: Sequence[Player]) -> str | None:
+    """The sandbox mode the program bots actually run in (None: no program bots)."""
+    from .process import ProcessPlayer
+
+    modes = {p.sandbox.mode for p in players if isinstance(p, ProcessPlayer)}
+    return modes.pop() if len(modes) == 1 else None
+
+
 def log_header(players: Sequence[Player], config: MatchConfig) -> dict[str, Any]:
     return {
+        "sandbox": sandbox_used(players),
         "type": "header", "format": FORMAT, "durak_ref": __version__, "protocol": PROTOCOL_VERSION,
         "started": utc_now(), "preset": config.rules.preset, "rules": config.rules.as_dict(),
         "bots": [dict(p.spec.as_dict(), seat=i, name=p.name, hello=p.info)
@@ -132,10 +154,17 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
     """
     config.rules.check_table(len(specs))
     log_path = new_log_path(log_dir) if log_dir is not None else None
-    players = make_players(specs, config, options=options,
+    sandbox = None
+    if any(s.kind == "command" for s in specs):
+        # The log dir holds the log and every bot's stderr: no bot sees it.
+        sandbox = options.sandbox_policy(log_path.parent if log_path else None).resolve()
+    players = make_players(specs, config, options=options, sandbox=sandbox,
                            stderr_stem=log_path.with_suffix("") if log_path else None)
     writer = MatchLogWriter(log_path) if log_path else None
     result = MatchResult(config, [])
+    result.sandbox = sandbox_used(players)
+    duplicates = result.duplicates = duplicate_soundness(config.duplicate, result.sandbox, False)
+    warn_unsound_duplicates(duplicates)
     result.log_path = str(log_path) if log_path else None
 
     def record_game(record: GameRecord, res: MatchResult) -> None:
@@ -157,7 +186,7 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
                 _adopt_hello_names(players)
                 result.bots = [BotStats(p.name) for p in players]
                 if writer is not None:
-                    writer.write(log_header(players, config))
+                    writer.write(dict(log_header(players, config), duplicates=duplicates))
                 if on_start is not None:
                     on_start(result)
                 await play_match(players, config, on_game=record_game, result=result)

@@ -26,7 +26,7 @@ import math
 import secrets
 import time
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ from .players import (
 from .rules.deal import DEAL_TEXT, SeedError, check_seed, deal_id
 from .rules.options import RulesError, make_rules
 from .seeds import new_seed
+from .sandbox import Sandbox, SandboxError, duplicate_soundness, warn_unsound_duplicates
 from .store import GameRow, SeatRow, Store
 
 FORMATS = ("round-robin", "gauntlet")
@@ -83,6 +84,15 @@ class TournamentSettings:
     max_restarts: int = 3
     concurrency: int = 1
     fresh_bots: bool = False  #: restart program bots before every game (no memory of deals)
+    sandbox: str = "auto"  #: auto | bwrap | none, for program bots (referee/sandbox.py)
+    bind: list[str] = field(default_factory=list)  #: extra read-only paths for sandboxed bots
+
+    def sandbox_policy(self, *hide: str | Path | None) -> Sandbox:
+        """The sandbox policy of these settings, hiding ``hide`` too (not resolved)."""
+        return Sandbox(self.sandbox, tuple(self.bind)).hiding(*hide)
+
+    def has_programs(self) -> bool:
+        return any(b.spec().kind == "command" for b in self.bots)
 
     def __post_init__(self) -> None:
         if isinstance(self.seed, int) and not isinstance(self.seed, bool):
@@ -126,22 +136,24 @@ class TournamentSettings:
                         f"in the arena (durak-ref register / serve), tournaments start their bots")
             rules = make_rules(self.preset, self.rules)
             rules.check_table(self.players)
+            self.sandbox_policy().check()
             return MatchConfig(rules=rules, games=1, seed=self.seed,
                                tc=TimeControl.parse(self.tc, self.move_time, self.startup_time),
                                illegal_retries=parse_on_illegal(self.on_illegal),
                                max_restarts=self.max_restarts)
-        except (BotSpecError, RulesError, TimeControlError, OnIllegalError) as exc:
+        except (BotSpecError, RulesError, TimeControlError, OnIllegalError, SandboxError) as exc:
             raise TournamentError(str(exc)) from None
 
 
 _CONFIG_KEYS = {"bots", "format", "players", "games", "duplicate", "seed", "rules", "preset",
-                "time_control", "concurrency", "on_illegal", "max_restarts", "fresh_bots"}
+                "time_control", "concurrency", "on_illegal", "max_restarts", "fresh_bots",
+                "sandbox", "bind"}
 
 
 _CONFIG_TYPES: dict[str, type | tuple[type, ...]] = {
     "bots": list, "format": str, "players": int, "games": int, "duplicate": bool, "seed": (int, str),
     "rules": dict, "preset": str, "time_control": dict, "concurrency": int, "on_illegal": str,
-    "max_restarts": int, "fresh_bots": bool}
+    "max_restarts": int, "fresh_bots": bool, "sandbox": str, "bind": list}
 _TC_TYPES: dict[str, type | tuple[type, ...]] = {
     "tc": str, "move_time": (int, float), "startup_time": (int, float)}
 _TYPE_NAMES = {list: "an array", str: "a string", int: "an integer", bool: "true or false",
@@ -176,6 +188,8 @@ def load_config(path: Path) -> dict[str, Any]:
         command = "python3 alice.py"
         cwd = "bots/alice"          # relative to this file
         env = { ALICE_LEVEL = "3" }
+        # sandbox = "auto"          # auto | bwrap | none
+        # bind = ["data"]           # extra read-only paths (relative to this file)
     """
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -197,8 +211,10 @@ def load_config(path: Path) -> dict[str, Any]:
             _check_type(path, f"bots[{i + 1}].env", b["env"], dict)
     out: dict[str, Any] = {k: data[k] for k in ("format", "players", "games", "duplicate", "seed",
                                                   "concurrency", "on_illegal", "max_restarts",
-                                                  "fresh_bots")
+                                                  "fresh_bots", "sandbox")
                            if k in data}
+    if "bind" in data:  # relative to the config file, like a bot's cwd
+        out["bind"] = [str((path.parent / str(b)).resolve()) for b in data["bind"]]
     rules = dict(data.get("rules", {}))
     if "preset" in data:
         out["preset"] = data["preset"]
@@ -242,6 +258,7 @@ def settings_from_options(config: Path | None, bots: list[str], sets: list[str],
             raise TournamentError(f"--bot {item!r}: expected NAME=CMD, e.g. "
                                   f"--bot alice=\"python3 alice.py\"")
         values["bots"].append(BotEntry(name.strip(), command.strip()))
+    extra_binds = overrides.pop("bind_extra", None) or []
     values.update({k: v for k, v in overrides.items() if v is not None})
     try:
         # An explicit seed (a file's integer included) is text; none: a secret one.
@@ -249,6 +266,8 @@ def settings_from_options(config: Path | None, bots: list[str], sets: list[str],
     except SeedError as exc:
         where = "--seed" if overrides.get("seed") is not None or config is None else str(config)
         raise TournamentError(f"{where}: {exc}") from None
+    if extra_binds:  # --bind adds to the config's bind list
+        values["bind"] = [*values.get("bind", []), *extra_binds]
     if sets:
         rules = dict(values.get("rules", {}))
         for item in sets:
@@ -321,8 +340,12 @@ class PlayerPool:
     """Idle bot processes per bot name; a process serves one game at a time."""
 
     def __init__(self, settings: TournamentSettings, config: MatchConfig, nursery: trio.Nursery,
-                 stderr_stem: Path | None) -> None:
+                 stderr_stem: Path | None, sandbox: Sandbox | None = None) -> None:
+        """``sandbox``: the resolved policy for program bots (default: the settings', resolved
+        at the first program bot)."""
         self.entries = {b.name: b for b in settings.bots}
+        self.settings = settings
+        self.sandbox = sandbox
         self.config = config
         self.nursery = nursery
         self.stderr_stem = stderr_stem
@@ -340,9 +363,12 @@ class PlayerPool:
             from .process import ProcessPlayer
             stderr = (None if self.stderr_stem is None else self.stderr_stem.with_name(
                 f"{self.stderr_stem.name}.{safe_name(name)}-{len(self.all)}.stderr.log"))
+            if self.sandbox is None:
+                self.sandbox = self.settings.sandbox_policy().resolve()
             player = ProcessPlayer(name, spec, startup_time=self.config.tc.startup,
                                    stderr_path=stderr, cwd=entry.cwd,
-                                   env=None if entry.env is None else _env(entry.env))
+                                   env=None if entry.env is None else _env(entry.env),
+                                   sandbox=self.sandbox)
         self.all.append(player)
         try:
             await player.start(self.nursery)
@@ -378,7 +404,8 @@ class PlayerPool:
 
 
 async def with_pool(settings: TournamentSettings, config: MatchConfig, stem: Path | None,
-                    start_tasks: Callable[[PlayerPool, trio.Nursery], None]) -> None:
+                    start_tasks: Callable[[PlayerPool, trio.Nursery], None],
+                    sandbox: Sandbox | None = None) -> None:
     """Run the game-playing tasks that ``start_tasks`` starts in the given nursery, with
     a PlayerPool for them; the pool's bots are always closed afterwards.
 
@@ -388,7 +415,7 @@ async def with_pool(settings: TournamentSettings, config: MatchConfig, stem: Pat
     """
     try:
         async with trio.open_nursery() as nursery:
-            pool = PlayerPool(settings, config, nursery, stem)
+            pool = PlayerPool(settings, config, nursery, stem, sandbox)
             try:
                 async with trio.open_nursery() as tasks:
                     start_tasks(pool, tasks)
@@ -423,6 +450,8 @@ class Progress:
     started: float
     durak: dict[str, int] = field(default_factory=dict)
     games: dict[str, int] = field(default_factory=dict)
+    sandbox: str | None = None  #: the sandbox program bots ran in (None: no program bots)
+    duplicates: str | None = None  #: see duplicate_soundness()
 
     def leader(self) -> str:
         if not self.games:
@@ -447,20 +476,33 @@ def seat_rows(record: GameRecord) -> list[SeatRow]:
     return rows
 
 
+def resolve_sandbox(settings: TournamentSettings, *hide: str | Path | None) -> Sandbox | None:
+    """The resolved sandbox for the settings' program bots, hiding ``hide`` (None: no
+    program bots). Raises SandboxError (the user's option) when it cannot be used."""
+    if not settings.has_programs():
+        return None
+    return settings.sandbox_policy(*hide).resolve()
+
+
 async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *,
                          log_dir: Path | None,
                          on_game: Callable[[GameRecord, Progress], None] | None = None,
-                         fresh: bool = True) -> Progress:
+                         fresh: bool = True, hide: Sequence[str | Path] = ()) -> Progress:
     """Play every scheduled game not yet in the store. Returns the progress counts.
 
-    Raises BotStartError if a bot program cannot be started. KeyboardInterrupt (Ctrl-C)
+    ``hide``: more paths bots must not see (config, token files); the log dir and the
+    store are always hidden. Raises BotStartError if a bot program cannot be started,
+    SandboxError if the sandbox asked for cannot be used. KeyboardInterrupt (Ctrl-C)
     propagates after every bot is closed; finished games are already stored.
     """
     config = settings.validate()
+    sandbox = resolve_sandbox(settings, log_dir, getattr(store, "path", None), *hide)
+    soundness = duplicate_soundness(settings.duplicate, None if sandbox is None else sandbox.mode, settings.fresh_bots)
     games = schedule(settings)
     done = store.finished_indices(tid)
     todo = [g for g in games if g.index not in done]
-    progress = Progress(len(games), len(done), time.monotonic())
+    progress = Progress(len(games), len(done), time.monotonic(),
+                        sandbox=None if sandbox is None else sandbox.mode, duplicates=soundness)
     for row in store.games(tid):
         for s in row.seats:
             progress.games[s.bot] = progress.games.get(s.bot, 0) + 1
@@ -469,6 +511,7 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
         # Everything is stored (e.g. killed between the last game and the status update).
         store.set_status(tid, "finished")
         return progress
+    warn_unsound_duplicates(soundness)
     log_path = None
     writer = None
     if log_dir is not None:
@@ -479,6 +522,7 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
                       "preset": config.rules.preset, "rules": config.rules.as_dict(),
                       "bots": [asdict(b) for b in settings.bots], "settings": settings.as_dict(),
                       "time_control": config.tc.as_dict(), "seed": settings.seed,
+                      "sandbox": progress.sandbox, "duplicates": soundness,
                       "deal": DEAL_TEXT})
     line = [1]
     queue_send, queue_recv = trio.open_memory_channel[ScheduledGame](len(todo))
@@ -512,7 +556,7 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
             finished(sg, record, seat_rows(record), started, utc_now())
 
     async def in_worker(number: int) -> None:
-        await _drive_worker(number, settings, stem, queue_recv, finished)
+        await _drive_worker(number, settings, stem, queue_recv, finished, sandbox)
 
     workers_needed = min(settings.concurrency, len(todo))
 
@@ -525,7 +569,7 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
             tasks.start_soon(in_process, pool)
 
     try:
-        await with_pool(settings, config, stem, start_tasks)
+        await with_pool(settings, config, stem, start_tasks, sandbox)
     finally:
         if writer is not None:
             writer.write({"type": "footer", "ended": utc_now(), "interrupted": progress.done < progress.total,
@@ -538,12 +582,12 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
 
 async def _drive_worker(number: int, settings: TournamentSettings, stem: Path | None,
                         queue: trio.MemoryReceiveChannel[ScheduledGame],
-                        finished: Callable[..., None]) -> None:
+                        finished: Callable[..., None], sandbox: Sandbox | None = None) -> None:
     """Start worker process ``number``, hand it games from ``queue`` one at a time, and
     pass each result to ``finished``. The worker is always ended (it closes its bots)."""
     from .worker import WorkerClient
 
-    client = WorkerClient(number, settings, stem)
+    client = WorkerClient(number, settings, stem, sandbox)
     try:
         await client.start()
         async for sg in queue:

@@ -7,7 +7,8 @@ a time with its own pool of bot processes. The parent keeps the schedule, the st
 the log; it speaks to each worker over the worker's stdin/stdout with the same framing
 as the bot protocol (4-byte length + msgpack map):
 
-    parent -> worker: {"type": "setup", "settings": {...}, "stderr_stem": str or nil}
+    parent -> worker: {"type": "setup", "settings": {...}, "stderr_stem": str or nil,
+                       "sandbox": {...} or nil}   (resolved in the parent; see sandbox.py)
     parent -> worker: {"type": "game", "index", "deal", "rotation", "table", "seed"}
     worker -> parent: {"type": "record", "record": {...}, "seats": [...], "started", "ended"}
     worker -> parent: {"type": "start_error", "message": str}    (a bot cannot start)
@@ -38,6 +39,7 @@ from protocol.codec import FrameDecoder, encode
 from .match import GameRecord, record_from_dict
 from .matchlog import utc_now
 from .players import BotStartError
+from .sandbox import Sandbox
 from .store import SeatRow
 from .tournament import PlayerPool, ScheduledGame, TournamentSettings, seat_rows
 
@@ -87,8 +89,10 @@ async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream
     settings = TournamentSettings.from_dict(setup["settings"])
     config = settings.validate()
     stem = Path(setup["stderr_stem"]) if setup.get("stderr_stem") else None
+    # The parent resolved the sandbox (and warned); None: it had no program bots.
+    sandbox = Sandbox.from_dict(setup["sandbox"]) if setup.get("sandbox") else None
     async with trio.open_nursery() as nursery:
-        pool = PlayerPool(settings, config, nursery, stem)
+        pool = PlayerPool(settings, config, nursery, stem, sandbox)
         try:
             while True:
                 message = await _read(stdin, decoder)
@@ -114,8 +118,10 @@ class WorkerClient:
     """The parent's handle on one worker process: ``start``, then ``play`` games one at a
     time, then ``close`` (always: it ends the worker, which closes its bots)."""
 
-    def __init__(self, number: int, settings: TournamentSettings, stderr_stem: Path | None) -> None:
+    def __init__(self, number: int, settings: TournamentSettings, stderr_stem: Path | None,
+                 sandbox: Sandbox | None = None) -> None:
         self.number = number
+        self.sandbox = None if sandbox is None else dataclasses.replace(sandbox, warn=False)
         self.settings = settings
         self.stderr_stem = stderr_stem
         self.process: trio.Process | None = None
@@ -131,6 +137,7 @@ class WorkerClient:
         assert self.process.stdin is not None
         await self.process.stdin.send_all(encode({
             "type": "setup", "settings": self.settings.as_dict(),
+            "sandbox": None if self.sandbox is None else self.sandbox.as_dict(),
             "stderr_stem": None if stem is None else str(stem.with_name(f"{stem.name}.w{self.number}"))}))
 
     async def play(self, sg: ScheduledGame) -> tuple[GameRecord, list[SeatRow], str, str]:

@@ -164,7 +164,9 @@ async def play(tmp_path: Path, mode: str, *args: object, games: int = 2, max_res
     config = MatchConfig(rules=make_rules("classic"), games=games, seed=4,
                          tc=TimeControl(move=move, startup=startup),
                          illegal_retries=illegal_retries, max_restarts=max_restarts)
-    options = SeatOptions(grace=GRACE, stderr_cap=stderr_cap)
+    # Unsandboxed: the pid bookkeeping needs the bots' real pids and a pid file they can
+    # write; the same attacks inside the sandbox are tests/sandbox/.
+    options = SeatOptions(grace=GRACE, stderr_cap=stderr_cap, sandbox="none")
     try:
         with trio.fail_after(MATCH_LIMIT):
             result = await run_match_async(specs, config, log_dir=tmp_path, options=options)
@@ -417,7 +419,7 @@ def test_cli_match_interrupted_with_sigint(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     proc = subprocess.Popen(
         [str(DURAK_REF), "match", f"slow={bot}", "builtin:greedy", "--games", "1000",
-         "--log-dir", str(logs), "--json", "--startup-time", "10"],
+         "--log-dir", str(logs), "--json", "--startup-time", "10", "--sandbox", "none"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + MATCH_LIMIT
