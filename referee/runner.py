@@ -127,7 +127,6 @@ def sandbox_used(players: Sequence[Player]) -> str | None:
 
 def log_header(players: Sequence[Player], config: MatchConfig) -> dict[str, Any]:
     return {
-        "sandbox": sandbox_used(players),
         "type": "header", "format": FORMAT, "durak_ref": __version__, "protocol": PROTOCOL_VERSION,
         "started": utc_now(), "preset": config.rules.preset, "rules": config.rules.as_dict(),
         "bots": [dict(p.spec.as_dict(), seat=i, name=p.name, hello=p.info)
@@ -135,7 +134,7 @@ def log_header(players: Sequence[Player], config: MatchConfig) -> dict[str, Any]
         "time_control": config.tc.as_dict(), "seed": config.seed, "games": config.games,
         "until_durak": config.until_durak, "illegal_retries": config.illegal_retries,
         "duplicate": config.duplicate,
-        "deal": DEAL_TEXT,
+        "deal": DEAL_TEXT, "sandbox": sandbox_used(players),
     }
 
 
