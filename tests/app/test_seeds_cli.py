@@ -94,14 +94,18 @@ def test_an_unusable_seed_is_the_users_error(tmp_path: Path, bad: str) -> None:
 
 def test_the_seed_is_on_no_command_line_or_environment_a_bot_can_read(tmp_path: Path) -> None:
     """The spy bot reads its own and every ancestor's command line and environment (the
-    referee's; in a tournament with --concurrency 2 also its worker's)."""
+    referee's; in a tournament with --concurrency 2 also its worker's). Unsandboxed, so
+    that it can see them at all (the sandbox hides every process outside the bot's own)
+    and write what it saw where the test reads it."""
     spy = f"{sys.executable} {SPY} {tmp_path / 'seen.bin'}"
-    data = run_json("match", spy, "builtin:greedy", "--games", "2", cwd=tmp_path)
+    data = run_json("match", spy, "builtin:greedy", "--games", "2", "--sandbox", "none",
+                    cwd=tmp_path)
     seen = (tmp_path / "seen.bin").read_bytes()
     assert b"match" in seen and b"builtin:greedy" in seen  # it did read the referee's
     assert data["seed"].encode() not in seen
     data = run_json("tournament", "--bot", f"s1={spy}", "--bot", f"s2={spy}", "--games", "4",
-                    "--concurrency", "2", "--db", tmp_path / "t.sqlite", cwd=tmp_path)
+                    "--concurrency", "2", "--db", tmp_path / "t.sqlite", "--sandbox", "none",
+                    cwd=tmp_path)
     seen = (tmp_path / "seen.bin").read_bytes()
     assert b"referee.worker" in seen  # it did read a worker's
     assert SECRET.fullmatch(data["seed"]) and data["seed"].encode() not in seen
