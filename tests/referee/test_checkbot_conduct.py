@@ -32,6 +32,7 @@ import pytest
 
 from referee.checkbot import CONFIGS, check_bot
 from referee.leftovers import PR_GET_CHILD_SUBREAPER, PR_SET_CHILD_SUBREAPER
+from referee.sandbox import Sandbox
 from support import child_subreaper, cli, proc_stat
 
 BOT = Path(__file__).resolve().parent / "bots" / "conduct_bot.py"
@@ -88,7 +89,10 @@ def check(tmp_path: Path, mode: str) -> tuple[int, dict[str, Any], dict[str, lis
     pidfile = tmp_path / "pids"
     command = f"{sys.executable} {BOT} {mode} {pidfile}"
     try:
-        done = cli("check-bot", command, "--games", "1", "--json", cwd=tmp_path, timeout=120)
+        # Unsandboxed: the bot records its pids in tmp_path, and the conduct checks are
+        # about a bot that can fork freely (in the sandbox its processes die with it).
+        done = cli("check-bot", command, "--games", "1", "--json", "--sandbox", "none",
+                   cwd=tmp_path, timeout=120)
         pids = read_pids(pidfile)
         left = {pid: state for role in pids for pid in pids[role] if (state := still_there(pid))}
         assert not left, f"processes of the bot left after check-bot (pid: state): {left}"
@@ -198,7 +202,7 @@ async def test_a_daemon_left_by_a_bot_that_crashed_is_found_too(tmp_path: Path) 
     pidfile = tmp_path / "pids"
     try:
         report = await check_bot([sys.executable, str(BOT), "crash", str(pidfile)],
-                                 configs=CONFIGS[:1], grace=0.2)
+                                 configs=CONFIGS[:1], grace=0.2, sandbox=Sandbox("none"))
         pids = read_pids(pidfile)
         assert not {pid for pid in pids["daemon"] if still_there(pid)}
     finally:
@@ -217,6 +221,7 @@ def test_the_human_report_says_what_the_bot_did_and_what_is_required(tmp_path: P
     pidfile = tmp_path / "pids"
     try:
         done = cli("check-bot", f"{sys.executable} {BOT} double {pidfile}", "--games", "1",
+                   "--sandbox", "none",
                    cwd=tmp_path, timeout=120)
     finally:
         kill_and_reap(pidfile)

@@ -38,7 +38,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cheat = f"{sys.executable} {HOSTILE} illegal {base / 'pids'}"
     proc = cli("tournament", "--bot", "g=builtin:greedy", "--bot", "r=builtin:random",
                "--bot", f"x={cheat}", "--games", "2", "--db", DB, "--log-dir", "st",
-               "--json", cwd=base)
+               "--json", "--sandbox", "none", cwd=base)  # the cheat writes its pid to base
     assert proc.returncode == 0, proc.stderr
     for name, spec in (("lg", "builtin:greedy"), ("lr", "builtin:random")):
         assert cli("ladder", "add", name, spec, "--db", DB, cwd=base).returncode == 0
