@@ -37,8 +37,12 @@ directory cannot even be exec'd. Run the referee as an unprivileged user to get 
 permissions as a second wall.
 
 Programs under the masked roots (``/tmp`` ...) would vanish under the tmpfs: the bot's
-cwd and every argv word that names an existing path there are bound back read-only
-(the directory of a file; never a masked root itself).
+cwd is bound back read-only, and for every argv word that names an existing path there,
+the top directory below the masked root (``/tmp/PROJECT`` for
+``/tmp/PROJECT/venv/bin/python``), since a program needs more than its own file (a venv's
+site-packages, an editable install's sources); never a masked root itself (a file lying
+right in ``/tmp`` is bound alone). The log dir, store and config are hidden on top of
+these binds.
 
 rlimits (``max_memory_mb``, ``max_cpu_s``) are applied by ``prlimit`` (util-linux) in
 front of the command, so they are set before bwrap and the bot exist and are inherited
@@ -210,15 +214,15 @@ class Sandbox:
         work = os.path.abspath(cwd or os.getcwd())
         args = [shutil.which("bwrap") or "bwrap", *_base_args()]
         back: list[str] = []  # paths under a masked root the bot needs: its cwd and program
-        for word in [work, *_path_words(argv, work)]:
+        if _masked_root(work) not in (None, work):
+            back.append(work)  # its working directory, itself only
+        for word in _path_words(argv, work):
             root = _masked_root(word)
-            if root is None:
-                continue
-            path = word if os.path.isdir(word) else os.path.dirname(word)
-            if path == root:
-                path = word  # never the whole masked root: only the file itself
-            if path != root:
-                back.append(path)
+            if root is not None and word != root:
+                # The top directory below the masked root (/tmp/PROJECT): a program there
+                # needs more than its own file (a venv's pyvenv.cfg and site-packages, an
+                # editable install's source tree). A file right in /tmp is bound alone.
+                back.append(os.sep.join(word.split(os.sep)[: len(root.split(os.sep)) + 1]))
         for path in [*dict.fromkeys(back), *(os.path.abspath(b) for b in self.binds)]:
             args += ["--ro-bind", path, path]
         for path in self.hide:  # last: nothing bound above can expose them again
