@@ -72,14 +72,15 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
                    sprt: Sprt, max_pairs: int, concurrency: int = 1, seed: str | None = None,
                    on_pair: Callable[[SprtRun], None] | None = None,
                    sandbox: str = "auto", bind: Sequence[str] = (), fresh_bots: bool = False,
-                   hide: Sequence[str] = ()) -> SprtRun:
+                   hide: Sequence[str] = (), recover: bool = False) -> SprtRun:
     """Play pairs until the SPRT decides or ``max_pairs`` pairs are done. With
     ``concurrency`` > 1 the pairs are played by that many referee worker processes (see
     referee/worker.py), one pair at a time each. Pair ``d`` is deal id ``sprt:<d>``,
     keyed by ``seed`` (default ``config.seed``: secret unless given). ``sandbox``, ``bind``:
     how program bots are confined (referee/sandbox.py; ``hide``: paths they must not see);
     ``fresh_bots``: restart them before every game. Raises SandboxError for an unusable
-    sandbox."""
+    sandbox, and (unless ``recover``) BotFirstStartError when a bot fails its first
+    start-up (referee/failfast.py)."""
     from .worker import WorkerClient
 
     n = 1 + len(opponents) if opponents else 2
@@ -138,7 +139,7 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
         await pairs(play_one, workers)
 
     async def in_worker(number: int, workers: trio.Nursery) -> None:
-        client = WorkerClient(number, settings, None, box)
+        client = WorkerClient(number, settings, None, box, recover)
         try:
             await client.start()
 
@@ -155,7 +156,7 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
         else:
             tasks.start_soon(in_process, pool, tasks)
 
-    await with_pool(settings, config, None, start_tasks, box)
+    await with_pool(settings, config, None, start_tasks, box, recover)
     return run
 
 
