@@ -26,6 +26,7 @@ from typing import Any
 
 import trio
 
+from .failfast import ForfeitTally
 from .match import GameRecord, MatchConfig
 from .rules.deal import deal_id
 from .sandbox import duplicate_soundness, warn_unsound_duplicates
@@ -43,11 +44,13 @@ class SprtRun:
     forfeits: dict[str, int] = field(default_factory=dict)
     sandbox: str | None = None  #: the sandbox program bots ran in (None: no program bots)
     duplicates: str | None = None  #: tournament.duplicate_soundness of the pairs
+    tally: ForfeitTally = field(default_factory=ForfeitTally)  #: games, forfeits by kind per bot
 
     def status(self) -> dict[str, Any]:
         out = self.sprt.status()
         out.update(pairs=self.pairs, games=self.games, forfeits=self.forfeits,
-                   sandbox=self.sandbox, duplicates=self.duplicates)
+                   sandbox=self.sandbox, duplicates=self.duplicates,
+                   bots=self.tally.as_dict(), warnings=self.tally.warnings())
         return out
 
 
@@ -113,6 +116,7 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
         for g, table in enumerate(tables):
             record = await play_one(ScheduledGame(2 * deal + g, deal, g, tuple(table), seed_text))
             run.games += 1
+            run.tally.add(record)
             if record.forfeit:
                 key = f"{record.forfeit['bot']}:{record.forfeit['kind']}"
                 run.forfeits[key] = run.forfeits.get(key, 0) + 1

@@ -7,7 +7,7 @@ interrupted (Ctrl-C, or SIGTERM for the long jobs: see referee/interrupt.py).
 
 from __future__ import annotations
 
-import json
+import math
 import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -533,12 +533,15 @@ def tournament(
             except (LogError, SandboxError) as exc:
                 fail(str(exc))
         data = standings(store, tid)
-        data.update(sandbox=progress.sandbox, duplicates=progress.duplicates)
+        data.update(sandbox=progress.sandbox, duplicates=progress.duplicates,
+                    stderr_logs=progress.stderr_logs)
     if as_json:
         emit_json(dict(data, **_reproduce(settings.seed, resume)))
         return
-    from .report import standings_table
+    from .report import print_warnings, standings_table, tournament_forfeits
+    print_warnings(data["warnings"], out)
     out.print(standings_table(data))
+    tournament_forfeits(data, out)
     if data["rating_error"]:
         err.print(f"durak-ref: ratings not computed: {data['rating_error']}", markup=False)
     _print_seed(settings.seed, resume)
@@ -615,20 +618,30 @@ def sprt(
         err.print("\ndurak-ref: interrupted")
         raise typer.Exit(130) from None
     status = run.status()
+    status.update(a={"name": names[0], "command": specs[0].text},
+                  b={"name": names[1], "command": specs[1].text},
+                  opponents=[{"name": n, "command": s.text} for n, s in zip(names[2:], specs[2:])])
     if as_json:
         emit_json(dict(status, **_reproduce(config.seed)))
     else:
         if sys.stderr.isatty():
             err.print()
+        from .report import print_warnings
+        print_warnings(status["warnings"], out)
         verdict = {"accept_h1": f"H1 accepted: {names[1]} is stronger than {names[0]}",
                    "accept_h0": f"H0 accepted: {names[1]} is not {elo1:g} Elo stronger than {names[0]}",
                    "continue": "undecided: the pair budget ran out"}[status["state"]]
         elo = ("" if status["elo"] is None else
-               f"; Elo {status['elo']:+.1f} ± {status['elo_error95']:.1f} (95%), LOS {100 * status['los']:.1f}%")
+               f"; Elo {status['elo']:+.1f} ± {status['elo_error95']:.1f} (95%), LOS {100 * status['los']:.1f}%"
+               if math.isfinite(status["elo"]) and math.isfinite(status["elo_error95"] or 0.0) else
+               "; Elo not finite (one bot scored every pair: no estimate)")
         out.print(f"{verdict} after {run.pairs} pairs ({run.games} games); LLR {status['llr']:.2f} "
                   f"in [{status['lower']:.2f}, {status['upper']:.2f}]{elo}", markup=False, highlight=False)
         out.print(f"pentanomial counts (B's pair score 0, 0.5, 1, 1.5, 2): {status['counts']}",
                   markup=False, highlight=False)
+        from .failfast import forfeit_line
+        for name, row in status["bots"].items():
+            out.print(forfeit_line(name, row["games"], row["forfeits"], None), markup=False, highlight=False)
         _print_seed(config.seed)
     raise typer.Exit(0 if status["state"] == "accept_h1" else 1)
 
@@ -731,11 +744,18 @@ def ladder_run(
                              tc=TimeControl.parse(None, move_time))
     except (RulesError, TimeControlError) as exc:
         fail(str(exc))
+    from .failfast import ForfeitTally, forfeit_line
+    tally = ForfeitTally()  # this run's games and forfeits per bot, for the summary
+
+    def on_game(record: Any) -> None:
+        tally.add(record)
+        advance("")
+
     with _open_store(db) as store:
         with progress_for(games, "ladder") as advance:
             try:
                 played = play_ladder(store, config, games=games, concurrency=concurrency,
-                                     log_dir=log_dir, on_game=lambda record: advance(""),
+                                     log_dir=log_dir, on_game=on_game,
                                      sandbox=mode, bind=binds, recover=recover)
             except (TournamentError, BotStartError, LogError, SandboxError) as exc:
                 fail(str(exc))
@@ -746,10 +766,15 @@ def ladder_run(
             from .sandbox import Sandbox  # resolved as the run resolved it (cached, no warning)
             emit_json({"played": played, "ladder": _ladder_rows(store),
                        "sandbox": Sandbox(mode, warn=False).resolve().mode,
+                       "bots": tally.as_dict(), "warnings": tally.warnings(),
                        **_reproduce(config.seed)})
             return
+        from .report import print_warnings
+        print_warnings(tally.warnings(), out)
         out.print(f"{played} ladder games played", markup=False)
         _print_ladder(store)
+        for name, row in tally.as_dict().items():
+            out.print(forfeit_line(name, row["games"], row["forfeits"], None), markup=False, highlight=False)
         _print_seed(config.seed)
 
 

@@ -16,6 +16,7 @@ failure into a game result too (its games are forfeits, as before fail-fast).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from .players import BotFailure, BotStartError, Player
 
@@ -50,3 +51,56 @@ def first_start_error(player: Player, failure: BotFailure) -> BotFirstStartError
     return BotFirstStartError(player.name, player.spec.text or " ".join(player.spec.argv), failure,
                               [str(x) for x in tail or []],
                               str(path) if isinstance(path, Path) else None)
+
+
+# -- honest summaries: forfeits by kind, stderr logs, and no silent verdict on a bot
+#    that never played a game to its end.
+
+def forfeited_all(games: int, forfeits: dict[str, int]) -> bool:
+    """True when a bot played games and forfeited every one of them: its durak %, rating
+    or SPRT figures then measure its failure, not its play."""
+    return games > 0 and sum(forfeits.values()) >= games
+
+
+def all_forfeit_warning(name: str, games: int, forfeits: dict[str, int]) -> str:
+    """The loud line printed (and put in ``--json`` ``warnings``) for such a bot."""
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(forfeits.items()))
+    return (f"WARNING: {name} forfeited every one of its {games} game{'s' if games != 1 else ''} "
+            f"({kinds}): the figures below for it (durak %, rating, SPRT decision) say nothing "
+            f"about its play; see its forfeits and stderr")
+
+
+def forfeit_line(name: str, games: int, forfeits: dict[str, int], stderr: str | None) -> str:
+    """One summary line: a bot's forfeits by kind and where its stderr log is."""
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(forfeits.items())) or "none"
+    return f"{name}: forfeits {kinds} (of {games} games); stderr: {stderr or 'not logged'}"
+
+
+class ForfeitTally:
+    """Games and forfeits by kind per bot name, counted from game records (for runs whose
+    results are not a table already: sprt, ladder)."""
+
+    def __init__(self) -> None:
+        self.games: dict[str, int] = {}
+        self.forfeits: dict[str, dict[str, int]] = {}
+
+    def add(self, record: object) -> None:
+        """Count one finished game (a GameRecord)."""
+        players: list[str] = getattr(record, "players")
+        forfeit: dict[str, Any] | None = getattr(record, "forfeit")
+        for name in players:
+            self.games[name] = self.games.get(name, 0) + 1
+            self.forfeits.setdefault(name, {})
+        if forfeit is not None:
+            kinds = self.forfeits[players[forfeit["seat"]]]
+            kinds[forfeit["kind"]] = kinds.get(forfeit["kind"], 0) + 1
+
+    def as_dict(self) -> dict[str, dict[str, Any]]:
+        """``{name: {"games", "forfeits": {kind: n}, "forfeited_all"}}`` (JSON-ready)."""
+        return {name: {"games": g, "forfeits": dict(self.forfeits[name]),
+                       "forfeited_all": forfeited_all(g, self.forfeits[name])}
+                for name, g in self.games.items()}
+
+    def warnings(self) -> list[str]:
+        return [all_forfeit_warning(name, g, self.forfeits[name])
+                for name, g in self.games.items() if forfeited_all(g, self.forfeits[name])]

@@ -191,6 +191,8 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
                         # --recover: the player stays failed; its first game restarts it or is a forfeit
                 _adopt_hello_names(players)
                 result.bots = [BotStats(p.name) for p in players]
+                result.stderr_logs = {p.name: str(path) for p in players
+                                      if (path := getattr(p, "stderr_path", None)) is not None}
                 if writer is not None:
                     writer.write(dict(log_header(players, config), duplicates=duplicates))
                 if on_start is not None:

@@ -461,6 +461,8 @@ class Progress:
     games: dict[str, int] = field(default_factory=dict)
     sandbox: str | None = None  #: the sandbox program bots ran in (None: no program bots)
     duplicates: str | None = None  #: see duplicate_soundness()
+    #: bot name -> this run's stderr logs of its processes (the log dir's files)
+    stderr_logs: dict[str, list[str]] = field(default_factory=dict)
 
     def leader(self) -> str:
         if not self.games:
@@ -583,6 +585,12 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
     try:
         await with_pool(settings, config, stem, start_tasks, sandbox, recover)
     finally:
+        if stem is not None:
+            # Named <stem>[.wN].<bot>-<k>.stderr.log by PlayerPool (in a worker: .wN).
+            for b in settings.bots:
+                files = sorted(str(p) for p in stem.parent.glob(f"{stem.name}*.{safe_name(b.name)}-*.stderr.log"))
+                if files:
+                    progress.stderr_logs[b.name] = files
         if writer is not None:
             writer.write({"type": "footer", "ended": utc_now(), "interrupted": progress.done < progress.total,
                           "summary": {"games": progress.done, "total": progress.total}})
@@ -659,6 +667,11 @@ def standings(store: Store, tid: str) -> dict[str, Any]:
         b["rank"] = i + 1
         b["los_next"] = (round(fit.los(b["bot"], table[i + 1]["bot"]), 4)
                          if fit and i + 1 < len(table) else None)
+    from .failfast import all_forfeit_warning, forfeited_all
+    for b in table:
+        b["forfeited_all"] = forfeited_all(b["games"], b["forfeits"])
     return {"tournament": tid, "games": len(rows), "table": table, "rating_error": error,
+            "warnings": [all_forfeit_warning(b["bot"], b["games"], b["forfeits"])
+                         for b in table if b["forfeited_all"]],
             "los": ({a: {b: round(fit.los(a, b), 4) for b in fit.players if b != a}
                      for a in fit.players} if fit else None)}
