@@ -15,6 +15,7 @@ failure into a game result too (its games are forfeits, as before fail-fast).
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ def first_start_error(player: Player, failure: BotFailure) -> BotFirstStartError
     if not tail and callable(stderr_tail):
         tail = stderr_tail()
     path = getattr(player, "stderr_path", None)
-    return BotFirstStartError(player.name, player.spec.text or " ".join(player.spec.argv), failure,
+    return BotFirstStartError(player.name, shlex.join(player.spec.argv), failure,
                               [str(x) for x in tail or []],
                               str(path) if isinstance(path, Path) else None)
 
