@@ -163,3 +163,16 @@ def test_ladder_run_stops_on_a_failed_first_start_up_and_recovers_on_request(tmp
     assert ok.returncode == 0, ok.stderr
     assert "WARNING: x forfeited every one of its 2 games" in ok.stdout
     assert "x: forfeits crash 2 (of 2 games)" in ok.stdout
+
+
+def test_a_tournament_with_the_default_store_in_the_log_dir_starts_its_sandboxed_bots(
+        tmp_path: Path) -> None:
+    """Found by failing fast: with the default --db logs/durak.sqlite inside the default
+    --log-dir logs, bwrap could not hide the store inside the already hidden log dir, so
+    every sandboxed program bot failed to start and silently forfeited every game."""
+    greedy = f"{PY} {Path(__file__).parents[2] / 'examples' / 'python' / 'greedy_bot.py'}"
+    r = cli("tournament", "--bot", "a=builtin:greedy", "--bot", f"b={greedy}", "--games", "2", "--json",
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    data = strict_loads(r.stdout)
+    assert all(row["forfeits"] == {} for row in data["table"])
