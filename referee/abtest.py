@@ -26,6 +26,7 @@ from typing import Any
 
 import trio
 
+from .failfast import ForfeitTally
 from .match import GameRecord, MatchConfig
 from .rules.deal import deal_id
 from .sandbox import duplicate_soundness, warn_unsound_duplicates
@@ -43,11 +44,13 @@ class SprtRun:
     forfeits: dict[str, int] = field(default_factory=dict)
     sandbox: str | None = None  #: the sandbox program bots ran in (None: no program bots)
     duplicates: str | None = None  #: tournament.duplicate_soundness of the pairs
+    tally: ForfeitTally = field(default_factory=ForfeitTally)  #: games, forfeits by kind per bot
 
     def status(self) -> dict[str, Any]:
         out = self.sprt.status()
         out.update(pairs=self.pairs, games=self.games, forfeits=self.forfeits,
-                   sandbox=self.sandbox, duplicates=self.duplicates)
+                   sandbox=self.sandbox, duplicates=self.duplicates,
+                   bots=self.tally.as_dict(), warnings=self.tally.warnings())
         return out
 
 
@@ -72,14 +75,15 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
                    sprt: Sprt, max_pairs: int, concurrency: int = 1, seed: str | None = None,
                    on_pair: Callable[[SprtRun], None] | None = None,
                    sandbox: str = "auto", bind: Sequence[str] = (), fresh_bots: bool = False,
-                   hide: Sequence[str] = ()) -> SprtRun:
+                   hide: Sequence[str] = (), recover: bool = False) -> SprtRun:
     """Play pairs until the SPRT decides or ``max_pairs`` pairs are done. With
     ``concurrency`` > 1 the pairs are played by that many referee worker processes (see
     referee/worker.py), one pair at a time each. Pair ``d`` is deal id ``sprt:<d>``,
     keyed by ``seed`` (default ``config.seed``: secret unless given). ``sandbox``, ``bind``:
     how program bots are confined (referee/sandbox.py; ``hide``: paths they must not see);
     ``fresh_bots``: restart them before every game. Raises SandboxError for an unusable
-    sandbox."""
+    sandbox, and (unless ``recover``) BotFirstStartError when a bot fails its first
+    start-up (referee/failfast.py)."""
     from .worker import WorkerClient
 
     n = 1 + len(opponents) if opponents else 2
@@ -112,6 +116,7 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
         for g, table in enumerate(tables):
             record = await play_one(ScheduledGame(2 * deal + g, deal, g, tuple(table), seed_text))
             run.games += 1
+            run.tally.add(record)
             if record.forfeit:
                 key = f"{record.forfeit['bot']}:{record.forfeit['kind']}"
                 run.forfeits[key] = run.forfeits.get(key, 0) + 1
@@ -138,7 +143,7 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
         await pairs(play_one, workers)
 
     async def in_worker(number: int, workers: trio.Nursery) -> None:
-        client = WorkerClient(number, settings, None, box)
+        client = WorkerClient(number, settings, None, box, recover)
         try:
             await client.start()
 
@@ -155,7 +160,7 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
         else:
             tasks.start_soon(in_process, pool, tasks)
 
-    await with_pool(settings, config, None, start_tasks, box)
+    await with_pool(settings, config, None, start_tasks, box, recover)
     return run
 
 

@@ -7,7 +7,7 @@ interrupted (Ctrl-C, or SIGTERM for the long jobs: see referee/interrupt.py).
 
 from __future__ import annotations
 
-import json
+import math
 import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -53,6 +53,12 @@ _SANDBOX_HELP = ("How bot programs run. auto: in a bubblewrap sandbox when bwrap
 _BIND_HELP = "A file or directory sandboxed bots may read, e.g. a bot's data (repeat)."
 
 
+_RECOVER_HELP = ("Play on when a bot program fails its first start-up (missing script, exits at "
+                 "once, bad hello, no hello in time): its games become forfeits. Without it the "
+                 "run stops with exit 2, naming the bot, its command and its stderr.")
+_RECOVER = typer.Option("--recover", help=_RECOVER_HELP)
+
+
 def _sandbox_options(mode: str, bind: list[Path] | None) -> tuple[str, tuple[str, ...]]:
     """--sandbox and --bind checked (exit 2 if unusable): (mode, absolute bind paths)."""
     from .sandbox import Sandbox, SandboxError
@@ -89,7 +95,9 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 
 def emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    """Print ``data`` as strict JSON (non-finite floats as null: see referee/jsonout.py)."""
+    from .jsonout import dumps
+    sys.stdout.write(dumps(data, indent=2) + "\n")
 
 
 def _seed(value: str | None) -> str:
@@ -156,13 +164,15 @@ def match(
         help="Seconds to wait for each TCP bot to connect (and to reconnect between games).")] = 120.0,
     sandbox: Annotated[str, typer.Option(help=_SANDBOX_HELP)] = "auto",
     bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
+    recover: Annotated[bool, _RECOVER] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")] = False,
 ) -> None:
     """Play a match between bots and print how often each was the durak.
 
     Every game is written to a match log (JSON Lines, under --log-dir) that
     `durak-ref replay LOG --verify` checks. Exit code 0 when the match ran (bot
-    forfeits are results, not errors), 2 for unusable input, 130 when interrupted.
+    forfeits are results, not errors), 2 for unusable input (a bot that fails its first
+    start-up, unless --recover), 130 when interrupted.
     """
     from .runner import SeatOptions, run_match
 
@@ -199,7 +209,8 @@ def match(
     with progress_for(games, "match", enabled=not as_json) as advance:
         try:
             result = run_match(specs, config, log_dir=None if no_log else log_dir,
-                               options=options, on_game=lambda record, res: advance(res.leader()),
+                               options=options, recover=recover,
+                               on_game=lambda record, res: advance(res.leader()),
                                on_tcp=lambda text: err.print(f"tcp: {text}", markup=False,
                                                              highlight=False))
         except (BotStartError, ListenError, LogError, SandboxError) as exc:
@@ -447,6 +458,7 @@ def tournament(
     sandbox: Annotated[str | None, typer.Option(
         help=_SANDBOX_HELP + " Default: the config's, else auto.", show_default=False)] = None,
     bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
+    recover: Annotated[bool, _RECOVER] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the final table as JSON.")] = False,
 ) -> None:
     """Play a round robin or gauntlet with duplicate deals; rate the bots with error bars.
@@ -509,23 +521,27 @@ def tournament(
         with progress_for(len(schedule(settings)), f"tournament {tid}", enabled=not as_json) as advance:
             try:
                 progress = play_tournament(settings, store, tid, log_dir=log_dir, fresh=fresh,
-                                           hide=[config] if config else [],
+                                           hide=[config] if config else [], recover=recover,
                                            on_game=lambda record, prog: advance(prog.leader()))
             except KeyboardInterrupt:
                 err.print(f"durak-ref: interrupted; finished games are stored. Resume with: {resume_cmd}",
                           markup=False, highlight=False)
                 raise typer.Exit(130) from None
             except BotStartError as exc:
-                fail(f"{exc}; resume with {resume_cmd} once it is fixed")
+                fail(f"{exc}. Finished games are stored; resume with {resume_cmd} once it is fixed "
+                     f"(add --recover to play on regardless)")
             except (LogError, SandboxError) as exc:
                 fail(str(exc))
         data = standings(store, tid)
-        data.update(sandbox=progress.sandbox, duplicates=progress.duplicates)
+        data.update(sandbox=progress.sandbox, duplicates=progress.duplicates,
+                    stderr_logs=progress.stderr_logs)
     if as_json:
         emit_json(dict(data, **_reproduce(settings.seed, resume)))
         return
-    from .report import standings_table
+    from .report import print_warnings, standings_table, tournament_forfeits
+    print_warnings(data["warnings"], out)
     out.print(standings_table(data))
+    tournament_forfeits(data, out)
     if data["rating_error"]:
         err.print(f"durak-ref: ratings not computed: {data['rating_error']}", markup=False)
     _print_seed(settings.seed, resume)
@@ -554,12 +570,14 @@ def sprt(
         "the first game of a deal pair (slower: one start-up per game).")] = False,
     sandbox: Annotated[str, typer.Option(help=_SANDBOX_HELP)] = "auto",
     bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
+    recover: Annotated[bool, _RECOVER] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the final status as JSON.")] = False,
 ) -> None:
     """A/B test: is B stronger than A? Duplicate deal pairs, pentanomial GSPRT.
 
     Stops as soon as the log-likelihood ratio crosses a bound. Exit 0 when H1 is
-    accepted (B is stronger), 1 when H0 is accepted or the test ends undecided.
+    accepted (B is stronger), 1 when H0 is accepted or the test ends undecided, 2 for
+    unusable input (a bot that fails its first start-up, unless --recover).
     """
     from .abtest import run_sprt_sync
     from .sandbox import SandboxError
@@ -593,27 +611,37 @@ def sprt(
     try:
         run = run_sprt_sync(entries[0], entries[1], entries[2:], config, sprt=test,
                             max_pairs=max_pairs, concurrency=concurrency, on_pair=show,
-                            sandbox=mode, bind=binds, fresh_bots=fresh_bots)
+                            sandbox=mode, bind=binds, fresh_bots=fresh_bots, recover=recover)
     except (BotStartError, SandboxError) as exc:
         fail(str(exc))
     except KeyboardInterrupt:
         err.print("\ndurak-ref: interrupted")
         raise typer.Exit(130) from None
     status = run.status()
+    status.update(a={"name": names[0], "command": specs[0].text},
+                  b={"name": names[1], "command": specs[1].text},
+                  opponents=[{"name": n, "command": s.text} for n, s in zip(names[2:], specs[2:])])
     if as_json:
         emit_json(dict(status, **_reproduce(config.seed)))
     else:
         if sys.stderr.isatty():
             err.print()
+        from .report import print_warnings
+        print_warnings(status["warnings"], out)
         verdict = {"accept_h1": f"H1 accepted: {names[1]} is stronger than {names[0]}",
                    "accept_h0": f"H0 accepted: {names[1]} is not {elo1:g} Elo stronger than {names[0]}",
                    "continue": "undecided: the pair budget ran out"}[status["state"]]
         elo = ("" if status["elo"] is None else
-               f"; Elo {status['elo']:+.1f} ± {status['elo_error95']:.1f} (95%), LOS {100 * status['los']:.1f}%")
+               f"; Elo {status['elo']:+.1f} ± {status['elo_error95']:.1f} (95%), LOS {100 * status['los']:.1f}%"
+               if math.isfinite(status["elo"]) and math.isfinite(status["elo_error95"] or 0.0) else
+               "; Elo not finite (one bot scored every pair: no estimate)")
         out.print(f"{verdict} after {run.pairs} pairs ({run.games} games); LLR {status['llr']:.2f} "
                   f"in [{status['lower']:.2f}, {status['upper']:.2f}]{elo}", markup=False, highlight=False)
         out.print(f"pentanomial counts (B's pair score 0, 0.5, 1, 1.5, 2): {status['counts']}",
                   markup=False, highlight=False)
+        from .failfast import forfeit_line
+        for name, row in status["bots"].items():
+            out.print(forfeit_line(name, row["games"], row["forfeits"], None), markup=False, highlight=False)
         _print_seed(config.seed)
     raise typer.Exit(0 if status["state"] == "accept_h1" else 1)
 
@@ -700,6 +728,7 @@ def ladder_run(
     log_dir: Annotated[Path, typer.Option(help="Where game logs go.")] = Path("logs"),
     sandbox: Annotated[str, typer.Option(help=_SANDBOX_HELP)] = "auto",
     bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
+    recover: Annotated[bool, _RECOVER] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print games played and the ladder as JSON.")] = False,
 ) -> None:
     """Play ladder games: the bot with the fewest games meets the closest rating."""
@@ -715,12 +744,19 @@ def ladder_run(
                              tc=TimeControl.parse(None, move_time))
     except (RulesError, TimeControlError) as exc:
         fail(str(exc))
+    from .failfast import ForfeitTally, forfeit_line
+    tally = ForfeitTally()  # this run's games and forfeits per bot, for the summary
+
+    def on_game(record: Any) -> None:
+        tally.add(record)
+        advance("")
+
     with _open_store(db) as store:
         with progress_for(games, "ladder") as advance:
             try:
                 played = play_ladder(store, config, games=games, concurrency=concurrency,
-                                     log_dir=log_dir, on_game=lambda record: advance(""),
-                                     sandbox=mode, bind=binds)
+                                     log_dir=log_dir, on_game=on_game,
+                                     sandbox=mode, bind=binds, recover=recover)
             except (TournamentError, BotStartError, LogError, SandboxError) as exc:
                 fail(str(exc))
             except KeyboardInterrupt:
@@ -730,10 +766,15 @@ def ladder_run(
             from .sandbox import Sandbox  # resolved as the run resolved it (cached, no warning)
             emit_json({"played": played, "ladder": _ladder_rows(store),
                        "sandbox": Sandbox(mode, warn=False).resolve().mode,
+                       "bots": tally.as_dict(), "warnings": tally.warnings(),
                        **_reproduce(config.seed)})
             return
+        from .report import print_warnings
+        print_warnings(tally.warnings(), out)
         out.print(f"{played} ladder games played", markup=False)
         _print_ladder(store)
+        for name, row in tally.as_dict().items():
+            out.print(forfeit_line(name, row["games"], row["forfeits"], None), markup=False, highlight=False)
         _print_seed(config.seed)
 
 

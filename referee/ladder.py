@@ -109,10 +109,12 @@ def next_ladder_index(store: Store) -> Iterator[int]:
 async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurrency: int = 1,
                      log_dir: Path | None = None,
                      on_game: Callable[[GameRecord], None] | None = None,
-                     sandbox: str = "auto", bind: Sequence[str] = ()) -> int:
+                     sandbox: str = "auto", bind: Sequence[str] = (), recover: bool = False) -> int:
     """Play ``games`` ladder games (in deal pairs); returns how many were played.
     ``sandbox``, ``bind``: how program bots are confined (referee/sandbox.py); the log dir
-    and the store are hidden from them. Raises SandboxError for an unusable sandbox."""
+    and the store are hidden from them. Raises SandboxError for an unusable sandbox, and
+    (unless ``recover``) BotFirstStartError when a bot fails its first start-up (every game
+    played before is stored; see referee/failfast.py)."""
     settings = ensure_ladder(store)
     k, start = float(settings["k"]), float(settings["start"])
     # TCP bots share the ladder's ratings but play only when connected: in durak-ref serve.
@@ -186,7 +188,7 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
             tasks.start_soon(worker, pool)
 
     try:
-        await with_pool(pool_settings, config, None, start_tasks, box)
+        await with_pool(pool_settings, config, None, start_tasks, box, recover)
     finally:
         if writer is not None:
             writer.write({"type": "footer", "ended": utc_now(), "interrupted": played < games,

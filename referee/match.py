@@ -24,6 +24,7 @@ from protocol import messages as msg
 from protocol.codec import encode
 
 from .clock import Clock, TimeControl
+from .failfast import all_forfeit_warning, forfeited_all
 from .players import BotFailure, Player
 from .rules import Game, Rules
 from .rules.actions import MalformedAction, action_from_wire, action_str, action_to_wire
@@ -361,6 +362,7 @@ class MatchResult:
     log_path: str | None = None
     sandbox: str | None = None  #: the sandbox program bots ran in (bwrap | none; None: no program bots)
     duplicates: str | None = None  #: sandbox.duplicate_soundness of a --duplicate match
+    stderr_logs: dict[str, str] = field(default_factory=dict)  #: bot name -> its stderr log
 
     @property
     def draws(self) -> int:
@@ -407,7 +409,10 @@ class MatchResult:
             "rules_text": rules.describe(),
             "time_control": self.config.tc.as_dict(),
             "seed": self.config.seed,
-            "bots": [b.as_dict(n) for b in self.bots],
+            "bots": [dict(b.as_dict(n), stderr_log=self.stderr_logs.get(b.name),
+                          forfeited_all=forfeited_all(n, b.forfeits)) for b in self.bots],
+            "warnings": [all_forfeit_warning(b.name, n, b.forfeits) for b in self.bots
+                         if forfeited_all(n, b.forfeits)],
             "terminations": _count(g.termination for g in self.games),
             "bouts_mean": round(sum(g.bouts for g in self.games) / n, 3) if n else 0.0,
             "decisions": asked,

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, BinaryIO, Literal, TextIO, overload
 
+from . import jsonout
+
 FORMAT = "durak-ref-log/1"
 
 
@@ -120,7 +122,7 @@ class MatchLogWriter:
                            f"give another --log-dir") from None
 
     def write(self, record: dict[str, Any]) -> None:
-        self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self._file.write(jsonout.dumps(record, separators=(",", ":")) + "\n")
         self._file.flush()
 
     def close(self) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from .failfast import forfeit_line
 from .rules.options import OPTIONS, PRESET_HELP, PRESETS
 
 
@@ -32,7 +33,14 @@ def match_table(summary: dict[str, Any]) -> Table:
     return t
 
 
+def print_warnings(warnings: list[str], console: Console) -> None:
+    """Loud lines (see failfast.all_forfeit_warning), before any verdict they qualify."""
+    for w in warnings:
+        console.print(w, style="bold red", markup=False, highlight=False)
+
+
 def print_match(summary: dict[str, Any], console: Console) -> None:
+    print_warnings(summary.get("warnings", []), console)
     console.print(match_table(summary))
     terms = ", ".join(f"{k} {v}" for k, v in sorted(summary["terminations"].items()))
     console.print(f"draws: {summary['draws']}   bouts per game: {summary['bouts_mean']:.2f}   "
@@ -42,6 +50,9 @@ def print_match(summary: dict[str, Any], console: Console) -> None:
                   + (f"; referee time per decision (not charged to any bot): {overhead:.0f} µs"
                      if overhead is not None else ""))
     console.print(f"terminations: {terms}")
+    for b in summary["bots"]:
+        console.print(forfeit_line(b["name"], summary["games"], b["forfeits"], b.get("stderr_log")),
+                      markup=False, highlight=False)
     details = summary.get("forfeit_details", [])
     for f in details[:10]:
         console.print(f"game {f['game']}: {f['bot']} forfeited ({f['kind']}): {f['reason']}",
@@ -105,3 +116,12 @@ def ratings_table(data: dict[str, Any]) -> Table:
         los = "-" if b["los_next"] is None else f"{100 * b['los_next']:.1f}%"
         t.add_row(str(i + 1), b["bot"], str(b["games"]), f"{b['rating']:+.1f} ± {b['error95']:.1f}", los)
     return t
+
+
+def tournament_forfeits(data: dict[str, Any], console: Console) -> None:
+    """Under the standings: each bot's forfeits by kind and this run's stderr logs."""
+    logs = data.get("stderr_logs") or {}
+    for b in data["table"]:
+        files = logs.get(b["bot"]) or []
+        where = None if not files else files[0] if len(files) == 1 else f"{files[0]} (+{len(files) - 1} more)"
+        console.print(forfeit_line(b["bot"], b["games"], b["forfeits"], where), markup=False, highlight=False)

@@ -20,6 +20,7 @@ from . import __version__
 from .match import GameRecord, MatchConfig, MatchResult, BotStats, play_match
 from .matchlog import FORMAT, MatchLogWriter, new_log_path, safe_name, utc_now
 from .rules.deal import DEAL_TEXT
+from .failfast import first_start_error
 from .tcp import ListenError
 from .players import BotFailure, BotSpec, BotStartError, BuiltinPlayer, Player, unique_names
 from .sandbox import Sandbox, duplicate_soundness, warn_unsound_duplicates
@@ -144,10 +145,13 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
                           on_game: Callable[[GameRecord, MatchResult], None] | None = None,
                           on_start: Callable[[MatchResult], None] | None = None,
                           on_tcp: Callable[[str], None] | None = None,
+                          recover: bool = False,
                           ) -> MatchResult:
     """Start the bots, play the match, close the bots, write the log.
 
-    Raises BotStartError when a bot program cannot be started at all. A Ctrl-C ends the
+    Raises BotStartError when a bot program cannot be started at all, and (unless
+    ``recover``) BotFirstStartError when one fails its first handshake (referee/failfast.py;
+    with ``recover`` its games are forfeits). A Ctrl-C ends the
     match early: the result comes back with ``interrupted`` set, every bot closed and
     the log holding every finished game.
     """
@@ -180,10 +184,15 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
                 for p in players:
                     try:
                         await p.start(nursery)
-                    except BotFailure:
-                        pass  # the player stays failed: its first game restarts it or is a forfeit
+                    except BotFailure as exc:
+                        from .process import ProcessPlayer
+                        if not recover and isinstance(p, ProcessPlayer):
+                            raise first_start_error(p, exc) from None
+                        # --recover: the player stays failed; its first game restarts it or is a forfeit
                 _adopt_hello_names(players)
                 result.bots = [BotStats(p.name) for p in players]
+                result.stderr_logs = {p.name: str(path) for p in players
+                                      if (path := getattr(p, "stderr_path", None)) is not None}
                 if writer is not None:
                     writer.write(dict(log_header(players, config), duplicates=duplicates))
                 if on_start is not None:

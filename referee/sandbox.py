@@ -225,7 +225,13 @@ class Sandbox:
                 back.append(os.sep.join(word.split(os.sep)[: len(root.split(os.sep)) + 1]))
         for path in [*dict.fromkeys(back), *(os.path.abspath(b) for b in self.binds)]:
             args += ["--ro-bind", path, path]
+        hidden_dirs = [h for h in self.hide if os.path.isdir(h)]
         for path in self.hide:  # last: nothing bound above can expose them again
+            if any(path != d and path.startswith(d.rstrip("/") + "/") for d in hidden_dirs):
+                # Inside a directory already hidden by an empty read-only tmpfs (the store
+                # in the log dir, the default): it is not there to hide, and bwrap cannot
+                # create a mount point in that tmpfs (the bot would fail to start).
+                continue
             if os.path.isdir(path):
                 args += ["--tmpfs", path, "--remount-ro", path]
             elif os.path.exists(path):

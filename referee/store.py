@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import jsonout
 from .matchlog import PRIVATE_FILE, private_mkdir, private_open, utc_now
 
 SCHEMA_VERSION = 1
@@ -257,7 +258,7 @@ class Store:
         with self.transaction():
             self.db.execute(
                 "INSERT INTO tournaments (id, created, kind, settings, status) VALUES (?, ?, ?, ?, ?)",
-                (tid, utc_now(), kind, json.dumps(settings), "running"))
+                (tid, utc_now(), kind, jsonout.dumps(settings), "running"))
 
     def tournament(self, tid: str) -> tuple[str, dict[str, Any], str]:
         """(kind, settings, status) of tournament ``tid``; StoreError if there is none."""
@@ -278,7 +279,7 @@ class Store:
         """Replace tournament ``tid``'s settings (the ladder adds each run's seed)."""
         with self.transaction():
             self.db.execute("UPDATE tournaments SET settings = ? WHERE id = ?",
-                            (json.dumps(settings), tid))
+                            (jsonout.dumps(settings), tid))
 
     def tournaments(self) -> list[tuple[str, str, str, str]]:
         return list(self.db.execute(
@@ -300,7 +301,7 @@ class Store:
             "INSERT INTO games (tournament_id, game_index, deal_seed, rotation, rules, log_file, "
             "log_line, termination, durak, started, ended) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (row.tournament_id, row.game_index, row.deal_seed, row.rotation,
-             json.dumps(row.rules), row.log_file, row.log_line, row.termination, row.durak,
+             jsonout.dumps(row.rules), row.log_file, row.log_line, row.termination, row.durak,
              row.started, row.ended))
         self.db.executemany(
             "INSERT INTO seats (tournament_id, game_index, seat, bot, result, forfeit, decisions, "

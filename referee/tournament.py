@@ -340,9 +340,11 @@ class PlayerPool:
     """Idle bot processes per bot name; a process serves one game at a time."""
 
     def __init__(self, settings: TournamentSettings, config: MatchConfig, nursery: trio.Nursery,
-                 stderr_stem: Path | None, sandbox: Sandbox | None = None) -> None:
+                 stderr_stem: Path | None, sandbox: Sandbox | None = None,
+                 recover: bool = False) -> None:
         """``sandbox``: the resolved policy for program bots (default: the settings', resolved
-        at the first program bot)."""
+        at the first program bot). ``recover``: a bot that fails its first start-up plays
+        on (forfeits) instead of stopping the run (referee/failfast.py)."""
         self.entries = {b.name: b for b in settings.bots}
         self.settings = settings
         self.sandbox = sandbox
@@ -351,6 +353,8 @@ class PlayerPool:
         self.stderr_stem = stderr_stem
         self.idle: dict[str, list[Player]] = {name: [] for name in self.entries}
         self.all: list[Player] = []
+        self.recover = recover
+        self.handshaken: set[str] = set()  #: bots that completed a handshake in this pool
 
     async def acquire(self, name: str) -> Player:
         if self.idle[name]:
@@ -378,6 +382,11 @@ class PlayerPool:
             from .players import BotFailure
             if not isinstance(exc, BotFailure):
                 raise
+            if not self.recover and name not in self.handshaken:
+                from .failfast import first_start_error
+                raise first_start_error(player, exc) from None
+        else:
+            self.handshaken.add(name)
         return player
 
     def release(self, player: Player) -> None:
@@ -405,7 +414,7 @@ class PlayerPool:
 
 async def with_pool(settings: TournamentSettings, config: MatchConfig, stem: Path | None,
                     start_tasks: Callable[[PlayerPool, trio.Nursery], None],
-                    sandbox: Sandbox | None = None) -> None:
+                    sandbox: Sandbox | None = None, recover: bool = False) -> None:
     """Run the game-playing tasks that ``start_tasks`` starts in the given nursery, with
     a PlayerPool for them; the pool's bots are always closed afterwards.
 
@@ -415,7 +424,7 @@ async def with_pool(settings: TournamentSettings, config: MatchConfig, stem: Pat
     """
     try:
         async with trio.open_nursery() as nursery:
-            pool = PlayerPool(settings, config, nursery, stem, sandbox)
+            pool = PlayerPool(settings, config, nursery, stem, sandbox, recover)
             try:
                 async with trio.open_nursery() as tasks:
                     start_tasks(pool, tasks)
@@ -452,6 +461,8 @@ class Progress:
     games: dict[str, int] = field(default_factory=dict)
     sandbox: str | None = None  #: the sandbox program bots ran in (None: no program bots)
     duplicates: str | None = None  #: see duplicate_soundness()
+    #: bot name -> this run's stderr logs of its processes (the log dir's files)
+    stderr_logs: dict[str, list[str]] = field(default_factory=dict)
 
     def leader(self) -> str:
         if not self.games:
@@ -487,12 +498,15 @@ def resolve_sandbox(settings: TournamentSettings, *hide: str | Path | None) -> S
 async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *,
                          log_dir: Path | None,
                          on_game: Callable[[GameRecord, Progress], None] | None = None,
-                         fresh: bool = True, hide: Sequence[str | Path] = ()) -> Progress:
+                         fresh: bool = True, hide: Sequence[str | Path] = (),
+                         recover: bool = False) -> Progress:
     """Play every scheduled game not yet in the store. Returns the progress counts.
 
     ``hide``: more paths bots must not see (config, token files); the log dir and the
     store are always hidden. Raises BotStartError if a bot program cannot be started,
-    SandboxError if the sandbox asked for cannot be used. KeyboardInterrupt (Ctrl-C)
+    SandboxError if the sandbox asked for cannot be used; unless ``recover``, raises
+    BotFirstStartError when a bot fails its first start-up (referee/failfast.py; finished
+    games are stored, the tournament stays resumable). KeyboardInterrupt (Ctrl-C)
     propagates after every bot is closed; finished games are already stored.
     """
     config = settings.validate()
@@ -556,7 +570,7 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
             finished(sg, record, seat_rows(record), started, utc_now())
 
     async def in_worker(number: int) -> None:
-        await _drive_worker(number, settings, stem, queue_recv, finished, sandbox)
+        await _drive_worker(number, settings, stem, queue_recv, finished, sandbox, recover)
 
     workers_needed = min(settings.concurrency, len(todo))
 
@@ -569,8 +583,14 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
             tasks.start_soon(in_process, pool)
 
     try:
-        await with_pool(settings, config, stem, start_tasks, sandbox)
+        await with_pool(settings, config, stem, start_tasks, sandbox, recover)
     finally:
+        if stem is not None:
+            # Named <stem>[.wN].<bot>-<k>.stderr.log by PlayerPool (in a worker: .wN).
+            for b in settings.bots:
+                files = sorted(str(p) for p in stem.parent.glob(f"{stem.name}*.{safe_name(b.name)}-*.stderr.log"))
+                if files:
+                    progress.stderr_logs[b.name] = files
         if writer is not None:
             writer.write({"type": "footer", "ended": utc_now(), "interrupted": progress.done < progress.total,
                           "summary": {"games": progress.done, "total": progress.total}})
@@ -582,12 +602,13 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
 
 async def _drive_worker(number: int, settings: TournamentSettings, stem: Path | None,
                         queue: trio.MemoryReceiveChannel[ScheduledGame],
-                        finished: Callable[..., None], sandbox: Sandbox | None = None) -> None:
+                        finished: Callable[..., None], sandbox: Sandbox | None = None,
+                        recover: bool = False) -> None:
     """Start worker process ``number``, hand it games from ``queue`` one at a time, and
     pass each result to ``finished``. The worker is always ended (it closes its bots)."""
     from .worker import WorkerClient
 
-    client = WorkerClient(number, settings, stem, sandbox)
+    client = WorkerClient(number, settings, stem, sandbox, recover)
     try:
         await client.start()
         async for sg in queue:
@@ -646,6 +667,11 @@ def standings(store: Store, tid: str) -> dict[str, Any]:
         b["rank"] = i + 1
         b["los_next"] = (round(fit.los(b["bot"], table[i + 1]["bot"]), 4)
                          if fit and i + 1 < len(table) else None)
+    from .failfast import all_forfeit_warning, forfeited_all
+    for b in table:
+        b["forfeited_all"] = forfeited_all(b["games"], b["forfeits"])
     return {"tournament": tid, "games": len(rows), "table": table, "rating_error": error,
+            "warnings": [all_forfeit_warning(b["bot"], b["games"], b["forfeits"])
+                         for b in table if b["forfeited_all"]],
             "los": ({a: {b: round(fit.los(a, b), 4) for b in fit.players if b != a}
                      for a in fit.players} if fit else None)}

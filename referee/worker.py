@@ -8,7 +8,8 @@ the log; it speaks to each worker over the worker's stdin/stdout with the same f
 as the bot protocol (4-byte length + msgpack map):
 
     parent -> worker: {"type": "setup", "settings": {...}, "stderr_stem": str or nil,
-                       "sandbox": {...} or nil}   (resolved in the parent; see sandbox.py)
+                       "sandbox": {...} or nil,   (resolved in the parent; see sandbox.py)
+                       "recover": bool}           (see referee/failfast.py)
     parent -> worker: {"type": "game", "index", "deal", "rotation", "table", "seed"}
     worker -> parent: {"type": "record", "record": {...}, "seats": [...], "started", "ended"}
     worker -> parent: {"type": "start_error", "message": str}    (a bot cannot start)
@@ -92,7 +93,7 @@ async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream
     # The parent resolved the sandbox (and warned); None: it had no program bots.
     sandbox = Sandbox.from_dict(setup["sandbox"]) if setup.get("sandbox") else None
     async with trio.open_nursery() as nursery:
-        pool = PlayerPool(settings, config, nursery, stem, sandbox)
+        pool = PlayerPool(settings, config, nursery, stem, sandbox, bool(setup.get("recover")))
         try:
             while True:
                 message = await _read(stdin, decoder)
@@ -119,8 +120,9 @@ class WorkerClient:
     time, then ``close`` (always: it ends the worker, which closes its bots)."""
 
     def __init__(self, number: int, settings: TournamentSettings, stderr_stem: Path | None,
-                 sandbox: Sandbox | None = None) -> None:
+                 sandbox: Sandbox | None = None, recover: bool = False) -> None:
         self.number = number
+        self.recover = recover
         self.sandbox = None if sandbox is None else dataclasses.replace(sandbox, warn=False)
         self.settings = settings
         self.stderr_stem = stderr_stem
@@ -138,6 +140,7 @@ class WorkerClient:
         await self.process.stdin.send_all(encode({
             "type": "setup", "settings": self.settings.as_dict(),
             "sandbox": None if self.sandbox is None else self.sandbox.as_dict(),
+            "recover": self.recover,
             "stderr_stem": None if stem is None else str(stem.with_name(f"{stem.name}.w{self.number}"))}))
 
     async def play(self, sg: ScheduledGame) -> tuple[GameRecord, list[SeatRow], str, str]:

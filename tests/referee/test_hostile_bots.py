@@ -155,9 +155,10 @@ class Run:
 
 async def play(tmp_path: Path, mode: str, *args: object, games: int = 2, max_restarts: int = 3,
                move: float | None = 1.0, startup: float = 2.0, illegal_retries: int = 0,
-               stderr_cap: int = 1 << 20) -> Run:
+               stderr_cap: int = 1 << 20, recover: bool = False) -> Run:
     """Play ``games`` games of the bot in ``mode`` (seat 0) against builtin:greedy and
-    check what holds for every hostile bot."""
+    check what holds for every hostile bot. ``recover``: as ``--recover`` (a failed first
+    start-up is a forfeit, not the end of the match: tests/failfast)."""
     pidfile = tmp_path / "pids.txt"
     argv = [sys.executable, str(BOT), mode, str(pidfile), *map(str, args)]
     specs = [parse_bot_spec(f"{NAME}={shlex.join(argv)}"), parse_bot_spec("builtin:greedy")]
@@ -169,7 +170,8 @@ async def play(tmp_path: Path, mode: str, *args: object, games: int = 2, max_res
     options = SeatOptions(grace=GRACE, stderr_cap=stderr_cap, sandbox="none")
     try:
         with trio.fail_after(MATCH_LIMIT):
-            result = await run_match_async(specs, config, log_dir=tmp_path, options=options)
+            result = await run_match_async(specs, config, log_dir=tmp_path, options=options,
+                                           recover=recover)
         pids = assert_no_bot_left(pidfile)
     except BaseException:
         kill_leftovers(pidfile)
@@ -211,9 +213,10 @@ def tail(evidence: dict[str, Any]) -> str:
 
 
 async def test_dies_before_the_handshake(tmp_path: Path) -> None:
-    # Start fails; game 0 restarts it (the one restart allowed) and fails again; game
-    # 1 and 2 are forfeits without a restart.
-    run = await play(tmp_path, "die_early", games=3, max_restarts=1)
+    # Start fails (with --recover: else the match stops there, tests/failfast); game 0
+    # restarts it (the one restart allowed) and fails again; game 1 and 2 are forfeits
+    # without a restart.
+    run = await play(tmp_path, "die_early", games=3, max_restarts=1, recover=True)
     for f in expect_forfeits(run, "crash"):
         assert f["evidence"]["exit_code"] == 3
         assert "hostile: dying before the handshake" in tail(f["evidence"])
@@ -260,7 +263,7 @@ async def test_forks_a_child_that_holds_the_pipes_and_exits(tmp_path: Path) -> N
 
 
 async def test_never_answers_the_handshake(tmp_path: Path) -> None:
-    run = await play(tmp_path, "mute", games=2, max_restarts=1, startup=1.0)
+    run = await play(tmp_path, "mute", games=2, max_restarts=1, startup=1.0, recover=True)
     for f in expect_forfeits(run, "timeout"):
         assert "the handshake" in f["reason"]
         assert f["evidence"]["budget_s"] == 1.0

@@ -159,11 +159,12 @@ def test_standings_table_and_json(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     # The standings, the seed (resumed: no command to reproduce), and how the bots ran:
-    # the sandbox and whether duplicates were sound.
-    assert {k: v for k, v in data.items() if k not in ("sandbox", "duplicates")} == dict(
+    # the sandbox and whether duplicates were sound; this run's stderr logs (none: it
+    # played nothing).
+    assert {k: v for k, v in data.items() if k not in ("sandbox", "duplicates", "stderr_logs")} == dict(
         expected, seed=data["seed"], reproduce=None)
     assert set(data) == {"tournament", "games", "table", "rating_error", "los", "seed", "reproduce",
-                         "sandbox", "duplicates"}
+                         "sandbox", "duplicates", "warnings", "stderr_logs"}
     assert data["tournament"] == tid and data["games"] == 18 and data["rating_error"] is None
     table = data["table"]
     assert [b["rank"] for b in table] == [1, 2, 3]

@@ -36,9 +36,11 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
     games, one bot forfeits every game by an illegal action) and 4 ladder games."""
     base = tmp_path_factory.mktemp("played")
     cheat = f"{sys.executable} {HOSTILE} illegal {base / 'pids'}"
+    # Unsandboxed: the cheat writes its pid file in tmp (sandboxed, /tmp is its own and it
+    # failed to start, which fail-fast now reports instead of 6 silent crash forfeits).
     proc = cli("tournament", "--bot", "g=builtin:greedy", "--bot", "r=builtin:random",
                "--bot", f"x={cheat}", "--games", "2", "--db", DB, "--log-dir", "st",
-               "--json", "--sandbox", "none", cwd=base)  # the cheat writes its pid to base
+               "--sandbox", "none", "--json", cwd=base)
     assert proc.returncode == 0, proc.stderr
     for name, spec in (("lg", "builtin:greedy"), ("lr", "builtin:random")):
         assert cli("ladder", "add", name, spec, "--db", DB, cwd=base).returncode == 0

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Bots that fail at start-up, or later, for tests/failfast: one failure per mode.
+
+    python broken_bot.py MODE
+
+Every mode first prints one line to stderr naming itself (the test looks for it in the
+referee's message). Stdlib + msgpack only. Modes:
+
+    exit1        exits 1 at once (before the handshake)
+    garbage      answers the referee's hello with a frame that is not msgpack
+    version      answers with a hello for protocol 99
+    mute         never answers the hello
+    crash_at N   plays (cheapest legal action) and exits 5 at the first request of its
+                 N-th game (counted per process: a restarted bot plays N-1 games again)
+"""
+
+import struct
+import sys
+import time
+
+import msgpack
+
+
+def read_message():
+    header = sys.stdin.buffer.read(4)
+    if len(header) < 4:
+        return None
+    (size,) = struct.unpack(">I", header)
+    return msgpack.unpackb(sys.stdin.buffer.read(size), raw=False)
+
+
+def write_frame(body):
+    sys.stdout.buffer.write(struct.pack(">I", len(body)) + body)
+    sys.stdout.buffer.flush()
+
+
+def write_message(message):
+    write_frame(msgpack.packb(message, use_bin_type=True))
+
+
+def main():
+    mode = sys.argv[1]
+    print(f"broken-bot {mode}: starting", file=sys.stderr, flush=True)
+    if mode == "exit1":
+        print("broken-bot: cannot load weights.bin", file=sys.stderr, flush=True)
+        sys.exit(1)
+    read_message()  # the referee's hello
+    if mode == "garbage":
+        write_frame(b"\xc1\xc1\xc1\xc1")  # 0xc1 is never valid msgpack
+        time.sleep(30)
+        return
+    if mode == "version":
+        write_message({"type": "hello", "protocol": 99, "name": "future", "version": "9"})
+        time.sleep(30)
+        return
+    if mode == "mute":
+        time.sleep(60)
+        return
+    crash_at = int(sys.argv[2])
+    write_message({"type": "hello", "protocol": 1, "name": "crasher", "version": "1"})
+    games = 0
+    while (message := read_message()) is not None:
+        kind = message["type"]
+        if kind == "game_start":
+            games += 1
+        elif kind == "request":
+            if games >= crash_at:
+                print(f"broken-bot: crashing in game {games}", file=sys.stderr, flush=True)
+                sys.exit(5)
+            action = message["legal"][0]
+            write_message({"type": "action", "id": message["id"], "action": action})
+        elif kind == "ping":
+            write_message({"type": "pong", "id": message["id"]})
+        elif kind == "bye":
+            break
+
+
+if __name__ == "__main__":
+    main()

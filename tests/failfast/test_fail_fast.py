@@ -1,0 +1,178 @@
+"""Fail fast, recover on request (issue 10 item 3): a bot that fails its first start-up
+stops match, tournament, sprt and ladder run with exit 2, naming the bot, its command and
+its stderr; ``--recover`` plays on with forfeits; a bot that fails later is a game result.
+Summaries show forfeits by kind and the stderr logs, and warn loudly about a bot that
+forfeited every game. Real CLI runs: the bot process is the point."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.jsonout import strict_loads
+from tests.support import cli
+
+BOT = Path(__file__).parent / "bots" / "broken_bot.py"
+PY = sys.executable
+
+
+def broken(mode: str, *args: str) -> str:
+    return " ".join([PY, str(BOT), mode, *args])
+
+
+MISSING = f"{PY} /nonexistent/durak-bot.py"
+
+#: (bot command, extra options, what its stderr tail must show, forfeit kind)
+FIRST_START_FAILURES = {
+    "missing script": (MISSING, [], "can't open file", "crash"),
+    "exit 1 at once": (broken("exit1"), [], "cannot load weights.bin", "crash"),
+    "garbage hello": (broken("garbage"), [], "broken-bot garbage: starting", "protocol"),
+    "version mismatch": (broken("version"), [], "broken-bot version: starting", "protocol"),
+    "handshake timeout": (broken("mute"), ["--startup-time", "2"], "broken-bot mute: starting", "timeout"),
+}
+
+
+def assert_names_the_failure(stderr: str, name: str, command: str, tail: str) -> None:
+    assert f"bot {name} failed its first start-up" in stderr
+    assert f"command: {command}" in stderr
+    assert tail in stderr  # the bot's own last words
+    assert "--recover" in stderr  # and how to play on anyway
+
+
+@pytest.mark.parametrize("case", FIRST_START_FAILURES, ids=list(FIRST_START_FAILURES))
+def test_match_stops_with_exit_2_on_a_failed_first_start_up(tmp_path: Path, case: str) -> None:
+    command, extra, tail, kind = FIRST_START_FAILURES[case]
+    r = cli("match", "builtin:greedy", f"victim={command}", "-n", "3", "--log-dir", tmp_path / "logs",
+            *extra, cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert_names_the_failure(r.stderr, "victim", command, tail)
+    assert f"({kind})" in r.stderr
+    assert "durak" not in r.stdout  # no verdict at all
+    log = r.stderr.split("stderr log: ")[1].split(";")[0]
+    assert tail in Path(tmp_path, log).read_text() if not Path(log).is_absolute() else Path(log).read_text()
+    assert not list((tmp_path / "logs").glob("*.jsonl"))  # no match log of games never played
+
+
+def test_match_with_recover_plays_on_and_warns_loudly(tmp_path: Path) -> None:
+    r = cli("match", "builtin:greedy", f"victim={broken('exit1')}", "-n", "3", "--recover",
+            "--log-dir", tmp_path / "logs", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "WARNING: victim forfeited every one of its 3 games (crash 3)" in r.stdout
+    assert "victim: forfeits crash 3 (of 3 games); stderr: " in r.stdout
+    stderr_log = r.stdout.split("victim: forfeits crash 3 (of 3 games); stderr: ")[1].split("\n")[0]
+    assert "cannot load weights.bin" in Path(tmp_path, stderr_log).read_text()
+    assert "greedy: forfeits none (of 3 games)" in r.stdout
+
+    j = cli("match", "builtin:greedy", f"victim={broken('exit1')}", "-n", "2", "--recover", "--json",
+            "--log-dir", tmp_path / "logs", cwd=tmp_path)
+    data = strict_loads(j.stdout)
+    victim = data["bots"][1]
+    assert victim["forfeited_all"] is True and victim["forfeits"] == {"crash": 2}
+    assert "cannot load" not in victim["stderr_log"] and Path(tmp_path, victim["stderr_log"]).exists()
+    assert data["bots"][0]["forfeited_all"] is False
+    assert len(data["warnings"]) == 1 and "victim" in data["warnings"][0]
+
+
+def test_a_bot_that_crashes_in_game_3_is_a_game_result_not_an_early_stop(tmp_path: Path) -> None:
+    r = cli("match", "builtin:greedy", f"crasher={broken('crash_at', '3')}", "-n", "6", "--json",
+            "--log-dir", tmp_path / "logs", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    data = strict_loads(r.stdout)
+    assert data["games"] == 6
+    crasher = data["bots"][1]
+    assert crasher["forfeits"].get("crash", 0) >= 1 and crasher["forfeited_all"] is False
+    assert data["warnings"] == []
+
+
+@pytest.mark.parametrize("concurrency", ["1", "2"])
+def test_tournament_stops_resumably_and_resume_with_recover_finishes(tmp_path: Path,
+                                                                      concurrency: str) -> None:
+    db = tmp_path / "t.sqlite"
+    bots = ["--bot", "a=builtin:greedy", "--bot", f"b={broken('exit1')}", "--bot", "c=builtin:random"]
+    r = cli("tournament", *bots, "--games", "2", "--concurrency", concurrency, "--db", db,
+            "--log-dir", tmp_path / "logs", cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert_names_the_failure(r.stderr, "b", broken("exit1"), "cannot load weights.bin")
+    assert "resume with durak-ref tournament --resume " in r.stderr
+    tid = r.stderr.split("--resume ")[1].split()[0]
+    # Resuming without --recover stops again, just as fast.
+    again = cli("tournament", "--resume", tid, "--db", db, "--log-dir", tmp_path / "logs", cwd=tmp_path)
+    assert again.returncode == 2 and "bot b failed its first start-up" in again.stderr
+    done = cli("tournament", "--resume", tid, "--recover", "--db", db, "--log-dir", tmp_path / "logs",
+               "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    data = strict_loads(done.stdout)
+    assert data["games"] == 6  # from the store: every game of the 3 tables
+    rows = {b["bot"]: b for b in data["table"]}
+    assert rows["b"]["forfeited_all"] is True and rows["b"]["forfeits"] == {"crash": 4}
+    assert rows["a"]["forfeited_all"] is False
+    assert any("WARNING: b forfeited every one of its 4 games" in w for w in data["warnings"])
+    assert data["stderr_logs"]["b"] and all(Path(p).exists() or Path(tmp_path, p).exists()
+                                            for p in data["stderr_logs"]["b"])
+
+
+def test_tournament_text_summary_shows_forfeits_and_stderr_logs(tmp_path: Path) -> None:
+    r = cli("tournament", "--bot", "a=builtin:greedy", "--bot", f"b={broken('exit1')}", "--games", "2",
+            "--recover", "--db", tmp_path / "t.sqlite", "--log-dir", tmp_path / "logs", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "WARNING: b forfeited every one of its 2 games (crash 2)" in r.stdout
+    assert r.stdout.index("WARNING") < r.stdout.index("rating")  # before the verdict
+    assert "b: forfeits crash 2 (of 2 games); stderr: " in r.stdout
+    assert ".stderr.log" in r.stdout.split("b: forfeits crash 2")[1]
+    assert "a: forfeits none (of 2 games)" in r.stdout
+
+
+def test_sprt_with_a_broken_bot_stops_instead_of_an_elo_of_minus_infinity(tmp_path: Path) -> None:
+    r = cli("sprt", "builtin:greedy", MISSING, cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert_names_the_failure(r.stderr, "B-durak-bot", MISSING, "can't open file")
+    assert "inf" not in r.stdout + r.stderr.split("command:")[0]
+    assert "H0 accepted" not in r.stdout
+
+
+def test_sprt_with_recover_names_the_bots_and_warns_in_strict_json(tmp_path: Path) -> None:
+    r = cli("sprt", "builtin:greedy", MISSING, "--recover", "--max-pairs", "300", "--json", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    data = strict_loads(r.stdout)  # an Elo of -inf would be "-Infinity" here: not JSON
+    assert data["elo"] is None
+    assert data["a"] == {"name": "A-greedy", "command": "builtin:greedy"}
+    assert data["b"] == {"name": "B-durak-bot", "command": MISSING}
+    assert data["opponents"] == []
+    assert data["bots"]["B-durak-bot"]["forfeited_all"] is True
+    assert data["bots"]["A-greedy"]["forfeits"] == {}
+    assert data["warnings"] and "B-durak-bot forfeited every one" in data["warnings"][0]
+
+    text = cli("sprt", "builtin:greedy", MISSING, "--recover", "--max-pairs", "300", cwd=tmp_path)
+    assert "WARNING: B-durak-bot forfeited every one" in text.stdout
+    assert text.stdout.index("WARNING") < text.stdout.index("accepted")
+    assert "-inf" not in text.stdout and "Elo not finite" in text.stdout
+    assert "B-durak-bot: forfeits crash" in text.stdout
+
+
+def test_ladder_run_stops_on_a_failed_first_start_up_and_recovers_on_request(tmp_path: Path) -> None:
+    db = tmp_path / "l.sqlite"
+    assert cli("ladder", "add", "--db", db, "g", "builtin:greedy", cwd=tmp_path).returncode == 0
+    assert cli("ladder", "add", "--db", db, "x", broken("exit1"), cwd=tmp_path).returncode == 0
+    r = cli("ladder", "run", "--db", db, "--games", "2", "--log-dir", tmp_path / "logs", cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert_names_the_failure(r.stderr, "x", broken("exit1"), "cannot load weights.bin")
+    ok = cli("ladder", "run", "--db", db, "--games", "2", "--recover", "--log-dir", tmp_path / "logs",
+             cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    assert "WARNING: x forfeited every one of its 2 games" in ok.stdout
+    assert "x: forfeits crash 2 (of 2 games)" in ok.stdout
+
+
+def test_a_tournament_with_the_default_store_in_the_log_dir_starts_its_sandboxed_bots(
+        tmp_path: Path) -> None:
+    """Found by failing fast: with the default --db logs/durak.sqlite inside the default
+    --log-dir logs, bwrap could not hide the store inside the already hidden log dir, so
+    every sandboxed program bot failed to start and silently forfeited every game."""
+    greedy = f"{PY} {Path(__file__).parents[2] / 'examples' / 'python' / 'greedy_bot.py'}"
+    r = cli("tournament", "--bot", "a=builtin:greedy", "--bot", f"b={greedy}", "--games", "2", "--json",
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    data = strict_loads(r.stdout)
+    assert all(row["forfeits"] == {} for row in data["table"])
