@@ -222,14 +222,18 @@ class _Table:
                                       observation=game.observe(seat), legal=legal_wire,
                                       clock=clock.wire())
             budget = clock.budget()
-            deadline = clock.start(trio.current_time())
+            player = self.players[seat]
+            asked = trio.current_time()
             try:
-                answer = await self.players[seat].decide(request, deadline)
+                answer = await player.decide(request, budget)
             except BotFailure as exc:
-                clock.stop(trio.current_time())
                 raise Forfeit(seat, exc.kind, f"{exc.reason} (request {request_id})",
                               exc.evidence) from None
-            used, in_time = clock.stop(trio.current_time())
+            # The bot's time: from its request fully written to its answer's frame
+            # complete (Player.timing); encoding, writing and decoding are ours.
+            written, answered = player.timing or (asked, trio.current_time())
+            clock.start(written)
+            used, in_time = clock.stop(answered)
             charged += used
             if not in_time:
                 raise Forfeit(seat, "timeout", f"answered request {request_id} after {used:.3f} s, "
