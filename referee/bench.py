@@ -323,7 +323,7 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
         t0, cpu0, bots0 = time.perf_counter(), time.process_time(), _children_cpu()
         result = trio.run(main)
         wall = time.perf_counter() - t0
-        cpu, bots_cpu = time.process_time() - cpu0, _children_cpu() - bots0
+        referee_cpu, bots_cpu = time.process_time() - cpu0, _children_cpu() - bots0
     finally:
         ProcessPlayer._spawn = original  # type: ignore[method-assign]
     summary = result.summary()
@@ -347,7 +347,7 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
         "referee_us_per_decision": summary["overhead_us_per_decision"],
         "referee_cpu_us_per_decision": summary["referee_cpu_us_per_decision"],
         "referee_wall_us_per_decision": summary["referee_wall_us_per_decision"],
-        "referee_cpu_us_per_decision_measured": round(1e6 * cpu / decisions, 1) if decisions else None,
+        "referee_cpu_us_per_decision_measured": round(1e6 * referee_cpu / decisions, 1) if decisions else None,
         "bots_cpu_us_per_decision": round(1e6 * bots_cpu / decisions, 1) if decisions else None,
         "raw_pipe_floor_us": round(floor, 1),
         "bot_processes_started": len(starts),
