@@ -520,12 +520,16 @@ def tournament(
             except (LogError, SandboxError) as exc:
                 fail(str(exc))
         data = standings(store, tid)
-        data.update(sandbox=progress.sandbox, duplicates=progress.duplicates)
+        data.update(sandbox=progress.sandbox, duplicates=progress.duplicates,
+                    decisions_this_run=progress.decisions, **progress.referee_cost())
     if as_json:
         emit_json(dict(data, **_reproduce(settings.seed, resume)))
         return
-    from .report import standings_table
+    from .report import referee_cost_text, standings_table
     out.print(standings_table(data))
+    if data["decisions_this_run"]:
+        out.print(f"decisions asked in this run: {data['decisions_this_run']}"
+                  + referee_cost_text(data), markup=False, highlight=False)
     if data["rating_error"]:
         err.print(f"durak-ref: ratings not computed: {data['rating_error']}", markup=False)
     _print_seed(settings.seed, resume)

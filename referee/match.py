@@ -101,6 +101,9 @@ class GameRecord:
     #: CPU seconds in-process (builtin) bots spent deciding in this game: they run in the
     #: referee's process, so the referee's own CPU is its process CPU minus this. Not logged.
     inprocess_cpu_s: float = 0.0
+    #: For a game played in a worker process: that worker's own CPU seconds since its
+    #: previous game (in-process bots excluded). Not logged.
+    worker_cpu_s: float | None = None
 
     @property
     def drawn_seats(self) -> tuple[int, ...]:

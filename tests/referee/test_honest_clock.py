@@ -69,6 +69,9 @@ async def test_a_slow_write_is_not_charged_to_the_bot(autojump_clock: Any) -> No
     assert times and all(t == pytest.approx(1.75, abs=1e-9) for t in times)
     # The write is the referee's time: it shows in the game's wall time, not the bot's.
     assert game.overhead_s >= WRITE_S * len(times)
+    summary = result.summary()
+    assert summary["referee_wall_us_per_decision"] >= 1e6 * WRITE_S * len(times) / summary["decisions"]
+    assert summary["referee_cpu_us_per_decision"] is not None
 
 
 async def test_the_read_deadline_starts_when_the_write_completes(autojump_clock: Any) -> None:
