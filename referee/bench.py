@@ -272,9 +272,12 @@ def _startup_ms(argv: list[str], sandbox: Any, n: int) -> list[float]:
 
 def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | None = None,
                 sandbox: str = "auto", cold_starts: int = 20) -> dict[str, Any]:
-    """A match between two Python example bots over pipes: games and decisions per second,
-    the referee's own time per decision (wall time minus the time charged to the bots),
-    the raw pipe floor of the same run, and how many bot processes were started. With
+    """A match between two bots over pipes (the Python example bots, or ``bots``: argv
+    lists): games and decisions per second, the referee's own cost per decision (its CPU
+    as the match summary reports it, the same measured here around the whole run, and
+    its wall time not charged to the bots), the bots' CPU per decision (rusage of the
+    reaped bot processes), the raw pipe floor of the same run, and how many bot
+    processes were started. With
     ``sandbox`` (auto, bwrap, none) the bots run so; ``cold_starts`` more cold starts of the
     first bot give its start-up time (spawn to handshake done), and the bots' mean time
     per decision (as the referee charges it: round trip included) is the per-decision
@@ -317,9 +320,10 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
 
     ProcessPlayer._spawn = counting_spawn  # type: ignore[method-assign]
     try:
-        t0 = time.perf_counter()
+        t0, cpu0, bots0 = time.perf_counter(), time.process_time(), _children_cpu()
         result = trio.run(main)
         wall = time.perf_counter() - t0
+        referee_cpu, bots_cpu = time.process_time() - cpu0, _children_cpu() - bots0
     finally:
         ProcessPlayer._spawn = original  # type: ignore[method-assign]
     summary = result.summary()
@@ -341,12 +345,24 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
         "decisions_per_s": round(decisions / wall, 1),
         "mean_decision_ms": [b["mean_decision_ms"] for b in summary["bots"]],
         "referee_us_per_decision": summary["overhead_us_per_decision"],
+        "referee_cpu_us_per_decision": summary["referee_cpu_us_per_decision"],
+        "referee_wall_us_per_decision": summary["referee_wall_us_per_decision"],
+        "referee_cpu_us_per_decision_measured": round(1e6 * referee_cpu / decisions, 1) if decisions else None,
+        "bots_cpu_us_per_decision": round(1e6 * bots_cpu / decisions, 1) if decisions else None,
         "raw_pipe_floor_us": round(floor, 1),
         "bot_processes_started": len(starts),
         "forfeits": [b["forfeits"] for b in summary["bots"]],
         "pinned_cpus": pinned,
         "machine": _machine(),
     }
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of this process's reaped children (and theirs)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def bench_tournament(games: int = 20, concurrency_levels: tuple[int, ...] = (1, 2)) -> dict[str, Any]:

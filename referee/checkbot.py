@@ -352,6 +352,7 @@ class _Tap(Player):
         try:
             await self._probe_pending()
             answer = await self.inner.decide(request, timeout)
+            self.timing = self.inner.timing
         except BotFailure as exc:
             self.trail.append(_Asked(request, None, trio.current_time() - start, exc))
             raise

@@ -534,14 +534,18 @@ def tournament(
                 fail(str(exc))
         data = standings(store, tid)
         data.update(sandbox=progress.sandbox, duplicates=progress.duplicates,
-                    stderr_logs=progress.stderr_logs)
+                    stderr_logs=progress.stderr_logs, decisions_this_run=progress.decisions,
+                    **progress.referee_cost())
     if as_json:
         emit_json(dict(data, **_reproduce(settings.seed, resume)))
         return
-    from .report import print_warnings, standings_table, tournament_forfeits
+    from .report import print_warnings, referee_cost_text, standings_table, tournament_forfeits
     print_warnings(data["warnings"], out)
     out.print(standings_table(data))
     tournament_forfeits(data, out)
+    if data["decisions_this_run"]:
+        out.print(f"decisions asked in this run: {data['decisions_this_run']}"
+                  + referee_cost_text(data), markup=False, highlight=False)
     if data["rating_error"]:
         err.print(f"durak-ref: ratings not computed: {data['rating_error']}", markup=False)
     _print_seed(settings.seed, resume)
@@ -1016,14 +1020,29 @@ def bench_match_cmd(
         help="How the bots run: auto, bwrap, none, or both (none, then bwrap, and the ratio "
         "of start-up and per-decision times).")] = "auto",
     starts: Annotated[int, typer.Option(min=0, help="Extra cold starts of a bot, to time its start-up.")] = 20,
+    bot: Annotated[list[str] | None, typer.Option(
+        "--bot", help="A bot command line (give it twice; default: the two Python example "
+        "bots), e.g. --bot examples/c/bot --bot examples/c/bot.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Two Python example bots over pipes: games/s, decisions/s, referee time per decision,
-    a bot's start-up time and its time per decision (sandboxed or not)."""
+    """Two bots over pipes: games/s, decisions/s, the referee's CPU and wall time per
+    decision, the bots' CPU per decision, a bot's start-up time and its time per decision
+    (sandboxed or not)."""
     from .bench import bench_match, bench_match_sandbox
     from .sandbox import SandboxError
 
     pin = None if cpu < 0 else cpu
+    argvs = None
+    if bot:
+        if len(bot) != 2:
+            fail(f"--bot: give exactly two bot command lines (got {len(bot)})")
+        try:
+            import shlex
+            argvs = [shlex.split(b) for b in bot]
+        except ValueError as exc:
+            fail(f"--bot: cannot split the command line: {exc}")
+        if not all(argvs):
+            fail("--bot: a command line is empty")
     try:
         if sandbox == "both":
             both = bench_match_sandbox(games, pin, starts)
@@ -1038,7 +1057,7 @@ def bench_match_cmd(
             out.print(f"bwrap/none: start-up x{ratio['startup_ms_median']}, per decision "
                       f"x{ratio['decision_us_mean']}", markup=False, highlight=False)
             return
-        r = bench_match(games, pin, sandbox=sandbox, cold_starts=starts)
+        r = bench_match(games, pin, bots=argvs, sandbox=sandbox, cold_starts=starts)
     except SandboxError as exc:
         fail(str(exc))
     if as_json:
@@ -1049,8 +1068,11 @@ def bench_match_cmd(
               highlight=False)
     out.print(f"match: {r['games']} games in {r['wall_s']:.2f} s: {r['games_per_s']:.1f} games/s, "
               f"{r['decisions_per_s']:.0f} decisions/s (pinned to {r['pinned_cpus']})")
-    out.print(f"referee time per decision (wall minus bot time): {r['referee_us_per_decision']} µs; "
-              f"raw pipe round trip floor: {r['raw_pipe_floor_us']} µs; bot processes started: "
+    out.print(f"referee per decision: {r['referee_cpu_us_per_decision']} µs CPU as reported "
+              f"({r['referee_cpu_us_per_decision_measured']} µs measured around the whole run), "
+              f"{r['referee_wall_us_per_decision']} µs wall not charged to the bots; bots' CPU per "
+              f"decision: {r['bots_cpu_us_per_decision']} µs", markup=False, highlight=False)
+    out.print(f"raw pipe round trip floor: {r['raw_pipe_floor_us']} µs; bot processes started: "
               f"{r['bot_processes_started']} for {r['games']} games")
 
 

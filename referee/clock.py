@@ -7,9 +7,10 @@ A time control has three optional parts, all in seconds:
 - ``move``: a fixed limit for every single decision;
 - ``startup``: how long a bot may take to start and answer the handshake.
 
-The time of a decision runs from the referee sending the request to it receiving the
-answer. The deadline of a decision is the earlier of the clock running out and the
-per-decision limit. Every decision has a deadline: with neither set, ``move`` is
+The time of a decision (the bot's time) runs from the moment the request is fully
+written to the bot to the moment its answer's frame is complete: encoding, writing,
+scheduling and decoding are the referee's time, not the bot's. The deadline of a
+decision is the earlier of the clock running out and the per-decision limit. Every decision has a deadline: with neither set, ``move`` is
 DEFAULT_MOVE_TIME, so a mute bot cannot hang a run. Every value is at most
 MAX_SECONDS, so deadlines and the milliseconds sent to bots stay bounded.
 """
@@ -100,14 +101,14 @@ class Clock:
         return min(limits) if limits else None
 
     def start(self, now: float) -> float | None:
-        """The request is being sent at ``now``; returns the absolute deadline or None."""
+        """The request was fully written at ``now``; returns the absolute deadline or None."""
         self._started = now
         b = self.budget()
         return None if b is None else now + b
 
     def stop(self, now: float) -> tuple[float, bool]:
-        """The answer arrived at ``now``. Returns (seconds used, in time?). The clock is
-        charged the time used and, if in time, credited the increment."""
+        """The answer's frame was complete at ``now``. Returns (seconds used, in time?).
+        The clock is charged the time used and, if in time, credited the increment."""
         assert self._started is not None, "stop() without start()"
         used = max(0.0, now - self._started)
         self._started = None

@@ -14,6 +14,7 @@ again, up to N times). The record of the game keeps the evidence.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,6 +99,12 @@ class GameRecord:
     wall_s: float
     forfeit: dict[str, Any] | None = None
     retries: list[dict[str, Any]] = field(default_factory=list)
+    #: CPU seconds in-process (builtin) bots spent deciding in this game: they run in the
+    #: referee's process, so the referee's own CPU is its process CPU minus this. Not logged.
+    inprocess_cpu_s: float = 0.0
+    #: For a game played in a worker process: that worker's own CPU seconds since its
+    #: previous game (in-process bots excluded). Not logged.
+    worker_cpu_s: float | None = None
 
     @property
     def drawn_seats(self) -> tuple[int, ...]:
@@ -168,6 +175,7 @@ class _Table:
         self.wants = [p.wants_events for p in players]
         self.clocks = [Clock(config.tc) for _ in players]
         self.retries: list[dict[str, Any]] = []
+        self.inprocess_cpu_s = 0.0  #: see GameRecord.inprocess_cpu_s
 
     async def send(self, seat: int, message: dict[str, Any]) -> None:
         try:
@@ -223,14 +231,21 @@ class _Table:
                                       observation=game.observe(seat), legal=legal_wire,
                                       clock=clock.wire())
             budget = clock.budget()
-            deadline = clock.start(trio.current_time())
+            player = self.players[seat]
+            asked = trio.current_time()
+            cpu = time.process_time()
             try:
-                answer = await self.players[seat].decide(request, deadline)
+                answer = await player.decide(request, budget)
             except BotFailure as exc:
-                clock.stop(trio.current_time())
                 raise Forfeit(seat, exc.kind, f"{exc.reason} (request {request_id})",
                               exc.evidence) from None
-            used, in_time = clock.stop(trio.current_time())
+            if player.timing is None:  # an in-process bot: its CPU is not the referee's
+                self.inprocess_cpu_s += time.process_time() - cpu
+            # The bot's time: from its request fully written to its answer's frame
+            # complete (Player.timing); encoding, writing and decoding are ours.
+            written, answered = player.timing or (asked, trio.current_time())
+            clock.start(written)
+            used, in_time = clock.stop(answered)
             charged += used
             if not in_time:
                 raise Forfeit(seat, "timeout", f"answered request {request_id} after {used:.3f} s, "
@@ -331,7 +346,7 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
         p.busy = was_busy[seat]
     return GameRecord(index, seed, dealer, list(game.deck), names, decisions, termination, durak,
                       last_out, reason, game.bout, trio.current_time() - started, forfeit,
-                      table.retries)
+                      table.retries, table.inprocess_cpu_s)
 
 
 @dataclass
@@ -363,6 +378,10 @@ class MatchResult:
     sandbox: str | None = None  #: the sandbox program bots ran in (bwrap | none; None: no program bots)
     duplicates: str | None = None  #: sandbox.duplicate_soundness of a --duplicate match
     stderr_logs: dict[str, str] = field(default_factory=dict)  #: bot name -> its stderr log
+    #: CPU seconds of the referee process while the match played (time.process_time: every
+    #: thread of this process; bot processes are not in it), and of in-process bots in it.
+    cpu_s: float = 0.0
+    inprocess_cpu_s: float = 0.0
 
     @property
     def draws(self) -> int:
@@ -379,6 +398,7 @@ class MatchResult:
         """Count a finished game for the bots at its seats (by name: in duplicate mode
         the bots change seats from game to game)."""
         self.games.append(record)
+        self.inprocess_cpu_s += record.inprocess_cpu_s
         by_name = {b.name: b for b in self.bots}
         at = [by_name[name] for name in record.players]
         for d in record.decisions:
@@ -418,6 +438,7 @@ class MatchResult:
             "decisions": asked,
             "actions": sum(len(g.decisions) for g in self.games),
             "overhead_us_per_decision": round(1e6 * overhead / asked, 1) if asked else None,
+            **referee_cost(self.cpu_s - self.inprocess_cpu_s, overhead, asked),
             "wall_s": round(self.wall_s, 3),
             "interrupted": self.interrupted,
             "log": self.log_path,
@@ -425,6 +446,16 @@ class MatchResult:
             "duplicates": self.duplicates,
             "forfeit_details": [dict(g.forfeit, game=g.index) for g in self.games if g.forfeit],
         }
+
+
+def referee_cost(cpu_s: float, wall_s: float, decisions: int) -> dict[str, float | None]:
+    """The referee's own cost per decision asked, in microseconds: ``cpu_s`` of measured
+    referee CPU (its process and any workers, in-process bots excluded) and ``wall_s`` of
+    game wall time not charged to any bot (None without decisions)."""
+    def per(seconds: float) -> float | None:
+        return round(1e6 * seconds / decisions, 1) if decisions else None
+    return {"referee_cpu_us_per_decision": per(max(0.0, cpu_s)),
+            "referee_wall_us_per_decision": per(wall_s)}
 
 
 def _count(items: Any) -> dict[str, int]:
@@ -453,6 +484,7 @@ async def play_match(players: Sequence[Player], config: MatchConfig, *,
         result = MatchResult(config, [BotStats(p.name) for p in players])
     dealer = first_dealer(n)
     start = trio.current_time()
+    cpu_start = time.process_time() - result.cpu_s  # a result filled in before keeps counting
     for index in range(config.games):
         if config.duplicate:
             deal, rotation = divmod(index, n)
@@ -463,6 +495,7 @@ async def play_match(players: Sequence[Player], config: MatchConfig, *,
         for p in table:
             await p.prepare_game(config.max_restarts)
         record = await play_game(table, config, index=index, seed=seed, dealer=dealer)
+        result.cpu_s = time.process_time() - cpu_start
         result.add(record)
         result.wall_s = trio.current_time() - start
         if on_game is not None:

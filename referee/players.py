@@ -125,6 +125,10 @@ class Player:
     wants_events: bool = True
     info: dict[str, Any] = field(default_factory=dict)
     busy: bool = False  #: in a game right now (set by the game loop)
+    #: (written, answered): trio times at which ``decide`` finished writing its request
+    #: and the answer's frame was complete, so the bot is charged only for the time in
+    #: between. None (in-process bots): the caller times the whole ``decide`` call.
+    timing: tuple[float, float] | None = None
 
     async def start(self, nursery: Any) -> None:
         """Start the bot and complete the handshake; background tasks go in ``nursery``.
@@ -140,7 +144,8 @@ class Player:
 
     async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Send a request message and return the bot's action map (structurally valid,
-        not checked for legality). Raises BotFailure."""
+        not checked for legality) within ``timeout`` seconds of the request being sent
+        (None: no limit). Sets ``timing`` where it can. Raises BotFailure."""
         raise NotImplementedError
 
     async def prepare_game(self, max_restarts: int, fresh: bool = False) -> None:

@@ -45,10 +45,8 @@ def print_match(summary: dict[str, Any], console: Console) -> None:
     terms = ", ".join(f"{k} {v}" for k, v in sorted(summary["terminations"].items()))
     console.print(f"draws: {summary['draws']}   bouts per game: {summary['bouts_mean']:.2f}   "
                   f"wall: {summary['wall_s']:.2f} s")
-    overhead = summary.get("overhead_us_per_decision")
     console.print(f"decisions: {summary['decisions']} asked, {summary['actions']} actions in all"
-                  + (f"; referee time per decision (not charged to any bot): {overhead:.0f} µs"
-                     if overhead is not None else ""))
+                  + referee_cost_text(summary))
     console.print(f"terminations: {terms}")
     for b in summary["bots"]:
         console.print(forfeit_line(b["name"], summary["games"], b["forfeits"], b.get("stderr_log")),
@@ -68,6 +66,15 @@ def print_match(summary: dict[str, Any], console: Console) -> None:
         console.print(f"... and {len(details) - 10} more forfeits (see --json or the log)")
     if summary.get("log"):
         console.print(f"log: {summary['log']}")
+
+
+def referee_cost_text(summary: dict[str, Any]) -> str:
+    """"; referee per decision: X µs CPU, Y µs wall" from a summary's referee_* keys
+    (empty when nothing was asked)."""
+    cpu, wall = summary.get("referee_cpu_us_per_decision"), summary.get("referee_wall_us_per_decision")
+    if cpu is None or wall is None:
+        return ""
+    return f"; referee per decision: {cpu:.0f} µs CPU, {wall:.0f} µs wall (not charged to any bot)"
 
 
 def rules_table() -> Table:

@@ -34,7 +34,7 @@ from typing import Any
 import trio
 
 from .clock import TimeControl, TimeControlError
-from .match import GameRecord, MatchConfig, OnIllegalError, parse_on_illegal, play_game
+from .match import GameRecord, MatchConfig, OnIllegalError, parse_on_illegal, play_game, referee_cost
 from .matchlog import FORMAT, MatchLogWriter, fresh_log_path, safe_name, utc_now
 from .players import (
     BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player, parse_bot_spec,
@@ -463,6 +463,16 @@ class Progress:
     duplicates: str | None = None  #: see duplicate_soundness()
     #: bot name -> this run's stderr logs of its processes (the log dir's files)
     stderr_logs: dict[str, list[str]] = field(default_factory=dict)
+    #: The referee's cost of the games played by this run: decisions asked, CPU seconds
+    #: (this process and every worker, in-process bots excluded), and game wall seconds
+    #: not charged to any bot.
+    decisions: int = 0
+    cpu_s: float = 0.0
+    overhead_s: float = 0.0
+
+    def referee_cost(self) -> dict[str, float | None]:
+        """The referee_cpu/wall_us_per_decision of this run's games (match.referee_cost)."""
+        return referee_cost(self.cpu_s, self.overhead_s, self.decisions)
 
     def leader(self) -> str:
         if not self.games:
@@ -558,6 +568,10 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
                                None if record.durak is None else record.players[record.durak],
                                started, ended, seats))
         progress.done += 1
+        progress.decisions += sum(1 for d in record.decisions if not d.forced)
+        progress.overhead_s += record.overhead_s
+        # A worker's CPU comes with its record; this process's own is measured at the end.
+        progress.cpu_s += (record.worker_cpu_s or 0.0) - record.inprocess_cpu_s
         for seat, name in enumerate(record.players):
             progress.games[name] = progress.games.get(name, 0) + 1
             progress.durak[name] = progress.durak.get(name, 0) + (seat == record.durak)
@@ -582,9 +596,11 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
         else:
             tasks.start_soon(in_process, pool)
 
+    cpu = time.process_time()
     try:
         await with_pool(settings, config, stem, start_tasks, sandbox, recover)
     finally:
+        progress.cpu_s += time.process_time() - cpu
         if stem is not None:
             # Named <stem>[.wN].<bot>-<k>.stderr.log by PlayerPool (in a worker: .wN).
             for b in settings.bots:

@@ -56,6 +56,7 @@ class StreamPlayer(Player):
         self._out = bytearray()
         self.failure = None
         self._answered: int | None = None  #: the id of the last request answered
+        self._frame_at = 0.0  #: trio time at which the latest chunk was read
 
     # -- what subclasses provide
 
@@ -107,14 +108,21 @@ class StreamPlayer(Player):
             raise self.failure
         self._out += frame
 
-    async def decide(self, request: dict[str, Any], deadline: float | None = None) -> dict[str, Any]:
+    async def decide(self, request: dict[str, Any], budget: float | None = None) -> dict[str, Any]:
+        """Write ``request`` (after anything queued), then read the bot's action within
+        ``budget`` seconds of the write completing. The bot's time is set in ``timing``:
+        it runs from the moment the request is fully written to the moment the answer's
+        frame is complete, so encoding, writing, scheduling and decoding are the
+        referee's. A bot that does not read its input is failed when the write has not
+        finished within ``budget`` (or WRITE_TIMEOUT) seconds."""
         if self.failure is not None:
             raise self.failure
+        self.timing = None
         await self._check_quiet(f"before request {request['id']} was sent")
         self._out += encode(request)
-        start = trio.current_time()
-        await self._flush(deadline)
-        budget = None if deadline is None else deadline - start
+        await self._flush(None if budget is None else trio.current_time() + budget)
+        written = trio.current_time()
+        deadline = None if budget is None else written + budget
         stale = 0
         while True:
             try:
@@ -134,6 +142,7 @@ class StreamPlayer(Player):
                                  f"got a {answer.get('type')}", answer)
             if parsed.id == request["id"]:
                 self._answered = parsed.id
+                self.timing = (written, self._frame_at)
                 return parsed.action
             # SPEC: an action for another request is ignored (error "stale", not fatal)
             # and the open request still waits for its answer. The error is queued, not
@@ -253,6 +262,9 @@ class StreamPlayer(Player):
                     chunk = await self._receive_stream.receive_some(READ_CHUNK)
                 except _WRITE_ERRORS:
                     chunk = b""
+                # Frames are returned as soon as they are complete, so the frame returned
+                # next was completed by the latest chunk: its arrival is the answer's time.
+                self._frame_at = trio.current_time()
                 decoder.feed(chunk)
                 if not chunk:
                     decoder.at_eof()  # raises if the stream ended inside a frame

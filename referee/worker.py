@@ -30,6 +30,7 @@ import dataclasses
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +95,7 @@ async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream
     sandbox = Sandbox.from_dict(setup["sandbox"]) if setup.get("sandbox") else None
     async with trio.open_nursery() as nursery:
         pool = PlayerPool(settings, config, nursery, stem, sandbox, bool(setup.get("recover")))
+        cpu = time.process_time()
         try:
             while True:
                 message = await _read(stdin, decoder)
@@ -106,8 +108,12 @@ async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream
                 except BotStartError as exc:
                     await _send(stdout, {"type": "start_error", "message": str(exc)})
                     break
+                # This worker's CPU since its last game is the referee's cost of this one.
+                now = time.process_time()
+                spent, cpu = now - cpu, now
                 if not await _send(stdout, {
                         "type": "record", "record": record.as_dict(), "started": started,
+                        "cpu_s": max(0.0, spent - record.inprocess_cpu_s),
                         "ended": utc_now(), "seats": [dataclasses.asdict(s) for s in seat_rows(record)]}):
                     break
         finally:
@@ -166,8 +172,9 @@ class WorkerClient:
                               f"during game {sg.index}")
         if answer["type"] == "start_error":
             raise BotStartError(answer["message"])
-        return (record_from_dict(answer["record"]), [SeatRow(**row) for row in answer["seats"]],
-                answer["started"], answer["ended"])
+        record = record_from_dict(answer["record"])
+        record.worker_cpu_s = answer.get("cpu_s")
+        return (record, [SeatRow(**row) for row in answer["seats"]], answer["started"], answer["ended"])
 
     async def close(self) -> None:
         """End the worker: end of its stdin; if it is mid-game (we were cancelled), SIGTERM,

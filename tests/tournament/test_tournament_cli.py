@@ -158,13 +158,16 @@ def test_standings_table_and_json(tmp_path: Path) -> None:
     proc = cli("tournament", "--resume", tid, "--db", db, "--json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    # The standings, the seed (resumed: no command to reproduce), and how the bots ran:
-    # the sandbox and whether duplicates were sound; this run's stderr logs (none: it
-    # played nothing).
-    assert {k: v for k, v in data.items() if k not in ("sandbox", "duplicates", "stderr_logs")} == dict(
+    # The standings, the seed (resumed: no command to reproduce), how the bots ran (the
+    # sandbox and whether duplicates were sound), this run's stderr logs and the referee's
+    # cost of this run's games: none were played, so no figure.
+    run_keys = ("decisions_this_run", "referee_cpu_us_per_decision", "referee_wall_us_per_decision")
+    assert [data[k] for k in run_keys] == [0, None, None]
+    assert {k: v for k, v in data.items()
+            if k not in ("sandbox", "duplicates", "stderr_logs", *run_keys)} == dict(
         expected, seed=data["seed"], reproduce=None)
     assert set(data) == {"tournament", "games", "table", "rating_error", "los", "seed", "reproduce",
-                         "sandbox", "duplicates", "warnings", "stderr_logs"}
+                         "sandbox", "duplicates", "warnings", "stderr_logs", *run_keys}
     assert data["tournament"] == tid and data["games"] == 18 and data["rating_error"] is None
     table = data["table"]
     assert [b["rank"] for b in table] == [1, 2, 3]
