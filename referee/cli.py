@@ -1041,6 +1041,9 @@ def bench_soak_cmd(
         "--games-memory", help="Instead of the soak: peak RSS of a builtin match at 2,000 and "
                                "20,000 games, each in a fresh process (target: within 15%).")] = False,
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    json_file: Annotated[Path | None, typer.Option(
+        "--json-file", help="Also write the --json report to this file (the text goes to stdout).",
+        show_default=False)] = None,
 ) -> None:
     """A tournament at concurrency 2 with honest and hostile bots (crashing, hanging,
     garbage bytes, stderr flood) for --minutes: games, forfeits by kind, the referee's
@@ -1065,6 +1068,11 @@ def bench_soak_cmd(
     if sandbox not in ("auto", "bwrap", "none"):
         fail(f"--sandbox {sandbox!r}: expected auto, bwrap or none")
     r = run_soak(minutes, move_time=move_time, sandbox=sandbox)
+    if json_file is not None:
+        try:
+            json_file.write_text(json.dumps(r, indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            fail(f"--json-file {json_file}: cannot write: {exc.strerror or exc}")
     if as_json:
         emit_json(r)
     else:
