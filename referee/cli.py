@@ -460,7 +460,7 @@ def tournament(
     from .matchlog import LogError
     from .store import StoreError, open_store
     from .tournament import (
-        TournamentError, TournamentSettings, play_tournament, register_tournament, schedule,
+        TournamentError, TournamentSettings, play_tournament, register_tournament, schedule_size,
         settings_from_options, standings,
     )
 
@@ -506,7 +506,7 @@ def tournament(
         resume_cmd = f"durak-ref tournament --resume {tid} --db {db}"
         err.print(f"tournament {tid}; if interrupted, resume with: {resume_cmd}", markup=False,
                   highlight=False)
-        with progress_for(len(schedule(settings)), f"tournament {tid}", enabled=not as_json) as advance:
+        with progress_for(schedule_size(settings), f"tournament {tid}", enabled=not as_json) as advance:
             try:
                 progress = play_tournament(settings, store, tid, log_dir=log_dir, fresh=fresh,
                                            hide=[config] if config else [],
