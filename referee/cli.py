@@ -1104,6 +1104,9 @@ def bench_soak_cmd(
             out.print(e, markup=False, highlight=False)
     if r["internal_errors"] or r["leftover_processes"]:
         raise typer.Exit(1)
+    if r["interrupted"]:
+        err.print("durak-ref: soak interrupted; the figures above cover the games played")
+        raise typer.Exit(130)
 
 
 @bench_app.command("tcp")

@@ -146,6 +146,8 @@ def run_soak(minutes: float, move_time: float = 0.25, concurrency: int = 2,
         with open_store(Path(tmp) / "soak.sqlite") as store:
             try:
                 trio.run(main, store)
+            except KeyboardInterrupt:  # Ctrl-C: stop early, still report and check leftovers
+                state["interrupted"] = True
             except Exception:  # noqa: BLE001
                 errors.append(traceback.format_exc(limit=8))
         wall = time.monotonic() - t0
@@ -157,6 +159,7 @@ def run_soak(minutes: float, move_time: float = 0.25, concurrency: int = 2,
     start, end = state["start"], state["end"]
     report: dict[str, Any] = {
         "benchmark": "soak", "minutes": minutes, "wall_s": round(wall, 1),
+        "interrupted": state.get("interrupted", False),
         "concurrency": concurrency, "move_time_s": move_time, "sandbox": sandbox,
         "bots": {b.name: b.command for b in bots},
         "tournaments": state["tournaments"], "games": state["games"],
