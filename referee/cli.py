@@ -472,7 +472,7 @@ def tournament(
     from .matchlog import LogError
     from .store import StoreError, open_store
     from .tournament import (
-        TournamentError, TournamentSettings, play_tournament, register_tournament, schedule,
+        TournamentError, TournamentSettings, play_tournament, register_tournament, schedule_size,
         settings_from_options, standings,
     )
 
@@ -518,7 +518,7 @@ def tournament(
         resume_cmd = f"durak-ref tournament --resume {tid} --db {db}"
         err.print(f"tournament {tid}; if interrupted, resume with: {resume_cmd}", markup=False,
                   highlight=False)
-        with progress_for(len(schedule(settings)), f"tournament {tid}", enabled=not as_json) as advance:
+        with progress_for(schedule_size(settings), f"tournament {tid}", enabled=not as_json) as advance:
             try:
                 progress = play_tournament(settings, store, tid, log_dir=log_dir, fresh=fresh,
                                            hide=[config] if config else [], recover=recover,
@@ -1091,6 +1091,86 @@ def bench_tournament_cmd(
     for level, run in r["runs"].items():
         out.print(f"concurrency {level}: {run['games']} games in {run['wall_s']:.2f} s, "
                   f"{run['games_per_s']:.1f} games/s (x{r['speedup'][str(level)]:.2f})")
+
+
+@bench_app.command("soak")
+def bench_soak_cmd(
+    minutes: Annotated[float, typer.Option(min=0.01, help="How long to play, in minutes.")] = 5.0,
+    move_time: Annotated[float, typer.Option("--move-time", min=0.01, max=60.0,
+                                             help="Seconds per decision (short: the hanging bot "
+                                                  "costs one each time).")] = 0.25,
+    sandbox: Annotated[str, typer.Option(help="auto | bwrap | none, for the program bots.")] = "auto",
+    games_memory: Annotated[bool, typer.Option(
+        "--games-memory", help="Instead of the soak: peak RSS of a builtin match at 2,000 and "
+                               "20,000 games, each in a fresh process (target: within 15%).")] = False,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    json_file: Annotated[Path | None, typer.Option(
+        "--json-file", help="Also write the --json report to this file (the text goes to stdout).",
+        show_default=False)] = None,
+) -> None:
+    """A tournament at concurrency 2 with honest and hostile bots (crashing, hanging,
+    garbage bytes, stderr flood) for --minutes: games, forfeits by kind, the referee's
+    RSS and open fds (parent and workers) after warm-up and at the end, leftover
+    processes, internal errors. Exit 1 if any internal error or leftover process."""
+    from .soak import memory_figure, run_soak
+
+    if games_memory:
+        try:
+            mem = memory_figure()
+        except RuntimeError as exc:
+            fail(f"bench soak --games-memory: {exc}", 3)
+        if as_json:
+            emit_json(mem)
+            return
+        for games, run in mem["runs"].items():
+            out.print(f"builtin match, {int(games):,} games: peak RSS {run['peak_rss_kib'] / 1024:.1f} MiB",
+                      markup=False, highlight=False)
+        out.print(f"growth {mem['growth_pct']:+.1f}% (target within {mem['target_pct']:g}%)",
+                  markup=False, highlight=False)
+        return
+    if sandbox not in ("auto", "bwrap", "none"):
+        fail(f"--sandbox {sandbox!r}: expected auto, bwrap or none")
+    r = run_soak(minutes, move_time=move_time, sandbox=sandbox)
+    if json_file is not None:
+        try:
+            from .jsonout import dumps
+            json_file.write_text(dumps(r, indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            fail(f"--json-file {json_file}: cannot write: {exc.strerror or exc}")
+    if as_json:
+        emit_json(r)
+    else:
+        out.print(f"soak: {r['games']} games in {r['wall_s']:.0f} s ({r['tournaments']} tournament(s), "
+                  f"concurrency {r['concurrency']}, move time {r['move_time_s']:g} s)",
+                  markup=False, highlight=False)
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(r["forfeits"].items())) or "none"
+        out.print(f"forfeits by kind: {kinds}", markup=False, highlight=False)
+        for label in ("start", "end"):
+            s = r[label]
+            if s is None:
+                out.print(f"{label}: no sample (run too short)", markup=False)
+                continue
+            out.print(f"{label} (t={s['at_s']:g} s, game {s['games']}): parent RSS "
+                      f"{s['parent_rss_kib'] / 1024:.1f} MiB, {s['parent_fds']} fds; {s['workers']} "
+                      f"workers RSS {s['workers_rss_kib'] / 1024:.1f} MiB, {s['workers_fds']} fds",
+                      markup=False, highlight=False)
+        if r["growth_pct"] is not None:
+            out.print("growth: " + ", ".join(f"{k} {v:+.2f}%" if v is not None else f"{k} n/a"
+                                             for k, v in r["growth_pct"].items()),
+                      markup=False, highlight=False)
+        out.print(f"leftover processes: {len(r['leftover_processes'])}"
+                  + ("" if r["leftover_tracking"] else " (not tracked on this system)"),
+                  markup=False, highlight=False)
+        for p in r["leftover_processes"]:
+            out.print(f"  {p['pid']} {p['state']} {p['cmdline']}", markup=False, highlight=False)
+        out.print(f"internal errors: {r['internal_errors']}", markup=False, highlight=False)
+        for e in r["errors"]:
+            out.print(e, markup=False, highlight=False)
+    if r["internal_errors"] or r["leftover_processes"]:
+        raise typer.Exit(1)
+    if r["interrupted"]:
+        err.print("durak-ref: soak interrupted; the figures above cover the games played")
+        raise typer.Exit(130)
 
 
 @bench_app.command("tcp")

@@ -367,11 +367,21 @@ class BotStats:
                 "max_decision_ms": round(1000 * self.max_seconds, 3) if self.decisions else None}
 
 
+#: How many forfeits a MatchResult keeps with their evidence (the first ones); the
+#: rest are counted (``forfeits_total``), and the match log holds every one.
+FORFEIT_DETAILS_KEPT = 100
+
+
 @dataclass
 class MatchResult:
+    """A match's counts so far. It keeps counters, not game records, so its size does
+    not grow with the number of games (only the first ``FORFEIT_DETAILS_KEPT``
+    forfeits are kept with their evidence). A caller that needs the records keeps
+    them itself, from ``play_match``'s ``on_game``."""
+
     config: MatchConfig
     bots: list[BotStats]
-    games: list[GameRecord] = field(default_factory=list)
+    played: int = 0  #: games finished
     wall_s: float = 0.0
     interrupted: bool = False
     log_path: str | None = None
@@ -382,22 +392,26 @@ class MatchResult:
     #: thread of this process; bot processes are not in it), and of in-process bots in it.
     cpu_s: float = 0.0
     inprocess_cpu_s: float = 0.0
-
-    @property
-    def draws(self) -> int:
-        return sum(1 for g in self.games if g.durak is None)
+    draws: int = 0
+    terminations: dict[str, int] = field(default_factory=dict)
+    bouts: int = 0
+    asked: int = 0  #: decisions a bot was asked for
+    actions: int = 0  #: every action, forced ones included
+    overhead_s: float = 0.0  #: sum of GameRecord.overhead_s
+    forfeits_total: int = 0
+    forfeit_details: list[dict[str, Any]] = field(default_factory=list)  #: the first ones
 
     def leader(self) -> str:
         """The bot that was the durak least often so far, as short text."""
         if not self.bots:
             return ""
         best = min(self.bots, key=lambda b: b.durak)
-        return f"{best.name} (durak {best.durak} of {len(self.games)})"
+        return f"{best.name} (durak {best.durak} of {self.played})"
 
     def add(self, record: GameRecord) -> None:
         """Count a finished game for the bots at its seats (by name: in duplicate mode
-        the bots change seats from game to game)."""
-        self.games.append(record)
+        the bots change seats from game to game). The record is not kept."""
+        self.played += 1
         self.inprocess_cpu_s += record.inprocess_cpu_s
         by_name = {b.name: b for b in self.bots}
         at = [by_name[name] for name in record.players]
@@ -407,19 +421,30 @@ class MatchResult:
                 stats.decisions += 1
                 stats.seconds += d.seconds
                 stats.max_seconds = max(stats.max_seconds, d.seconds)
+                self.asked += 1
+        self.actions += len(record.decisions)
+        self.bouts += record.bouts
+        self.overhead_s += record.overhead_s
+        self.terminations[record.termination] = self.terminations.get(record.termination, 0) + 1
         for seat in record.drawn_seats:
             at[seat].draws += 1
-        if record.durak is not None:
+        if record.durak is None:
+            self.draws += 1
+        else:
             at[record.durak].durak += 1
         if record.forfeit is not None:
             b = at[record.forfeit["seat"]]
             b.forfeits[record.forfeit["kind"]] = b.forfeits.get(record.forfeit["kind"], 0) + 1
+            self.forfeits_total += 1
+            if len(self.forfeit_details) < FORFEIT_DETAILS_KEPT:
+                self.forfeit_details.append(dict(record.forfeit, game=record.index))
 
     def summary(self) -> dict[str, Any]:
-        """The match result as one JSON-ready map (the CLI's ``--json`` form)."""
-        n = len(self.games)
-        asked = sum(1 for g in self.games for d in g.decisions if not d.forced)
-        overhead = sum(g.overhead_s for g in self.games)
+        """The match result as one JSON-ready map (the CLI's ``--json`` form).
+        ``forfeit_details`` holds the first ``FORFEIT_DETAILS_KEPT`` forfeits;
+        ``forfeits_total`` counts them all."""
+        n = self.played
+        asked = self.asked
         rules = self.config.rules
         return {
             "games": n,
@@ -433,18 +458,19 @@ class MatchResult:
                           forfeited_all=forfeited_all(n, b.forfeits)) for b in self.bots],
             "warnings": [all_forfeit_warning(b.name, n, b.forfeits) for b in self.bots
                          if forfeited_all(n, b.forfeits)],
-            "terminations": _count(g.termination for g in self.games),
-            "bouts_mean": round(sum(g.bouts for g in self.games) / n, 3) if n else 0.0,
+            "terminations": dict(self.terminations),
+            "bouts_mean": round(self.bouts / n, 3) if n else 0.0,
             "decisions": asked,
-            "actions": sum(len(g.decisions) for g in self.games),
-            "overhead_us_per_decision": round(1e6 * overhead / asked, 1) if asked else None,
-            **referee_cost(self.cpu_s - self.inprocess_cpu_s, overhead, asked),
+            "actions": self.actions,
+            "overhead_us_per_decision": round(1e6 * self.overhead_s / asked, 1) if asked else None,
+            **referee_cost(self.cpu_s - self.inprocess_cpu_s, self.overhead_s, asked),
             "wall_s": round(self.wall_s, 3),
             "interrupted": self.interrupted,
             "log": self.log_path,
             "sandbox": self.sandbox,
             "duplicates": self.duplicates,
-            "forfeit_details": [dict(g.forfeit, game=g.index) for g in self.games if g.forfeit],
+            "forfeit_details": [dict(f) for f in self.forfeit_details],
+            "forfeits_total": self.forfeits_total,
         }
 
 
@@ -456,13 +482,6 @@ def referee_cost(cpu_s: float, wall_s: float, decisions: int) -> dict[str, float
         return round(1e6 * seconds / decisions, 1) if decisions else None
     return {"referee_cpu_us_per_decision": per(max(0.0, cpu_s)),
             "referee_wall_us_per_decision": per(wall_s)}
-
-
-def _count(items: Any) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for x in items:
-        out[x] = out.get(x, 0) + 1
-    return out
 
 
 async def play_match(players: Sequence[Player], config: MatchConfig, *,

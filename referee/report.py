@@ -62,8 +62,9 @@ def print_match(summary: dict[str, Any], console: Console) -> None:
             console.print(f"    bytes: {evidence['bytes']}", markup=False, highlight=False)
         for line in (evidence.get("stderr_tail") or [])[-3:]:
             console.print(f"    stderr: {line}", markup=False, highlight=False)
-    if len(details) > 10:
-        console.print(f"... and {len(details) - 10} more forfeits (see --json or the log)")
+    total = summary.get("forfeits_total", len(details))  # details: the first ones only
+    if total > 10:
+        console.print(f"... and {total - 10} more forfeits (see --json or the log)")
     if summary.get("log"):
         console.print(f"log: {summary['log']}")
 

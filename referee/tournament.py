@@ -26,7 +26,7 @@ import math
 import secrets
 import time
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -316,24 +316,33 @@ def tables(settings: TournamentSettings) -> list[tuple[str, ...]]:
 
 
 def schedule(settings: TournamentSettings) -> list[ScheduledGame]:
-    """Every game, in a fixed order. Games of one table are interleaved with the other
-    tables' deal by deal, so an interrupted tournament has results for every table."""
-    per_table = []
-    for table in tables(settings):
-        n = len(table)
-        rotations = n if settings.duplicate else 1
-        deals = math.ceil(settings.games / rotations)
-        per_table.append([(table[r:] + table[:r], r, d) for d in range(deals) for r in range(rotations)])
-    out: list[ScheduledGame] = []
-    deal_ids: dict[tuple[int, int], int] = {}
-    for step in range(max(len(x) for x in per_table)):
-        for t, games in enumerate(per_table):
-            if step < len(games):
-                table, rotation, d = games[step]
-                deal = deal_ids.setdefault((t, d), len(deal_ids))
-                out.append(ScheduledGame(len(out), deal, rotation, tuple(table),
-                                         deal_id("tournament", deal)))
-    return out
+    """Every game, in a fixed order, as a list (``iter_schedule``)."""
+    return list(iter_schedule(settings))
+
+
+def schedule_size(settings: TournamentSettings) -> int:
+    """How many games ``iter_schedule`` yields, without listing them."""
+    rotations = settings.players if settings.duplicate else 1
+    return len(tables(settings)) * math.ceil(settings.games / rotations) * rotations
+
+
+def iter_schedule(settings: TournamentSettings, start: int = 0) -> Iterator[ScheduledGame]:
+    """Every game from index ``start`` on, in a fixed order, one at a time (a long
+    tournament's schedule is never held in memory). Games of one table are interleaved
+    with the other tables' deal by deal, so an interrupted tournament has results for
+    every table: step s (rotation s mod R of deal s div R, R rotations per deal) plays
+    every table t in turn; game s*T + t, deal (s div R)*T + t for T tables."""
+    combos = tables(settings)
+    count = len(combos)
+    rotations = settings.players if settings.duplicate else 1
+    deals = math.ceil(settings.games / rotations)
+    for index in range(start, count * deals * rotations):
+        step, t = divmod(index, count)
+        d, rotation = divmod(step, rotations)
+        table = combos[t]
+        deal = d * count + t
+        yield ScheduledGame(index, deal, rotation, tuple(table[rotation:] + table[:rotation]),
+                            deal_id("tournament", deal))
 
 
 class PlayerPool:
@@ -522,10 +531,10 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
     config = settings.validate()
     sandbox = resolve_sandbox(settings, log_dir, getattr(store, "path", None), *hide)
     soundness = duplicate_soundness(settings.duplicate, None if sandbox is None else sandbox.mode, settings.fresh_bots)
-    games = schedule(settings)
+    total = schedule_size(settings)
     done = store.finished_indices(tid)
-    todo = [g for g in games if g.index not in done]
-    progress = Progress(len(games), len(done), time.monotonic(),
+    todo = total - len(done)  # how many are left; the games themselves are made one at a time
+    progress = Progress(total, len(done), time.monotonic(),
                         sandbox=None if sandbox is None else sandbox.mode, duplicates=soundness)
     for row in store.games(tid):
         for s in row.seats:
@@ -549,10 +558,16 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
                       "sandbox": progress.sandbox, "duplicates": soundness,
                       "deal": DEAL_TEXT})
     line = [1]
-    queue_send, queue_recv = trio.open_memory_channel[ScheduledGame](len(todo))
-    for g in todo:
-        queue_send.send_nowait(g)
-    queue_send.close()
+    # Unbuffered: the feeder makes each game as a player takes it, so memory does not
+    # grow with the length of the schedule.
+    queue_send, queue_recv = trio.open_memory_channel[ScheduledGame](0)
+
+    async def feed() -> None:
+        async with queue_send:
+            for g in iter_schedule(settings):
+                if g.index not in done:
+                    await queue_send.send(g)
+
     stem = log_path.with_suffix("") if log_path else None
 
     def finished(sg: ScheduledGame, record: GameRecord, seats: list[SeatRow], started: str,
@@ -586,9 +601,10 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
     async def in_worker(number: int) -> None:
         await _drive_worker(number, settings, stem, queue_recv, finished, sandbox, recover)
 
-    workers_needed = min(settings.concurrency, len(todo))
+    workers_needed = min(settings.concurrency, todo)
 
     def start_tasks(pool: PlayerPool, tasks: trio.Nursery) -> None:
+        tasks.start_soon(feed)
         if workers_needed > 1:
             # One referee process per worker: see referee/worker.py.
             for number in range(workers_needed):

@@ -182,7 +182,7 @@ async def play(tmp_path: Path, mode: str, *args: object, games: int = 2, max_res
     log = read_log(Path(result.log_path))
     assert log.error is None and log.footer is not None and not log.footer["interrupted"]
     # The match goes on to the requested number of games.
-    assert len(result.games) == games
+    assert result.played == games
     assert [g["game"] for g in log.games] == list(range(games))
     bad = [v for v in verify_log(log.header, log.games) if not v.ok]
     assert not bad, bad

@@ -17,7 +17,7 @@ import trio.testing
 from protocol import messages as msg
 from protocol.codec import FrameDecoder, encode
 from referee.clock import DEFAULT_MOVE_TIME, Clock, TimeControl
-from referee.match import MatchConfig, play_match
+from referee.match import GameRecord, MatchConfig, play_match
 from referee.players import BotFailure, BotSpec, BuiltinPlayer, parse_bot_spec
 from referee.rules import make_rules
 from referee.wire import StreamPlayer
@@ -67,7 +67,7 @@ async def far_side(stream: trio.abc.HalfCloseableStream, answer: Answer, log: li
 
 async def play(answer: Answer, *, games: int = 2, tc: TimeControl = TimeControl(),
                retries: int = 0, until_durak: int | None = None, rules: tuple[str, ...] = (),
-               ) -> tuple[Any, list[dict[str, Any]]]:
+               ) -> tuple[Any, list[GameRecord], list[dict[str, Any]]]:
     left, right = trio.testing.memory_stream_pair()
     bot = MemoryBot("scripted", left)
     opponent = BuiltinPlayer("greedy", parse_bot_spec("builtin:greedy"))
@@ -77,9 +77,11 @@ async def play(answer: Answer, *, games: int = 2, tc: TimeControl = TimeControl(
     async with trio.open_nursery() as nursery:
         nursery.start_soon(far_side, right, answer, log)
         await bot.start(nursery)
-        result = await play_match([bot, opponent], config)
+        # The result keeps counts only; the records are kept here, as a caller does.
+        games: list[GameRecord] = []
+        result = await play_match([bot, opponent], config, on_game=lambda r, _: games.append(r))
         await bot._try_send(msg.bye_msg())
-    return result, log
+    return result, games, log
 
 
 async def first_legal(request: dict[str, Any]) -> dict[str, Any]:
@@ -94,8 +96,8 @@ def slow(seconds: float) -> Answer:
 
 
 async def test_a_well_behaved_scripted_bot_plays_whole_games(autojump_clock: Any) -> None:
-    result, log = await play(first_legal, games=3)
-    assert [g.termination for g in result.games] == ["normal"] * 3
+    result, games, log = await play(first_legal, games=3)
+    assert [g.termination for g in games] == ["normal"] * 3
     starts = [m for m in log if m["type"] == "game_start"]
     assert [m["game"] for m in starts] == [0, 1, 2]
     ends = [m for m in log if m["type"] == "game_end"]
@@ -103,8 +105,7 @@ async def test_a_well_behaved_scripted_bot_plays_whole_games(autojump_clock: Any
 
 
 async def test_the_durak_deals_the_next_game_and_a_draw_keeps_the_dealer(autojump_clock: Any) -> None:
-    result, _ = await play(first_legal, games=6)
-    games = result.games
+    result, games, _ = await play(first_legal, games=6)
     assert games[0].dealer == 1  # game 1: the last seat deals, so seat 0 is dealt to first
     for before, after in zip(games, games[1:]):
         expected = before.dealer if before.durak is None else before.durak
@@ -112,50 +113,50 @@ async def test_the_durak_deals_the_next_game_and_a_draw_keeps_the_dealer(autojum
 
 
 async def test_until_durak_stops_the_match_early(autojump_clock: Any) -> None:
-    result, _ = await play(first_legal, games=50, until_durak=2)
+    result, games, _ = await play(first_legal, games=50, until_durak=2)
     assert max(b.durak for b in result.bots) == 2
-    assert len(result.games) < 50
+    assert len(games) < 50
 
 
 async def test_forced_moves_are_applied_without_asking(autojump_clock: Any) -> None:
-    result, log = await play(first_legal, games=2)
+    result, games, log = await play(first_legal, games=2)
     requests = [m for m in log if m["type"] == "request"]
     for r in requests:  # the bot is never asked when its only option is pass or take
         assert not (len(r["legal"]) == 1 and r["legal"][0]["type"] in ("pass", "take"))
-    forced = [d for g in result.games for d in g.decisions if d.forced]
+    forced = [d for g in games for d in g.decisions if d.forced]
     assert forced
     forced_events = [m for m in log if m["type"] == "event" and m["event"].get("forced")]
     assert forced_events
 
 
 async def test_ask_forced_asks_every_decision(autojump_clock: Any) -> None:
-    result, log = await play(first_legal, games=2, rules=("ask_forced=on",))
+    result, games, log = await play(first_legal, games=2, rules=("ask_forced=on",))
     lone = [r for r in log if r["type"] == "request" and len(r["legal"]) == 1
             and r["legal"][0]["type"] in ("pass", "take")]
     assert lone  # asked even when pass or take is the only option
-    assert not any(d.forced for g in result.games for d in g.decisions)
+    assert not any(d.forced for g in games for d in g.decisions)
 
 
 async def test_a_move_time_timeout_on_the_virtual_clock(autojump_clock: Any) -> None:
     start = trio.current_time()
-    result, _ = await play(slow(5.0), games=2, tc=TimeControl.parse(None, 2.0))
-    assert [g.termination for g in result.games] == ["timeout", "timeout"]
-    f = result.games[0].forfeit
+    result, games, _ = await play(slow(5.0), games=2, tc=TimeControl.parse(None, 2.0))
+    assert [g.termination for g in games] == ["timeout", "timeout"]
+    f = games[0].forfeit
     assert f["seat"] == 0 and f["kind"] == "timeout"
     assert f["evidence"]["budget_s"] == pytest.approx(2.0)
     assert trio.current_time() - start < 60  # virtual seconds, milliseconds of real time
 
 
 async def test_answers_within_the_limit_are_never_timeouts(autojump_clock: Any) -> None:
-    result, _ = await play(slow(1.9), games=1, tc=TimeControl.parse(None, 2.0))
-    assert result.games[0].termination == "normal"
+    result, games, _ = await play(slow(1.9), games=1, tc=TimeControl.parse(None, 2.0))
+    assert games[0].termination == "normal"
 
 
 async def test_the_game_clock_runs_out_with_fischer_increment(autojump_clock: Any) -> None:
     # 10 s + 1 s per move at 3 s per move: the clock shows 10, 8, 6, 4, 2 s left; with
     # 2 s left a 3 s answer is too late.
-    result, log = await play(slow(3.0), games=1, tc=TimeControl.parse("10+1"))
-    game = result.games[0]
+    result, games, log = await play(slow(3.0), games=1, tc=TimeControl.parse("10+1"))
+    game = games[0]
     assert game.termination == "timeout" and game.durak == 0
     asked = [m for m in log if m["type"] == "request"]
     assert [m["clock"]["remaining_ms"] for m in asked] == [10000, 8000, 6000, 4000, 2000]
@@ -166,8 +167,8 @@ async def test_an_illegal_action_forfeits_with_evidence(autojump_clock: Any) -> 
     async def illegal(request: dict[str, Any]) -> dict[str, Any]:
         return {"type": "cover", "slot": 9, "card": "AS"}  # there is never a slot 9 here
 
-    result, _ = await play(illegal, games=1)
-    g = result.games[0]
+    result, games, _ = await play(illegal, games=1)
+    g = games[0]
     assert g.termination == "illegal" and g.durak == 0
     assert "illegal action" in g.forfeit["reason"]
     assert g.forfeit["evidence"]["received"]
@@ -183,8 +184,8 @@ async def test_retry_policy_tells_the_bot_why_and_asks_again(autojump_clock: Any
             return {"type": "take"}  # not an option when leading
         return request["legal"][0]
 
-    result, log = await play(wrong_then_right, games=1, retries=1)
-    g = result.games[0]
+    result, games, log = await play(wrong_then_right, games=1, retries=1)
+    g = games[0]
     assert g.termination == "normal"
     assert g.retries
     errors = [m for m in log if m["type"] == "error"]
@@ -195,8 +196,8 @@ async def test_a_malformed_action_is_a_protocol_forfeit(autojump_clock: Any) -> 
     async def garbage(request: dict[str, Any]) -> dict[str, Any]:
         return {"type": "cover", "slot": "zero", "card": "X9"}
 
-    result, _ = await play(garbage, games=1)
-    g = result.games[0]
+    result, games, _ = await play(garbage, games=1)
+    g = games[0]
     assert g.termination == "protocol"
     assert "action.slot" in g.forfeit["reason"] or "action.card" in g.forfeit["reason"]
 
@@ -205,9 +206,9 @@ async def test_a_bot_that_hangs_up_is_a_crash_and_later_games_forfeit(autojump_c
     async def hang_up(request: dict[str, Any]) -> None:
         return None
 
-    result, _ = await play(hang_up, games=2)
-    assert [g.termination for g in result.games] == ["crash", "crash"]
-    assert all(g.durak == 0 for g in result.games)
+    result, games, _ = await play(hang_up, games=2)
+    assert [g.termination for g in games] == ["crash", "crash"]
+    assert all(g.durak == 0 for g in games)
 
 
 def test_clock_arithmetic_is_pure() -> None:
@@ -229,8 +230,8 @@ async def test_duplicate_mode_plays_each_deal_once_per_seat_rotation(autojump_cl
     players = [BuiltinPlayer(name, parse_bot_spec(f"builtin:{kind}"), 1)
                for name, kind in (("g", "greedy"), ("r1", "random"), ("r2", "random"))]
     config = MatchConfig(rules=make_rules(), games=6, seed=9, duplicate=True)
-    result = await play_match(players, config)
-    games = result.games
+    games: list[GameRecord] = []
+    result = await play_match(players, config, on_game=lambda r, _: games.append(r))
     assert [g.players for g in games[:3]] == [["g", "r1", "r2"], ["r1", "r2", "g"], ["r2", "g", "r1"]]
     assert games[0].deck == games[1].deck == games[2].deck != games[3].deck
     assert games[3].deck == games[4].deck == games[5].deck

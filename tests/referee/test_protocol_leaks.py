@@ -19,7 +19,7 @@ import pytest
 
 from protocol.codec import decode
 from protocol.strategies import greedy_choose, random_choose
-from referee.match import MatchConfig, forfeit_reason, play_match
+from referee.match import GameRecord, MatchConfig, forfeit_reason, play_match
 from referee.players import BotSpec, Player
 from referee.replay import game_steps
 from referee.rules import Game, make_rules
@@ -106,15 +106,16 @@ RULE_SETS = [("classic", ()), ("classic", ("trump_exchange=on",)),
 
 async def spy_match(monkeypatch: pytest.MonkeyPatch, seed: int, players: int, preset: str,
                     sets: tuple[str, ...], *, games: int = 2, illegal: float = 0.02,
-                    retries: int = 0) -> tuple[Table, list[Spy], Any]:
+                    retries: int = 0) -> tuple[Table, list[Spy], Any, list[GameRecord]]:
     table = Table(monkeypatch)
     rng = random.Random(seed)
     spies = [Spy(f"spy{i}", table, random.Random(f"{seed}:{i}"), illegal) for i in range(players)]
     rules = make_rules(preset, sets)
     config = MatchConfig(rules=rules, games=games, seed=rng.randrange(1 << 30),
                          illegal_retries=retries)
-    result = await play_match(spies, config)
-    return table, spies, result
+    records: list[GameRecord] = []  # the result keeps counts only; the records are kept here
+    result = await play_match(spies, config, on_game=lambda r, _: records.append(r))
+    return table, spies, result, records
 
 
 def by_game(spy: Spy, kind: str) -> dict[int, list[dict[str, Any]]]:
@@ -131,12 +132,12 @@ async def test_no_message_to_any_seat_names_a_card_hidden_from_it(
     kinds: set[str] = set()
     for seed in range(12):
         preset, sets = RULE_SETS[seed % len(RULE_SETS)]
-        _, spies, result = await spy_match(monkeypatch, seed * 7 + players, players, preset,
+        _, spies, result, records = await spy_match(monkeypatch, seed * 7 + players, players, preset,
                                            sets, illegal=0.03, retries=seed % 2)
         for spy in spies:
             kinds |= {m["type"] for m in spy.received}
         # (every message was checked as it was sent; here: the other contracts)
-        for record in result.games:
+        for record in records:
             for seat, spy in enumerate(spies):
                 [end] = [m for m in by_game(spy, "game_end")[record.index]]
                 if record.forfeit is not None and seat != record.durak:
@@ -150,25 +151,25 @@ async def test_no_message_to_any_seat_names_a_card_hidden_from_it(
 @pytest.mark.parametrize("players", [2, 3, 4, 6])
 async def test_request_ids_count_one_two_three_per_seat_per_game(
         monkeypatch: pytest.MonkeyPatch, players: int) -> None:
-    _, spies, result = await spy_match(monkeypatch, players, players, "perevodnoy", (),
+    _, spies, result, records = await spy_match(monkeypatch, players, players, "perevodnoy", (),
                                        games=3, illegal=0.05, retries=2)
     for spy in spies:
         for game, requests in by_game(spy, "request").items():
             assert [r["id"] for r in requests] == list(range(1, len(requests) + 1)), (spy.name, game)
-    assert any(r.retries for r in result.games)  # retried requests take the next id too
+    assert any(r.retries for r in records)  # retried requests take the next id too
 
 
 async def test_forced_is_told_only_to_the_seat_whose_move_was_forced(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    _, spies, result = await spy_match(monkeypatch, 5, 3, "classic", (), games=3, illegal=0.0)
+    _, spies, result, records = await spy_match(monkeypatch, 5, 3, "classic", (), games=3, illegal=0.0)
     for seat, spy in enumerate(spies):
         events = [m["event"] for m in spy.received if m["type"] == "event"]
         forced = [e for e in events if e.get("forced")]
         assert all(e["seat"] == seat for e in forced)
         # ... and it is told every one of its own forced moves (the log has them all)
-        logged = sum(1 for g in result.games for d in g.decisions if d.seat == seat and d.forced)
+        logged = sum(1 for g in records for d in g.decisions if d.seat == seat and d.forced)
         assert len(forced) == logged
-    assert any(d.forced and d.seat != s for g in result.games for d in g.decisions for s in range(3))
+    assert any(d.forced and d.seat != s for g in records for d in g.decisions for s in range(3))
 
 
 async def test_a_declined_exchange_is_seen_only_by_the_seat_that_declined(
@@ -177,9 +178,9 @@ async def test_a_declined_exchange_is_seen_only_by_the_seat_that_declined(
     for seed in range(400):  # until three games open with a declined exchange
         if declines >= 3:
             break
-        _, spies, result = await spy_match(monkeypatch, seed, 3, "classic", ("trump_exchange=on",),
+        _, spies, result, records = await spy_match(monkeypatch, seed, 3, "classic", ("trump_exchange=on",),
                                            games=1, illegal=0.0)
-        for record in result.games:
+        for record in records:
             first = record.decisions[0]
             dealt = Game.new(make_rules("classic", ("trump_exchange=on",)), 3,
                              deck=record.deck, dealer=record.dealer)
@@ -197,8 +198,8 @@ async def test_each_seat_sees_its_own_drawn_cards_and_only_the_counts_of_others(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Three listening bots: every draw event each received, against the omniscient log
     (the record's deck and decisions replayed with events)."""
-    _, spies, result = await spy_match(monkeypatch, 11, 3, "classic", (), games=4, illegal=0.0)
-    for record in result.games:
+    _, spies, result, records = await spy_match(monkeypatch, 11, 3, "classic", (), games=4, illegal=0.0)
+    for record in records:
         game = Game.new(make_rules("classic"), 3, deck=record.deck, dealer=record.dealer,
                         record_events=True)
         for d in record.decisions:
@@ -236,10 +237,10 @@ async def test_replay_seat_view_shows_no_hidden_card_no_others_forced_or_decline
         monkeypatch: pytest.MonkeyPatch, players: int) -> None:
     for seed in range(6):
         preset, sets = RULE_SETS[(seed + players) % len(RULE_SETS)]
-        table, spies, result = await spy_match(monkeypatch, 100 + seed, players, preset, sets,
+        table, spies, result, records = await spy_match(monkeypatch, 100 + seed, players, preset, sets,
                                                illegal=0.03)
         header = {"rules": result.config.rules.as_dict(), "preset": preset}
-        for rec in result.games:
+        for rec in records:
             record = rec.as_dict()
             for seat in range(players):
                 own_named = set()  # the forfeiting seat's own view names its own illegal card
