@@ -146,7 +146,10 @@ _GAME_KEYS = ("game", "seed", "dealer", "deck", "players", "decisions", "termina
 
 def read_log(path: Path) -> LogContents:
     """Read a whole log. Raises LogError if the file or its header is unusable; a bad
-    line later on stops reading and is reported in ``error`` with its line number."""
+    line later on (not JSON, or a record that fails ``logcheck``'s schema checks) stops
+    reading and is reported in ``error`` with its line number."""
+    from .logcheck import check_footer, check_game, check_header
+
     header: dict[str, Any] | None = None
     games: list[dict[str, Any]] = []
     footer = None
@@ -159,14 +162,17 @@ def read_log(path: Path) -> LogContents:
                 if record.get("format") != FORMAT:
                     raise LogError(f"{path}:{lineno}: log format {record.get('format')!r} is not "
                                    f"{FORMAT!r}; this durak-ref cannot read it")
+                check_header(path, lineno, record)
                 header = record
             elif record.get("type") == "game":
                 missing = [k for k in _GAME_KEYS if k not in record]
                 if missing:
                     raise LogError(f"{path}:{lineno}: game record lacks {', '.join(missing)}")
+                check_game(path, lineno, record)
                 record["_line"] = lineno
                 games.append(record)
             elif record.get("type") == "footer":
+                check_footer(path, lineno, record)
                 footer = record
             else:
                 raise LogError(f"{path}:{lineno}: unknown record type {record.get('type')!r}")
