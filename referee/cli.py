@@ -82,6 +82,23 @@ def _pairs(items: list[str], option: str, form: str) -> list[tuple[str, str]]:
     return out
 
 
+#: Upper bounds of the resource limits: far above any machine, low enough for setrlimit.
+MAX_MEMORY_MB = 1 << 24  # 16 TiB
+MAX_CPU_S = 366 * 24 * 3600  # a year
+WEEK_S = 7 * 24 * 3600
+
+
+def _range(value: float | None, option: str, low: float, high: float, *, low_open: bool = False) -> None:
+    """Exit 2 unless ``value`` (if given) is a finite number in [low, high] ((low, high]
+    with ``low_open``): typer's min/max let nan and inf through."""
+    import math
+    if value is None:
+        return
+    if not math.isfinite(value) or value > high or value < low or (low_open and value == low):
+        fail(f"{option} {value:g}: must be a number {'>' if low_open else '>='} {low:g} and "
+             f"<= {high:g}")
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
     """One clear line on stderr, then exit (2: the user's input was unusable)."""
     err.print(f"durak-ref: error: {message}", highlight=False, markup=False, soft_wrap=True)
@@ -136,9 +153,9 @@ def match(
     max_restarts: Annotated[int, typer.Option(
         min=0, help="Restarts per bot per match after a crash, timeout or protocol error.")] = 3,
     max_memory: Annotated[int | None, typer.Option(
-        min=1, help="Address-space limit per bot process, in MB.")] = None,
+        min=1, max=MAX_MEMORY_MB, help="Address-space limit per bot process, in MB.")] = None,
     max_cpu: Annotated[int | None, typer.Option(
-        min=1, help="CPU-time limit per bot process, in seconds.")] = None,
+        min=1, max=MAX_CPU_S, help="CPU-time limit per bot process, in seconds.")] = None,
     until_durak: Annotated[int | None, typer.Option(
         min=1, help="Stop early once some bot has been the durak this many times.")] = None,
     duplicate: Annotated[bool, typer.Option(
@@ -177,6 +194,7 @@ def match(
             until_durak=until_durak, duplicate=duplicate)
     except (RulesError, BotSpecError, TimeControlError, OnIllegalError) as exc:
         fail(str(exc))
+    _range(connect_wait, "--connect-wait", 0, WEEK_S, low_open=True)
     from .matchlog import LogError
     from .sandbox import SandboxError
     from .tcp import ListenError, is_loopback, new_token, parse_listen
@@ -566,6 +584,10 @@ def sprt(
     from .sprt import Sprt
     from .tournament import BotEntry
 
+    for value, option in ((elo0, "--elo0"), (elo1, "--elo1")):
+        _range(value, option, -2000, 2000)
+    for value, option in ((alpha, "--alpha"), (beta, "--beta")):
+        _range(value, option, 0.0001, 0.5)
     mode, binds = _sandbox_options(sandbox, bind)
 
     try:
@@ -941,6 +963,8 @@ def serve(
         config = MatchConfig(rules=make_rules(rules, set_ or []), tc=TimeControl.parse(None, move_time))
     except (ListenError, RulesError, TimeControlError) as exc:
         fail(str(exc))
+    _range(ping_interval, "--ping-interval", 0, WEEK_S, low_open=True)
+    _range(handshake_time, "--handshake-time", 0.1, WEEK_S)
     if not is_loopback(host):
         err.print(f"durak-ref: note: listening on {host}, not loopback: other machines can connect "
                   "(tokens are checked)", markup=False)
