@@ -483,7 +483,7 @@ def tournament(
     )
 
     try:
-        store = open_store(db)
+        store = open_store(db, check=resume is not None)
     except StoreError as exc:
         fail(str(exc))
     with store:
@@ -499,7 +499,13 @@ def tournament(
                     raise TournamentError(f"--resume plays the stored settings; {', '.join(given)} "
                                           f"cannot change them (only --concurrency, --db, --log-dir)")
                 _, saved, status = store.tournament(resume)
-                settings = TournamentSettings.from_dict(saved)
+                try:
+                    settings = TournamentSettings.from_dict(saved)
+                    settings.validate()
+                except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                    raise StoreError(f"{db}: damaged store: table tournaments, row ({resume!r}): "
+                                     f"the settings cannot be used ({type(exc).__name__}: {exc}); "
+                                     f"restore it from a backup") from None
                 if concurrency:
                     settings.concurrency = concurrency
                 if sandbox is not None:  # how bots are confined, not what is played
@@ -522,9 +528,10 @@ def tournament(
         except (TournamentError, StoreError) as exc:
             fail(str(exc))
         resume_cmd = f"durak-ref tournament --resume {tid} --db {db}"
+        lock = _lock_tournament(db, tid)
         err.print(f"tournament {tid}; if interrupted, resume with: {resume_cmd}", markup=False,
                   highlight=False)
-        with progress_for(len(schedule(settings)), f"tournament {tid}", enabled=not as_json) as advance:
+        with lock, progress_for(len(schedule(settings)), f"tournament {tid}", enabled=not as_json) as advance:
             try:
                 progress = play_tournament(settings, store, tid, log_dir=log_dir, fresh=fresh,
                                            hide=[config] if config else [],
@@ -535,7 +542,7 @@ def tournament(
                 raise typer.Exit(130) from None
             except BotStartError as exc:
                 fail(f"{exc}; resume with {resume_cmd} once it is fixed")
-            except (LogError, SandboxError) as exc:
+            except (LogError, SandboxError, StoreError) as exc:
                 fail(str(exc))
         data = standings(store, tid)
         data.update(sandbox=progress.sandbox, duplicates=progress.duplicates)
@@ -547,6 +554,18 @@ def tournament(
     if data["rating_error"]:
         err.print(f"durak-ref: ratings not computed: {data['rating_error']}", markup=False)
     _print_seed(settings.seed, resume)
+
+
+def _lock_tournament(db: Path, tid: str) -> Any:
+    """Hold tournament ``tid`` for this run (see referee/storelock.py); exit 2 if another
+    run is playing it."""
+    from .storelock import LockedError, hold_tournament
+    try:
+        return hold_tournament(db, tid)
+    except LockedError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot lock tournament {tid} beside {db}: {exc.strerror or exc}")
 
 
 @app.command()
@@ -661,7 +680,7 @@ def ratings(
             if not db.exists():
                 fail(f"no store at {db}; give --db PATH, or --from FILE to rate a JSON Lines file")
             try:
-                with open_store(db) as store:
+                with open_store(db, check=True) as store:
                     if tournament_id:
                         store.tournament(tournament_id)
                     games = list(iter_rated(store.games(tournament_id)))
@@ -780,11 +799,15 @@ def ladder_show(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """The ladder table: rating and games per bot."""
+    from .store import StoreError
     with _open_store(db) as store:
-        if as_json:
-            emit_json(_ladder_rows(store))
-        else:
-            _print_ladder(store)
+        try:
+            if as_json:
+                emit_json(_ladder_rows(store))
+            else:
+                _print_ladder(store)
+        except StoreError as exc:
+            fail(str(exc))
 
 
 @ladder_app.command("history")
@@ -794,10 +817,15 @@ def ladder_history(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """A bot's rating after each of its ladder games."""
+    from .store import StoreError
     with _open_store(db) as store:
-        if store.ladder_rating(name) is None:
-            fail(f"{name!r} is not on the ladder; bots: {', '.join(b for b, _, _ in store.ladder()) or 'none'}")
-        rows = store.history(name)
+        try:
+            if store.ladder_rating(name) is None:
+                fail(f"{name!r} is not on the ladder; bots: "
+                     f"{', '.join(b for b, _, _ in store.ladder()) or 'none'}")
+            rows = store.history(name)
+        except StoreError as exc:
+            fail(str(exc))
     if as_json:
         emit_json([{"game": g, "before": round(b, 2), "after": round(a, 2), "at": at}
                    for _, g, b, a, at in rows])
