@@ -209,7 +209,7 @@ def match(
             err.print(f"token for tcp:{spec.name}: {tokens[spec.name]}", markup=False, highlight=False)
     if any(s.kind == "tcp" for s in specs) and not is_loopback(listen_at[0]):
         err.print(f"durak-ref: note: listening on {listen_at[0]}, not loopback: other machines can "
-                  f"connect (tokens are checked)", markup=False)
+                  f"connect (tokens are checked)", markup=False, highlight=False)
     mode, binds = _sandbox_options(sandbox, bind)
     options = SeatOptions(max_memory_mb=max_memory, max_cpu_s=max_cpu, listen=listen_at,
                              tokens=tuple(tokens.items()), connect_wait=connect_wait,
@@ -784,12 +784,13 @@ def _ladder_rows(store: Any) -> list[dict[str, Any]]:
 
 
 def _print_ladder(store: Any) -> None:
+    from rich.markup import escape
     from rich.table import Table
     t = Table(title="ladder (incremental Elo)", title_justify="left")
     for col in ("rank", "bot", "rating", "games"):
         t.add_column(col, justify="left" if col == "bot" else "right")
     for i, (bot, rating, games) in enumerate(store.ladder()):
-        t.add_row(str(i + 1), bot, f"{rating:.1f}", str(games))
+        t.add_row(str(i + 1), escape(bot), f"{rating:.1f}", str(games))
     out.print(t)
 
 
@@ -861,6 +862,8 @@ def check_bot_cmd(
     """
     from contextlib import nullcontext
 
+    from rich.text import Text
+
     from .checkbot import check_bot_sync, render
     from .sandbox import Sandbox, SandboxError
 
@@ -878,7 +881,7 @@ def check_bot_cmd(
             report = check_bot_sync(
                 list(spec.argv), games_per_config=games, move_time=move_time,
                 startup_time=startup_time, seed=seed, sandbox=Sandbox(mode, binds),
-                on_progress=None if status is None else lambda text: status.update(f"check-bot: {text}"))
+                on_progress=None if status is None else lambda text: status.update(Text(f"check-bot: {text}")))
         except (BotStartError, TimeControlError, SandboxError) as exc:
             fail(str(exc))
     if as_json:
