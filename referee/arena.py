@@ -328,16 +328,9 @@ def serve(arena: Arena, host: str, port: int) -> int:
             nursery.start_soon(run)
         return result[0] if result else arena.played
 
-    try:
+    from .matchlog import LogError
+    from .store import StoreError
+    from .tcp import ListenError
+    from .usererror import lifted
+    with lifted(ListenError, LogError, StoreError):
         return trio.run(main)
-    except BaseExceptionGroup as group:
-        # The user's errors (port in use, an unwritable log) reach trio.run wrapped by
-        # the nurseries; the CLI needs them bare to print one line and exit 2.
-        from .matchlog import LogError
-        from .tcp import ListenError
-        if (users := group.subgroup((ListenError, LogError))) is not None:
-            leaf: BaseException = users
-            while isinstance(leaf, BaseExceptionGroup):
-                leaf = leaf.exceptions[0]
-            raise leaf from None
-        raise

@@ -20,6 +20,7 @@ from .clock import DEFAULT_MOVE_TIME, TimeControl, TimeControlError
 from .match import MatchConfig, OnIllegalError, parse_on_illegal
 from .players import BUILTINS, BotSpecError, BotStartError, parse_bot_spec, unique_names
 from .progress import progress_for
+from .usererror import lifted
 from .rules.options import OPTIONS, PRESETS, RulesError, make_rules
 
 app = typer.Typer(
@@ -216,10 +217,11 @@ def match(
                              sandbox=mode, binds=binds)
     with progress_for(games, "match", enabled=not as_json) as advance:
         try:
-            result = run_match(specs, config, log_dir=None if no_log else log_dir,
-                               options=options, on_game=lambda record, res: advance(res.leader()),
-                               on_tcp=lambda text: err.print(f"tcp: {text}", markup=False,
-                                                             highlight=False))
+            with lifted(BotStartError, ListenError, LogError, SandboxError):
+                result = run_match(specs, config, log_dir=None if no_log else log_dir,
+                                   options=options, on_game=lambda record, res: advance(res.leader()),
+                                   on_tcp=lambda text: err.print(f"tcp: {text}", markup=False,
+                                                                 highlight=False))
         except (BotStartError, ListenError, LogError, SandboxError) as exc:
             fail(str(exc))
     summary = result.summary()
@@ -533,9 +535,10 @@ def tournament(
                   highlight=False)
         with lock, progress_for(len(schedule(settings)), f"tournament {tid}", enabled=not as_json) as advance:
             try:
-                progress = play_tournament(settings, store, tid, log_dir=log_dir, fresh=fresh,
-                                           hide=[config] if config else [],
-                                           on_game=lambda record, prog: advance(prog.leader()))
+                with lifted(LogError, StoreError, SandboxError, BotStartError):
+                    progress = play_tournament(settings, store, tid, log_dir=log_dir, fresh=fresh,
+                                               hide=[config] if config else [],
+                                               on_game=lambda record, prog: advance(prog.leader()))
             except KeyboardInterrupt:
                 err.print(f"durak-ref: interrupted; finished games are stored. Resume with: {resume_cmd}",
                           markup=False, highlight=False)
@@ -543,7 +546,7 @@ def tournament(
             except BotStartError as exc:
                 fail(f"{exc}; resume with {resume_cmd} once it is fixed")
             except (LogError, SandboxError, StoreError) as exc:
-                fail(str(exc))
+                fail(f"{exc}. Finished games are stored; resume with {resume_cmd}")
         data = standings(store, tid)
         data.update(sandbox=progress.sandbox, duplicates=progress.duplicates)
     if as_json:

@@ -107,26 +107,57 @@ class MatchLogWriter:
         """Create the log file. Raises LogError if it cannot be written there."""
         self.path = path
         self._raw: IO[bytes] | None = None
+        self._file: IO[str] | None = None
+        self._plain: IO[bytes] | None = None
+        self._good = 0  #: bytes of complete lines in a plain log
+        self._lines = 0
         try:
             private_mkdir(path.parent)
             if path.suffix == ".gz":
                 # GzipFile does not close a file object it was given: close() does.
                 self._raw = private_open(path, "wb")
-                self._file: IO[str] = gzip.open(self._raw, "wt", encoding="utf-8")
+                self._file = gzip.open(self._raw, "wt", encoding="utf-8")
             else:
-                self._file = private_open(path, "w")
+                # Written with os.write, unbuffered: a failed write (disk full, file size
+                # limit) is cut back to the last complete line, so the log stays readable.
+                self._plain = private_open(path, "wb")
         except OSError as exc:
             raise LogError(f"cannot write the log {path}: {exc.strerror or exc}; "
                            f"give another --log-dir") from None
 
     def write(self, record: dict[str, Any]) -> None:
-        self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
-        self._file.flush()
+        """Append one record as one line. Raises LogError if it cannot be written (disk
+        full, permission, file size limit); the lines before it stay complete."""
+        line = json.dumps(record, separators=(",", ":")) + "\n"
+        try:
+            if self._plain is not None:
+                data = memoryview(line.encode("utf-8"))
+                fd = self._plain.fileno()
+                while data:
+                    data = data[os.write(fd, data):]
+                self._good += len(line.encode("utf-8"))
+            elif self._file is not None:
+                self._file.write(line)
+                self._file.flush()
+        except OSError as exc:
+            if self._plain is not None:
+                try:
+                    os.ftruncate(self._plain.fileno(), self._good)
+                except OSError:
+                    pass
+            raise LogError(f"cannot write the log {self.path}: {exc.strerror or exc}; its first "
+                           f"{self._lines} line(s) are complete") from None
+        self._lines += 1
 
     def close(self) -> None:
-        self._file.close()
-        if self._raw is not None:
-            self._raw.close()
+        """Close the log; a failure to flush its last bytes (gzip) is ignored: every
+        complete line was already written."""
+        for f in (self._file, self._raw, self._plain):
+            if f is not None:
+                try:
+                    f.close()
+                except OSError:
+                    pass
 
 
 @dataclass

@@ -256,18 +256,36 @@ class Store:
     # -- transactions
 
     class _Tx:
-        def __init__(self, db: sqlite3.Connection) -> None:
-            self.db = db
+        """A write transaction. SQLite's I/O errors (disk full, file size limit, read-only
+        file) become StoreError: the user's environment, not our bug; nothing of the
+        transaction is kept and everything committed before is intact."""
+
+        def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+            self.db, self.path = db, path
 
         def __enter__(self) -> None:
-            self.db.execute("BEGIN")
+            try:
+                self.db.execute("BEGIN")
+            except sqlite3.OperationalError as exc:
+                raise _write_error(self.path, exc) from None
 
         def __exit__(self, kind: object, exc: object, tb: object) -> None:
-            self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+            if kind is None:
+                try:
+                    self.db.execute("COMMIT")
+                    return
+                except sqlite3.OperationalError as commit_exc:
+                    exc = commit_exc
+            try:
+                self.db.execute("ROLLBACK")
+            except sqlite3.Error:  # SQLite already rolled back (a disk I/O error does)
+                pass
+            if isinstance(exc, sqlite3.OperationalError):
+                raise _write_error(self.path, exc) from None
 
     def transaction(self) -> Store._Tx:
         """``with store.transaction(): ...``: all or nothing."""
-        return Store._Tx(self.db)
+        return Store._Tx(self.db, self.path)
 
     # -- bots and tournaments
 
@@ -331,14 +349,25 @@ class Store:
             "SELECT id, created, kind, status FROM tournaments ORDER BY created"))
 
     def set_status(self, tid: str, status: str) -> None:
-        self.db.execute("UPDATE tournaments SET status = ? WHERE id = ?", (status, tid))
+        try:
+            self.db.execute("UPDATE tournaments SET status = ? WHERE id = ?", (status, tid))
+        except sqlite3.OperationalError as exc:
+            raise _write_error(self.path, exc) from None
 
     # -- games
 
     def add_game(self, row: GameRow) -> None:
-        """Write one finished game and its seats atomically."""
-        with self.transaction():
-            self.insert_game(row)
+        """Write one finished game and its seats atomically. Raises StoreError if the
+        store cannot be written (disk full, file size limit, permission): the games
+        stored before are intact."""
+        try:
+            with self.transaction():
+                self.insert_game(row)
+        except (sqlite3.OperationalError, sqlite3.DatabaseError) as exc:
+            if isinstance(exc, sqlite3.IntegrityError):
+                raise
+            raise StoreError(f"cannot write to the store {self.path}: {exc}; every game stored "
+                             f"before is intact") from None
 
     def insert_game(self, row: GameRow) -> None:
         """Write one game and its seats inside the caller's transaction."""
@@ -473,6 +502,11 @@ class Store:
             if not (_is(r[1], int) and _is(r[2], float) and _is(r[3], float)):
                 raise self._damaged("ladder_history", (bot, r[0], r[1]), "a rating is not a number")
         return [(r[0], r[1], float(r[2]), float(r[3]), r[4]) for r in rows]
+
+
+def _write_error(path: Path, exc: sqlite3.Error) -> StoreError:
+    return StoreError(f"cannot write to the store {path}: {exc} (disk full, a file size "
+                      f"limit, or no permission?); everything stored before is intact")
 
 
 def _is(value: Any, kind: type) -> bool:
