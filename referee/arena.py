@@ -328,4 +328,9 @@ def serve(arena: Arena, host: str, port: int) -> int:
             nursery.start_soon(run)
         return result[0] if result else arena.played
 
-    return trio.run(main)
+    from .matchlog import LogError
+    from .store import StoreError
+    from .tcp import ListenError
+    from .usererror import lifted
+    with lifted(ListenError, LogError, StoreError):
+        return trio.run(main)

@@ -20,6 +20,7 @@ from .clock import DEFAULT_MOVE_TIME, TimeControl, TimeControlError
 from .match import MatchConfig, OnIllegalError, parse_on_illegal
 from .players import BUILTINS, BotSpecError, BotStartError, parse_bot_spec, unique_names
 from .progress import progress_for
+from .usererror import lifted
 from .rules.options import OPTIONS, PRESETS, RulesError, make_rules
 
 app = typer.Typer(
@@ -88,6 +89,23 @@ def _pairs(items: list[str], option: str, form: str) -> list[tuple[str, str]]:
     return out
 
 
+#: Upper bounds of the resource limits: far above any machine, low enough for setrlimit.
+MAX_MEMORY_MB = 1 << 24  # 16 TiB
+MAX_CPU_S = 366 * 24 * 3600  # a year
+WEEK_S = 7 * 24 * 3600
+
+
+def _range(value: float | None, option: str, low: float, high: float, *, low_open: bool = False) -> None:
+    """Exit 2 unless ``value`` (if given) is a finite number in [low, high] ((low, high]
+    with ``low_open``): typer's min/max let nan and inf through."""
+    import math
+    if value is None:
+        return
+    if not math.isfinite(value) or value > high or value < low or (low_open and value == low):
+        fail(f"{option} {value:g}: must be a number {'>' if low_open else '>='} {low:g} and "
+             f"<= {high:g}")
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
     """One clear line on stderr, then exit (2: the user's input was unusable)."""
     err.print(f"durak-ref: error: {message}", highlight=False, markup=False, soft_wrap=True)
@@ -144,9 +162,9 @@ def match(
     max_restarts: Annotated[int, typer.Option(
         min=0, help="Restarts per bot per match after a crash, timeout or protocol error.")] = 3,
     max_memory: Annotated[int | None, typer.Option(
-        min=1, help="Address-space limit per bot process, in MB.")] = None,
+        min=1, max=MAX_MEMORY_MB, help="Address-space limit per bot process, in MB.")] = None,
     max_cpu: Annotated[int | None, typer.Option(
-        min=1, help="CPU-time limit per bot process, in seconds.")] = None,
+        min=1, max=MAX_CPU_S, help="CPU-time limit per bot process, in seconds.")] = None,
     until_durak: Annotated[int | None, typer.Option(
         min=1, help="Stop early once some bot has been the durak this many times.")] = None,
     duplicate: Annotated[bool, typer.Option(
@@ -187,6 +205,7 @@ def match(
             until_durak=until_durak, duplicate=duplicate)
     except (RulesError, BotSpecError, TimeControlError, OnIllegalError) as exc:
         fail(str(exc))
+    _range(connect_wait, "--connect-wait", 0, WEEK_S, low_open=True)
     from .matchlog import LogError
     from .sandbox import SandboxError
     from .tcp import ListenError, is_loopback, new_token, parse_listen
@@ -201,18 +220,19 @@ def match(
             err.print(f"token for tcp:{spec.name}: {tokens[spec.name]}", markup=False, highlight=False)
     if any(s.kind == "tcp" for s in specs) and not is_loopback(listen_at[0]):
         err.print(f"durak-ref: note: listening on {listen_at[0]}, not loopback: other machines can "
-                  f"connect (tokens are checked)", markup=False)
+                  f"connect (tokens are checked)", markup=False, highlight=False)
     mode, binds = _sandbox_options(sandbox, bind)
     options = SeatOptions(max_memory_mb=max_memory, max_cpu_s=max_cpu, listen=listen_at,
                              tokens=tuple(tokens.items()), connect_wait=connect_wait,
                              sandbox=mode, binds=binds)
     with progress_for(games, "match", enabled=not as_json) as advance:
         try:
-            result = run_match(specs, config, log_dir=None if no_log else log_dir,
-                               options=options, recover=recover,
-                               on_game=lambda record, res: advance(res.leader()),
-                               on_tcp=lambda text: err.print(f"tcp: {text}", markup=False,
-                                                             highlight=False))
+            with lifted(BotStartError, ListenError, LogError, SandboxError):
+                result = run_match(specs, config, log_dir=None if no_log else log_dir,
+                                   options=options, recover=recover,
+                                   on_game=lambda record, res: advance(res.leader()),
+                                   on_tcp=lambda text: err.print(f"tcp: {text}", markup=False,
+                                                                 highlight=False))
         except (BotStartError, ListenError, LogError, SandboxError) as exc:
             fail(str(exc))
     summary = result.summary()
@@ -477,7 +497,7 @@ def tournament(
     )
 
     try:
-        store = open_store(db)
+        store = open_store(db, check=resume is not None)
     except StoreError as exc:
         fail(str(exc))
     with store:
@@ -493,7 +513,13 @@ def tournament(
                     raise TournamentError(f"--resume plays the stored settings; {', '.join(given)} "
                                           f"cannot change them (only --concurrency, --db, --log-dir)")
                 _, saved, status = store.tournament(resume)
-                settings = TournamentSettings.from_dict(saved)
+                try:
+                    settings = TournamentSettings.from_dict(saved)
+                    settings.validate()
+                except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                    raise StoreError(f"{db}: damaged store: table tournaments, row ({resume!r}): "
+                                     f"the settings cannot be used ({type(exc).__name__}: {exc}); "
+                                     f"restore it from a backup") from None
                 if concurrency:
                     settings.concurrency = concurrency
                 if sandbox is not None:  # how bots are confined, not what is played
@@ -516,13 +542,15 @@ def tournament(
         except (TournamentError, StoreError) as exc:
             fail(str(exc))
         resume_cmd = f"durak-ref tournament --resume {tid} --db {db}"
+        lock = _lock_tournament(db, tid)
         err.print(f"tournament {tid}; if interrupted, resume with: {resume_cmd}", markup=False,
                   highlight=False)
-        with progress_for(schedule_size(settings), f"tournament {tid}", enabled=not as_json) as advance:
+        with lock, progress_for(schedule_size(settings), f"tournament {tid}", enabled=not as_json) as advance:
             try:
-                progress = play_tournament(settings, store, tid, log_dir=log_dir, fresh=fresh,
-                                           hide=[config] if config else [], recover=recover,
-                                           on_game=lambda record, prog: advance(prog.leader()))
+                with lifted(LogError, StoreError, SandboxError, BotStartError):
+                    progress = play_tournament(settings, store, tid, log_dir=log_dir, fresh=fresh,
+                                               hide=[config] if config else [], recover=recover,
+                                               on_game=lambda record, prog: advance(prog.leader()))
             except KeyboardInterrupt:
                 err.print(f"durak-ref: interrupted; finished games are stored. Resume with: {resume_cmd}",
                           markup=False, highlight=False)
@@ -530,8 +558,8 @@ def tournament(
             except BotStartError as exc:
                 fail(f"{exc}. Finished games are stored; resume with {resume_cmd} once it is fixed "
                      f"(add --recover to play on regardless)")
-            except (LogError, SandboxError) as exc:
-                fail(str(exc))
+            except (LogError, SandboxError, StoreError) as exc:
+                fail(f"{exc}. Finished games are stored; resume with {resume_cmd}")
         data = standings(store, tid)
         data.update(sandbox=progress.sandbox, duplicates=progress.duplicates,
                     stderr_logs=progress.stderr_logs, decisions_this_run=progress.decisions,
@@ -549,6 +577,18 @@ def tournament(
     if data["rating_error"]:
         err.print(f"durak-ref: ratings not computed: {data['rating_error']}", markup=False)
     _print_seed(settings.seed, resume)
+
+
+def _lock_tournament(db: Path, tid: str) -> Any:
+    """Hold tournament ``tid`` for this run (see referee/storelock.py); exit 2 if another
+    run is playing it."""
+    from .storelock import LockedError, hold_tournament
+    try:
+        return hold_tournament(db, tid)
+    except LockedError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot lock tournament {tid} beside {db}: {exc.strerror or exc}")
 
 
 @app.command()
@@ -588,6 +628,10 @@ def sprt(
     from .sprt import Sprt
     from .tournament import BotEntry
 
+    for value, option in ((elo0, "--elo0"), (elo1, "--elo1")):
+        _range(value, option, -2000, 2000)
+    for value, option in ((alpha, "--alpha"), (beta, "--beta")):
+        _range(value, option, 0.0001, 0.5)
     mode, binds = _sandbox_options(sandbox, bind)
 
     try:
@@ -671,7 +715,7 @@ def ratings(
             if not db.exists():
                 fail(f"no store at {db}; give --db PATH, or --from FILE to rate a JSON Lines file")
             try:
-                with open_store(db) as store:
+                with open_store(db, check=True) as store:
                     if tournament_id:
                         store.tournament(tournament_id)
                     games = list(iter_rated(store.games(tournament_id)))
@@ -788,12 +832,13 @@ def _ladder_rows(store: Any) -> list[dict[str, Any]]:
 
 
 def _print_ladder(store: Any) -> None:
+    from rich.markup import escape
     from rich.table import Table
     t = Table(title="ladder (incremental Elo)", title_justify="left")
     for col in ("rank", "bot", "rating", "games"):
         t.add_column(col, justify="left" if col == "bot" else "right")
     for i, (bot, rating, games) in enumerate(store.ladder()):
-        t.add_row(str(i + 1), bot, f"{rating:.1f}", str(games))
+        t.add_row(str(i + 1), escape(bot), f"{rating:.1f}", str(games))
     out.print(t)
 
 
@@ -803,11 +848,15 @@ def ladder_show(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """The ladder table: rating and games per bot."""
+    from .store import StoreError
     with _open_store(db) as store:
-        if as_json:
-            emit_json(_ladder_rows(store))
-        else:
-            _print_ladder(store)
+        try:
+            if as_json:
+                emit_json(_ladder_rows(store))
+            else:
+                _print_ladder(store)
+        except StoreError as exc:
+            fail(str(exc))
 
 
 @ladder_app.command("history")
@@ -817,10 +866,15 @@ def ladder_history(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """A bot's rating after each of its ladder games."""
+    from .store import StoreError
     with _open_store(db) as store:
-        if store.ladder_rating(name) is None:
-            fail(f"{name!r} is not on the ladder; bots: {', '.join(b for b, _, _ in store.ladder()) or 'none'}")
-        rows = store.history(name)
+        try:
+            if store.ladder_rating(name) is None:
+                fail(f"{name!r} is not on the ladder; bots: "
+                     f"{', '.join(b for b, _, _ in store.ladder()) or 'none'}")
+            rows = store.history(name)
+        except StoreError as exc:
+            fail(str(exc))
     if as_json:
         emit_json([{"game": g, "before": round(b, 2), "after": round(a, 2), "at": at}
                    for _, g, b, a, at in rows])
@@ -856,6 +910,8 @@ def check_bot_cmd(
     """
     from contextlib import nullcontext
 
+    from rich.text import Text
+
     from .checkbot import check_bot_sync, render
     from .sandbox import Sandbox, SandboxError
 
@@ -873,7 +929,7 @@ def check_bot_cmd(
             report = check_bot_sync(
                 list(spec.argv), games_per_config=games, move_time=move_time,
                 startup_time=startup_time, seed=seed, sandbox=Sandbox(mode, binds),
-                on_progress=None if status is None else lambda text: status.update(f"check-bot: {text}"))
+                on_progress=None if status is None else lambda text: status.update(Text(f"check-bot: {text}")))
         except (BotStartError, TimeControlError, SandboxError) as exc:
             fail(str(exc))
     if as_json:
@@ -986,6 +1042,8 @@ def serve(
         config = MatchConfig(rules=make_rules(rules, set_ or []), tc=TimeControl.parse(None, move_time))
     except (ListenError, RulesError, TimeControlError) as exc:
         fail(str(exc))
+    _range(ping_interval, "--ping-interval", 0, WEEK_S, low_open=True)
+    _range(handshake_time, "--handshake-time", 0.1, WEEK_S)
     if not is_loopback(host):
         err.print(f"durak-ref: note: listening on {host}, not loopback: other machines can connect "
                   "(tokens are checked)", markup=False)

@@ -109,26 +109,57 @@ class MatchLogWriter:
         """Create the log file. Raises LogError if it cannot be written there."""
         self.path = path
         self._raw: IO[bytes] | None = None
+        self._file: IO[str] | None = None
+        self._plain: IO[bytes] | None = None
+        self._good = 0  #: bytes of complete lines in a plain log
+        self._lines = 0
         try:
             private_mkdir(path.parent)
             if path.suffix == ".gz":
                 # GzipFile does not close a file object it was given: close() does.
                 self._raw = private_open(path, "wb")
-                self._file: IO[str] = gzip.open(self._raw, "wt", encoding="utf-8")
+                self._file = gzip.open(self._raw, "wt", encoding="utf-8")
             else:
-                self._file = private_open(path, "w")
+                # Written with os.write, unbuffered: a failed write (disk full, file size
+                # limit) is cut back to the last complete line, so the log stays readable.
+                self._plain = private_open(path, "wb")
         except OSError as exc:
             raise LogError(f"cannot write the log {path}: {exc.strerror or exc}; "
                            f"give another --log-dir") from None
 
     def write(self, record: dict[str, Any]) -> None:
-        self._file.write(jsonout.dumps(record, separators=(",", ":")) + "\n")
-        self._file.flush()
+        """Append one record as one line. Raises LogError if it cannot be written (disk
+        full, permission, file size limit); the lines before it stay complete."""
+        line = jsonout.dumps(record, separators=(",", ":")) + "\n"
+        try:
+            if self._plain is not None:
+                data = memoryview(line.encode("utf-8"))
+                fd = self._plain.fileno()
+                while data:
+                    data = data[os.write(fd, data):]
+                self._good += len(line.encode("utf-8"))
+            elif self._file is not None:
+                self._file.write(line)
+                self._file.flush()
+        except OSError as exc:
+            if self._plain is not None:
+                try:
+                    os.ftruncate(self._plain.fileno(), self._good)
+                except OSError:
+                    pass
+            raise LogError(f"cannot write the log {self.path}: {exc.strerror or exc}; its first "
+                           f"{self._lines} line(s) are complete") from None
+        self._lines += 1
 
     def close(self) -> None:
-        self._file.close()
-        if self._raw is not None:
-            self._raw.close()
+        """Close the log; a failure to flush its last bytes (gzip) is ignored: every
+        complete line was already written."""
+        for f in (self._file, self._raw, self._plain):
+            if f is not None:
+                try:
+                    f.close()
+                except OSError:
+                    pass
 
 
 @dataclass
@@ -148,7 +179,10 @@ _GAME_KEYS = ("game", "seed", "dealer", "deck", "players", "decisions", "termina
 
 def read_log(path: Path) -> LogContents:
     """Read a whole log. Raises LogError if the file or its header is unusable; a bad
-    line later on stops reading and is reported in ``error`` with its line number."""
+    line later on (not JSON, or a record that fails ``logcheck``'s schema checks) stops
+    reading and is reported in ``error`` with its line number."""
+    from .logcheck import check_footer, check_game, check_header
+
     header: dict[str, Any] | None = None
     games: list[dict[str, Any]] = []
     footer = None
@@ -161,14 +195,17 @@ def read_log(path: Path) -> LogContents:
                 if record.get("format") != FORMAT:
                     raise LogError(f"{path}:{lineno}: log format {record.get('format')!r} is not "
                                    f"{FORMAT!r}; this durak-ref cannot read it")
+                check_header(path, lineno, record)
                 header = record
             elif record.get("type") == "game":
                 missing = [k for k in _GAME_KEYS if k not in record]
                 if missing:
                     raise LogError(f"{path}:{lineno}: game record lacks {', '.join(missing)}")
+                check_game(path, lineno, record)
                 record["_line"] = lineno
                 games.append(record)
             elif record.get("type") == "footer":
+                check_footer(path, lineno, record)
                 footer = record
             else:
                 raise LogError(f"{path}:{lineno}: unknown record type {record.get('type')!r}")

@@ -2,7 +2,8 @@
 
 A bot spec is what the user types on the command line:
 
-- ``builtin:NAME`` runs an in-process bot (``random``, ``greedy``);
+- ``builtin:NAME`` runs an in-process bot (``random``, ``greedy``); ``seat=builtin:NAME``
+  names its seat;
 - anything else is a command line, split like a POSIX shell does, with an optional
   ``name=`` prefix: ``alice="./mybot --fast"``;
 - ``tcp:NAME`` is reserved for bots that connect over TCP (not yet served).
@@ -85,6 +86,13 @@ def parse_bot_spec(text: str) -> BotSpec:
     head, sep, rest = raw.partition("=")
     if sep and _NAME_RE.match(head):
         name, raw = head, rest
+        if raw.strip().startswith(("builtin:", "tcp:")):
+            # NAME=builtin:X is one grammar with ``tournament --bot NAME=builtin:X``.
+            inner = parse_bot_spec(raw)
+            if inner.kind == "tcp":
+                raise BotSpecError(f"{text!r}: a tcp seat takes its name from tcp:NAME; "
+                                   f"give tcp:{head} instead")
+            return BotSpec("builtin", name, inner.argv, text, named=True)
     try:
         argv = tuple(shlex.split(raw))
     except ValueError as exc:

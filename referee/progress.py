@@ -17,8 +17,11 @@ def progress_for(total: int, label: str, enabled: bool = True) -> Iterator[Calla
     if not enabled or not sys.stderr.isatty() or total < 2:
         yield lambda leader: None
         return
-    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeRemainingColumn(), TextColumn("{task.fields[leader]}"),
+    # markup=False: the label and the leader's name come from outside (a tournament id,
+    # a bot's hello name such as "[/]") and are shown as they are, never parsed as markup.
+    progress = Progress(TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
+                        MofNCompleteColumn(), TimeRemainingColumn(),
+                        TextColumn("{task.fields[leader]}", markup=False),
                         console=Console(stderr=True), transient=True)
     task = progress.add_task(label, total=total, leader="")
 

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .failfast import forfeit_line
@@ -16,7 +17,7 @@ def match_table(summary: dict[str, Any]) -> Table:
     games = summary["games"]
     rules = summary.get("rules_text") or summary["preset"]
     title = f"{games} game{'s' if games != 1 else ''}, rules: {rules}"
-    t = Table(title=title, title_justify="left")
+    t = Table(title=escape(title), title_justify="left")
     t.add_column("bot")
     t.add_column("durak", justify="right")
     t.add_column("durak %", justify="right")
@@ -25,10 +26,10 @@ def match_table(summary: dict[str, Any]) -> Table:
     t.add_column("decisions", justify="right")
     t.add_column("mean ms", justify="right")
     for b in summary["bots"]:
-        forfeits = ", ".join(f"{k} {v}" for k, v in sorted(b["forfeits"].items())) or "-"
+        forfeits = escape(", ".join(f"{k} {v}" for k, v in sorted(b["forfeits"].items())) or "-")
         pct = f"{100 * b['durak'] / games:.1f}" if games else "-"
         ms = "-" if b["mean_decision_ms"] is None else f"{b['mean_decision_ms']:.3f}"
-        t.add_row(b["name"], str(b["durak"]), pct, str(b["draws"]), forfeits,
+        t.add_row(escape(b["name"]), str(b["durak"]), pct, str(b["draws"]), forfeits,
                   str(b["decisions"]), ms)
     return t
 
@@ -47,7 +48,7 @@ def print_match(summary: dict[str, Any], console: Console) -> None:
                   f"wall: {summary['wall_s']:.2f} s")
     console.print(f"decisions: {summary['decisions']} asked, {summary['actions']} actions in all"
                   + referee_cost_text(summary))
-    console.print(f"terminations: {terms}")
+    console.print(f"terminations: {terms}", markup=False, highlight=False)
     for b in summary["bots"]:
         console.print(forfeit_line(b["name"], summary["games"], b["forfeits"], b.get("stderr_log")),
                       markup=False, highlight=False)
@@ -66,7 +67,7 @@ def print_match(summary: dict[str, Any], console: Console) -> None:
     if total > 10:
         console.print(f"... and {total - 10} more forfeits (see --json or the log)")
     if summary.get("log"):
-        console.print(f"log: {summary['log']}")
+        console.print(f"log: {summary['log']}", markup=False, highlight=False)
 
 
 def referee_cost_text(summary: dict[str, Any]) -> str:
@@ -101,16 +102,16 @@ def presets_table() -> Table:
 
 
 def standings_table(data: dict[str, Any]) -> Table:
-    t = Table(title=f"tournament {data['tournament']}: {data['games']} games", title_justify="left")
+    t = Table(title=escape(f"tournament {data['tournament']}: {data['games']} games"), title_justify="left")
     for col, just in (("rank", "right"), ("bot", "left"), ("games", "right"), ("durak %", "right"),
                       ("rating ± 95%", "right"), ("LOS next", "right"), ("forfeits", "left")):
         t.add_column(col, justify=just)  # type: ignore[arg-type]
     for b in data["table"]:
         rating = "-" if b["rating"] is None else f"{b['rating']:+.1f} ± {b['error95']:.1f}"
         los = "-" if b["los_next"] is None else f"{100 * b['los_next']:.1f}%"
-        forfeits = ", ".join(f"{k} {v}" for k, v in sorted(b["forfeits"].items())) or "-"
+        forfeits = escape(", ".join(f"{k} {v}" for k, v in sorted(b["forfeits"].items())) or "-")
         rate = "-" if b["durak_rate"] is None else f"{100 * b['durak_rate']:.1f}"
-        t.add_row(str(b["rank"]), b["bot"], str(b["games"]), rate, rating, los, forfeits)
+        t.add_row(str(b["rank"]), escape(b["bot"]), str(b["games"]), rate, rating, los, forfeits)
     return t
 
 
@@ -122,7 +123,7 @@ def ratings_table(data: dict[str, Any]) -> Table:
         t.add_column(col, justify=just)  # type: ignore[arg-type]
     for i, b in enumerate(data["table"]):
         los = "-" if b["los_next"] is None else f"{100 * b['los_next']:.1f}%"
-        t.add_row(str(i + 1), b["bot"], str(b["games"]), f"{b['rating']:+.1f} ± {b['error95']:.1f}", los)
+        t.add_row(str(i + 1), escape(b["bot"]), str(b["games"]), f"{b['rating']:+.1f} ± {b['error95']:.1f}", los)
     return t
 
 

@@ -91,6 +91,19 @@ _SCHEMA = [
 ]
 
 
+#: The columns of each table, as the schema above makes them (checked on open).
+_COLUMNS = {
+    "bots": ("name", "command", "first_seen", "token_hash"),
+    "tournaments": ("id", "created", "kind", "settings", "status"),
+    "games": ("tournament_id", "game_index", "deal_seed", "rotation", "rules", "log_file",
+              "log_line", "termination", "durak", "started", "ended"),
+    "seats": ("tournament_id", "game_index", "seat", "bot", "result", "forfeit", "decisions",
+              "time_used"),
+    "ladder": ("bot", "rating", "games", "updated"),
+    "ladder_history": ("bot", "tournament_id", "game_index", "rating_before", "rating_after", "at"),
+}
+
+
 class StoreError(RuntimeError):
     """The store cannot be used: not a database, from a newer durak-ref, unwritable,
     or a tournament that does not exist. The message names the file and what to do."""
@@ -199,32 +212,81 @@ class Store:
         if version > SCHEMA_VERSION:
             raise StoreError(f"{self.path}: schema version {version} is newer than this durak-ref "
                              f"understands ({SCHEMA_VERSION}); upgrade durak-ref to use this store")
+        for table, columns in _COLUMNS.items():
+            have = [r[1] for r in self.db.execute(f"PRAGMA table_info({table})")]
+            if not have:
+                raise StoreError(f"{self.path}: damaged store: table {table} is missing; restore "
+                                 f"the store from a backup or give another --db path")
+            lacking = [c for c in columns if c not in have]
+            if lacking:
+                raise StoreError(f"{self.path}: damaged store: table {table} lacks column(s) "
+                                 f"{', '.join(lacking)}; restore it from a backup")
         return tables
+
+    def check_integrity(self) -> None:
+        """``PRAGMA quick_check``: StoreError naming the first problems if a page of the
+        file is damaged (a scribbled or truncated file). Reads the whole file once."""
+        try:
+            rows = [r[0] for r in self.db.execute("PRAGMA quick_check(5)")]
+        except sqlite3.DatabaseError as exc:
+            rows = [str(exc)]
+        if rows != ["ok"]:
+            raise StoreError(f"{self.path}: damaged store (SQLite integrity check: "
+                             f"{'; '.join(map(str, rows))}); restore it from a backup, or move it "
+                             f"away and start a new one")
 
     def _migrate(self, tables: set[str]) -> None:
         if "schema_version" not in tables:
-            with self.transaction():
+            # Two runs may create one fresh store at once: the write lock (BEGIN IMMEDIATE,
+            # waiting up to the busy timeout) lets one create it; the other then finds it.
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                if self._check_schema():
+                    self.db.execute("COMMIT")
+                    return
                 for stmt in _SCHEMA:
                     self.db.execute(stmt)
                 self.db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
             return
         # Version 1 is the first; later versions add their migrations here, in order.
 
     # -- transactions
 
     class _Tx:
-        def __init__(self, db: sqlite3.Connection) -> None:
-            self.db = db
+        """A write transaction. SQLite's I/O errors (disk full, file size limit, read-only
+        file) become StoreError: the user's environment, not our bug; nothing of the
+        transaction is kept and everything committed before is intact."""
+
+        def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+            self.db, self.path = db, path
 
         def __enter__(self) -> None:
-            self.db.execute("BEGIN")
+            try:
+                self.db.execute("BEGIN")
+            except sqlite3.OperationalError as exc:
+                raise _write_error(self.path, exc) from None
 
         def __exit__(self, kind: object, exc: object, tb: object) -> None:
-            self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+            if kind is None:
+                try:
+                    self.db.execute("COMMIT")
+                    return
+                except sqlite3.OperationalError as commit_exc:
+                    exc = commit_exc
+            try:
+                self.db.execute("ROLLBACK")
+            except sqlite3.Error:  # SQLite already rolled back (a disk I/O error does)
+                pass
+            if isinstance(exc, sqlite3.OperationalError):
+                raise _write_error(self.path, exc) from None
 
     def transaction(self) -> Store._Tx:
         """``with store.transaction(): ...``: all or nothing."""
-        return Store._Tx(self.db)
+        return Store._Tx(self.db, self.path)
 
     # -- bots and tournaments
 
@@ -271,8 +333,10 @@ class Store:
                              + (f"; recent ones: {', '.join(known)}" if known else "; the store has none"))
         try:
             settings = json.loads(row[1])
-        except json.JSONDecodeError as exc:
-            raise StoreError(f"{self.path}: tournament {tid}'s settings are corrupt ({exc})") from None
+        except (TypeError, ValueError) as exc:
+            raise self._damaged("tournaments", (tid,), f"the settings are not JSON ({exc})") from None
+        if not isinstance(settings, dict):
+            raise self._damaged("tournaments", (tid,), "the settings are not a JSON map")
         return row[0], settings, row[2]
 
     def set_settings(self, tid: str, settings: dict[str, Any]) -> None:
@@ -286,14 +350,25 @@ class Store:
             "SELECT id, created, kind, status FROM tournaments ORDER BY created"))
 
     def set_status(self, tid: str, status: str) -> None:
-        self.db.execute("UPDATE tournaments SET status = ? WHERE id = ?", (status, tid))
+        try:
+            self.db.execute("UPDATE tournaments SET status = ? WHERE id = ?", (status, tid))
+        except sqlite3.OperationalError as exc:
+            raise _write_error(self.path, exc) from None
 
     # -- games
 
     def add_game(self, row: GameRow) -> None:
-        """Write one finished game and its seats atomically."""
-        with self.transaction():
-            self.insert_game(row)
+        """Write one finished game and its seats atomically. Raises StoreError if the
+        store cannot be written (disk full, file size limit, permission): the games
+        stored before are intact."""
+        try:
+            with self.transaction():
+                self.insert_game(row)
+        except (sqlite3.OperationalError, sqlite3.DatabaseError) as exc:
+            if isinstance(exc, sqlite3.IntegrityError):
+                raise
+            raise StoreError(f"cannot write to the store {self.path}: {exc}; every game stored "
+                             f"before is intact") from None
 
     def insert_game(self, row: GameRow) -> None:
         """Write one game and its seats inside the caller's transaction."""
@@ -323,22 +398,88 @@ class Store:
             "s.tournament_id = g.tournament_id AND s.game_index = g.game_index "
             f"{where} ORDER BY g.tournament_id, g.game_index, s.seat", args)
         out: list[GameRow] = []
-        for r in rows:
-            if not out or (out[-1].tournament_id, out[-1].game_index) != (r[0], r[1]):
-                out.append(GameRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7],
-                                   r[8], r[9], r[10], []))
-            out[-1].seats.append(SeatRow(r[11], r[12], r[13], r[14], r[15], r[16]))
+        with self._reading("games"):
+            for r in rows:
+                if not out or (out[-1].tournament_id, out[-1].game_index) != (r[0], r[1]):
+                    if out:
+                        self._check_game(out[-1])
+                    out.append(GameRow(r[0], r[1], r[2], r[3], self._rules(r), r[5], r[6], r[7],
+                                       r[8], r[9], r[10], []))
+                out[-1].seats.append(self._seat(r))
+            if out:
+                self._check_game(out[-1])
         return out
+
+    # -- rows as read: the file is input, so every row is checked before it is trusted
+
+    def _damaged(self, table: str, key: tuple[Any, ...], what: str) -> StoreError:
+        row = ", ".join(map(repr, key))
+        return StoreError(f"{self.path}: damaged store: table {table}, row ({row}): {what}; "
+                          f"restore it from a backup or delete that row")
+
+    def _reading(self, what: str) -> _Reading:
+        return _Reading(self, what)
+
+    def _rules(self, r: Sequence[Any]) -> dict[str, Any]:
+        try:
+            rules = json.loads(r[4])
+        except (TypeError, ValueError):
+            raise self._damaged("games", (r[0], r[1]), f"rules {str(r[4])[:40]!r} are not JSON") from None
+        if not isinstance(rules, dict):
+            raise self._damaged("games", (r[0], r[1]), "rules are not a JSON map")
+        for i, (name, kind) in enumerate((("tournament_id", str), ("game_index", int),
+                                          ("deal_seed", str), ("rotation", int))):
+            if not _is(r[i], kind):
+                raise self._damaged("games", (r[0], r[1]), f"{name} {r[i]!r} is not {kind.__name__}")
+        for i, name in ((7, "termination"), (9, "started"), (10, "ended")):
+            if not isinstance(r[i], str):
+                raise self._damaged("games", (r[0], r[1]), f"{name} {r[i]!r} is not text")
+        if r[8] is not None and not isinstance(r[8], str):
+            raise self._damaged("games", (r[0], r[1]), f"durak {r[8]!r} is not a bot name")
+        if (r[5] is not None and not isinstance(r[5], str)) or (r[6] is not None and not _is(r[6], int)):
+            raise self._damaged("games", (r[0], r[1]), f"log_file/log_line {r[5]!r}:{r[6]!r} is not a place")
+        return rules
+
+    def _seat(self, r: Sequence[Any]) -> SeatRow:
+        key = (r[0], r[1], r[11])
+        checks = ((r[11], int, "seat"), (r[12], str, "bot"), (r[15], int, "decisions"),
+                  (r[16], float, "time_used"))
+        for value, kind, name in checks:
+            if not _is(value, kind) or (kind is not str and value < 0):
+                raise self._damaged("seats", key, f"{name} {value!r} is not "
+                                    f"{'a name' if kind is str else 'a number >= 0'}")
+        if r[13] not in ("durak", "safe", "draw"):
+            raise self._damaged("seats", key, f"result {r[13]!r} is not durak, safe or draw")
+        if r[14] is not None and not isinstance(r[14], str):
+            raise self._damaged("seats", key, f"forfeit {r[14]!r} is not a kind")
+        return SeatRow(r[11], r[12], r[13], r[14], r[15], float(r[16]))
+
+    def _check_game(self, g: GameRow) -> None:
+        key = (g.tournament_id, g.game_index)
+        seats = sorted(s.seat for s in g.seats)
+        if seats != list(range(len(seats))) or not 2 <= len(seats) <= 6:
+            raise self._damaged("seats", key, f"the game's seats are {seats}, not 0..n-1 for 2 to 6 players")
+        if g.durak is not None and g.durak not in g.players:
+            raise self._damaged("games", key, f"durak {g.durak!r} is not one of its players")
 
     # -- ladder
 
     def ladder(self) -> list[tuple[str, float, int]]:
-        return [(r[0], r[1], r[2]) for r in self.db.execute(
-            "SELECT bot, rating, games FROM ladder ORDER BY rating DESC, bot")]
+        with self._reading("ladder"):
+            rows = list(self.db.execute("SELECT bot, rating, games FROM ladder ORDER BY rating DESC, bot"))
+        for r in rows:
+            if not (isinstance(r[0], str) and _is(r[1], float) and _is(r[2], int)):
+                raise self._damaged("ladder", (r[0],), f"rating {r[1]!r} or games {r[2]!r} is not a number")
+        return [(r[0], float(r[1]), r[2]) for r in rows]
 
     def ladder_rating(self, bot: str) -> tuple[float, int] | None:
-        row = self.db.execute("SELECT rating, games FROM ladder WHERE bot = ?", (bot,)).fetchone()
-        return (row[0], row[1]) if row else None
+        with self._reading("ladder"):
+            row = self.db.execute("SELECT rating, games FROM ladder WHERE bot = ?", (bot,)).fetchone()
+        if row is None:
+            return None
+        if not (_is(row[0], float) and _is(row[1], int)):
+            raise self._damaged("ladder", (bot,), f"rating {row[0]!r} or games {row[1]!r} is not a number")
+        return float(row[0]), row[1]
 
     def set_ladder(self, bot: str, rating: float, games: int) -> None:
         if self.ladder_rating(bot) is None:
@@ -354,9 +495,43 @@ class Store:
             "rating_after, at) VALUES (?, ?, ?, ?, ?, ?)", (bot, tid, index, before, after, utc_now()))
 
     def history(self, bot: str) -> list[tuple[str, int, float, float, str]]:
-        return [(r[0], r[1], r[2], r[3], r[4]) for r in self.db.execute(
-            "SELECT tournament_id, game_index, rating_before, rating_after, at FROM ladder_history "
-            "WHERE bot = ? ORDER BY at, tournament_id, game_index", (bot,))]
+        with self._reading("ladder_history"):
+            rows = list(self.db.execute(
+                "SELECT tournament_id, game_index, rating_before, rating_after, at FROM ladder_history "
+                "WHERE bot = ? ORDER BY at, tournament_id, game_index", (bot,)))
+        for r in rows:
+            if not (_is(r[1], int) and _is(r[2], float) and _is(r[3], float)):
+                raise self._damaged("ladder_history", (bot, r[0], r[1]), "a rating is not a number")
+        return [(r[0], r[1], float(r[2]), float(r[3]), r[4]) for r in rows]
+
+
+def _write_error(path: Path, exc: sqlite3.Error) -> StoreError:
+    return StoreError(f"cannot write to the store {path}: {exc} (disk full, a file size "
+                      f"limit, or no permission?); everything stored before is intact")
+
+
+def _is(value: Any, kind: type) -> bool:
+    """``value`` is a ``kind`` as SQLite gives it back (an int counts as a float; bools
+    never come back from SQLite, text never counts as a number)."""
+    if kind is float:
+        return isinstance(value, (int, float)) and value == value and abs(value) != float("inf")
+    return isinstance(value, kind)
+
+
+class _Reading:
+    """``with store._reading(table):`` turns SQLite's "malformed" errors met while
+    reading into a StoreError naming the store (a damaged page found mid-query)."""
+
+    def __init__(self, store: Store, what: str) -> None:
+        self.store, self.what = store, what
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        if isinstance(exc, sqlite3.DatabaseError):
+            raise StoreError(f"{self.store.path}: damaged store: reading {self.what}: {exc}; "
+                             f"restore it from a backup") from None
 
 
 def _make_private(path: Path) -> None:
@@ -368,9 +543,18 @@ def _make_private(path: Path) -> None:
         pass
 
 
-def open_store(path: Path) -> Store:
-    """Open (creating or migrating) the store at ``path``. Raises StoreError."""
-    return Store(path)
+def open_store(path: Path, check: bool = False) -> Store:
+    """Open (creating or migrating) the store at ``path``; with ``check``, run SQLite's
+    integrity check first (for commands that trust what the store holds: ratings,
+    --resume, verify). Raises StoreError."""
+    store = Store(path)
+    if check:
+        try:
+            store.check_integrity()
+        except BaseException:
+            store.close()
+            raise
+    return store
 
 
 def iter_rated(rows: Sequence[GameRow]) -> Iterator[Any]:

@@ -184,6 +184,7 @@ class Verification:
             given.add(log.owner)
         try:
             with Store(db) as store:
+                store.check_integrity()
                 known = {tid: kind for tid, _, kind, _ in store.tournaments()}
                 if tournament is not None:
                     store.tournament(tournament)  # StoreError naming the known ones

@@ -1,0 +1,71 @@
+"""Several runs on one store: creating a fresh store at once is safe, and one tournament
+is played by one run at a time (a second run of the same id is refused, clearly; the
+lock dies with its holder)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+from pathlib import Path
+
+from support import DURAK_REF, cli
+
+BOTS = ("--bot", "a=builtin:greedy", "--bot", "b=builtin:random")
+
+
+def _popen(*args: str | Path, cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([str(DURAK_REF), *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=cwd,
+                            env=dict(os.environ, COLUMNS="200", NO_COLOR="1"))
+
+
+def test_four_tournaments_create_one_fresh_store_at_once(tmp_path: Path) -> None:
+    db = tmp_path / "fresh.sqlite"
+    runs = [_popen("tournament", *BOTS, "--games", "2", "--db", db, "--log-dir", tmp_path / f"l{i}",
+                   "--json", cwd=tmp_path) for i in range(4)]
+    results = [(p.wait(timeout=300), *p.communicate()) for p in runs]
+    for code, stdout, stderr in results:
+        assert code == 0, stderr
+    ids = {json.loads(stdout)["tournament"] for _, stdout, _ in results}
+    with sqlite3.connect(db) as con:
+        stored = {r[0] for r in con.execute("SELECT id FROM tournaments")}
+        assert con.execute("SELECT COUNT(*) FROM schema_version").fetchone() == (1,)
+    con.close()
+    assert stored == ids and len(ids) == 4
+
+
+def test_a_second_run_of_one_tournament_is_refused_until_the_first_dies(tmp_path: Path) -> None:
+    db = tmp_path / "s.sqlite"
+    first = _popen("tournament", *BOTS, "--games", "1000000", "--db", db, "--log-dir", tmp_path / "logs",
+                   cwd=tmp_path)
+    try:
+        assert first.stderr is not None
+        line = first.stderr.readline()
+        tid = re.match(r"tournament (\S+);", line)
+        assert tid, line
+        second = cli("tournament", "--resume", tid[1], "--db", db, "--log-dir", tmp_path / "logs",
+                     cwd=tmp_path)
+        assert second.returncode == 2, second.stderr
+        assert (f"durak-ref: error: tournament {tid[1]} is being played right now by pid {first.pid}"
+                in second.stderr), second.stderr
+        assert "IntegrityError" not in second.stderr and "Traceback" not in second.stderr
+        assert first.poll() is None  # the first run goes on, undisturbed
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=60)
+        first.communicate()
+    # The lock died with its holder: the tournament can be resumed (and is cut short here).
+    again = _popen("tournament", "--resume", tid[1], "--db", db, "--log-dir", tmp_path / "logs",
+                   cwd=tmp_path)
+    try:
+        assert again.stderr is not None
+        assert again.stderr.readline().startswith(f"tournament {tid[1]};")
+    finally:
+        again.send_signal(signal.SIGINT)
+        _, err = again.communicate(timeout=120)
+    assert again.returncode == 130, err
+    assert "being played" not in err
