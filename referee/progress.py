@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TextIO
+from typing import IO
 
 from rich.console import Console
 from rich.progress import (
@@ -41,7 +41,7 @@ class PlainLines:
     """Writes ``label: text`` to ``stream`` when at least ``interval`` seconds (by
     ``clock``) have passed since the last line (or the start); interval 0: every call."""
 
-    def __init__(self, label: str, stream: TextIO, interval: float,
+    def __init__(self, label: str, stream: IO[str], interval: float,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.label, self.stream, self.interval, self.clock = label, stream, interval, clock
         self.started = self.last = clock()
