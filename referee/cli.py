@@ -597,6 +597,20 @@ def sprt(
                  f"(only --concurrency, --sandbox, --bind, --db, --log-dir)")
     elif bot_a is None or bot_b is None:
         fail("give the two bots, BOT_A and BOT_B (or --resume ID)")
+    else:
+        try:
+            table_rules = make_rules(rules, set_ or [])
+            specs = [parse_bot_spec(x) for x in (bot_a, bot_b, *(opponent or []))]
+            table_rules.check_table(len(specs) - 1 if opponent else 2)
+            if any(x.kind == "tcp" for x in specs):
+                raise BotSpecError("sprt starts its bots itself: give command lines or builtin:NAME, "
+                                   "not tcp:NAME")
+            config = MatchConfig(rules=table_rules, tc=TimeControl.parse(tc, move_time), seed=_seed(seed))
+            test = Sprt(elo0, elo1, alpha, beta)
+        except (RulesError, BotSpecError, TimeControlError, ValueError) as exc:
+            fail(str(exc))
+        names = unique_names([f"A-{specs[0].name}", f"B-{specs[1].name}"] + [x.name for x in specs[2:]])
+        entries = [BotEntry(name, spec.text) for name, spec in zip(names, specs)]
     try:
         store = open_store(db)
     except StoreError as exc:
@@ -616,21 +630,6 @@ def sprt(
             binds = (*job.settings.bind, *binds)
             tid = resume
         else:
-            assert bot_a is not None and bot_b is not None
-            try:
-                table_rules = make_rules(rules, set_ or [])
-                specs = [parse_bot_spec(x) for x in (bot_a, bot_b, *(opponent or []))]
-                table_rules.check_table(len(specs) - 1 if opponent else 2)
-                if any(x.kind == "tcp" for x in specs):
-                    raise BotSpecError("sprt starts its bots itself: give command lines or "
-                                       "builtin:NAME, not tcp:NAME")
-                config = MatchConfig(rules=table_rules, tc=TimeControl.parse(tc, move_time),
-                                     seed=_seed(seed))
-                test = Sprt(elo0, elo1, alpha, beta)
-            except (RulesError, BotSpecError, TimeControlError, ValueError) as exc:
-                fail(str(exc))
-            names = unique_names([f"A-{specs[0].name}", f"B-{specs[1].name}"] + [x.name for x in specs[2:]])
-            entries = [BotEntry(name, spec.text) for name, spec in zip(names, specs)]
             tid = register_sprt(store, stored_settings(
                 entries[0], entries[1], entries[2:], config, test, max_pairs, config.seed, mode,
                 binds, fresh_bots))
