@@ -88,7 +88,7 @@ def progress_for(total: int, label: str, enabled: bool = True, *, console: Conso
         yield plain
         return
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeRemainingColumn(), TextColumn("{task.fields[leader]}"),
+                        TimeRemainingColumn(), TextColumn("{task.fields[leader]}", markup=False),
                         console=console or Console(stderr=True), transient=True)
     task = progress.add_task(label, total=total, leader="")
 
