@@ -136,8 +136,13 @@ _SCORES = {"durak": 0.0, "draw": 0.5, "safe": 1.0}
 
 
 def _score(row: GameRow, name: str) -> float:
-    """``name``'s score in a stored game: 1 safe, 1/2 sharing a draw, 0 the durak."""
-    return next(_SCORES[s.result] for s in row.seats if s.bot == name)
+    """``name``'s score in a stored game: 1 safe, 1/2 sharing a draw, 0 the durak.
+    StoreError if the row has no such seat or an unknown result (a damaged store)."""
+    for s in row.seats:
+        if s.bot == name and s.result in _SCORES:
+            return _SCORES[s.result]
+    raise StoreError(f"sprt run {row.tournament_id}, game {row.game_index}: no seat of {name} with "
+                     f"a result (durak, draw or safe) in the store; it is damaged")
 
 
 def _pair_scores(scores: tuple[Callable[[str], float], Callable[[str], float]], a: str, b: str,

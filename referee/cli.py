@@ -653,6 +653,8 @@ def sprt(
                                     hide=[db], store=store, tid=tid, log_dir=log_dir)
             except (BotStartError, SandboxError, LogError) as exc:
                 fail(f"{exc}; resume with {resume_cmd} once it is fixed")
+            except StoreError as exc:
+                fail(str(exc))
             except KeyboardInterrupt:
                 err.print(f"durak-ref: interrupted; finished pairs are stored. Resume with: {resume_cmd}",
                           markup=False, highlight=False)

@@ -259,3 +259,15 @@ def test_status_line_off_a_terminal_waits_for_the_interval() -> None:
         now[0] = 10.0
         update("pairs 2")
     assert buffer.getvalue() == "sprt y: pairs 2 [0:00:10]\n"
+
+
+def test_a_damaged_stored_pair_is_the_users_error_on_resume(tmp_path: Path) -> None:
+    db = tmp_path / "s.sqlite"
+    st, _ = sprt_json("builtin:greedy", "builtin:greedy", "--max-pairs", "2", "--elo1", "5",
+                      "--db", db, "--log-dir", tmp_path, cwd=tmp_path, code=1)
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE seats SET result = 'won' WHERE tournament_id = ? AND game_index = 1",
+                    (st["run"],))
+    proc = cli("sprt", "--resume", st["run"], "--db", db, "--log-dir", tmp_path, cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "game 1" in proc.stderr and "damaged" in proc.stderr
