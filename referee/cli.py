@@ -593,8 +593,10 @@ def _lock_tournament(db: Path, tid: str) -> Any:
 
 @app.command()
 def sprt(
-    bot_a: Annotated[str, typer.Argument(help="The baseline bot (a spec, as for match).", show_default=False)],
-    bot_b: Annotated[str, typer.Argument(help="The candidate bot: is it stronger than A?", show_default=False)],
+    bot_a: Annotated[str | None, typer.Argument(help="The baseline bot (a spec, as for match).",
+                                                show_default=False)] = None,
+    bot_b: Annotated[str | None, typer.Argument(help="The candidate bot: is it stronger than A?",
+                                                show_default=False)] = None,
     elo0: Annotated[float, typer.Option(help="H0: B is stronger by this many Elo (logistic).")] = 0.0,
     elo1: Annotated[float, typer.Option(help="H1: B is stronger by this many Elo (logistic).")] = 10.0,
     alpha: Annotated[float, typer.Option(min=0.0001, max=0.5, help="False positive rate.")] = 0.05,
@@ -608,6 +610,9 @@ def sprt(
     seed: Annotated[str | None, typer.Option(help=_SEED_HELP, show_default=False)] = None,
     rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
     set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
+    tc: Annotated[str | None, typer.Option(
+        "--tc", help="Game clock per seat, BASE+INCREMENT in seconds (Fischer), e.g. 60+0.5. "
+        "Default: no game clock.")] = None,
     move_time: Annotated[float | None, typer.Option(help=_MOVE_TIME_HELP)] = None,
     fresh_bots: Annotated[bool, typer.Option(
         "--fresh-bots", help="Restart program bots before every game, so no bot can remember "
@@ -615,65 +620,118 @@ def sprt(
     sandbox: Annotated[str, typer.Option(help=_SANDBOX_HELP)] = "auto",
     bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
     recover: Annotated[bool, _RECOVER] = False,
+    db: Annotated[Path, typer.Option(help="The result store (SQLite): the run and every game.")] = Path(
+        "logs/durak.sqlite"),
+    log_dir: Annotated[Path, typer.Option(help="Where game logs and bots' stderr go.")] = Path("logs"),
+    resume: Annotated[str | None, typer.Option(
+        help="Finish SPRT run ID from the store: its stored pairs count, the others are played.",
+        show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the final status as JSON.")] = False,
 ) -> None:
     """A/B test: is B stronger than A? Duplicate deal pairs, pentanomial GSPRT.
 
-    Stops as soon as the log-likelihood ratio crosses a bound. Exit 0 when H1 is
-    accepted (B is stronger), 1 when H0 is accepted or the test ends undecided, 2 for
-    unusable input (a bot that fails its first start-up, unless --recover).
+    Stops as soon as the log-likelihood ratio crosses a bound. Every game goes to a log
+    (--log-dir; `durak-ref replay LOG --game N` shows it) and, pair by pair, to the store
+    (--db; `durak-ref verify` checks it); an interrupted run is finished with --resume ID
+    (the command is printed at the start). Exit 0 when H1 is accepted (B is stronger),
+    1 when H0 is accepted or the test ends undecided, 2 for unusable input (a bot that
+    fails its first start-up, unless --recover).
     """
-    from .abtest import run_sprt_sync
+    from .abtest import load_sprt, register_sprt, run_sprt_sync, stored_settings
+    from .matchlog import LogError
+    from .progress import status_line
     from .sandbox import SandboxError
     from .sprt import Sprt
-    from .tournament import BotEntry
+    from .store import StoreError, open_store
+    from .tournament import BotEntry, TournamentError
 
     for value, option in ((elo0, "--elo0"), (elo1, "--elo1")):
         _range(value, option, -2000, 2000)
     for value, option in ((alpha, "--alpha"), (beta, "--beta")):
         _range(value, option, 0.0001, 0.5)
     mode, binds = _sandbox_options(sandbox, bind)
-
+    if resume is not None:
+        given = [name for name, value in (
+            ("BOT_A", bot_a), ("BOT_B", bot_b), ("--opponent", opponent), ("--seed", seed),
+            ("--set", set_), ("--tc", tc), ("--move-time", move_time)) if value] + [
+            name for name, value, default in (
+                ("--elo0", elo0, 0.0), ("--elo1", elo1, 10.0), ("--alpha", alpha, 0.05),
+                ("--beta", beta, 0.05), ("--max-pairs", max_pairs, 20000), ("--rules", rules, "classic"),
+                ("--fresh-bots", fresh_bots, False)) if value != default]
+        if given:
+            fail(f"--resume plays the stored settings; {', '.join(given)} cannot change them "
+                 f"(only --concurrency, --sandbox, --bind, --db, --log-dir)")
+    elif bot_a is None or bot_b is None:
+        fail("give the two bots, BOT_A and BOT_B (or --resume ID)")
+    else:
+        try:
+            table_rules = make_rules(rules, set_ or [])
+            specs = [parse_bot_spec(x) for x in (bot_a, bot_b, *(opponent or []))]
+            table_rules.check_table(len(specs) - 1 if opponent else 2)
+            if any(x.kind == "tcp" for x in specs):
+                raise BotSpecError("sprt starts its bots itself: give command lines or builtin:NAME, "
+                                   "not tcp:NAME")
+            config = MatchConfig(rules=table_rules, tc=TimeControl.parse(tc, move_time), seed=_seed(seed))
+            test = Sprt(elo0, elo1, alpha, beta)
+        except (RulesError, BotSpecError, TimeControlError, ValueError) as exc:
+            fail(str(exc))
+        names = unique_names([f"A-{specs[0].name}", f"B-{specs[1].name}"] + [x.name for x in specs[2:]])
+        entries = [BotEntry(name, spec.text) for name, spec in zip(names, specs)]
     try:
-        table_rules = make_rules(rules, set_ or [])
-        specs = [parse_bot_spec(x) for x in (bot_a, bot_b, *(opponent or []))]
-        table_rules.check_table(len(specs) - 1 if opponent else 2)
-        if any(x.kind == "tcp" for x in specs):
-            raise BotSpecError("sprt starts its bots itself: give command lines or builtin:NAME, not tcp:NAME")
-        config = MatchConfig(rules=table_rules, tc=TimeControl.parse(None, move_time), seed=_seed(seed))
-        test = Sprt(elo0, elo1, alpha, beta)
-    except (RulesError, BotSpecError, TimeControlError, ValueError) as exc:
+        store = open_store(db)
+    except StoreError as exc:
         fail(str(exc))
-    names = unique_names([f"A-{specs[0].name}", f"B-{specs[1].name}"] + [x.name for x in specs[2:]])
-    entries = [BotEntry(name, spec.text) for name, spec in zip(names, specs)]
-
-    def show(run: Any) -> None:
-        if as_json or not sys.stderr.isatty():
-            return
-        st = run.status()
-        elo = "" if st["elo"] is None else f"  Elo {st['elo']:+.1f} ± {st['elo_error95']:.1f}"
-        err.print(f"\rpairs {run.pairs}  games {run.games}  LLR {st['llr']:+.2f} "
-                  f"[{st['lower']:.2f}, {st['upper']:.2f}]{elo}   ", end="", markup=False,
+    with store:
+        if resume is not None:
+            try:
+                job = load_sprt(store, resume)
+            except (StoreError, TournamentError) as exc:
+                fail(str(exc))
+            entries = [job.a, job.b, *job.opponents]
+            config, test, max_pairs = job.config, job.sprt, job.max_pairs
+            elo1 = test.elo1
+            fresh_bots = job.settings.fresh_bots
+            if sandbox == "auto":  # how bots are confined, not what is played
+                mode = job.settings.sandbox
+            binds = (*job.settings.bind, *binds)
+            tid = resume
+        else:
+            tid = register_sprt(store, stored_settings(
+                entries[0], entries[1], entries[2:], config, test, max_pairs, config.seed, mode,
+                binds, fresh_bots))
+        names = [e.name for e in entries]
+        resume_cmd = f"durak-ref sprt --resume {tid} --db {db}"
+        err.print(f"sprt {tid}; if interrupted, resume with: {resume_cmd}", markup=False,
                   highlight=False)
 
-    try:
-        run = run_sprt_sync(entries[0], entries[1], entries[2:], config, sprt=test,
-                            max_pairs=max_pairs, concurrency=concurrency, on_pair=show,
-                            sandbox=mode, bind=binds, fresh_bots=fresh_bots, recover=recover)
-    except (BotStartError, SandboxError) as exc:
-        fail(str(exc))
-    except KeyboardInterrupt:
-        err.print("\ndurak-ref: interrupted")
-        raise typer.Exit(130) from None
+        def line(run: Any) -> str:
+            st = run.status()
+            elo = "" if st["elo"] is None else f"  Elo {st['elo']:+.1f} ± {st['elo_error95']:.1f}"
+            return (f"pairs {run.pairs}  games {run.games}  LLR {st['llr']:+.2f} "
+                    f"[{st['lower']:.2f}, {st['upper']:.2f}]{elo}")
+
+        with status_line(f"sprt {tid}", enabled=not as_json) as update:
+            try:
+                run = run_sprt_sync(entries[0], entries[1], entries[2:], config, sprt=test,
+                                    max_pairs=max_pairs, concurrency=concurrency,
+                                    on_pair=lambda r: update(line(r)), seed=config.seed,
+                                    sandbox=mode, bind=binds, fresh_bots=fresh_bots, recover=recover,
+                                    hide=[db], store=store, tid=tid, log_dir=log_dir)
+            except (BotStartError, SandboxError, LogError) as exc:
+                fail(f"{exc}; resume with {resume_cmd} once it is fixed")
+            except StoreError as exc:
+                fail(str(exc))
+            except KeyboardInterrupt:
+                err.print(f"durak-ref: interrupted; finished pairs are stored. Resume with: {resume_cmd}",
+                          markup=False, highlight=False)
+                raise typer.Exit(130) from None
     status = run.status()
-    status.update(a={"name": names[0], "command": specs[0].text},
-                  b={"name": names[1], "command": specs[1].text},
-                  opponents=[{"name": n, "command": s.text} for n, s in zip(names[2:], specs[2:])])
+    status.update(a={"name": entries[0].name, "command": entries[0].command},
+                  b={"name": entries[1].name, "command": entries[1].command},
+                  opponents=[{"name": e.name, "command": e.command} for e in entries[2:]])
     if as_json:
-        emit_json(dict(status, **_reproduce(config.seed)))
+        emit_json(dict(status, **_reproduce(config.seed, resume)))
     else:
-        if sys.stderr.isatty():
-            err.print()
         from .report import print_warnings
         print_warnings(status["warnings"], out)
         verdict = {"accept_h1": f"H1 accepted: {names[1]} is stronger than {names[0]}",
@@ -690,7 +748,9 @@ def sprt(
         from .failfast import forfeit_line
         for name, row in status["bots"].items():
             out.print(forfeit_line(name, row["games"], row["forfeits"], None), markup=False, highlight=False)
-        _print_seed(config.seed)
+        where = f"run {tid} in {db}" + (f", log {run.log_path}" if run.log_path else "")
+        out.print(where, markup=False, highlight=False)
+        _print_seed(config.seed, tid if resume else None)
     raise typer.Exit(0 if status["state"] == "accept_h1" else 1)
 
 

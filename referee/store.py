@@ -384,6 +384,11 @@ class Store:
             [(row.tournament_id, row.game_index, s.seat, s.bot, s.result, s.forfeit,
               s.decisions, s.time_used) for s in row.seats])
 
+    def delete_game(self, tid: str, index: int) -> None:
+        """Remove one game and its seats (if stored), inside the caller's transaction."""
+        self.db.execute("DELETE FROM seats WHERE tournament_id = ? AND game_index = ?", (tid, index))
+        self.db.execute("DELETE FROM games WHERE tournament_id = ? AND game_index = ?", (tid, index))
+
     def finished_indices(self, tid: str) -> set[int]:
         return {r[0] for r in self.db.execute(
             "SELECT game_index FROM games WHERE tournament_id = ?", (tid,))}

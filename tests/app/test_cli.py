@@ -233,9 +233,10 @@ def _live_workers() -> set[int]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to list processes")
-def test_sprt_with_worker_processes_accepts_h1_and_leaves_no_worker() -> None:
+def test_sprt_with_worker_processes_accepts_h1_and_leaves_no_worker(tmp_path: Path) -> None:
     before = _live_workers()
-    result = run("sprt", "builtin:random", "builtin:greedy", "--concurrency", "2", "--json")
+    result = run("sprt", "builtin:random", "builtin:greedy", "--concurrency", "2", "--json",
+                 "--db", str(tmp_path / "s.sqlite"), "--log-dir", str(tmp_path))
     assert result.returncode == 0, result.stderr
     status = json.loads(result.stdout)
     assert status["state"] == "accept_h1" and status["pairs"] >= 10

@@ -320,7 +320,8 @@ def test_sprt_and_check_bot_sandbox_their_bots(tmp_path: Path) -> None:
     assert proc.returncode in (0, 1), proc.stderr
     status = json.loads(proc.stdout)
     assert status["sandbox"] == "bwrap" and status["duplicates"] == "memory"
-    assert not list(tmp_path.iterdir())  # the write attack planted nothing in its cwd
+    # The write attack planted nothing in its cwd (logs/: the run's own log and store).
+    assert [p.name for p in tmp_path.iterdir()] == ["logs"]
     proc = cli("check-bot", f"{PY} {Path(__file__).resolve().parents[2] / 'examples/python/greedy_bot.py'}",
                "--games", "2", "--sandbox", "bwrap", "--json", cwd=tmp_path, timeout=180)
     assert json.loads(proc.stdout)["settings"]["sandbox"] == "bwrap", proc.stderr

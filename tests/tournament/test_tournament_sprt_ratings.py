@@ -17,7 +17,8 @@ from referee.tournament import standings
 DURAK_REF = Path(sys.executable).parent / "durak-ref"
 STATUS_KEYS = {"elo0", "elo1", "alpha", "beta", "lower", "upper", "model", "counts", "n", "llr",
                "state", "decided_after", "elo", "elo_error95", "los", "pairs", "games", "forfeits",
-               "seed", "reproduce", "sandbox", "duplicates", "bots", "warnings", "a", "b", "opponents"}
+               "seed", "reproduce", "sandbox", "duplicates", "bots", "warnings", "a", "b", "opponents",
+               "run", "log", "resumed_pairs"}
 
 
 def cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -29,7 +30,8 @@ def cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
 def one_error(proc: subprocess.CompletedProcess[str]) -> str:
     assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr, proc.stderr
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    lines = [line for line in proc.stderr.splitlines()
+             if line.strip() and not line.startswith("sprt ")]  # the run's banner may precede
     assert len(lines) == 1 and lines[0].startswith("durak-ref: error:"), lines
     return lines[0]
 
