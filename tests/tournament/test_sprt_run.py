@@ -82,13 +82,18 @@ def test_sprt_games_are_logged_and_stored_and_replay_and_verify(tmp_path: Path) 
 
 
 def test_a_tampered_sprt_game_fails_verify(tmp_path: Path) -> None:
-    """verify really checks sprt games: a stored durak that is not the logged one differs."""
+    """verify really checks sprt games: a stored durak that is not the logged one differs
+    (a well-formed value: a name that is no player is a damaged row, exit 2)."""
     db = tmp_path / "s.sqlite"
     st, _ = sprt_json("builtin:random", "builtin:greedy", "--max-pairs", "2", "--elo1", "2000",
                       "--db", db, "--log-dir", tmp_path, cwd=tmp_path)
     with sqlite3.connect(db) as con:
-        con.execute("UPDATE games SET durak = 'nobody' WHERE tournament_id = ? AND game_index = 1",
-                    (st["run"],))
+        (durak,) = con.execute("SELECT durak FROM games WHERE tournament_id = ? AND game_index = 1",
+                               (st["run"],)).fetchone()
+        (other,) = con.execute("SELECT bot FROM seats WHERE tournament_id = ? AND game_index = 1 "
+                               "AND bot IS NOT ?", (st["run"], durak)).fetchone()
+        con.execute("UPDATE games SET durak = ? WHERE tournament_id = ? AND game_index = 1",
+                    (other, st["run"]))
     checked = cli("verify", "--db", db, cwd=tmp_path)
     assert checked.returncode == 1 and "durak" in checked.stdout
 
@@ -270,4 +275,5 @@ def test_a_damaged_stored_pair_is_the_users_error_on_resume(tmp_path: Path) -> N
                     (st["run"],))
     proc = cli("sprt", "--resume", st["run"], "--db", db, "--log-dir", tmp_path, cwd=tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "game 1" in proc.stderr and "damaged" in proc.stderr
+    # The store's row check names the row: (run, game 1, seat 0).
+    assert f"'{st['run']}', 1, 0)" in proc.stderr and "damaged" in proc.stderr
