@@ -57,6 +57,9 @@ class StreamPlayer(Player):
         self.failure = None
         self._answered: int | None = None  #: the id of the last request answered
         self._frame_at = 0.0  #: trio time at which the latest chunk was read
+        # One poller per connection (not one per request): the early-frame check polls
+        # it before every request. None for streams without a file descriptor.
+        self._quiet_poll = _poller(receive_stream)
 
     # -- what subclasses provide
 
@@ -196,19 +199,13 @@ class StreamPlayer(Player):
         raise self._fail("protocol", reason, message)
 
     def _readable_now(self) -> bool:
-        """Whether the bot's stream can deliver bytes (or its end) without waiting. Pipes
-        (trio's FdStream) and sockets (SocketStream) are polled on their file descriptor
-        with a zero timeout; other streams (in-memory ones in tests) are never ready."""
-        stream: Any = self._receive_stream
-        fileno = getattr(stream, "fileno", None) or getattr(getattr(stream, "socket", None),
-                                                            "fileno", None)
-        if fileno is None:
+        """Whether the bot's stream can deliver bytes (or its end) without waiting: a zero
+        timeout poll of its file descriptor (pipes and sockets alike); streams without
+        one (in-memory ones in tests) are never ready."""
+        if self._quiet_poll is None:
             return False
         try:
-            fd = fileno()
-            poller = select.poll()
-            poller.register(fd, select.POLLIN)
-            return bool(poller.poll(0))
+            return bool(self._quiet_poll.poll(0))
         except (OSError, ValueError):
             return False
 
@@ -284,6 +281,21 @@ class StreamPlayer(Player):
         if received is not _NOTHING:
             evidence["received"] = brief(received)
         return self._note(BotFailure(kind, reason, evidence))
+
+
+def _poller(stream: Any) -> Any:
+    """A ``select.poll`` watching the input of a pipe (trio's FdStream) or socket
+    (SocketStream), or None for a stream without a file descriptor."""
+    fileno = getattr(stream, "fileno", None) or getattr(getattr(stream, "socket", None),
+                                                        "fileno", None)
+    if fileno is None:
+        return None
+    try:
+        poller = select.poll()
+        poller.register(fileno(), select.POLLIN)
+    except (OSError, ValueError):
+        return None
+    return poller
 
 
 def brief(value: Any, limit: int = 600) -> Any:
