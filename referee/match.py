@@ -15,7 +15,7 @@ again, up to N times). The record of the game keeps the evidence.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +33,11 @@ from .rules.cards import card_str
 from .rules.deal import check_seed, deal_deck, deal_id
 from .rules.match import first_dealer, next_dealer
 from .seeds import new_seed
+from .web import spectator
+
+#: A spectator's hook on one game (``play_game(watch=...)``): awaited with each public
+#: message of the game, in order (``referee/web/spectator.py`` says which).
+Watch = Callable[[dict[str, Any]], Awaitable[None]]
 
 #: Terminations where a seat forfeited (it is the durak).
 FORFEITS = ("timeout", "crash", "protocol", "illegal", "disconnect")
@@ -165,8 +170,10 @@ class Forfeit(Exception):
 class _Table:
     """The state of one game in play: the engine, clocks, and the players."""
 
-    def __init__(self, players: Sequence[Player], config: MatchConfig, index: int) -> None:
+    def __init__(self, players: Sequence[Player], config: MatchConfig, index: int,
+                 watch: Watch | None = None) -> None:
         self.players = players
+        self.watch = watch
         self.config = config
         self.index = index
         # Request ids count per seat per game (1, 2, 3, ...): a seat's ids say nothing
@@ -191,8 +198,14 @@ class _Table:
         events = game.events
         if not events:
             return
+        if self.watch is not None:
+            # A spectator sees each event as public_event shows it to no seat at all.
+            for ev in events:
+                message = spectator.public_message(game, self.index, ev)
+                if message is not None:
+                    await self.watch(message)
         listeners = [seat for seat in range(len(self.players)) if self.wants[seat]]
-        for i, ev in enumerate(events):
+        for i, ev in enumerate(events if listeners else ()):
             # Most events read the same for every seat: build and encode those once for
             # the whole table. A draw (only the drawer sees the cards), a decline (only
             # the decliner sees it) and a forced action are built per seat.
@@ -283,18 +296,22 @@ def forfeit_reason(name: str, kind: str, detail: str | None = None) -> str:
 
 
 async def play_game(players: Sequence[Player], config: MatchConfig, *, index: int, seed: str,
-                    dealer: int) -> GameRecord:
+                    dealer: int, watch: Watch | None = None) -> GameRecord:
     """Play one game; return its record. Bot failures become forfeits in the record.
 
     ``seed`` is the deal id (``rules.deal.deal_id``): the deck is
-    ``deal_deck(config.seed, seed, deck size)``, the same for every game given that id."""
+    ``deal_deck(config.seed, seed, deck size)``, the same for every game given that id.
+    ``watch``: a spectator's hook, awaited with the game's public messages only (its
+    start, every public event, its end; see referee/web/spectator.py); None costs nothing."""
     started = trio.current_time()
     rules = config.rules
     n = len(players)
-    table = _Table(players, config, index)
+    table = _Table(players, config, index, watch)
     game = Game.new(rules, n, deck=deal_deck(config.seed, seed, rules.deck), dealer=dealer,
-                    record_events=any(table.wants))
+                    record_events=any(table.wants) or watch is not None)
     names = [p.name for p in players]
+    if watch is not None:
+        await watch(spectator.start_message(game, index, names))
     decisions: list[Decision] = []
     forfeit = None
     termination: str
@@ -337,6 +354,8 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
     if forfeit is not None and durak is not None:
         public_end = msg.game_end_msg(game=index, durak=durak, termination=termination,
                                       reason=forfeit_reason(names[durak], termination))
+    if watch is not None:
+        await watch(spectator.end_message(index, public_end))
     for seat, p in enumerate(players):
         if table.wants[seat]:
             try:
