@@ -39,6 +39,7 @@ from .match import GameRecord, MatchConfig, play_game
 from .matchlog import FORMAT, MatchLogWriter, fresh_log_path, timestamp, utc_now
 from .rules.deal import DEAL_TEXT
 from .store import Store
+from .web.live import LiveHub, replay_header
 from .tcp import TcpGate, TcpLimits, TcpSeat, TokenBook, hash_token, new_token
 
 
@@ -114,6 +115,8 @@ class Arena:
     in_flight: int = 0
     port: int | None = None
     gate: TcpGate | None = None  #: the gate of the current run (its refusals, open connections)
+    #: The live page's hub (``serve --http``): it watches every game and lists finished ones.
+    live: LiveHub | None = None
     _stopping: trio.Event = field(default_factory=trio.Event)
     _book_seen: int = 0  #: the token book generation whose revocations were applied
 
@@ -202,9 +205,11 @@ class Arena:
                     started = utc_now()
                     record: GameRecord = await play_game(
                         list(table), self.config, index=next(index), seed=deal_seed,
-                        dealer=1)
+                        dealer=1, watch=None if self.live is None else self.live.watch)
                     if writer is not None:
                         writer.write(record.as_dict())
+                    if self.live is not None:
+                        self.live.finished(replay_header(self.config), record.as_dict())
                     store_ladder_game(self.store, record, deal_seed, rotation, self.config, k=k,
                                       start=start, started=started,
                                       log_file=str(writer.path) if writer else None)
@@ -300,17 +305,32 @@ class Arena:
         return self.played
 
 
-def serve(arena: Arena, host: str, port: int) -> int:
+def serve(arena: Arena, host: str, port: int, http: tuple[str, int] | None = None) -> int:
     """Run the arena under ``trio.run``. The first Ctrl-C stops pairing and lets the
-    games in flight finish (they are recorded); a second one aborts them."""
+    games in flight finish (they are recorded); a second one aborts them. ``http``:
+    also serve the live page there (referee/web/live.py) while the arena runs; it
+    closes with the arena."""
     import signal
+
+    from .web.live import LiveError, live_url, serve_live
 
     async def main() -> int:
         async with trio.open_nursery() as nursery:
             result: list[int] = []
+            if http is not None:
+                from .ladder import LADDER_ID
+                from .tournament import standings
+                arena.live = LiveHub("durak-ref arena",
+                                     standings=lambda: standings(arena.store, LADDER_ID))
+                bound = await nursery.start(serve_live, arena.live, *http)
+                arena.say(f"live page: {live_url(http[0], bound)}")
 
             async def run() -> None:
-                result.append(await arena.run(host, port))
+                try:
+                    result.append(await arena.run(host, port))
+                finally:
+                    if arena.live is not None:
+                        arena.live.close()
                 nursery.cancel_scope.cancel()
 
             async def on_signals() -> None:
@@ -332,5 +352,5 @@ def serve(arena: Arena, host: str, port: int) -> int:
     from .store import StoreError
     from .tcp import ListenError
     from .usererror import lifted
-    with lifted(ListenError, LogError, StoreError):
+    with lifted(ListenError, LogError, StoreError, LiveError):
         return trio.run(main)

@@ -1052,6 +1052,27 @@ def unregister(
     out.print(f"{name}: unregistered (its token no longer works)", markup=False, highlight=False)
 
 
+_HTTP_HELP = ("Also serve a live page at HOST:PORT (e.g. 127.0.0.1:8080): the tables in play "
+              "with public information only, standings, recent games with their replays. Use a "
+              "loopback address unless other machines should watch (a warning says so).")
+
+
+def _http_option(text: str | None) -> tuple[str, int] | None:
+    """The --http address, checked (exit 2 if unusable), with the non-loopback warning."""
+    from .web.live import LiveError, bind_warning, parse_http
+
+    if text is None:
+        return None
+    try:
+        host, port = parse_http(text)
+    except LiveError as exc:
+        fail(str(exc))
+    warning = bind_warning(host)
+    if warning is not None:
+        err.print(warning, markup=False, highlight=False)
+    return host, port
+
+
 @app.command()
 def serve(
     listen: Annotated[str, typer.Option(help="HOST:PORT to listen on (loopback unless you say otherwise).")]
@@ -1082,6 +1103,7 @@ def serve(
     rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
     set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
     log_dir: Annotated[Path, typer.Option(help="Where game logs go.")] = Path("logs"),
+    http: Annotated[str | None, typer.Option(help=_HTTP_HELP, show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="At the end, print games played and the ladder as JSON.")] = False,
 ) -> None:
     """Run the arena: registered bots connect over TCP and play rated games continuously.
@@ -1091,12 +1113,16 @@ def serve(
     secret seed (recorded in the log and store) unless --duplicate. Failed tokens are
     throttled per address and network (growing penalties) and logged in aggregate.
     Ratings go to the ladder in the store (`durak-ref ladder show`). Ctrl-C stops
-    pairing and lets games in flight finish; a second Ctrl-C aborts them.
+    pairing and lets games in flight finish; a second Ctrl-C aborts them. With --http,
+    a live page shows the games in play (public information only), the standings and
+    the recent games, each with its replay.
     """
     from .arena import Arena, serve as serve_arena
     from .matchlog import LogError
     from .tcp import ListenError, TcpLimits, is_loopback, parse_listen
+    from .web.live import LiveError
 
+    web = _http_option(http)
     try:
         host, port = parse_listen(listen)
         config = MatchConfig(rules=make_rules(rules, set_ or []), tc=TimeControl.parse(None, move_time))
@@ -1119,8 +1145,8 @@ def serve(
         err.print(f"arena on {host}:{port}; bots: {', '.join(sorted(store.token_hashes()))}",
                   markup=False, highlight=False)
         try:
-            played = serve_arena(arena, host, port)
-        except (ListenError, LogError) as exc:
+            played = serve_arena(arena, host, port, http=web)
+        except (ListenError, LogError, LiveError) as exc:
             fail(str(exc))
         if as_json:
             emit_json({"played": played, "refusals": len(arena.gate.refusals) if arena.gate else 0,

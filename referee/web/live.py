@@ -1,0 +1,435 @@
+"""The live page of a running arena or tournament (``serve --http``, ``tournament --http``).
+
+Three parts:
+
+- ``LiveHub`` holds what the page shows: the tables in play (each a ``PublicTable``
+  rebuilt from the spectator stream of ``referee/web/spectator.py``, so it holds public
+  facts only), the recent finished games and the standings. The referee feeds it
+  (``watch`` is ``play_game``'s spectator hook; ``finished`` takes a game's log record
+  once that game is over); feeding never blocks and never fails the referee: each web
+  client has a bounded queue, and a client that does not keep up is dropped (its browser
+  reconnects and starts again from a fresh snapshot).
+- ``LiveApp``, a small ASGI app: the page and its assets, ``/api/state`` (the snapshot
+  as JSON), ``/events`` (Server-Sent Events: the snapshot, then every change) and
+  ``/game/N`` (the omniscient replay of finished game N; 404 while it runs). Unknown
+  paths get 404, malformed ids and foreign Host headers 400, other methods 405, clients
+  beyond the cap 503. Every response forbids framing, sniffing and caching, and the
+  page's Content-Security-Policy allows only its own script and the event stream.
+- ``serve_live`` runs the app with hypercorn's trio worker until the hub is closed.
+
+What a client may learn: while a game runs, only what a spectator at the table sees;
+a game's log record (every hand, the deck order) only after the game has ended.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
+from importlib import resources
+from typing import Any, TypeVar
+
+import trio
+
+from ..jsonout import dumps
+from ..tcp import ListenError, is_loopback, parse_listen
+from .spectator import PublicTable
+
+T = TypeVar("T")
+
+MAX_CLIENTS = 32  #: event streams open at once; more get 503
+CLIENT_QUEUE = 256  #: messages waiting for one client; a client this far behind is dropped
+RECENT_GAMES = 100  #: finished games listed, and replayable, at once
+SEND_TIMEOUT_S = 10.0  #: a client that takes longer to accept one message is dropped
+STANDINGS_EVERY_S = 2.0  #: standings are recomputed at most this often (a fit can be slow)
+HEARTBEAT_S = 15.0  #: an SSE comment this often keeps proxies from closing an idle stream
+
+
+class LiveError(ValueError):
+    """Unusable --http input (a bad HOST:PORT, a port that cannot be bound): the user's."""
+
+
+def parse_http(text: str) -> tuple[str, int]:
+    """``--http HOST:PORT`` (or ``:PORT`` for loopback) -> (host, port). Raises LiveError."""
+    if ":" not in text:
+        raise LiveError(f"--http {text!r}: expected HOST:PORT, e.g. 127.0.0.1:8080")
+    try:
+        return parse_listen(text)
+    except ListenError:
+        raise LiveError(f"--http {text!r}: expected HOST:PORT with a port 0..65535") from None
+
+
+def bind_warning(host: str) -> str | None:
+    """The warning line for a non-loopback bind, or None for loopback."""
+    if is_loopback(host):
+        return None
+    return (f"durak-ref: warning: the live page listens on {host}, not loopback: other "
+            f"machines can watch it (public information only while games run)")
+
+
+@dataclass
+class Finished:
+    """A finished game: its log header and record (the omniscient view) and a summary."""
+
+    number: int
+    header: dict[str, Any]
+    record: dict[str, Any]
+
+    def summary(self) -> dict[str, Any]:
+        r = self.record
+        durak = r.get("durak")
+        return {"game": self.number, "names": r["players"], "termination": r["termination"],
+                "durak": None if durak is None else r["players"][durak], "bouts": r.get("bouts"),
+                "replay": f"/game/{self.number}"}
+
+
+class LiveHub:
+    """The live state of one run, fed by the referee and read by web clients."""
+
+    def __init__(self, title: str, *, standings: Callable[[], dict[str, Any]] | None = None,
+                 max_clients: int = MAX_CLIENTS, client_queue: int = CLIENT_QUEUE,
+                 recent: int = RECENT_GAMES) -> None:
+        self.title = title
+        self._standings_source = standings
+        self.max_clients = max_clients
+        self.client_queue = client_queue
+        self.tables: dict[int, PublicTable] = {}
+        self.recent: deque[Finished] = deque(maxlen=recent)
+        self.standings: list[dict[str, Any]] = []
+        self.standings_error: str | None = None
+        self.clients: set[trio.MemorySendChannel[bytes]] = set()
+        self.dropped = 0  #: clients dropped for not keeping up
+        self.closed = trio.Event()
+        self._standings_due = trio.Event()
+        self._standings_due.set()
+
+    # ---------------------------------------------------------------- fed by the referee
+
+    async def watch(self, message: dict[str, Any]) -> None:
+        """``play_game``'s spectator hook (``referee.match.Watch``): never blocks."""
+        self.follow(message)
+
+    def follow(self, message: dict[str, Any]) -> None:
+        """Take one spectator message of a game in play and tell the clients."""
+        number = message["game"]
+        if message["type"] == "start":
+            self.tables[number] = PublicTable(message)
+        elif number in self.tables:
+            self.tables[number].apply(message)
+        else:
+            return  # a game that started before we watched: nothing to draw it on
+        self._publish("table", self.tables[number].view())
+
+    def finished(self, header: dict[str, Any], record: dict[str, Any]) -> None:
+        """Game ``record["game"]`` is over and in its log: list it, with its replay."""
+        number = record["game"]
+        self.tables.pop(number, None)
+        done = Finished(number, header, record)
+        self.recent.append(done)
+        self._publish("finished", done.summary())
+        self._standings_due.set()
+
+    def close(self) -> None:
+        """End every client's stream and stop the server (``serve_live`` returns)."""
+        self.closed.set()
+        for client in list(self.clients):
+            client.close()
+        self.clients.clear()
+
+    # ---------------------------------------------------------------- read by clients
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything the page shows now, JSON-ready."""
+        return {"title": self.title, "tables": [t.view() for t in self.tables.values()],
+                "recent": [g.summary() for g in reversed(self.recent)],
+                "standings": self.standings, "standings_error": self.standings_error}
+
+    def replay(self, number: int) -> Finished | None:
+        """Finished game ``number`` if it is still listed; None while it runs or unknown."""
+        for done in self.recent:
+            if done.number == number:
+                return done
+        return None
+
+    def subscribe(self) -> trio.MemoryReceiveChannel[bytes] | None:
+        """A new client's stream, starting with the snapshot; None when clients are at
+        their cap."""
+        if len(self.clients) >= self.max_clients or self.closed.is_set():
+            return None
+        send, receive = trio.open_memory_channel[bytes](self.client_queue)
+        send.send_nowait(sse("snapshot", self.snapshot()))
+        self.clients.add(send)
+        return receive
+
+    def unsubscribe(self, receive: trio.MemoryReceiveChannel[bytes]) -> None:
+        receive.close()  # the hub's send side finds it closed and forgets it
+
+    def _publish(self, name: str, data: Any) -> None:
+        frame = sse(name, data)
+        for client in list(self.clients):
+            try:
+                client.send_nowait(frame)
+            except trio.WouldBlock:
+                # Too far behind: drop it rather than hold the referee or grow without bound.
+                client.close()
+                self.clients.discard(client)
+                self.dropped += 1
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                self.clients.discard(client)
+
+    async def run_standings(self) -> None:
+        """Recompute the standings after games finish, at most every STANDINGS_EVERY_S."""
+        if self._standings_source is None:
+            return
+        while not self.closed.is_set():
+            await self._standings_due.wait()
+            self._standings_due = trio.Event()
+            try:
+                data = self._standings_source()
+            except Exception as exc:  # the page must not take the run down: show why instead
+                self.standings_error = f"standings unavailable: {type(exc).__name__}: {exc}"
+            else:
+                self.standings = standings_rows(data)
+                self.standings_error = data.get("rating_error")
+            self._publish("standings", {"standings": self.standings, "error": self.standings_error})
+            await trio.sleep(STANDINGS_EVERY_S)
+
+
+def standings_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The columns the page shows from ``tournament.standings``' table."""
+    return [{k: b.get(k) for k in ("rank", "bot", "games", "durak", "draws", "durak_rate",
+                                    "rating", "error95")} for b in data.get("table", [])]
+
+
+def sse(name: str, data: Any) -> bytes:
+    """One Server-Sent Event: strict JSON on one ``data`` line (JSON escapes newlines)."""
+    return f"event: {name}\ndata: {dumps(data)}\n\n".encode()
+
+
+# -------------------------------------------------------------------- the ASGI app
+
+_ASSETS = resources.files("referee.web") / "assets"
+_STATIC = {"/": ("live.html", "text/html; charset=utf-8"),
+           "/assets/live.js": ("live.js", "text/javascript; charset=utf-8"),
+           "/assets/live.css": ("live.css", "text/css; charset=utf-8")}
+_PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+             "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+#: A replay page is one self-contained file (inline script and style) that needs nothing else.
+_REPLAY_CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+               "img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+_GAME_PATH = re.compile(r"/game/([^/]*)")
+_LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+
+
+def _headers(content_type: str, csp: str = _PAGE_CSP, **extra: str) -> list[tuple[bytes, bytes]]:
+    base = {"content-type": content_type, "cache-control": "no-store",
+            "x-content-type-options": "nosniff", "x-frame-options": "DENY",
+            "referrer-policy": "no-referrer", "content-security-policy": csp, **extra}
+    return [(k.encode(), v.encode()) for k, v in base.items()]
+
+
+class LiveApp:
+    """The ASGI app of the live page over one ``LiveHub``.
+
+    ``host``: the address the server is bound to; when it is loopback, requests must
+    name a loopback host (``Host: localhost:PORT``, ``127.0.0.1``, ``[::1]``), so a web
+    page elsewhere cannot reach the server through a DNS name rebound to 127.0.0.1."""
+
+    def __init__(self, hub: LiveHub, host: str = "127.0.0.1") -> None:
+        self.hub = hub
+        self.loopback_only = is_loopback(host)
+        self.pages = {path: ((_ASSETS / name).read_bytes(), kind)
+                      for path, (name, kind) in _STATIC.items()}
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":  # a websocket: this server speaks SSE only
+            await send({"type": "websocket.close", "code": 1003})
+            return
+        status, body, headers = self.route(scope)
+        if status == 0:
+            await self.stream(receive, send)
+            return
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    def route(self, scope: dict[str, Any]) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+        """(status, body, headers) for a plain request; status 0: the event stream."""
+        text = "text/plain; charset=utf-8"
+        if not self._host_ok(scope):
+            return 400, b"bad Host header: this server answers to its loopback address only\n", \
+                _headers(text)
+        path = scope["path"]
+        if scope["method"] != "GET":
+            return 405, b"only GET is served here\n", _headers(text, allow="GET")
+        if path in self.pages:
+            body, kind = self.pages[path]
+            return 200, body, _headers(kind)
+        if path == "/api/state":
+            return 200, dumps(self.hub.snapshot()).encode(), _headers("application/json")
+        if path == "/events":
+            return 0, b"", []
+        match = _GAME_PATH.fullmatch(path)
+        if match:
+            number = match.group(1)
+            if not (number.isascii() and number.isdigit() and len(number) <= 12):
+                return 400, b"a game is named by its number: /game/N\n", _headers(text)
+            done = self.hub.replay(int(number))
+            if done is None:
+                return 404, (f"game {int(number)} is not a finished game listed here (a game in "
+                             f"play has no replay until it ends)\n").encode(), _headers(text)
+            return 200, replay_page(done).encode(), _headers("text/html; charset=utf-8",
+                                                             _REPLAY_CSP)
+        return 404, b"not found\n", _headers(text)
+
+    def _host_ok(self, scope: dict[str, Any]) -> bool:
+        if not self.loopback_only:
+            return True
+        hosts = [v for k, v in scope.get("headers", []) if k == b"host"]
+        if len(hosts) != 1:
+            return False
+        host = hosts[0].decode("latin-1").strip().lower()
+        name = host[1:host.index("]")] if host.startswith("[") and "]" in host \
+            else host.rpartition(":")[0] if ":" in host else host
+        return name in _LOOPBACK_NAMES or is_loopback(name)
+
+    async def stream(self, receive: Any, send: Any) -> None:
+        """The event stream: the snapshot, then every change, until the client leaves,
+        falls too far behind, takes too long to accept a message, or the hub closes."""
+        events = self.hub.subscribe()
+        if events is None:
+            await send({"type": "http.response.start", "status": 503,
+                        "headers": _headers("text/plain; charset=utf-8", retry_after="30")})
+            await send({"type": "http.response.body",
+                        "body": b"too many live viewers; try again later\n"})
+            return
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": _headers("text/event-stream; charset=utf-8")})
+        async with trio.open_nursery() as nursery:
+            async def until_disconnect() -> None:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(until_disconnect)
+            try:
+                while True:
+                    with trio.move_on_after(HEARTBEAT_S) as idle:
+                        frame = await events.receive()
+                    if idle.cancelled_caught:
+                        frame = b": still here\n\n"
+                    with trio.move_on_after(SEND_TIMEOUT_S) as slow:
+                        await send({"type": "http.response.body", "body": frame, "more_body": True})
+                    if slow.cancelled_caught:
+                        break
+            except trio.EndOfChannel:  # dropped, or the hub closed
+                pass
+            finally:
+                self.hub.unsubscribe(events)
+            nursery.cancel_scope.cancel()
+        with trio.move_on_after(SEND_TIMEOUT_S):
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def replay_page(done: Finished) -> str:
+    """The omniscient replay of a finished game as one self-contained HTML page."""
+    from ..replay import game_steps
+
+    names = ", ".join(done.record["players"])
+    steps = "\n".join(game_steps(done.header, done.record))
+    return ("<!doctype html><html lang=en><meta charset=utf-8>"
+            "<meta name=viewport content='width=device-width, initial-scale=1'>"
+            f"<title>game {done.number}</title><h1>game {done.number}: {html.escape(names)}</h1>"
+            f"<pre>{html.escape(steps)}</pre></html>")
+
+
+async def serve_live(hub: LiveHub, host: str, port: int, *,
+                     task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    """Serve ``hub``'s page on host:port with hypercorn's trio worker until ``hub.close()``.
+    ``task_status.started`` gets the port bound (useful with port 0). Raises LiveError
+    when the address cannot be bound."""
+    from hypercorn.config import Config
+    from hypercorn.trio import serve
+
+    config = Config()
+    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    config.accesslog = None
+    config.loglevel = "WARNING"  # its "Running on" line is ours to print
+    config.graceful_timeout = 1.0
+    config.read_timeout = 10  # a client that sends its request slower than this is cut off
+    config.keep_alive_timeout = 5.0
+    config.h11_max_incomplete_size = 8 * 1024  # request line and headers: small
+    app = LiveApp(hub, host)
+    try:
+        async with trio.open_nursery() as nursery:
+            binds = await nursery.start(partial(serve, app, config, shutdown_trigger=hub.closed.wait,
+                                                mode="asgi"))
+            task_status.started(int(binds[0].rpartition(":")[2]))
+            async with trio.open_nursery() as side:
+                side.start_soon(hub.run_standings)
+                await hub.closed.wait()
+                side.cancel_scope.cancel()
+            # serve returns once its connections are closed (within graceful_timeout)
+    except BaseExceptionGroup as group:
+        # The bind fails as the server starts, before anything else runs: nothing is lost.
+        failed = group.subgroup(OSError)
+        if failed is None:
+            raise
+        leaf: BaseException = failed
+        while isinstance(leaf, BaseExceptionGroup):
+            leaf = leaf.exceptions[0]
+        raise LiveError(f"--http {host}:{port}: cannot listen there: "
+                        f"{getattr(leaf, 'strerror', None) or leaf}") from None
+
+
+def replay_header(config: Any) -> dict[str, Any]:
+    """The log header fields a replay of a live game needs (``config``: its MatchConfig)."""
+    return {"type": "header", "preset": config.rules.preset, "rules": config.rules.as_dict(),
+            "time_control": config.tc.as_dict()}
+
+
+async def with_live(hub: LiveHub, host: str, port: int, job: Callable[[], Awaitable[T]], *,
+                    on_url: Callable[[str], None] | None = None) -> T:
+    """Serve ``hub`` on host:port while ``await job()`` runs; close it when the job ends
+    (however it ends). The job's own exception leaves as itself, not inside an
+    exception group, so callers' ``except`` clauses keep working. Raises LiveError when
+    the address cannot be bound (before the job starts)."""
+    result: list[T] = []
+    try:
+        async with trio.open_nursery() as nursery:
+            bound = await nursery.start(serve_live, hub, host, port)
+            if on_url is not None:
+                on_url(live_url(host, bound))
+            try:
+                result.append(await job())
+            finally:
+                hub.close()
+    except BaseExceptionGroup as group:
+        leaves = list(_leaves(group))
+        if len(leaves) == 1:
+            raise leaves[0] from None
+        raise
+    return result[0]
+
+
+def live_url(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/"
+
+
+def _leaves(group: BaseException) -> Iterator[BaseException]:
+    if isinstance(group, BaseExceptionGroup):
+        for e in group.exceptions:
+            yield from _leaves(e)
+    else:
+        yield group
