@@ -6,8 +6,10 @@ Three parts:
   rebuilt from the spectator stream of ``referee/web/spectator.py``, so it holds public
   facts only), the recent finished games and the standings. The referee feeds it
   (``watch`` is ``play_game``'s spectator hook; ``finished`` takes a game's log record
-  once that game is over); feeding never blocks and never fails the referee: each web
-  client has a bounded queue, and a client that does not keep up is dropped (its browser
+  once that game is over); feeding never blocks and never fails the referee. Each web
+  client has a bounded queue (``Client``) in which a table's newer view replaces its
+  waiting older one, so a client reading slower than games are played sees fewer,
+  always current views; a client that stops reading is dropped at the bound (its browser
   reconnects and starts again from a fresh snapshot).
 - ``LiveApp``, a small ASGI app: the page and its assets, ``/api/state`` (the snapshot
   as JSON), ``/events`` (Server-Sent Events: the snapshot, then every change) and
@@ -41,7 +43,7 @@ from .spectator import PublicTable
 T = TypeVar("T")
 
 MAX_CLIENTS = 32  #: event streams open at once; more get 503
-CLIENT_QUEUE = 256  #: messages waiting for one client; a client this far behind is dropped
+CLIENT_QUEUE = 256  #: updates waiting for one client; a client this far behind is dropped
 RECENT_GAMES = 100  #: finished games listed, and replayable, at once
 SEND_TIMEOUT_S = 10.0  #: a client that takes longer to accept one message is dropped
 STANDINGS_EVERY_S = 2.0  #: standings are recomputed at most this often (a fit can be slow)
@@ -86,6 +88,49 @@ class Finished:
                 "replay": f"/game/{self.number}"}
 
 
+class Client:
+    """One web client's waiting updates, bounded, never blocking the one who adds.
+
+    Updates with a key (a table's view: ``("table", N)``) replace the waiting one of the
+    same key in its place: a client that reads slower than games are played skips
+    intermediate views but never sees them out of order or a finished game's table after
+    its ``finished`` event. Keyless updates wait in order. More than ``cap`` waiting
+    updates: the client is too far behind (or not reading) and ``put`` refuses."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.pending: dict[Any, bytes] = {}
+        self.closed = False
+        self._wake = trio.Event()
+        self._seq = 0
+
+    def put(self, frame: bytes, key: Any = None) -> bool:
+        """Queue ``frame``; False (nothing queued) when the client is ``cap`` behind."""
+        if key is None:
+            self._seq += 1
+            key = ("seq", self._seq)
+        if key not in self.pending and len(self.pending) >= self.cap:
+            return False
+        self.pending[key] = frame
+        self._wake.set()
+        return True
+
+    async def take(self) -> bytes | None:
+        """Every waiting update, in order, as one chunk; waits for one. None once closed."""
+        while not self.pending and not self.closed:
+            await self._wake.wait()
+            self._wake = trio.Event()
+        if self.closed:
+            return None
+        chunk = b"".join(self.pending.values())
+        self.pending.clear()
+        return chunk
+
+    def close(self) -> None:
+        self.closed = True
+        self._wake.set()
+
+
 class LiveHub:
     """The live state of one run, fed by the referee and read by web clients."""
 
@@ -100,7 +145,7 @@ class LiveHub:
         self.recent: deque[Finished] = deque(maxlen=recent)
         self.standings: list[dict[str, Any]] = []
         self.standings_error: str | None = None
-        self.clients: set[trio.MemorySendChannel[bytes]] = set()
+        self.clients: set[Client] = set()
         self.dropped = 0  #: clients dropped for not keeping up
         self.closed = trio.Event()
         self._standings_due = trio.Event()
@@ -121,7 +166,7 @@ class LiveHub:
             self.tables[number].apply(message)
         else:
             return  # a game that started before we watched: nothing to draw it on
-        self._publish("table", self.tables[number].view())
+        self._publish("table", self.tables[number].view(), key=("table", number))
 
     def finished(self, header: dict[str, Any], record: dict[str, Any]) -> None:
         """Game ``record["game"]`` is over and in its log: list it, with its replay."""
@@ -154,31 +199,26 @@ class LiveHub:
                 return done
         return None
 
-    def subscribe(self) -> trio.MemoryReceiveChannel[bytes] | None:
-        """A new client's stream, starting with the snapshot; None when clients are at
-        their cap."""
+    def subscribe(self) -> Client | None:
+        """A new client, starting with the snapshot; None when clients are at their cap."""
         if len(self.clients) >= self.max_clients or self.closed.is_set():
             return None
-        send, receive = trio.open_memory_channel[bytes](self.client_queue)
-        send.send_nowait(sse("snapshot", self.snapshot()))
-        self.clients.add(send)
-        return receive
+        client = Client(self.client_queue)
+        client.put(sse("snapshot", self.snapshot()))
+        self.clients.add(client)
+        return client
 
-    def unsubscribe(self, receive: trio.MemoryReceiveChannel[bytes]) -> None:
-        receive.close()  # the hub's send side finds it closed and forgets it
+    def unsubscribe(self, client: Client) -> None:
+        client.close()
+        self.clients.discard(client)
 
-    def _publish(self, name: str, data: Any) -> None:
+    def _publish(self, name: str, data: Any, key: Any = None) -> None:
         frame = sse(name, data)
         for client in list(self.clients):
-            try:
-                client.send_nowait(frame)
-            except trio.WouldBlock:
+            if not client.put(frame, key):
                 # Too far behind: drop it rather than hold the referee or grow without bound.
-                client.close()
-                self.clients.discard(client)
+                self.unsubscribe(client)
                 self.dropped += 1
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                self.clients.discard(client)
 
     async def run_standings(self) -> None:
         """Recompute the standings after games finish, at most every STANDINGS_EVERY_S."""
@@ -228,7 +268,7 @@ def _headers(content_type: str, csp: str = _PAGE_CSP, **extra: str) -> list[tupl
     base = {"content-type": content_type, "cache-control": "no-store",
             "x-content-type-options": "nosniff", "x-frame-options": "DENY",
             "referrer-policy": "no-referrer", "content-security-policy": csp, **extra}
-    return [(k.encode(), v.encode()) for k, v in base.items()]
+    return [(k.replace("_", "-").encode(), v.encode()) for k, v in base.items()]
 
 
 class LiveApp:
@@ -306,8 +346,8 @@ class LiveApp:
     async def stream(self, receive: Any, send: Any) -> None:
         """The event stream: the snapshot, then every change, until the client leaves,
         falls too far behind, takes too long to accept a message, or the hub closes."""
-        events = self.hub.subscribe()
-        if events is None:
+        client = self.hub.subscribe()
+        if client is None:
             await send({"type": "http.response.start", "status": 503,
                         "headers": _headers("text/plain; charset=utf-8", retry_after="30")})
             await send({"type": "http.response.body",
@@ -324,18 +364,17 @@ class LiveApp:
             nursery.start_soon(until_disconnect)
             try:
                 while True:
-                    with trio.move_on_after(HEARTBEAT_S) as idle:
-                        frame = await events.receive()
-                    if idle.cancelled_caught:
-                        frame = b": still here\n\n"
+                    chunk: bytes | None = b": still here\n\n"
+                    with trio.move_on_after(HEARTBEAT_S):
+                        chunk = await client.take()
+                    if chunk is None:  # dropped, or the hub closed
+                        break
                     with trio.move_on_after(SEND_TIMEOUT_S) as slow:
-                        await send({"type": "http.response.body", "body": frame, "more_body": True})
+                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
                     if slow.cancelled_caught:
                         break
-            except trio.EndOfChannel:  # dropped, or the hub closed
-                pass
             finally:
-                self.hub.unsubscribe(events)
+                self.hub.unsubscribe(client)
             nursery.cancel_scope.cancel()
         with trio.move_on_after(SEND_TIMEOUT_S):
             await send({"type": "http.response.body", "body": b"", "more_body": False})

@@ -1,0 +1,102 @@
+"""Helpers for the live page's tests: a real server on a free loopback port, real games
+played by built-in bots, and the exact public timeline of a finished game."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import trio
+
+from referee.match import MatchConfig, play_game
+from referee.players import BuiltinPlayer, parse_bot_spec
+from referee.rules import Game, make_rules
+from referee.rules.actions import parse_action
+from referee.rules.cards import card_str, iter_bits, parse_card
+from referee.web.live import LiveHub, replay_header, serve_live
+from referee.web.spectator import PublicTable, public_message, start_message
+
+CARD = re.compile(r"(?<![A-Za-z0-9])(?:[2-9TJQKA][CDHS])(?![A-Za-z0-9])")
+
+
+@asynccontextmanager
+async def live_server(hub: LiveHub, host: str = "127.0.0.1") -> AsyncIterator[str]:
+    """Serve ``hub`` on a free port; yields the base URL. Closes the hub on exit."""
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(serve_live, hub, host, 0)
+        try:
+            yield f"http://{host}:{port}"
+        finally:
+            hub.close()
+
+
+def builtin_players(*names: str) -> list[BuiltinPlayer]:
+    return [BuiltinPlayer(n, parse_bot_spec(f"{n}=builtin:random"), 7) for n in names]
+
+
+async def play_watched(hub: LiveHub, config: MatchConfig, index: int, names: tuple[str, ...] = (
+        "alice", "bob")) -> dict[str, Any]:
+    """One real game between built-in bots, watched by ``hub`` and listed as finished."""
+    record = await play_game(builtin_players(*names), config, index=index,
+                             seed=f"live:{index}", dealer=len(names) - 1, watch=hub.watch)
+    hub.finished(replay_header(config), record.as_dict())
+    return record.as_dict()
+
+
+def hidden_from_spectator(game: Game) -> set[str]:
+    hidden = 0
+    for seat, hand in enumerate(game.hands):
+        hidden |= hand & ~game.known[seat]
+    for c in game.talon:
+        if c != game.trump_card:
+            hidden |= 1 << c
+    return {card_str(c) for c in iter_bits(hidden)}
+
+
+def public_timeline(record: dict[str, Any], config: MatchConfig) -> list[tuple[dict, set[str]]]:
+    """Re-play a finished game with the engine: each spectator message of it, in order,
+    with the cards a spectator could not see right after it."""
+    deck = [parse_card(c) for c in record["deck"]]
+    game = Game.new(config.rules, len(record["players"]), deck=deck, dealer=record["dealer"],
+                    record_events=True)
+    out = [(start_message(game, record["game"], record["players"]), hidden_from_spectator(game))]
+    for _, text, _, _ in record["decisions"]:
+        game.apply_legal(parse_action(text))
+        for ev in game.events or []:
+            message = public_message(game, record["game"], ev)
+            if message is not None:
+                out.append((message, hidden_from_spectator(game)))
+        game.events.clear()  # type: ignore[union-attr]
+    return out
+
+
+def expected_views(record: dict[str, Any], config: MatchConfig) -> list[tuple[dict, set[str]]]:
+    """The table views a spectator of this game must be sent, in order, each with the
+    cards still hidden at that moment (the end view comes last)."""
+    timeline = public_timeline(record, config)
+    table = PublicTable(timeline[0][0])
+    views = [(table.view(), timeline[0][1])]
+    for message, hidden in timeline[1:]:
+        table.apply(message)
+        views.append((table.view(), hidden))
+    table.apply({"type": "end", "game": record["game"], "durak": record["durak"],
+                 "termination": record["termination"], "reason": record["reason"]})
+    views.append((table.view(), timeline[-1][1]))
+    return views
+
+
+def sse_events(data: bytes) -> list[tuple[str, Any]]:
+    """The (event, JSON data) pairs of a Server-Sent Events byte stream."""
+    events = []
+    for block in data.decode().split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if not line.startswith(":"))
+        if "event" in fields:
+            events.append((fields["event"], json.loads(fields["data"])))
+    return events
+
+
+def classic(**kwargs: Any) -> MatchConfig:
+    return MatchConfig(rules=make_rules("classic", []), seed="live-tests", **kwargs)

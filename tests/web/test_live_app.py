@@ -1,0 +1,223 @@
+"""The live page's server (``referee/web/live.py``), tested over real HTTP: hypercorn
+on a free loopback port, real games played by built-in bots, httpx as the client.
+
+The contract: while a game runs, every byte sent is public information (each view in
+the stream is, in order, the table a spectator rebuilds from public events at some
+moment, and names no card that is hidden at that moment); a game's omniscient replay exists only
+once it has ended; bad requests get 4xx, never a traceback; slow or surplus clients
+cannot hold the referee.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import warnings
+
+import httpx
+import pytest
+import trio
+
+from referee.jsonout import strict_loads
+from referee.web.live import LiveError, LiveHub, parse_http, serve_live, with_live
+from livekit import CARD, classic, expected_views, live_server, play_watched, sse_events
+
+
+async def test_the_stream_is_exactly_the_public_table_and_never_names_a_hidden_card() -> None:
+    hub = LiveHub("test")
+    config = classic()
+    got = bytearray()
+    async with live_server(hub) as url, httpx.AsyncClient(base_url=url) as client:
+        async with client.stream("GET", "/events") as response:
+            assert response.status_code == 200
+            assert response.headers["content-type"].startswith("text/event-stream")
+            records = []
+            async with trio.open_nursery() as nursery:
+                async def read() -> None:
+                    async for chunk in response.aiter_raw():
+                        got.extend(chunk)
+                nursery.start_soon(read)
+                for index in range(3):
+                    records.append(await play_watched(hub, config, index))
+                await trio.sleep(0.2)
+                nursery.cancel_scope.cancel()
+    events = sse_events(bytes(got))
+    assert events[0] == ("snapshot", {"title": "test", "tables": [], "recent": [], "standings": [],
+                                      "standings_error": None})
+    for record in records:
+        sent = [data for name, data in events if name == "table" and data["game"] == record["game"]]
+        expected = expected_views(record, config)
+        # Each view sent is the spectator's table at some moment, in order (a client
+        # that reads slower than the game is played may skip views), the last one the
+        # end; none names a card hidden at its moment.
+        position = 0
+        for view in sent:
+            while position < len(expected) and expected[position][0] != view:
+                position += 1
+            assert position < len(expected), ("not a public view, or out of order", view)
+            assert not set(CARD.findall(json.dumps(view))) & expected[position][1], view
+        assert sent[-1] == expected[-1][0] and sent[-1]["end"]["durak"] == record["durak"]
+        finished = [data for name, data in events if name == "finished" and data["game"] == record["game"]]
+        assert finished == [{"game": record["game"], "names": record["players"],
+                             "termination": record["termination"],
+                             "durak": None if record["durak"] is None else record["players"][record["durak"]],
+                             "bouts": record["bouts"], "replay": f"/game/{record['game']}"}]
+
+
+async def test_a_game_in_play_has_no_replay_and_a_finished_one_shows_every_hand() -> None:
+    hub = LiveHub("test")
+    config = classic()
+    async with live_server(hub) as url, httpx.AsyncClient(base_url=url) as client:
+        record = await play_watched(hub, config, 5)
+        assert (await client.get("/game/6")).status_code == 404
+        hub.follow({"type": "start", "game": 6, "names": ["a", "b"], "dealer": 1, "trump": "6S",
+                    "trump_holder": None, "talon": 24, "hand_sizes": [6, 6], "known": [[], []],
+                    "attacker": 0, "defender": 1})
+        in_play = await client.get("/game/6")
+        assert in_play.status_code == 404 and "has no replay until it ends" in in_play.text
+        done = await client.get("/game/5")
+        assert done.status_code == 200
+        assert done.headers["content-type"] == "text/html; charset=utf-8"
+        # The omniscient view: the first hands dealt are all there.
+        for card in record["deck"][:12]:
+            assert card in done.text
+        state = strict_loads((await client.get("/api/state")).text)
+        assert [t["game"] for t in state["tables"]] == [6]
+        assert [g["game"] for g in state["recent"]] == [5]
+
+
+async def test_names_and_strings_are_escaped_in_every_page() -> None:
+    hub = LiveHub("<script>alert(1)</script>")
+    config = classic()
+    async with live_server(hub) as url, httpx.AsyncClient(base_url=url) as client:
+        await play_watched(hub, config, 0, names=("<img src=x onerror=alert(1)>", "b&b"))
+        page = (await client.get("/game/0")).text
+        assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+        assert "b&amp;b" in page
+        # The page itself holds no data: the script sets every string with textContent.
+        index = await client.get("/")
+        assert "<script>alert" not in index.text
+        state = (await client.get("/api/state")).json()
+        assert state["title"] == "<script>alert(1)</script>"  # data, served as JSON only
+        script = (await client.get("/assets/live.js")).text
+        assert "innerHTML" not in script and "insertAdjacentHTML" not in script
+
+
+@pytest.mark.parametrize("method,path,status", [
+    ("GET", "/", 200), ("GET", "/assets/live.js", 200), ("GET", "/assets/live.css", 200),
+    ("GET", "/api/state", 200), ("GET", "/nope", 404), ("GET", "/assets/../live.py", 404),
+    ("GET", "/game/abc", 400), ("GET", "/game/-1", 400), ("GET", "/game/1e3", 400),
+    ("GET", "/game/99999999999999999999", 400), ("GET", "/game/12", 404), ("GET", "/game/", 400),
+    ("POST", "/", 405), ("PUT", "/api/state", 405), ("DELETE", "/game/1", 405),
+])
+async def test_every_request_gets_a_clear_status(method: str, path: str, status: int) -> None:
+    async with live_server(LiveHub("t")) as url, httpx.AsyncClient(base_url=url) as client:
+        response = await client.request(method, path)
+        assert response.status_code == status, response.text
+        assert response.headers["x-content-type-options"] == "nosniff"
+        assert response.headers["cache-control"] == "no-store"
+        assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+        if status >= 400:
+            assert response.text.strip() and "Traceback" not in response.text
+
+
+@pytest.mark.parametrize("host,ok", [("localhost", True), ("127.0.0.1", True), ("evil.example", False),
+                                     ("127.0.0.1.evil.example", False), ("", False)])
+async def test_a_loopback_server_answers_only_to_loopback_host_names(host: str, ok: bool) -> None:
+    """A web page elsewhere cannot read the server through a DNS name rebound to 127.0.0.1."""
+    async with live_server(LiveHub("t")) as url, httpx.AsyncClient(base_url=url) as client:
+        port = url.rpartition(":")[2]
+        response = await client.get("/api/state", headers={"host": f"{host}:{port}" if host else ""})
+        assert response.status_code == (200 if ok else 400)
+
+
+async def test_a_client_that_stops_reading_is_dropped_and_never_holds_the_referee() -> None:
+    """A client that never reads its stream fills the sockets, then its own bounded
+    queue, and is dropped; feeding the hub never waits for it, and a client that keeps
+    up misses no finished game meanwhile."""
+    hub = LiveHub("t", client_queue=64)
+    played = 0
+    async with live_server(hub) as url, httpx.AsyncClient(base_url=url) as client:
+        port = int(url.rpartition(":")[2])
+        stalled = trio.socket.socket()
+        stalled.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_RCVBUF, 4096)
+        await stalled.connect(("127.0.0.1", port))
+        await stalled.send(b"GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        got = bytearray()
+        async with client.stream("GET", "/events") as response:
+            async with trio.open_nursery() as nursery:
+                async def read() -> None:
+                    async for chunk in response.aiter_raw():
+                        got.extend(chunk)
+                nursery.start_soon(read)
+                while len(hub.clients) < 2:
+                    await trio.sleep(0.01)
+                with trio.fail_after(120):
+                    while hub.dropped == 0:
+                        await play_watched(hub, classic(), played)
+                        played += 1
+                        await trio.sleep(0)  # as a referee does between games
+                    await play_watched(hub, classic(), played)
+                    played += 1
+                    while got.count(b"event: finished") < played:
+                        await trio.sleep(0.01)
+                nursery.cancel_scope.cancel()
+        stalled.close()
+    assert hub.dropped == 1 and len(hub.clients) == 0
+    assert [data["game"] for name, data in sse_events(bytes(got)) if name == "finished"] == \
+        list(range(played))
+
+
+async def test_clients_beyond_the_cap_get_503() -> None:
+    hub = LiveHub("t", max_clients=2)
+    async with live_server(hub) as url, httpx.AsyncClient(base_url=url) as client:
+        async with client.stream("GET", "/events"), client.stream("GET", "/events"):
+            third = await client.get("/events")
+            assert third.status_code == 503 and "too many live viewers" in third.text
+            assert third.headers["retry-after"] == "30"
+
+
+async def test_closing_the_hub_ends_every_stream_and_the_server() -> None:
+    hub = LiveHub("t")
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(serve_live, hub, "127.0.0.1", 0)
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+                async with client.stream("GET", "/events") as response:
+                    hub.close()
+                    body = b"".join([chunk async for chunk in response.aiter_raw()])
+                    assert body.startswith(b"event: snapshot")
+        # serve_live returned by itself: the nursery was not cancelled.
+    with pytest.raises(OSError):
+        await trio.open_tcp_stream("127.0.0.1", port)
+
+
+async def test_a_port_in_use_is_the_users_error() -> None:
+    listener = (await trio.open_tcp_listeners(0, host="127.0.0.1"))[0]
+    port = listener.socket.getsockname()[1]
+    job_ran = []
+
+    async def job() -> None:
+        job_ran.append(True)
+
+    with warnings.catch_warnings():
+        # hypercorn leaves the socket it failed to bind for the garbage collector.
+        warnings.simplefilter("ignore", ResourceWarning)
+        with pytest.raises(LiveError, match=f"--http 127.0.0.1:{port}: cannot listen there: "
+                           "Address already in use"):
+            await with_live(LiveHub("t"), "127.0.0.1", port, job)
+        gc.collect()
+    assert job_ran == []  # refused before the run starts
+    await listener.aclose()
+
+
+@pytest.mark.parametrize("text,expected", [("127.0.0.1:8080", ("127.0.0.1", 8080)),
+                                           (":0", ("127.0.0.1", 0)), ("[::1]:80", ("::1", 80))])
+def test_http_addresses(text: str, expected: tuple[str, int]) -> None:
+    assert parse_http(text) == expected
+
+
+@pytest.mark.parametrize("text", ["8080", "host:", "host:http", "h:70000", ""])
+def test_bad_http_addresses_are_refused(text: str) -> None:
+    with pytest.raises(LiveError, match="--http"):
+        parse_http(text)
