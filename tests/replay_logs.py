@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +50,7 @@ def play_match(tmp: Path, *bots: str, games: int = 2, seed: str = "viewer", extr
 def hostile_names_log(tmp: Path) -> Path:
     """A 3-seat match: two program bots named SCRIPT_NAME and IMG_NAME, and random."""
     bot = f"{sys.executable} {MARKUP_BOT}"
-    return play_match(tmp, f"{bot} \"{SCRIPT_NAME}\"", f"{bot} '{IMG_NAME}'", "builtin:random")
+    return play_match(tmp, f"{bot} {shlex.quote(SCRIPT_NAME)}", f"{bot} {shlex.quote(IMG_NAME)}", "builtin:random")
 
 
 def with_illegal_forfeit(log: Path, out: Path, at: int = 6) -> tuple[Path, str]:
