@@ -25,7 +25,6 @@ a game's log record (every hand, the deck order) only after the game has ended.
 
 from __future__ import annotations
 
-import html
 import re
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
@@ -38,6 +37,7 @@ import trio
 
 from ..jsonout import dumps
 from ..tcp import ListenError, is_loopback, parse_listen
+from .replay_html import ReplayHtmlError
 from .spectator import PublicTable
 
 T = TypeVar("T")
@@ -328,8 +328,11 @@ class LiveApp:
             if done is None:
                 return 404, (f"game {int(number)} is not a finished game listed here (a game in "
                              f"play has no replay until it ends)\n").encode(), _headers(text)
-            return 200, replay_page(done).encode(), _headers("text/html; charset=utf-8",
-                                                             _REPLAY_CSP)
+            try:
+                page = replay_page(done)
+            except ReplayHtmlError as exc:  # our record, our bug: say so, do not crash
+                return 500, f"cannot draw game {done.number}: {exc}\n".encode(), _headers(text)
+            return 200, page.encode(), _headers("text/html; charset=utf-8", _REPLAY_CSP)
         return 404, b"not found\n", _headers(text)
 
     def _host_ok(self, scope: dict[str, Any]) -> bool:
@@ -381,15 +384,12 @@ class LiveApp:
 
 
 def replay_page(done: Finished) -> str:
-    """The omniscient replay of a finished game as one self-contained HTML page."""
-    from ..replay import game_steps
+    """The omniscient replay viewer (``replay_html``) of a finished game, one
+    self-contained page. Raises ReplayHtmlError if the record cannot be drawn (a bug)."""
+    from .replay_html import render_replay_records
 
-    names = ", ".join(done.record["players"])
-    steps = "\n".join(game_steps(done.header, done.record))
-    return ("<!doctype html><html lang=en><meta charset=utf-8>"
-            "<meta name=viewport content='width=device-width, initial-scale=1'>"
-            f"<title>game {done.number}</title><h1>game {done.number}: {html.escape(names)}</h1>"
-            f"<pre>{html.escape(steps)}</pre></html>")
+    return render_replay_records(done.header, [done.record], game=done.number,
+                                 source=f"live game {done.number}")
 
 
 async def serve_live(hub: LiveHub, host: str, port: int, *,
@@ -432,7 +432,8 @@ async def serve_live(hub: LiveHub, host: str, port: int, *,
 
 
 def replay_header(config: Any) -> dict[str, Any]:
-    """The log header fields a replay of a live game needs (``config``: its MatchConfig)."""
+    """The log header fields a replay of a live game needs (``config``: its MatchConfig).
+    Never the run's seed: it keys every deal of the run, those still to come too."""
     return {"type": "header", "preset": config.rules.preset, "rules": config.rules.as_dict(),
             "time_control": config.tc.as_dict()}
 
