@@ -143,6 +143,27 @@ def _print_seed(seed: str, resumed: str | None = None) -> None:
     out.print(f"seed: {seed}\nsame deals again: {again}", markup=False, highlight=False)
 
 
+_HTTP_HELP = ("Also serve a live page at HOST:PORT (e.g. 127.0.0.1:8080): the tables in play "
+              "with public information only, standings, recent games with their replays. Use a "
+              "loopback address unless other machines should watch (a warning says so).")
+
+
+def _http_option(text: str | None) -> tuple[str, int] | None:
+    """The --http address, checked (exit 2 if unusable), with the non-loopback warning."""
+    from .web.live import LiveError, bind_warning, parse_http
+
+    if text is None:
+        return None
+    try:
+        host, port = parse_http(text)
+    except LiveError as exc:
+        fail(str(exc))
+    warning = bind_warning(host)
+    if warning is not None:
+        err.print(warning, markup=False, highlight=False)
+    return host, port
+
+
 @app.command()
 def match(
     bots: Annotated[list[str], typer.Argument(help=_BOTS_HELP, show_default=False)],
@@ -515,6 +536,7 @@ def tournament(
         help=_SANDBOX_HELP + " Default: the config's, else auto.", show_default=False)] = None,
     bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
     recover: Annotated[bool, _RECOVER] = False,
+    http: Annotated[str | None, typer.Option(help=_HTTP_HELP, show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the final table as JSON.")] = False,
 ) -> None:
     """Play a round robin or gauntlet with duplicate deals; rate the bots with error bars.
@@ -522,7 +544,8 @@ def tournament(
     Every game goes to the store (--db) as it finishes; an interrupted tournament is
     finished with --resume ID (the command is printed at the start). Duplicate deals
     are sound only if no bot can remember the first rotation: sandboxed bots with
-    --fresh-bots; unsandboxed bots get a warning.
+    --fresh-bots; unsandboxed bots get a warning. With --http, a live page shows the
+    games in play (public information only), the standings and the recent games.
     """
     from .sandbox import SandboxError
     from .matchlog import LogError
@@ -531,6 +554,9 @@ def tournament(
         TournamentError, TournamentSettings, play_tournament, register_tournament, schedule_size,
         settings_from_options, standings,
     )
+    from .web.live import LiveError
+
+    web = _http_option(http)
 
     try:
         store = open_store(db, check=resume is not None)
@@ -586,7 +612,9 @@ def tournament(
                 with lifted(LogError, StoreError, SandboxError, BotStartError):
                     progress = play_tournament(settings, store, tid, log_dir=log_dir, fresh=fresh,
                                                hide=[config] if config else [], recover=recover,
-                                               on_game=lambda record, prog: advance(prog.leader()))
+                                               on_game=lambda record, prog: advance(prog.leader()),
+                                               http=web, on_url=lambda url: err.print(
+                                                   f"live page: {url}", markup=False, highlight=False))
             except KeyboardInterrupt:
                 err.print(f"durak-ref: interrupted; finished games are stored. Resume with: {resume_cmd}",
                           markup=False, highlight=False)
@@ -596,6 +624,8 @@ def tournament(
                      f"(add --recover to play on regardless)")
             except (LogError, SandboxError, StoreError) as exc:
                 fail(f"{exc}. Finished games are stored; resume with {resume_cmd}")
+            except LiveError as exc:
+                fail(f"{exc}. Nothing was played; run again with another --http address")
         data = standings(store, tid)
         data.update(sandbox=progress.sandbox, duplicates=progress.duplicates,
                     stderr_logs=progress.stderr_logs, decisions_this_run=progress.decisions,
@@ -1086,27 +1116,6 @@ def unregister(
         emit_json({"name": name, "unregistered": True})
         return
     out.print(f"{name}: unregistered (its token no longer works)", markup=False, highlight=False)
-
-
-_HTTP_HELP = ("Also serve a live page at HOST:PORT (e.g. 127.0.0.1:8080): the tables in play "
-              "with public information only, standings, recent games with their replays. Use a "
-              "loopback address unless other machines should watch (a warning says so).")
-
-
-def _http_option(text: str | None) -> tuple[str, int] | None:
-    """The --http address, checked (exit 2 if unusable), with the non-loopback warning."""
-    from .web.live import LiveError, bind_warning, parse_http
-
-    if text is None:
-        return None
-    try:
-        host, port = parse_http(text)
-    except LiveError as exc:
-        fail(str(exc))
-    warning = bind_warning(host)
-    if warning is not None:
-        err.print(warning, markup=False, highlight=False)
-    return host, port
 
 
 @app.command()

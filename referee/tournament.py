@@ -34,7 +34,9 @@ from typing import Any
 import trio
 
 from .clock import TimeControl, TimeControlError
-from .match import GameRecord, MatchConfig, OnIllegalError, parse_on_illegal, play_game, referee_cost
+from .match import (
+    GameRecord, MatchConfig, OnIllegalError, Watch, parse_on_illegal, play_game, referee_cost,
+)
 from .matchlog import FORMAT, MatchLogWriter, fresh_log_path, safe_name, utc_now
 from .players import (
     BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player, parse_bot_spec,
@@ -401,16 +403,18 @@ class PlayerPool:
     def release(self, player: Player) -> None:
         self.idle[player.name].append(player)
 
-    async def play(self, sg: ScheduledGame, fresh: bool = False) -> tuple[GameRecord, str]:
+    async def play(self, sg: ScheduledGame, fresh: bool = False,
+                   watch: Watch | None = None) -> tuple[GameRecord, str]:
         """Play scheduled game ``sg`` with players from the pool (the last seat deals):
-        the record and the start time. Raises BotStartError if a bot cannot start."""
+        the record and the start time. Raises BotStartError if a bot cannot start.
+        ``watch``: the spectator hook of ``play_game`` (the live page)."""
         players = [await self.acquire(name) for name in sg.table]
         try:
             for p in players:
                 await p.prepare_game(self.config.max_restarts, fresh)
             started = utc_now()
             record = await play_game(players, self.config, index=sg.index, seed=sg.seed,
-                                     dealer=len(players) - 1)
+                                     dealer=len(players) - 1, watch=watch)
         finally:
             for p in players:
                 self.release(p)
@@ -518,7 +522,7 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
                          log_dir: Path | None,
                          on_game: Callable[[GameRecord, Progress], None] | None = None,
                          fresh: bool = True, hide: Sequence[str | Path] = (),
-                         recover: bool = False) -> Progress:
+                         recover: bool = False, watch: Watch | None = None) -> Progress:
     """Play every scheduled game not yet in the store. Returns the progress counts.
 
     ``hide``: more paths bots must not see (config, token files); the log dir and the
@@ -526,7 +530,8 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
     SandboxError if the sandbox asked for cannot be used; unless ``recover``, raises
     BotFirstStartError when a bot fails its first start-up (referee/failfast.py; finished
     games are stored, the tournament stays resumable). KeyboardInterrupt (Ctrl-C)
-    propagates after every bot is closed; finished games are already stored.
+    propagates after every bot is closed; finished games are already stored. ``watch``:
+    a spectator hook for every game (the live page), in a worker too; None costs nothing.
     """
     config = settings.validate()
     sandbox = resolve_sandbox(settings, log_dir, getattr(store, "path", None), *hide)
@@ -595,11 +600,11 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
 
     async def in_process(pool: PlayerPool) -> None:
         async for sg in queue_recv:
-            record, started = await pool.play(sg, settings.fresh_bots)
+            record, started = await pool.play(sg, settings.fresh_bots, watch)
             finished(sg, record, seat_rows(record), started, utc_now())
 
     async def in_worker(number: int) -> None:
-        await _drive_worker(number, settings, stem, queue_recv, finished, sandbox, recover)
+        await _drive_worker(number, settings, stem, queue_recv, finished, sandbox, recover, watch)
 
     workers_needed = min(settings.concurrency, todo)
 
@@ -635,12 +640,12 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
 async def _drive_worker(number: int, settings: TournamentSettings, stem: Path | None,
                         queue: trio.MemoryReceiveChannel[ScheduledGame],
                         finished: Callable[..., None], sandbox: Sandbox | None = None,
-                        recover: bool = False) -> None:
+                        recover: bool = False, watch: Watch | None = None) -> None:
     """Start worker process ``number``, hand it games from ``queue`` one at a time, and
     pass each result to ``finished``. The worker is always ended (it closes its bots)."""
     from .worker import WorkerClient
 
-    client = WorkerClient(number, settings, stem, sandbox, recover)
+    client = WorkerClient(number, settings, stem, sandbox, recover, watch)
     try:
         await client.start()
         async for sg in queue:
@@ -649,11 +654,29 @@ async def _drive_worker(number: int, settings: TournamentSettings, stem: Path | 
         await client.close()
 
 
-def play_tournament(settings: TournamentSettings, store: Store, tid: str, **kwargs: Any) -> Progress:
+def play_tournament(settings: TournamentSettings, store: Store, tid: str, *,
+                    http: tuple[str, int] | None = None,
+                    on_url: Callable[[str], None] | None = None, **kwargs: Any) -> Progress:
     """Synchronous entry point: ``run_tournament`` under ``trio.run``; Ctrl-C and SIGTERM
-    are delivered only at checkpoints, so they never cut a store write or log line."""
+    are delivered only at checkpoints, so they never cut a store write or log line.
+    ``http``: also serve the live page there while the tournament runs (``on_url`` is
+    told its address); raises LiveError if it cannot listen there."""
     from .interrupt import run_interruptible
-    return run_interruptible(lambda: run_tournament(settings, store, tid, **kwargs))
+    if http is None:
+        return run_interruptible(lambda: run_tournament(settings, store, tid, **kwargs))
+    from .web.live import LiveHub, replay_header, with_live
+
+    hub = LiveHub(f"tournament {tid}", standings=lambda: standings(store, tid))
+    header = replay_header(settings.validate())
+    on_game = kwargs.pop("on_game", None)
+
+    def listed(record: GameRecord, progress: Progress) -> None:
+        hub.finished(header, record.as_dict())
+        if on_game is not None:
+            on_game(record, progress)
+
+    return run_interruptible(lambda: with_live(hub, *http, lambda: run_tournament(
+        settings, store, tid, watch=hub.watch, on_game=listed, **kwargs), on_url=on_url))
 
 
 def _leaves(group: BaseException) -> list[BaseException]:

@@ -9,10 +9,14 @@ as the bot protocol (4-byte length + msgpack map):
 
     parent -> worker: {"type": "setup", "settings": {...}, "stderr_stem": str or nil,
                        "sandbox": {...} or nil,   (resolved in the parent; see sandbox.py)
-                       "recover": bool}           (see referee/failfast.py)
+                       "recover": bool,           (see referee/failfast.py)
+                       "watch": bool}             (the live page watches: send "public")
     parent -> worker: {"type": "game", "index", "deal", "rotation", "table", "seed"}
     worker -> parent: {"type": "record", "record": {...}, "seats": [...], "started", "ended"}
     worker -> parent: {"type": "start_error", "message": str}    (a bot cannot start)
+    worker -> parent: {"type": "public", "message": {...}}  (only with "watch": each
+                       spectator message of the game in play, before its record;
+                       referee/web/spectator.py. Public by construction: no hidden card)
 
 End of stdin (the parent finished) makes the worker close its bots and exit. SIGTERM,
 like Ctrl-C, makes the worker close its bots and exit (143; 130 for Ctrl-C), even in the
@@ -38,7 +42,7 @@ import trio
 
 from protocol.codec import FrameDecoder, encode
 
-from .match import GameRecord, record_from_dict
+from .match import GameRecord, Watch, record_from_dict
 from .matchlog import utc_now
 from .players import BotStartError
 from .sandbox import Sandbox
@@ -93,6 +97,11 @@ async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream
     stem = Path(setup["stderr_stem"]) if setup.get("stderr_stem") else None
     # The parent resolved the sandbox (and warned); None: it had no program bots.
     sandbox = Sandbox.from_dict(setup["sandbox"]) if setup.get("sandbox") else None
+
+    async def forward(message: dict[str, Any]) -> None:
+        await _send(stdout, {"type": "public", "message": message})
+
+    watch = forward if setup.get("watch") else None
     async with trio.open_nursery() as nursery:
         pool = PlayerPool(settings, config, nursery, stem, sandbox, bool(setup.get("recover")))
         cpu = time.process_time()
@@ -104,7 +113,7 @@ async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream
                 sg = ScheduledGame(message["index"], message["deal"], message["rotation"],
                                    tuple(message["table"]), message["seed"])
                 try:
-                    record, started = await pool.play(sg, settings.fresh_bots)
+                    record, started = await pool.play(sg, settings.fresh_bots, watch)
                 except BotStartError as exc:
                     await _send(stdout, {"type": "start_error", "message": str(exc)})
                     break
@@ -126,8 +135,10 @@ class WorkerClient:
     time, then ``close`` (always: it ends the worker, which closes its bots)."""
 
     def __init__(self, number: int, settings: TournamentSettings, stderr_stem: Path | None,
-                 sandbox: Sandbox | None = None, recover: bool = False) -> None:
+                 sandbox: Sandbox | None = None, recover: bool = False,
+                 watch: Watch | None = None) -> None:
         self.number = number
+        self.watch = watch  #: gets the worker's "public" messages (None: it sends none)
         self.recover = recover
         self.sandbox = None if sandbox is None else dataclasses.replace(sandbox, warn=False)
         self.settings = settings
@@ -146,7 +157,7 @@ class WorkerClient:
         await self.process.stdin.send_all(encode({
             "type": "setup", "settings": self.settings.as_dict(),
             "sandbox": None if self.sandbox is None else self.sandbox.as_dict(),
-            "recover": self.recover,
+            "recover": self.recover, "watch": self.watch is not None,
             "stderr_stem": None if stem is None else str(stem.with_name(f"{stem.name}.w{self.number}"))}))
 
     async def play(self, sg: ScheduledGame) -> tuple[GameRecord, list[SeatRow], str, str]:
@@ -163,6 +174,9 @@ class WorkerClient:
             answer = None
         else:
             answer = await _read(process.stdout, self._decoder)
+            while answer is not None and answer["type"] == "public" and self.watch is not None:
+                await self.watch(answer["message"])
+                answer = await _read(process.stdout, self._decoder)
         if answer is None:
             with trio.move_on_after(10):  # its stdout is closed: it is exiting; learn how
                 await process.wait()
