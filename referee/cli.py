@@ -625,7 +625,7 @@ def tournament(
             except (LogError, SandboxError, StoreError) as exc:
                 fail(f"{exc}. Finished games are stored; resume with {resume_cmd}")
             except LiveError as exc:
-                fail(f"{exc}. Nothing was played; run again with another --http address")
+                fail(f"{exc}. No game was played; play it with: {resume_cmd} --http HOST:PORT")
         data = standings(store, tid)
         data.update(sandbox=progress.sandbox, duplicates=progress.duplicates,
                     stderr_logs=progress.stderr_logs, decisions_this_run=progress.decisions,

@@ -1,0 +1,96 @@
+"""The live page's feed from real runs: tournaments (in this process and in worker
+processes) send the live page exactly the public spectator messages of each game, and
+the ``--http`` option behaves as documented on the command line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.match import MatchConfig
+from referee.matchlog import read_log
+from referee.store import Store
+from referee.tournament import BotEntry, TournamentSettings, run_tournament
+from livekit import public_timeline
+from support import cli
+
+
+def open_tournament(path: Path, s: TournamentSettings, tid: str = "t1") -> Store:
+    store = Store(path)
+    with store.transaction():
+        for b in s.bots:
+            store.ensure_bot(b.name, b.command)
+    store.create_tournament(tid, "tournament", s.as_dict())
+    return store
+
+
+@pytest.mark.parametrize("concurrency", [1, 2])
+async def test_a_tournament_feeds_each_games_public_messages_and_nothing_else(
+        tmp_path: Path, concurrency: int) -> None:
+    """With workers (concurrency 2) the messages cross the worker's channel: the parent
+    gets them in order, before the game's record, and exactly what the engine's public
+    events give a spectator (replayed here from the logged record)."""
+    settings = TournamentSettings([BotEntry("a", "builtin:random"), BotEntry("b", "builtin:greedy"),
+                                   BotEntry("c", "builtin:random")], games=2, seed=11,
+                                  concurrency=concurrency)
+    config: MatchConfig = settings.validate()
+    store = open_tournament(tmp_path / "s.sqlite", settings)
+    seen: dict[int, list[dict[str, Any]]] = {}
+    finished_before_record: list[int] = []
+
+    async def watch(message: dict[str, Any]) -> None:
+        seen.setdefault(message["game"], []).append(message)
+
+    def on_game(record: Any, progress: Any) -> None:
+        finished_before_record.append(seen[record.index][-1]["type"] == "end")
+
+    progress = await run_tournament(settings, store, "t1", log_dir=tmp_path, watch=watch,
+                                    on_game=on_game)
+    store.close()
+    games = read_log(tmp_path / "tournament-t1.jsonl").games
+    assert progress.done == len(games) == len(seen) == 6
+    assert all(finished_before_record)
+    for record in games:
+        messages = seen[record["game"]]
+        assert messages[:-1] == [m for m, _ in public_timeline(record, config)]
+        assert messages[-1] == {"type": "end", "game": record["game"], "durak": record["durak"],
+                                "termination": record["termination"], "reason": record["reason"]}
+
+
+def test_tournament_http_prints_the_page_and_warns_off_loopback(tmp_path: Path) -> None:
+    result = cli("tournament", "--bot", "a=builtin:greedy", "--bot", "b=builtin:random",
+                 "--games", "2", "--db", tmp_path / "s.sqlite", "--log-dir", tmp_path / "logs",
+                 "--http", "0.0.0.0:0", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^durak-ref: warning: the live page listens on 0\.0\.0\.0, not loopback",
+                     result.stderr, re.M)
+    assert re.search(r"^live page: http://0\.0\.0\.0:\d+/$", result.stderr, re.M)
+
+
+@pytest.mark.parametrize("command", ["tournament", "serve"])
+@pytest.mark.parametrize("value,message", [
+    ("8080", "--http '8080': expected HOST:PORT"),
+    ("localhost:99999", "--http 'localhost:99999': expected HOST:PORT with a port 0..65535"),
+])
+def test_a_bad_http_address_is_the_users_error(tmp_path: Path, command: str, value: str,
+                                                message: str) -> None:
+    args = (["--bot", "a=builtin:greedy", "--bot", "b=builtin:random"] if command == "tournament"
+            else [])
+    result = cli(command, *args, "--db", tmp_path / "s.sqlite", "--http", value, cwd=tmp_path)
+    assert result.returncode == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_port_in_use_stops_the_tournament_before_it_plays(tmp_path: Path) -> None:
+    import socket
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = cli("tournament", "--bot", "a=builtin:greedy", "--bot", "b=builtin:random",
+                     "--games", "2", "--db", tmp_path / "s.sqlite", "--log-dir", tmp_path / "logs",
+                     "--http", f"127.0.0.1:{port}", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert f"--http 127.0.0.1:{port}: cannot listen there" in result.stderr
+    assert "Traceback" not in result.stderr
