@@ -408,7 +408,8 @@ async def serve_live(hub: LiveHub, host: str, port: int, *,
     config.read_timeout = 10  # a client that sends its request slower than this is cut off
     config.keep_alive_timeout = 5.0
     config.h11_max_incomplete_size = 8 * 1024  # request line and headers: small
-    app = LiveApp(hub, host)
+    # Plain ASGI with dict messages; hypercorn's own annotations name each message type.
+    app: Any = LiveApp(hub, host)
     try:
         async with trio.open_nursery() as nursery:
             binds = await nursery.start(partial(serve, app, config, shutdown_trigger=hub.closed.wait,

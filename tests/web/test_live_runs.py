@@ -94,3 +94,14 @@ def test_a_port_in_use_stops_the_tournament_before_it_plays(tmp_path: Path) -> N
     assert result.returncode == 2, result.stderr
     assert f"--http 127.0.0.1:{port}: cannot listen there" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_without_http_no_server_code_is_even_imported() -> None:
+    """--http off costs nothing: the referee's modules do not import the HTTP server."""
+    import subprocess
+    import sys
+    code = ("import sys, referee.cli, referee.match, referee.tournament, referee.arena, "
+            "referee.worker\nprint(sorted(m for m in ('hypercorn', 'h11', 'h2', 'wsproto') "
+            "if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
