@@ -150,6 +150,10 @@ def _damage(log: Path, tmp: Path, how: str) -> Path:
         record = json.loads(lines[1])
         record["decisions"][0][1] = "take"  # the first decision is an attack: take is illegal
         bad.write_text(lines[0] + json.dumps(record) + "\n" + "".join(lines[2:]))
+    elif how == "wrong-durak":
+        record = json.loads(lines[1])
+        record["durak"] = 1 - record["durak"]
+        bad.write_text(lines[0] + json.dumps(record) + "\n" + "".join(lines[2:]))
     elif how == "empty":
         bad.write_text("")
     elif how == "garbage":
@@ -162,6 +166,7 @@ def _damage(log: Path, tmp: Path, how: str) -> Path:
     ("not-json", ":3: not valid JSON"),
     ("bad-card", ":2: damaged game 0 record: deck[0]"),
     ("illegal-move", "does not follow the rules: game 0, decision 0"),
+    ("wrong-durak", "does not follow the rules: game 0: the log says normal, durak"),
     ("empty", "the log is empty"),
     ("garbage", "unreadable"),
 ])

@@ -170,10 +170,11 @@
       if (b.spec && b.spec !== b.name) name.appendChild(el("span", "rp-spec", " " + b.spec));
       tr.appendChild(name);
       if (r) {
-        const pct = r.games ? " (" + Math.round((100 * r.durak) / r.games) + "%)" : "";
-        tr.appendChild(el("td", null, r.games));
-        tr.appendChild(el("td", null, r.durak + pct));
-        tr.appendChild(el("td", null, r.draws));
+        const num = (v) => (v === null || v === undefined ? "\u2013" : v);
+        const pct = r.games && r.durak !== null ? " (" + Math.round((100 * r.durak) / r.games) + "%)" : "";
+        tr.appendChild(el("td", null, num(r.games)));
+        tr.appendChild(el("td", null, num(r.durak) + pct));
+        tr.appendChild(el("td", null, num(r.draws)));
         const f = r.forfeits || {};
         const kinds = Object.keys(f).map((k) => k + " " + f[k]);
         tr.appendChild(el("td", null, kinds.length ? kinds.join(", ") : "none"));
