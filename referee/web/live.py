@@ -116,11 +116,12 @@ class Client:
         return True
 
     async def take(self) -> bytes | None:
-        """Every waiting update, in order, as one chunk; waits for one. None once closed."""
+        """Every waiting update, in order, as one chunk; waits for one. None once closed
+        and nothing is left (what waited when it closed still goes out, at most ``cap``)."""
         while not self.pending and not self.closed:
             await self._wake.wait()
             self._wake = trio.Event()
-        if self.closed:
+        if not self.pending:
             return None
         chunk = b"".join(self.pending.values())
         self.pending.clear()
