@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -18,6 +22,7 @@ from referee.rules.actions import parse_action
 from referee.rules.cards import card_str, iter_bits, parse_card
 from referee.web.live import LiveHub, replay_header, serve_live
 from referee.web.spectator import PublicTable, public_message, start_message
+from support import DURAK_REF
 
 CARD = re.compile(r"(?<![A-Za-z0-9])(?:[2-9TJQKA][CDHS])(?![A-Za-z0-9])")
 
@@ -100,3 +105,41 @@ def sse_events(data: bytes) -> list[tuple[str, Any]]:
 
 def classic(**kwargs: Any) -> MatchConfig:
     return MatchConfig(rules=make_rules("classic", []), seed="live-tests", **kwargs)
+
+
+class Running:
+    """``durak-ref ARGS`` running as a user runs it; its stderr lines collected as they
+    come (``wait_for``). Always ``close()`` it."""
+
+    def __init__(self, cwd: Path, *args: str | Path) -> None:
+        self.lines: list[str] = []
+        self.process = subprocess.Popen(
+            [str(DURAK_REF), *map(str, args)], cwd=cwd, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.reader = threading.Thread(target=self._collect, daemon=True)
+        self.reader.start()
+
+    def _collect(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append(line.rstrip("\n"))
+
+    def wait_for(self, pattern: str, timeout: float = 30) -> re.Match[str]:
+        """The first stderr line matching ``pattern`` (waits for it; fails if it exits)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in list(self.lines):
+                if found := re.search(pattern, line):
+                    return found
+            assert self.process.poll() is None, "\n".join(self.lines)
+            time.sleep(0.05)
+        raise AssertionError(f"no line matching {pattern!r} in: {self.lines}")
+
+    def close(self) -> None:
+        """Kill it if it still runs; close its pipe once all its lines are read."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        self.reader.join(timeout=10)
+        assert self.process.stderr is not None
+        self.process.stderr.close()

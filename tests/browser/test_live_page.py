@@ -11,21 +11,19 @@ replay (omniscient: every hand face up) opens from the recent games list.
 from __future__ import annotations
 
 import json
-import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from browserkit import RecordedPage
-from livekit import CARD, expected_views
+from livekit import CARD, Running, expected_views
 from referee.match import MatchConfig
 from referee.matchlog import read_log
 from referee.rules.options import rules_from_dict
-from support import DURAK_REF, cli
+from support import cli
 
 SLOW_BOT = Path(__file__).parent / "bots" / "slow_tcp_bot.py"
 #: Seconds per decision: a game lasts a few seconds, long enough to be watched.
@@ -33,44 +31,6 @@ THINK = "0.02"
 #: Each table's cards as the DOM draws them.
 TABLE_CARDS = """() => Object.fromEntries([...document.querySelectorAll('#tables .game')].map(
   g => [g.dataset.game, [...g.querySelectorAll('[data-card]')].map(c => c.dataset.card)]))"""
-
-
-class Serve:
-    """``durak-ref serve --http`` as a user runs it; its stderr lines collected."""
-
-    def __init__(self, tmp: Path, db: Path) -> None:
-        self.lines: list[str] = []
-        self.process = subprocess.Popen(
-            [str(DURAK_REF), "serve", "--listen", "127.0.0.1:0", "--db", str(db), "--log-dir",
-             str(tmp / "logs"), "--http", "127.0.0.1:0", "--move-time", "10"],
-            cwd=tmp, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            text=True)
-        self.reader = threading.Thread(target=self._collect, daemon=True)
-        self.reader.start()
-
-    def _collect(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.lines.append(line.rstrip("\n"))
-
-    def close(self) -> None:
-        """Kill it if it still runs; close its pipe once all its lines are read."""
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait()
-        self.reader.join(timeout=10)
-        assert self.process.stderr is not None
-        self.process.stderr.close()
-
-    def wait_for(self, pattern: str, timeout: float = 30) -> re.Match[str]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for line in list(self.lines):
-                if found := re.search(pattern, line):
-                    return found
-            assert self.process.poll() is None, "\n".join(self.lines)
-            time.sleep(0.05)
-        raise AssertionError(f"no line matching {pattern!r} in: {self.lines}")
 
 
 def test_a_browser_watching_live_games_receives_no_hidden_card(
@@ -81,7 +41,8 @@ def test_a_browser_watching_live_games_receives_no_hidden_card(
         result = cli("register", name, "--db", db, "--json", cwd=tmp_path)
         assert result.returncode == 0, result.stderr
         tokens[name] = json.loads(result.stdout)["token"]
-    serve = Serve(tmp_path, db)
+    serve = Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", db, "--log-dir",
+                    tmp_path / "logs", "--http", "127.0.0.1:0", "--move-time", "10")
     bots: list[subprocess.Popen[bytes]] = []
     page = browser_page.page
     received: list[tuple[str, Any]] = []  # (event, data): what Chromium got on the stream

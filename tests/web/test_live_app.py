@@ -224,3 +224,39 @@ def test_http_addresses(text: str, expected: tuple[str, int]) -> None:
 def test_bad_http_addresses_are_refused(text: str) -> None:
     with pytest.raises(LiveError, match="--http"):
         parse_http(text)
+
+
+async def test_hostile_requests_get_an_error_and_the_server_keeps_serving() -> None:
+    """Oversized headers, garbage instead of HTTP, a websocket upgrade, a client that
+    sends half a request and stalls: each gets an error or is cut off, and the page
+    still answers everyone else."""
+    async with live_server(LiveHub("t")) as url, httpx.AsyncClient(base_url=url) as client:
+        port = int(url.rpartition(":")[2])
+
+        async def raw(data: bytes) -> bytes:
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+            try:
+                await stream.send_all(data)
+                got = b""
+                with trio.move_on_after(15):
+                    while chunk := await stream.receive_some(65536):
+                        got += chunk
+                        if b"\r\n\r\n" in got:
+                            break
+                return got
+            except trio.BrokenResourceError:
+                return b""  # cut off while sending: refused
+            finally:
+                await stream.aclose()
+
+        huge = b"GET / HTTP/1.1\r\nHost: localhost\r\nX-Fill: " + b"a" * 100_000 + b"\r\n\r\n"
+        assert (await raw(huge))[:12] in (b"HTTP/1.1 431", b"HTTP/1.1 400", b"")
+        assert (await raw(b"\x16\x03\x01garbage\r\n\r\n"))[:12] in (b"HTTP/1.1 400", b"")
+        upgrade = (b"GET /events HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n"
+                   b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                   b"Sec-WebSocket-Version: 13\r\n\r\n")
+        assert (await raw(upgrade))[:12] == b"HTTP/1.1 403"
+        half = await trio.open_tcp_stream("127.0.0.1", port)
+        await half.send_all(b"GET / HTTP/1.1\r\nHost: loc")
+        assert (await client.get("/")).status_code == 200  # others are served meanwhile
+        await half.aclose()

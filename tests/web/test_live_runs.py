@@ -105,3 +105,67 @@ def test_without_http_no_server_code_is_even_imported() -> None:
             "if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def _stream_until_closed(url: str, seen: list[bytes]) -> None:
+    """Read the page's event stream (in a thread) until the server closes it."""
+    import httpx
+    try:
+        with httpx.stream("GET", url + "events", timeout=60) as response:
+            for chunk in response.iter_raw():
+                seen.append(chunk)
+    except httpx.HTTPError:
+        seen.append(b"<broken>")
+    seen.append(b"<closed>")
+
+
+def _refused(url: str) -> bool:
+    import httpx
+    try:
+        httpx.get(url, timeout=5)
+    except httpx.ConnectError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("command", ["serve", "tournament"])
+def test_sigterm_closes_the_live_page_with_the_run(tmp_path: Path, command: str) -> None:
+    """SIGTERM stops the run as Ctrl-C does (serve: the games in flight finish, exit 0;
+    tournament: exit 130, resumable) and the live page's server closes with it, ending
+    the streams of its viewers."""
+    import signal
+    import sys
+    import threading
+    from livekit import Running
+
+    db = tmp_path / "s.sqlite"
+    if command == "serve":
+        assert cli("register", "alice", "--db", db, cwd=tmp_path).returncode == 0
+        args: list[str | Path] = ["serve", "--listen", "127.0.0.1:0", "--db", db]
+        expected_exit = 0
+    else:
+        slow = f"{sys.executable} {Path(__file__).parent / 'bots' / 'slow_bot.py'}"
+        args = ["tournament", "--bot", "a=builtin:greedy", "--bot", f"s={slow}", "--games", "50",
+                "--sandbox", "none", "--db", db]
+        expected_exit = 130
+    run = Running(tmp_path, *args, "--log-dir", tmp_path / "logs", "--http", "127.0.0.1:0")
+    try:
+        url = run.wait_for(r"^live page: (http://127\.0\.0\.1:\d+/)$")[1]
+        seen: list[bytes] = []
+        reader = threading.Thread(target=_stream_until_closed, args=(url, seen), daemon=True)
+        reader.start()
+        while not seen:
+            assert run.process.poll() is None, run.lines
+            threading.Event().wait(0.05)
+        if command == "tournament":  # a game in play
+            while b"event: table" not in b"".join(seen):
+                threading.Event().wait(0.05)
+        run.process.send_signal(signal.SIGTERM)
+        assert run.process.wait(timeout=60) == expected_exit, run.lines
+        reader.join(timeout=30)
+        assert seen[-1] == b"<closed>" and b"".join(seen).startswith(b"event: snapshot")
+        assert _refused(url)
+        if command == "tournament":
+            assert any("resume with" in line for line in run.lines), run.lines
+    finally:
+        run.close()
