@@ -26,6 +26,7 @@ a game's log record (every hand, the deck order) only after the game has ended.
 from __future__ import annotations
 
 import re
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -222,12 +223,15 @@ class LiveHub:
                 self.dropped += 1
 
     async def run_standings(self) -> None:
-        """Recompute the standings after games finish, at most every STANDINGS_EVERY_S."""
+        """Recompute the standings after games finish: at most every STANDINGS_EVERY_S,
+        and never more than a tenth of the time (the fit runs in the referee's thread,
+        the store's connection being bound to it, so a long run's fit is spaced out)."""
         if self._standings_source is None:
             return
         while not self.closed.is_set():
             await self._standings_due.wait()
             self._standings_due = trio.Event()
+            began = time.perf_counter()
             try:
                 data = self._standings_source()
             except Exception as exc:  # the page must not take the run down: show why instead
@@ -236,7 +240,7 @@ class LiveHub:
                 self.standings = standings_rows(data)
                 self.standings_error = data.get("rating_error")
             self._publish("standings", {"standings": self.standings, "error": self.standings_error})
-            await trio.sleep(STANDINGS_EVERY_S)
+            await trio.sleep(max(STANDINGS_EVERY_S, 9 * (time.perf_counter() - began)))
 
 
 def standings_rows(data: dict[str, Any]) -> list[dict[str, Any]]:

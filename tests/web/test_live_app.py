@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import json
+from typing import Any
 import warnings
 
 import httpx
@@ -260,3 +261,40 @@ async def test_hostile_requests_get_an_error_and_the_server_keeps_serving() -> N
         await half.send_all(b"GET / HTTP/1.1\r\nHost: loc")
         assert (await client.get("/")).status_code == 200  # others are served meanwhile
         await half.aclose()
+
+
+async def test_standings_follow_finished_games_and_a_failing_source_is_shown_not_fatal(
+        autojump_clock: trio.abc.Clock) -> None:
+    results: list[Any] = [
+        {"table": [{"rank": 1, "bot": "a", "games": 2, "durak": 0, "draws": 0, "durak_rate": 0.0,
+                    "rating": 50.0, "error95": 120.5, "los_next": 0.9}], "rating_error": None},
+        RuntimeError("database is locked"),
+    ]
+
+    def source() -> dict[str, Any]:
+        result = results.pop(0)
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    hub = LiveHub("t", standings=source)
+    client = hub.subscribe()
+    assert client is not None
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(hub.run_standings)
+        first = sse_events(await client.take() or b"")
+        if len(first) == 1:  # the snapshot came alone; the standings follow
+            first += sse_events(await client.take() or b"")
+        assert first[-1] == ("standings", {"standings": [
+            {"rank": 1, "bot": "a", "games": 2, "durak": 0, "draws": 0, "durak_rate": 0.0,
+             "rating": 50.0, "error95": 120.5}], "error": None})
+        hub.finished({"rules": {}}, {"game": 0, "players": ["a", "b"], "termination": "normal",
+                                     "durak": 1, "bouts": 3})
+        events = []
+        while len(events) < 2:
+            events += sse_events(await client.take() or b"")
+        assert events[1][0] == "standings"
+        assert events[1][1]["error"] == "standings unavailable: RuntimeError: database is locked"
+        assert events[1][1]["standings"] == first[-1][1]["standings"]  # the last good ones stay
+        hub.close()
+        nursery.cancel_scope.cancel()
