@@ -259,7 +259,10 @@ def sse(name: str, data: Any) -> bytes:
 _ASSETS = resources.files("referee.web") / "assets"
 _STATIC = {"/": ("live.html", "text/html; charset=utf-8"),
            "/assets/live.js": ("live.js", "text/javascript; charset=utf-8"),
-           "/assets/live.css": ("live.css", "text/css; charset=utf-8")}
+           "/assets/live.css": ("live.css", "text/css; charset=utf-8"),
+           # The card kit shared with the replay viewer (which inlines it).
+           "/assets/cards.js": ("cards.js", "text/javascript; charset=utf-8"),
+           "/assets/cards.css": ("cards.css", "text/css; charset=utf-8")}
 _PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
              "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 #: A replay page is one self-contained file (inline script and style) that needs nothing else.

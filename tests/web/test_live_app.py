@@ -298,3 +298,13 @@ async def test_standings_follow_finished_games_and_a_failing_source_is_shown_not
         assert events[1][1]["standings"] == first[-1][1]["standings"]  # the last good ones stay
         hub.close()
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("path", ["/", "/assets/live.js", "/assets/live.css", "/assets/cards.js",
+                                  "/assets/cards.css"])
+async def test_the_page_and_its_assets_name_no_card(path: str) -> None:
+    """Every card a browser holds came from the stream, so checking the stream suffices."""
+    async with live_server(LiveHub("t")) as url, httpx.AsyncClient(base_url=url) as client:
+        response = await client.get(path)
+        assert response.status_code == 200
+        assert CARD.findall(response.text) == []

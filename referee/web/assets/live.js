@@ -4,7 +4,6 @@
 
 const state = { title: "", tables: new Map(), recent: [], standings: [], standingsError: null };
 const MAX_RECENT = 100;
-const SUITS = { C: "\u2663", D: "\u2666", H: "\u2665", S: "\u2660" };
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -13,52 +12,31 @@ function el(tag, cls, text) {
   return node;
 }
 
-function card(text, small) {
-  const c = el("span", "card" + (small ? " small" : ""));
-  if (text === null) {
-    c.classList.add("back");
-    c.setAttribute("aria-label", "card back");
-    return c;
-  }
-  const rank = text.slice(0, -1) === "T" ? "10" : text.slice(0, -1);
-  const suit = text.slice(-1);
-  c.textContent = rank + (SUITS[suit] || "?");
-  if (suit === "H" || suit === "D") c.classList.add("red");
-  c.dataset.card = text;
-  return c;
-}
+// Cards are drawn by the shared card kit (cards.js: window.DurakCards), as in the replays.
+const Cards = window.DurakCards;
 
 function drawTable(t) {
-  const box = el("div", "game");
+  const trumpSuit = t.trump.slice(-1);
+  const box = el("div", "game dk-felt");
   box.dataset.game = t.game;
-  box.append(el("h3", null, "game " + t.game + " · bout " + t.bout));
+  box.append(el("h3", null, "game " + t.game + " \u00b7 bout " + t.bout));
   t.names.forEach((name, seat) => {
     const row = el("div", "seat" + (t.out[seat] ? " out" : ""));
+    row.dataset.seat = seat;
     row.append(el("span", "name", name));
     if (!t.out[seat] && !t.end) {
       if (seat === t.attacker) row.append(el("span", "role", "attacks"));
       if (seat === t.defender) row.append(el("span", "role", t.taking ? "takes" : "defends"));
     }
-    const backs = el("span", "hand");
-    const known = t.known[seat] || [];
-    for (let i = 0; i < t.hand_sizes[seat] - known.length; i++) backs.append(card(null));
-    known.forEach((k) => backs.append(card(k)));
-    row.append(backs, el("span", "count", t.hand_sizes[seat] + " cards"));
+    row.append(Cards.hiddenHand(t.hand_sizes[seat], { known: t.known[seat] || [], trump: trumpSuit }));
     box.append(row);
   });
   const middle = el("div", "middle");
-  const trump = el("span", null, "trump ");
-  trump.append(card(t.trump, true));
+  const trump = el("span", "trump", "trump ");
+  trump.append(Cards.card(t.trump, { trump: trumpSuit }));
   middle.append(trump, el("span", null, "talon " + t.talon), el("span", null, "discard " + t.discard));
   box.append(middle);
-  const tableRow = el("div", "middle table");
-  t.table.forEach(([attack, cover]) => {
-    const pair = el("span", "pair");
-    pair.append(card(attack));
-    if (cover) pair.append(card(cover));
-    tableRow.append(pair);
-  });
-  box.append(tableRow);
+  box.append(Cards.pairs(t.table, { trump: trumpSuit }));
   if (t.end) {
     const who = t.end.durak === null ? "a draw" : "durak: " + t.names[t.end.durak];
     box.append(el("p", "result", who + " (" + t.end.termination + ")"));
