@@ -14,6 +14,7 @@ import gc
 import json
 from typing import Any
 import warnings
+from pathlib import Path
 
 import httpx
 import pytest
@@ -308,3 +309,52 @@ async def test_the_page_and_its_assets_name_no_card(path: str) -> None:
         response = await client.get(path)
         assert response.status_code == 200
         assert CARD.findall(response.text) == []
+
+
+async def test_a_forfeit_detail_naming_a_hidden_card_never_reaches_a_spectator(tmp_path: Path) -> None:
+    """A cheating bot's illegal action names a card in its hand; the log keeps that
+    evidence, the spectator stream only ``cheat forfeited (illegal)``."""
+    import sys
+    from referee.players import parse_bot_spec
+    from referee.runner import SeatOptions, make_players
+    from referee.match import play_game
+    from referee.web.live import replay_header
+
+    config = classic()
+    bot = f"cheat={sys.executable} {Path(__file__).parent / 'bots' / 'cheat_bot.py'}"
+    hub = LiveHub("t")
+    got = bytearray()
+    async with live_server(hub) as url, httpx.AsyncClient(base_url=url) as client:
+        async with client.stream("GET", "/events") as response, trio.open_nursery() as nursery:
+            async def read() -> None:
+                async for chunk in response.aiter_raw():
+                    got.extend(chunk)
+            nursery.start_soon(read)
+            players = make_players([parse_bot_spec(bot), parse_bot_spec("builtin:greedy")], config,
+                                   stderr_stem=None, options=SeatOptions(sandbox="none"))
+            async with trio.open_nursery() as bots:
+                for p in players:
+                    await p.start(bots)
+                try:
+                    for index in range(6):  # until the cheat has had to defend once
+                        record = await play_game(players, config, index=index, seed=f"c{index}",
+                                                 dealer=1, watch=hub.watch)
+                        if record.forfeit is not None:
+                            break
+                finally:
+                    for p in players:
+                        await p.close()
+                    bots.cancel_scope.cancel()
+            assert record.forfeit is not None and record.forfeit["kind"] == "illegal"
+            secret = record.forfeit["evidence"]["received"]["card"]
+            assert secret in record.reason  # the log's reason names it
+            await trio.sleep(0.2)
+            before_end = bytes(got)
+            hub.finished(replay_header(config), record.as_dict())
+            await trio.sleep(0.2)
+            nursery.cancel_scope.cancel()
+    views = [data for name, data in sse_events(before_end)
+             if name == "table" and data["game"] == record.index]
+    assert views[-1]["end"] == {"durak": 0, "termination": "illegal",
+                                "reason": "cheat forfeited (illegal)"}
+    assert all(secret not in json.dumps(v) for v in views)
