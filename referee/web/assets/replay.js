@@ -126,7 +126,7 @@
     const who = g.durak === null ? "draw" : "durak " + g.players[g.durak];
     b.appendChild(el("span", "rp-game-no", "Game " + g.game));
     b.appendChild(el("span", "rp-game-res", g.termination + ", " + who));
-    b.appendChild(el("span", "rp-game-n", fmtCount(g.decisions, "decision", "decisions")));
+    if (g.decisions !== null) b.appendChild(el("span", "rp-game-n", fmtCount(g.decisions, "decision", "decisions")));
     if (shownIndex.has(g.game)) {
       b.addEventListener("click", () => { pause(); show(shownIndex.get(g.game), 0); });
     } else {
