@@ -251,6 +251,8 @@ def _replay_html(log: Path, html_out: Path, game: int | None, seat: int | None, 
     from .matchlog import private_open
     from .web.replay_html import ReplayHtmlError, render_replay_html
 
+    if html_out.exists() and log.exists() and html_out.resolve() == log.resolve():
+        fail(f"--html {html_out} is the log itself: give another file to write the page to")
     try:
         text = render_replay_html(log, game=game, seat=seat)
     except ReplayHtmlError as exc:

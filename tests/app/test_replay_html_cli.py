@@ -204,6 +204,10 @@ def test_missing_log_and_unwritable_output(log: Path, tmp_path: Path) -> None:
     assert code == 2 and "--html" in stderr and "cannot write" in stderr
     code, _, stderr = html(log, tmp_path)
     assert code == 2 and "cannot write" in stderr, stderr
+    before = log.read_bytes()
+    code, _, stderr = html(log, log.parent / ".." / log.parent.name / log.name)
+    assert code == 2 and "is the log itself" in stderr, stderr
+    assert log.read_bytes() == before
 
 
 def test_a_seat_view_has_no_step_for_another_seats_declined_exchange(tmp_path: Path) -> None:

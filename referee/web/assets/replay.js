@@ -336,7 +336,7 @@
       const fbox = el("div", "rp-forfeit");
       fbox.appendChild(el("p", null, "Forfeit by " + replay.players[r.forfeit.seat] + " (" + r.forfeit.kind + ")"));
       if (r.forfeit.evidence) {
-        fbox.appendChild(el("p", "rp-label", "Evidence:"));
+        fbox.appendChild(el("p", "rp-evidence-label", "Evidence:"));
         const pre = el("pre", "rp-evidence", JSON.stringify(r.forfeit.evidence, null, 2));
         pre.id = "evidence";
         fbox.appendChild(pre);
