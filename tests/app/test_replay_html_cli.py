@@ -7,6 +7,7 @@ seed that deals every deck again; names are data, never markup."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import stat
 from pathlib import Path
@@ -240,3 +241,9 @@ def test_a_seat_view_has_no_step_for_another_seats_declined_exchange(tmp_path: P
 def test_seat_without_game_or_html_is_named(log: Path, tmp_path: Path) -> None:
     res = cli("replay", log, "--seat", "1", cwd=tmp_path)
     assert res.returncode == 2 and "give --game N too (or --html)" in res.stderr
+
+
+def test_a_gzipped_log_renders_the_same_page(log: Path, tmp_path: Path) -> None:
+    gz = tmp_path / "m.jsonl.gz"
+    gz.write_bytes(gzip.compress(log.read_bytes()))
+    assert render_replay_html(gz, game=1).replace(str(gz), "LOG") == render_replay_html(log, game=1).replace(str(log), "LOG")
