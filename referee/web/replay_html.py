@@ -32,9 +32,9 @@ from ..rules.cards import card_str, mask_str
 from .. import jsonout
 from . import CARD_KIT, escape, json_script, page
 
-#: At most this many games get their steps in one page (a 100-game match is ~2 MB);
+#: At most this many games get their steps in one page (~40 KB a game for 3 seats);
 #: the others are listed with their results and the ``--game N`` that renders them.
-MAX_GAMES = 200
+MAX_GAMES = 100
 
 
 class ReplayHtmlError(ValueError):
@@ -105,9 +105,13 @@ def replay_data(header: dict[str, Any], games: Sequence[dict[str, Any]], *,
                               f"(`durak-ref replay --verify` checks every game)") from None
     listed = []
     for g in games:
-        d = g["durak"]
+        shown = rendered.get(g["game"])
+        # A seat's view counts the steps it shows: the log's count would include other
+        # seats' unseen declines of the trump exchange.
+        count = (len(g["decisions"]) if seat is None
+                 else len(shown["frames"]) - 1 if shown is not None else None)
         listed.append({"game": g["game"], "players": g["players"], "termination": g["termination"],
-                       "durak": d, "decisions": len(g["decisions"]), "shown": g["game"] in rendered})
+                       "durak": g["durak"], "decisions": count, "shown": shown is not None})
     return {
         "source": source,
         "view": None if seat is None else seat,
@@ -138,7 +142,7 @@ def match_summary(header: dict[str, Any], footer: dict[str, Any] | None,
         "interrupted": None if footer is None else bool(footer.get("interrupted")),
         "bots": [{"name": _text(b.get("name")), "spec": _text(b.get("spec"))} for b in _maps(header.get("bots"))],
         "results": [{"name": _text(b.get("name")),
-                     **{k: _num(b.get(k)) for k in ("games", "durak", "draws", "mean_decision_ms")},
+                     **{k: _num(b.get(k)) for k in ("games", "durak", "draws")},
                      "forfeits": {str(k): v for k, v in (b.get("forfeits") or {}).items() if _num(v) is not None}
                      if isinstance(b.get("forfeits"), dict) else {},
                      "forfeited_all": b.get("forfeited_all") is True}

@@ -224,9 +224,10 @@ def test_the_match_summary_and_game_list_are_on_the_page(
     browser_page.assert_clean()
 
 
+@pytest.mark.parametrize("which", ["transfer", "hostile"])  # 4 seats; long names without spaces
 def test_a_phone_sees_the_whole_table_without_scrolling_sideways(
-        browser_page: RecordedPage, logs: dict[str, Path], tmp_path: Path) -> None:
-    html = render(logs["transfer"], tmp_path / "p.html")
+        browser_page: RecordedPage, logs: dict[str, Path], tmp_path: Path, which: str) -> None:
+    html = render(logs[which], tmp_path / "p.html")
     page = browser_page.page
     page.set_viewport_size(PHONE)
     browser_page.goto_file(html)

@@ -126,7 +126,7 @@
     const who = g.durak === null ? "draw" : "durak " + g.players[g.durak];
     b.appendChild(el("span", "rp-game-no", "Game " + g.game));
     b.appendChild(el("span", "rp-game-res", g.termination + ", " + who));
-    b.appendChild(el("span", "rp-game-n", fmtCount(g.decisions, "decision", "decisions")));
+    if (g.decisions !== null) b.appendChild(el("span", "rp-game-n", fmtCount(g.decisions, "decision", "decisions")));
     if (shownIndex.has(g.game)) {
       b.addEventListener("click", () => { pause(); show(shownIndex.get(g.game), 0); });
     } else {
@@ -336,7 +336,7 @@
       const fbox = el("div", "rp-forfeit");
       fbox.appendChild(el("p", null, "Forfeit by " + replay.players[r.forfeit.seat] + " (" + r.forfeit.kind + ")"));
       if (r.forfeit.evidence) {
-        fbox.appendChild(el("p", "rp-label", "Evidence:"));
+        fbox.appendChild(el("p", "rp-evidence-label", "Evidence:"));
         const pre = el("pre", "rp-evidence", JSON.stringify(r.forfeit.evidence, null, 2));
         pre.id = "evidence";
         fbox.appendChild(pre);
