@@ -143,7 +143,8 @@ def _print_seed(seed: str, resumed: str | None = None) -> None:
     out.print(f"seed: {seed}\nsame deals again: {again}", markup=False, highlight=False)
 
 
-_HTTP_HELP = ("Also serve a live page at HOST:PORT (e.g. 127.0.0.1:8080): the tables in play "
+_HTTP_HELP = ("Also serve a live page at HOST:PORT (e.g. 127.0.0.1:8080; :PORT alone means "
+              "loopback): the tables in play "
               "with public information only, standings, recent games with their replays. Use a "
               "loopback address unless other machines should watch (a warning says so).")
 
