@@ -491,6 +491,9 @@ async def play_match(players: Sequence[Player], config: MatchConfig, *,
     ``config.until_durak`` times. Players must already be started. Pass ``result`` to
     have it filled in as the match goes (it survives a Ctrl-C).
 
+    A player that has ``left`` the table (a person at ``durak-ref play``) ends the match
+    after the game in progress.
+
     Normal mode: the bots keep their seats; game 1 is dealt by the last seat, the durak
     deals the next game, after a draw the dealer stays; game i is deal ``match:i``.
     Duplicate mode: each deal is played once per seat rotation (n players: n games on
@@ -522,6 +525,8 @@ async def play_match(players: Sequence[Player], config: MatchConfig, *,
         if not config.duplicate:
             dealer = next_dealer(dealer, record.durak)
         if config.until_durak and any(b.durak >= config.until_durak for b in result.bots):
+            break
+        if any(p.left for p in players):
             break
     result.wall_s = trio.current_time() - start
     return result

@@ -1,0 +1,162 @@
+"""A person at the table: the ``Player`` behind ``durak-ref play``.
+
+The person's seat is played through the same referee code as any bot (``match.play_game``):
+the same rules, legal lists, clocks and match log. ``HumanPlayer`` receives exactly the
+messages a bot in that seat would (game start, public events, requests, game end), shows
+them with ``referee/humanview.py`` and answers a request only with an element of its legal
+list: a typo is explained and asked again, never sent, so it can never forfeit a game.
+
+End of input (Ctrl-D) is the person leaving: the game in progress is their forfeit
+(``disconnect``, recorded in the log like any game) and the match stops after it. Ctrl-C
+interrupts the match like any other (``run_match``): finished games stay in the log.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, TextIO
+
+import trio
+
+from protocol.codec import decode
+from protocol.strategies import greedy_choose
+
+from . import humanview as view
+from .players import BotFailure, BotSpec, Player
+
+#: The spec of the human seat in logs and headers (``kind`` "human").
+def human_spec(name: str) -> BotSpec:
+    return BotSpec("human", name, (), "human", named=True)
+
+
+class LineSource:
+    """Lines typed by the person, read by a daemon thread so that waiting for them is a
+    trio checkpoint (Ctrl-C and the move clock interrupt it). ``None`` marks end of input.
+    A line typed ahead waits in the queue, as it would in the terminal."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._send, self._receive = trio.open_memory_channel[str | None](math.inf)
+        self._started = False
+        self._ended = False
+
+    def _start(self) -> None:
+        token = trio.lowlevel.current_trio_token()
+
+        def pump() -> None:
+            while True:
+                try:
+                    line = self._stream.readline()
+                except (OSError, ValueError):
+                    line = ""
+                try:
+                    token.run_sync_soon(self._send.send_nowait, line.rstrip("\r\n") if line else None)
+                except trio.RunFinishedError:
+                    return
+                if not line:
+                    return
+
+        threading.Thread(target=pump, name="durak-ref-stdin", daemon=True).start()
+        self._started = True
+
+    async def read(self) -> str | None:
+        """The next line without its newline, or None at end of input."""
+        if self._ended:
+            return None
+        if not self._started:
+            self._start()
+        line = await self._receive.receive()
+        if line is None:
+            self._ended = True
+        return line
+
+
+class HumanPlayer(Player):
+    """A person at a terminal. ``write`` prints one line; ``lines`` supplies typed lines;
+    ``hints`` adds what the built-in greedy bot would play to every request."""
+
+    def __init__(self, name: str, lines: LineSource, write: Callable[[str], None],
+                 hints: bool = False) -> None:
+        super().__init__(name, human_spec(name), wants_events=True)
+        self.info = {"name": name, "version": "human", "author": "a person at the terminal"}
+        self._lines, self._write, self._hints = lines, write, hints
+        self._names: list[str] = []
+        self._seat = 0
+        self._trump_suit = ""
+
+    def _show(self, lines: list[str]) -> None:
+        for line in lines:
+            self._write(line)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "game_start":
+            self._names, self._seat = list(message["names"]), message["seat"]
+            self._trump_suit = message["trump_suit"]
+            self._show(view.start_lines(message))
+        elif kind == "event":
+            line = view.event_line(message["event"], self._names, self._seat, self._trump_suit)
+            if line is not None:
+                self._write(line)
+        elif kind == "game_end":
+            self._show(view.end_lines(message, self._names, self._seat))
+        elif kind == "error":
+            self._write(f"referee: {message.get('message')}")
+
+    async def send_frame(self, frame: bytes) -> None:
+        await self.send(decode(frame))
+
+    async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        obs, legal = request["observation"], request["legal"]
+        self._show(view.table_lines(obs, self._names))
+        clock = view.clock_line(request.get("clock"))
+        if clock:
+            self._write(clock)
+        self._write("your move:")
+        self._show(view.menu_lines(legal, obs["trump_suit"]))
+        if self._hints:
+            hint = legal.index(greedy_choose(obs, legal))
+            self._write(f"hint: greedy would play {hint + 1}) "
+                        f"{view.action_text(legal[hint], obs['trump_suit'])}")
+        deadline = math.inf if timeout is None else trio.current_time() + timeout
+        while True:
+            self._write("> ")
+            with trio.move_on_at(deadline) as scope:
+                line = await self._lines.read()
+            if scope.cancelled_caught:
+                self._write("(out of time)")
+                raise BotFailure("timeout", f"{self.name} did not move within {timeout:g} s",
+                                 {"budget_s": timeout})
+            if line is None:
+                self.left = True
+                self._write("(end of input: you leave the table; this game is lost)")
+                raise BotFailure("disconnect", f"{self.name} left the table (end of input)")
+            choice = view.parse_choice(line, legal)
+            if choice.index is not None:
+                return legal[choice.index]
+            self._write(f"  {choice.error}")
+
+
+def stdout_writer(stream: TextIO = sys.stdout) -> Callable[[str], None]:
+    """Print one line and flush it (the person is watching)."""
+    def write(line: str) -> None:
+        stream.write(line if line == "> " else line + "\n")
+        stream.flush()
+    return write
+
+
+def run_play(specs: list[BotSpec], seat: int, name: str, config: Any, *, hints: bool = False,
+             write: Callable[[str], None] | None = None, stdin: TextIO | None = None,
+             **kwargs: Any) -> Any:
+    """``durak-ref play``: a match with the person at ``seat`` (0-based) and ``specs`` in
+    the other seats, in order. ``kwargs`` go to ``runner.run_match`` (log_dir, options).
+    Returns the MatchResult (``interrupted`` after Ctrl-C)."""
+    from .runner import run_match
+
+    person = HumanPlayer(name, LineSource(stdin or sys.stdin), write or stdout_writer(), hints)
+    seats = list(specs)
+    seats.insert(seat, person.spec)
+    return run_match(seats, config, human=person, **kwargs)
