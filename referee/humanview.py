@@ -134,8 +134,8 @@ class Choice:
     error: str | None = None
 
 
-HELP = ("type a number from the list, a card (6S, 10h, TH: with cover, add the slot if "
-        "needed: 'cover 1 7S'), or take / pass / exchange")
+HELP = ("type a number from the list, a card (like 6s, 10h, qd; to cover a chosen slot: "
+        "'cover 1 7s'), or take / pass / exchange")
 
 
 def parse_choice(text: str, legal: Sequence[Mapping[str, Any]]) -> Choice:
@@ -145,11 +145,12 @@ def parse_choice(text: str, legal: Sequence[Mapping[str, Any]]) -> Choice:
     words = text.replace("*", " ").lower().split()
     if not words:
         return Choice(error=f"nothing typed; {HELP}")
-    if len(words) == 1 and words[0].isdigit():
-        n = int(words[0])
-        if 1 <= n <= len(legal):
+    if len(words) == 1 and words[0].isdecimal():
+        n = _number(words[0])
+        if n is not None and 1 <= n <= len(legal):
             return Choice(index=n - 1)
-        return Choice(error=f"{words[0]}: there is no action {n}; choose 1 to {len(legal)}")
+        return Choice(error=f"{_short(words[0])}: there is no action {_short(words[0])}; "
+                      f"choose 1 to {len(legal)}")
     kinds = {a["type"] for a in legal}
     if len(words) == 1 and words[0] in BARE_ACTIONS + ("show_trump", "attack", "cover", "throw_in", "transfer"):
         word = words[0]
@@ -165,14 +166,15 @@ def parse_choice(text: str, legal: Sequence[Mapping[str, Any]]) -> Choice:
         kind = {"show": "show_trump", "throw": "throw_in"}.get(words[0], words[0])
         words = words[1:]
     slot = None
-    if kind == "cover" and len(words) == 2 and words[0].isdigit():
-        slot, words = int(words[0]), words[1:]
+    if kind == "cover" and len(words) == 2 and words[0].isdecimal():
+        number = _number(words[0])
+        slot, words = (-1 if number is None else number), words[1:]  # -1: no such slot
     if len(words) != 1:
-        return Choice(error=f"{text.strip()!r}: not understood; {HELP}")
+        return Choice(error=f"{_short(text.strip())!r}: not understood; {HELP}")
     try:
         card = parse_card_text(words[0])
     except ValueError:
-        return Choice(error=f"{words[0]!r} is not a card (cards look like 6S, 10H, TH, QD, AC); {HELP}")
+        return Choice(error=f"{_short(words[0])!r} is not a card; {HELP}")
     found = [i for i, a in enumerate(legal) if a.get("card") == card
              and (kind is None or a["type"] == kind) and (slot is None or a.get("slot") == slot)]
     if len(found) == 1:
@@ -184,6 +186,16 @@ def parse_choice(text: str, legal: Sequence[Mapping[str, Any]]) -> Choice:
         return Choice(error=f"{what} is not a legal move now; choose from the list")
     options = ", ".join(f"{i + 1}) {action_text(legal[i], '')}" for i in found)
     return Choice(error=f"{card} can be played more than one way: {options}; type the number")
+
+
+def _number(word: str) -> int | None:
+    """A typed decimal number; None for one too long to be a move or a slot."""
+    return int(word) if len(word) <= 6 else None
+
+
+def _short(text: str, limit: int = 20) -> str:
+    """Typed text quoted back, cut so a pasted page does not flood the screen."""
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def end_lines(end: Mapping[str, Any], names: Sequence[str], me: int) -> list[str]:
