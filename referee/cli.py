@@ -247,6 +247,29 @@ def match(
         raise typer.Exit(130)
 
 
+def _replay_html(log: Path, html_out: Path, game: int | None, seat: int | None, as_json: bool) -> None:
+    from .matchlog import private_open
+    from .web.replay_html import ReplayHtmlError, render_replay_html
+
+    try:
+        text = render_replay_html(log, game=game, seat=seat)
+    except ReplayHtmlError as exc:
+        fail(str(exc))
+    try:
+        # 0600 like the log it comes from: the omniscient view holds every hidden card.
+        with private_open(html_out) as f:
+            f.write(text)
+    except OSError as exc:
+        fail(f"--html {html_out}: cannot write: {exc.strerror or exc}")
+    if as_json:
+        emit_json({"log": str(log), "html": str(html_out), "game": game, "seat": seat,
+                   "bytes": len(text.encode("utf-8"))})
+    else:
+        view = "omniscient view" if seat is None else f"seat {seat}'s view"
+        out.print(f"{html_out}: replay viewer of {log} ({'game ' + str(game) if game is not None else 'all games'}, "
+                  f"{view}); open it in a browser", markup=False, highlight=False)
+
+
 @app.command()
 def play(
     bots: Annotated[list[str] | None, typer.Argument(
@@ -347,8 +370,14 @@ def replay(
     seat: Annotated[int | None, typer.Option(
         help="With --game: show only what this seat saw (default: everything).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the verification as JSON.")] = False,
+    html_out: Annotated[Path | None, typer.Option(
+        "--html", metavar="OUT.html",
+        help="Write a self-contained HTML viewer of the log (every game, or --game N; "
+        "--seat S: only what that seat saw) to OUT.html: a table you step through with "
+        "buttons, a scrub bar or the keyboard. Opens from the file, offline.",
+        show_default=False)] = None,
 ) -> None:
-    """Verify a match log, or show one of its games step by step.
+    """Verify a match log, show one of its games step by step, or write an HTML viewer.
 
     Without options: list the games. Exit 1 if --verify finds a divergence or the log
     is damaged (every complete game before the damage is still checked and shown).
@@ -362,6 +391,13 @@ def replay(
         _verify_store(db, [log] if log else [], None, as_json)
     if log is None:
         fail("give a LOG to replay, or --verify --db STORE to check a store against its logs")
+    if html_out is not None:
+        if verify:
+            fail("--html writes a viewer and --verify checks the log: give one of them")
+        _replay_html(log, html_out, game, seat, as_json)
+        return
+    if seat is not None and game is None:
+        fail("--seat S shows a game as seat S saw it: give --game N too (or --html)")
     try:
         contents = read_log(log)
     except LogError as exc:

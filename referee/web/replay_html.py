@@ -1,0 +1,248 @@
+"""``durak-ref replay LOG --html OUT``: a match log as one self-contained HTML viewer.
+
+The page shows a game at a table, one state per decision: seats with names, hands,
+the trump and talon, the attack/cover pairs, the discard pile, whose turn it is, each
+decision's time, forced moves, and the result with its forfeit evidence; controls step
+through it (buttons, scrub bar, keyboard). The states are computed here by the rules
+engine re-simulating the log (``referee.replay``), never by the page's script, which
+only draws what it is given.
+
+Two views:
+
+- omniscient (``seat`` None): every hand face up, every decision's time and evidence;
+- one seat's (``seat`` S): built only from what seat S saw during the game
+  (``Game.observe(S)`` and the public events), so the file holds no card S could not
+  see, not even in its embedded data: other hands are backs with counts (plus the cards
+  publicly known to be in them), other seats' times, forced flags and forfeit evidence
+  are left out, a decision S did not see (another seat's declined trump exchange) is
+  not a step, and the run's seed, from which every deck could be dealt again, is not
+  in the page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..match import FORFEITS, forfeit_reason
+from ..matchlog import LogError, read_log
+from ..replay import Divergence, _decisions, _start, log_rules
+from ..rules.cards import card_str, mask_str
+from . import CARD_KIT, escape, json_script, page
+
+#: At most this many games get their steps in one page (a 100-game match is ~2 MB);
+#: the others are listed with their results and the ``--game N`` that renders them.
+MAX_GAMES = 200
+
+
+class ReplayHtmlError(ValueError):
+    """The log cannot be rendered: unreadable or damaged, no such game, no such seat,
+    or a game that does not follow from its deck under the rules. The message names the
+    file (and line or game) and what was wrong. A user error (exit 2)."""
+
+
+def render_replay_html(log_path: Path, *, game: int | None = None, seat: int | None = None) -> str:
+    """The viewer page of the match log at ``log_path``: every game (up to MAX_GAMES),
+    or only game ``game``; omniscient, or as seat ``seat`` saw it. Raises
+    ReplayHtmlError."""
+    try:
+        contents = read_log(log_path)
+    except LogError as exc:
+        raise ReplayHtmlError(str(exc)) from None
+    if contents.error is not None:
+        raise ReplayHtmlError(f"damaged log: {contents.error} (`durak-ref replay {log_path}` "
+                              f"lists the complete games before the damage)")
+    return render_replay_records(contents.header, contents.games, footer=contents.footer,
+                                 game=game, seat=seat, source=str(log_path))
+
+
+def render_replay_records(header: dict[str, Any], games: Sequence[dict[str, Any]], *,
+                          footer: dict[str, Any] | None = None, game: int | None = None,
+                          seat: int | None = None, source: str = "") -> str:
+    """The viewer page of already-read log records (``header`` and ``game`` records as
+    ``matchlog.read_log`` gives them; ``footer`` None for a match still running or cut
+    off). For pages that hold games in memory (the live arena page). ``source`` names
+    where the records came from, in the page and in error messages. Raises
+    ReplayHtmlError."""
+    data = replay_data(header, games, footer=footer, game=game, seat=seat, source=source)
+    where = f"{source}: " if source else ""
+    title = f"durak-ref replay{' - ' + source if source else ''}"
+    if seat is not None:
+        title += f" (seat {seat}'s view)"
+    body = (f'<div id="app" data-view="{"omniscient" if seat is None else "seat"}">'
+            f'<noscript>{escape(where)}this replay viewer needs JavaScript.</noscript></div>\n'
+            + json_script("replay-data", data))
+    return page(title, body, css=(CARD_KIT[0], "replay.css"), js=(CARD_KIT[1], "replay.js"))
+
+
+def replay_data(header: dict[str, Any], games: Sequence[dict[str, Any]], *,
+                footer: dict[str, Any] | None = None, game: int | None = None,
+                seat: int | None = None, source: str = "") -> dict[str, Any]:
+    """What the page's script draws, as plain JSON-able data (see the module docstring
+    for what a seat's view leaves out). Raises ReplayHtmlError."""
+    where = f"{source}: " if source else ""
+    if game is not None:
+        chosen = [g for g in games if g["game"] == game]
+        if not chosen:
+            raise ReplayHtmlError(f"{where}no complete game {game} (games: "
+                                  f"{', '.join(str(g['game']) for g in games) or 'none'})")
+    else:
+        chosen = list(games[:MAX_GAMES])
+    if seat is not None:
+        for g in chosen:
+            if not 0 <= seat < len(g["players"]):
+                raise ReplayHtmlError(f"--seat {seat}: game {g['game']} has seats "
+                                      f"0..{len(g['players']) - 1}")
+    try:
+        log_rules(header)
+        rendered = {g["game"]: game_frames(header, g, seat) for g in chosen}
+    except Divergence as exc:
+        raise ReplayHtmlError(f"{where}the log does not follow the rules: {exc} "
+                              f"(`durak-ref replay --verify` checks every game)") from None
+    listed = []
+    for g in games:
+        d = g["durak"]
+        listed.append({"game": g["game"], "players": g["players"], "termination": g["termination"],
+                       "durak": d, "decisions": len(g["decisions"]), "shown": g["game"] in rendered})
+    return {
+        "source": source,
+        "view": None if seat is None else seat,
+        "match": match_summary(header, footer, seat),
+        "games": listed,
+        "replays": [rendered[g["game"]] for g in chosen],
+        "more": max(0, len(games) - len(chosen)) if game is None else 0,
+    }
+
+
+def match_summary(header: dict[str, Any], footer: dict[str, Any] | None,
+                  seat: int | None) -> dict[str, Any]:
+    """The match at a glance: bots, rules, time control, started/ended, and per bot its
+    games, duraks, draws and forfeits (from the footer; None while it has none). The
+    seed only in the omniscient view: with it every deck can be dealt again."""
+    summary = (footer or {}).get("summary") or {}
+    bots = []
+    for b in header.get("bots") or []:
+        bots.append({"name": b.get("name"), "spec": b.get("spec")})
+    per_bot = [{k: b.get(k) for k in ("name", "games", "durak", "draws", "forfeits",
+                                      "mean_decision_ms", "forfeited_all")}
+               for b in summary.get("bots") or []]
+    out: dict[str, Any] = {
+        "preset": header.get("preset"),
+        "rules": header.get("rules"),
+        "time_control": header.get("time_control"),
+        "started": header.get("started"),
+        "ended": (footer or {}).get("ended"),
+        "interrupted": None if footer is None else bool(footer.get("interrupted")),
+        "bots": bots,
+        "results": per_bot or None,
+        "warnings": summary.get("warnings") or [],
+    }
+    if seat is None:
+        out["seed"] = header.get("seed")
+    return out
+
+
+def game_frames(header: dict[str, Any], record: dict[str, Any], seat: int | None = None) -> dict[str, Any]:
+    """One game as the page's steps: frame 0 is the deal, then one frame per decision
+    (per decision ``seat`` saw, in a seat's view), each the state after it. Raises
+    Divergence when the log does not follow the rules."""
+    rules = log_rules(header)
+    names = list(record["players"])
+    game = _start(rules, record, events=True)
+    assert game.events is not None
+    decisions = record["decisions"]
+    frames = [_frame(game, seat, None, [])]
+    for i, s, action, forced in _decisions(game, record):
+        viewer = s if seat is None else seat
+        if game.public_event(game.events[0], viewer) is None:
+            # Not seen by this seat (another's declined exchange): at a real table
+            # nothing happened, so it is no step of this view.
+            game.events.clear()
+            continue
+        entry = decisions[i]
+        ms = entry[3] if len(entry) > 3 and isinstance(entry[3], (int, float)) else None
+        mine = seat is None or s == seat
+        step = {"n": i, "seat": s, "action": entry[1],
+                # Whether another seat's move was forced, or how long it took, is not
+                # something its opponents see (as in the text replay).
+                "forced": forced if mine else None, "ms": ms if mine else None}
+        lines = []
+        for ev in game.events:
+            if ev[0] in ("bout_end", "draw", "out"):
+                wire = game.public_event(ev, seat if seat is not None else ev[1])
+                assert wire is not None
+                lines.append(_event_text(wire, names))
+        game.events.clear()
+        frames.append(_frame(game, seat, step, lines))
+    if seat is not None:
+        # Whose turn, as the table sees it: the seat of the next step shown. (The
+        # engine's current seat could be one about to decline an exchange unseen.)
+        for a, b in zip(frames, frames[1:]):
+            a["turn"] = b["step"]["seat"]
+        frames[-1]["turn"] = None
+    return {
+        "game": record["game"],
+        "players": names,
+        "dealer": record["dealer"],
+        "trump": card_str(game.trump_card),
+        "frames": frames,
+        "result": _result(record, seat, game.is_over),
+    }
+
+
+def _frame(game: Any, seat: int | None, step: dict[str, Any] | None, events: list[str]) -> dict[str, Any]:
+    """The state after ``step``: from ``observe(seat)`` alone in a seat's view."""
+    obs = game.observe(0 if seat is None else seat)
+    if seat is None:
+        hands: list[list[str] | None] = [mask_str(h) for h in game.hands]
+    else:
+        hands = [obs["hand"] if s == seat else None for s in range(obs["players"])]
+    return {
+        "step": step,
+        "events": events,
+        "hands": hands,
+        "sizes": obs["hand_sizes"],
+        "known": obs["known"],
+        "out": obs["out"],
+        "table": obs["table"],
+        "talon": obs["talon"],
+        "trump": obs["trump"],
+        "trump_holder": obs["trump_holder"],
+        "discard": len(obs["discard"]),
+        "attacker": obs["attacker"],
+        "defender": obs["defender"],
+        "bout": obs["bout"],
+        "phase": obs["phase"],
+        "taking": obs["taking"],
+        "turn": game.current_seat,
+    }
+
+
+def _result(record: dict[str, Any], seat: int | None, finished: bool) -> dict[str, Any]:
+    """The game's end: termination, durak, reason; a forfeit's kind and evidence (in a
+    seat's view only the forfeiting seat sees the detail: it may name a card)."""
+    names = record["players"]
+    term = record["termination"]
+    reason = record.get("reason", "")
+    forfeit = record.get("forfeit") if term in FORFEITS else None
+    out: dict[str, Any] = {"termination": term, "durak": record["durak"],
+                           "last_out": record.get("last_out", []), "reason": reason,
+                           "forfeit": None}
+    if forfeit:
+        fseat = forfeit.get("seat")
+        visible = seat is None or fseat == seat
+        if not visible and isinstance(fseat, int) and 0 <= fseat < len(names):
+            out["reason"] = forfeit_reason(names[fseat], term)
+        out["forfeit"] = {"seat": fseat, "kind": term,
+                          "evidence": forfeit.get("evidence") if visible else None}
+    return out
+
+
+def _event_text(ev: dict[str, Any], names: list[str]) -> str:
+    if ev["type"] == "bout_end":
+        return f"bout {ev['result']} (defender {names[ev['defender']]})"
+    if ev["type"] == "draw":
+        cards = f": {' '.join(ev['cards'])}" if "cards" in ev else ""
+        return f"{names[ev['seat']]} draws {ev['count']}{cards}"
+    return f"{names[ev['seat']]} is out"
