@@ -914,6 +914,45 @@ def ratings(
     out.print(ratings_table(report))
 
 
+@app.command()
+def report(
+    tournament_id: Annotated[str, typer.Option(
+        "--tournament", help="The run to report: a tournament id, an sprt id, or 'ladder'.",
+        show_default=False)],
+    db: Annotated[Path, typer.Option(help="The result store.")] = Path("logs/durak.sqlite"),
+    html: Annotated[Path | None, typer.Option(
+        "--html", help="Also write the report as one self-contained HTML page (plots as inline "
+        "SVG, no script, nothing fetched).", show_default=False)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole report as one JSON object.")] = False,
+) -> None:
+    """A stored run's report: standings, ratings with 95% intervals, the crosstable (W-L-D
+    at two-player tables, else each pair's games and durak shares), each bot's rating
+    history over the games, and forfeits by bot and kind."""
+    from .store import StoreError, open_store
+    from .tourreport import report_data
+
+    if not db.exists():
+        fail(f"no store at {db}; give --db PATH")
+    try:
+        with open_store(db, check=True) as store:
+            data = report_data(store, tournament_id)
+    except StoreError as exc:
+        fail(str(exc))
+    if html is not None:
+        from .web.report_html import render_report_html
+        try:
+            html.write_text(render_report_html(data), encoding="utf-8")
+        except OSError as exc:
+            fail(f"cannot write the page {html}: {exc.strerror or exc}")
+    if as_json:
+        emit_json(dict(data, html=str(html) if html else None))
+        return
+    from .report import print_report
+    print_report(data, out)
+    if html is not None:
+        out.print(f"page: {html}", markup=False, highlight=False)
+
+
 _DB_HELP = "The result store (SQLite)."
 
 
