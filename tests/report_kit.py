@@ -1,4 +1,4 @@
-"""Stores for report tests: real tournaments played by the CLI, and hand-made stores
+"""Stores for report tests (tests/report, tests/browser): real tournaments played by the CLI, and hand-made stores
 (for names no tournament would accept and results chosen by the test)."""
 
 from __future__ import annotations
@@ -9,6 +9,9 @@ from pathlib import Path
 from support import cli
 
 from referee.store import GameRow, SeatRow, open_store
+
+#: A bot name that would run script or load an image if a page let it in as markup.
+HOSTILE_NAME = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
 
 
 def played_tournament(tmp_path: Path, *extra: str) -> tuple[Path, str]:
