@@ -14,6 +14,7 @@ interrupts the match like any other (``run_match``): finished games stay in the 
 from __future__ import annotations
 
 import math
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -33,12 +34,15 @@ def human_spec(name: str) -> BotSpec:
 
 
 class LineSource:
-    """Lines typed by the person, read by a daemon thread so that waiting for them is a
-    trio checkpoint (Ctrl-C and the move clock interrupt it). ``None`` marks end of input.
-    A line typed ahead waits in the queue, as it would in the terminal."""
+    """Lines typed by the person on file descriptor ``fd`` (None: no input at all), read
+    by a daemon thread so that waiting for them is a trio checkpoint (Ctrl-C and the move
+    clock interrupt it). ``None`` marks end of input. A line typed ahead waits in the
+    queue, as it would in the terminal. The thread uses ``os.read``, not a buffered file
+    object: it is still blocked in a read when the program exits, and a buffered reader's
+    lock held by it would abort the interpreter's shutdown."""
 
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
+    def __init__(self, fd: int | None) -> None:
+        self._fd = fd
         self._send, self._receive = trio.open_memory_channel[str | None](math.inf)
         self._started = False
         self._ended = False
@@ -46,18 +50,30 @@ class LineSource:
     def _start(self) -> None:
         token = trio.lowlevel.current_trio_token()
 
+        def deliver(line: str | None) -> bool:
+            try:
+                token.run_sync_soon(self._send.send_nowait, line)
+                return True
+            except trio.RunFinishedError:
+                return False
+
         def pump() -> None:
+            pending = b""
             while True:
                 try:
-                    line = self._stream.readline()
-                except (OSError, ValueError):
-                    line = ""
-                try:
-                    token.run_sync_soon(self._send.send_nowait, line.rstrip("\r\n") if line else None)
-                except trio.RunFinishedError:
+                    chunk = os.read(self._fd, 4096) if self._fd is not None else b""
+                except OSError:  # closed or unreadable input: the person is gone
+                    chunk = b""
+                if not chunk:
+                    if pending:
+                        deliver(_text(pending))
+                    deliver(None)
                     return
-                if not line:
-                    return
+                pending += chunk
+                while b"\n" in pending:
+                    raw, pending = pending.split(b"\n", 1)
+                    if not deliver(_text(raw)):
+                        return
 
         threading.Thread(target=pump, name="durak-ref-stdin", daemon=True).start()
         self._started = True
@@ -72,6 +88,12 @@ class LineSource:
         if line is None:
             self._ended = True
         return line
+
+
+def _text(raw: bytes) -> str:
+    """A typed line as text: bytes that are not UTF-8 are a typo like any other (shown
+    as replacement characters), not the end of input."""
+    return raw[:65536].decode("utf-8", errors="replace").rstrip("\r")
 
 
 class HumanPlayer(Player):
@@ -149,14 +171,14 @@ def stdout_writer(stream: TextIO = sys.stdout) -> Callable[[str], None]:
 
 
 def run_play(specs: list[BotSpec], seat: int, name: str, config: Any, *, hints: bool = False,
-             write: Callable[[str], None] | None = None, stdin: TextIO | None = None,
+             write: Callable[[str], None] | None = None, stdin_fd: int | None = 0,
              **kwargs: Any) -> Any:
     """``durak-ref play``: a match with the person at ``seat`` (0-based) and ``specs`` in
-    the other seats, in order. ``kwargs`` go to ``runner.run_match`` (log_dir, options).
+    the other seats, in order; the person types on ``stdin_fd``. ``kwargs`` go to ``runner.run_match`` (log_dir, options).
     Returns the MatchResult (``interrupted`` after Ctrl-C)."""
     from .runner import run_match
 
-    person = HumanPlayer(name, LineSource(stdin or sys.stdin), write or stdout_writer(), hints)
+    person = HumanPlayer(name, LineSource(stdin_fd), write or stdout_writer(), hints)
     seats = list(specs)
     seats.insert(seat, person.spec)
     return run_match(seats, config, human=person, **kwargs)

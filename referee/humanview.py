@@ -44,15 +44,22 @@ def action_text(action: Mapping[str, Any], trump_suit: str) -> str:
     return kind
 
 
+def printable(text: str) -> str:
+    """``text`` with every control character (an escape sequence that could redraw or
+    retitle the person's terminal) shown as ``?``. Names are printable by protocol; this
+    holds whatever a seat is called."""
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
 def _seat(seat: int, names: Sequence[str], me: int) -> str:
-    return "you" if seat == me else f"{names[seat]} (seat {seat})"
+    return "you" if seat == me else f"{printable(names[seat])} (seat {seat})"
 
 
 def start_lines(start: Mapping[str, Any]) -> list[str]:
     """The lines shown when a game begins (from the seat's ``game_start``)."""
     names, me = start["names"], start["seat"]
     trump = start["trump"]
-    seats = ", ".join(f"{i}={'you' if i == me else n}" for i, n in enumerate(names))
+    seats = ", ".join(f"{i}={'you' if i == me else printable(n)}" for i, n in enumerate(names))
     return [f"=== game {start['game']}: {seats}; dealer seat {start['dealer']} ===",
             f"trump: {card_text(trump, trump[1])} ({SUIT_NAMES[trump[1]]}); "
             f"{_seat(start['attacker'], names, me)} attack{'' if start['attacker'] == me else 's'} first"]
@@ -95,7 +102,7 @@ def table_lines(obs: Mapping[str, Any], names: Sequence[str]) -> list[str]:
         state = "out" if obs["out"][s] else f"{obs['hand_sizes'][s]} cards"
         known = [c for c in obs["known"][s]] if s != me else []
         extra = f"; known: {' '.join(card_text(c, trump_suit) for c in known)}" if known else ""
-        label = "you" if s == me else names[s]
+        label = "you" if s == me else printable(names[s])
         lines.append(f"  seat {s} {label:<12} {state:<9} {role}{extra}".rstrip())
     pairs = [f"[{i}] {card_text(a, trump_suit)}/{card_text(c, trump_suit) if c else '--'}"
              for i, (a, c) in enumerate(obs["table"])]
@@ -207,4 +214,5 @@ def end_lines(end: Mapping[str, Any], names: Sequence[str], me: int) -> list[str
         verdict = "you are the durak"
     else:
         verdict = f"{names[durak]} (seat {durak}) is the durak"
-    return [f"=== game {end['game']} over: {verdict} ({end['termination']}: {end['reason']}) ==="]
+    return [f"=== game {end['game']} over: {printable(verdict)} ({end['termination']}: "
+            f"{printable(end['reason'])}) ==="]

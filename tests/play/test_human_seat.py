@@ -157,3 +157,17 @@ def test_hostile_typing_is_a_message_never_a_crash() -> None:
         choice = parse_choice(text, LEGAL)
         assert (choice.index is None) != (choice.error is None), text
     assert parse_choice("１", LEGAL).index == 0  # a full-width digit is still a digit
+
+
+def test_a_seat_name_with_terminal_escapes_cannot_drive_the_persons_terminal() -> None:
+    from referee.humanview import end_lines, event_line, start_lines, table_lines
+    from support import ATTACK_OBSERVATION
+
+    names = ["you", "\x1b]0;pwned\x07\x1b[2J"]
+    start = {"type": "game_start", "game": 0, "seat": 0, "players": 2, "names": names, "dealer": 1,
+             "trump": "TH", "trump_suit": "H", "hand": [], "attacker": 1}
+    shown = (start_lines(start) + [event_line({"type": "attack", "seat": 1, "card": "7S"}, names, 0, "H") or ""]
+             + table_lines(ATTACK_OBSERVATION, names)
+             + end_lines({"game": 0, "durak": 1, "termination": "normal", "reason": "\x1b[31m"}, names, 0))
+    assert not any(c in line for line in shown for c in "\x1b\x07")
+    assert "?]0;pwned??[2J (seat 1)" in "\n".join(shown)

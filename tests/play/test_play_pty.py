@@ -20,7 +20,7 @@ LOG_LINE = re.compile(r"^log: (\S+)", re.M)
 def spawn(tmp_path: Path, *args: str) -> "pexpect.spawn":
     env = dict(os.environ, COLUMNS="200", NO_COLOR="1")
     return pexpect.spawn(str(DURAK_REF), ["play", *args, "--log-dir", str(tmp_path / "logs")],
-                         cwd=str(tmp_path), env=env, encoding="utf-8", timeout=30,
+                         cwd=str(tmp_path), env=env, encoding="utf-8", codec_errors="replace", timeout=30,
                          dimensions=(50, 200))
 
 
@@ -59,7 +59,9 @@ def log_of(child: "pexpect.spawn") -> dict:
 def test_a_person_plays_a_whole_game_through_the_terminal_and_typos_are_asked_again(tmp_path: Path) -> None:
     child = spawn(tmp_path, "builtin:greedy", "--seed", "pty-1", "--hints")
     chosen: list[str] = []
-    typos = ["7Z", "99", "", "cover 9 AS"]
+    typos = [("7Z", "'7z' is not a card"), ("99", "there is no action 99"), ("", "nothing typed"),
+             ("cover 9 AS", "cover 9 AS is not a legal move now"),
+             ("\xff\xfe", "is not a card")]  # bytes that are not UTF-8
     while True:
         if child.expect(["\r\n> ", r"=== game 0 over: (.*) ==="]) == 1:
             break
@@ -68,12 +70,13 @@ def test_a_person_plays_a_whole_game_through_the_terminal_and_typos_are_asked_ag
         assert moves, screen
         assert "hint: greedy would play" in screen
         if typos:
-            typo = typos.pop(0)
-            child.sendline(typo)
+            typo, expected = typos.pop(0)
+            if typo == "\xff\xfe":  # a typo, not the end of input
+                os.write(child.child_fd, b"\xff\xfe\n")
+            else:
+                child.sendline(typo)
             child.expect(r"\r\n  (.*)\r\n")
             message = child.match.group(1)
-            expected = {"7Z": "'7z' is not a card", "99": "there is no action 99",
-                        "": "nothing typed", "cover 9 AS": "not"}[typo]
             assert expected in message, message
             child.expect("> ")
         typed, move = answer(moves, len(chosen))
