@@ -132,7 +132,8 @@ class HumanPlayer(Player):
         await self.send(decode(frame))
 
     async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-        obs, legal = request["observation"], request["legal"]
+        obs = request["observation"]
+        legal = view.menu_order(request["legal"], obs["trump_suit"])  # the same maps, in menu order
         self._show(view.table_lines(obs, self._names))
         clock = view.clock_line(request.get("clock"))
         if clock:
@@ -140,7 +141,7 @@ class HumanPlayer(Player):
         self._write("your move:")
         self._show(view.menu_lines(legal, obs["trump_suit"]))
         if self._hints:
-            hint = legal.index(greedy_choose(obs, legal))
+            hint = legal.index(greedy_choose(obs, request["legal"]))  # as the bot would see it
             self._write(f"hint: greedy would play {hint + 1}) "
                         f"{view.action_text(legal[hint], obs['trump_suit'])}")
         deadline = math.inf if timeout is None else trio.current_time() + timeout

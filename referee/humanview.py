@@ -127,6 +127,21 @@ def clock_line(clock: Mapping[str, Any] | None) -> str | None:
     return "clock: " + ", ".join(parts) if parts else None
 
 
+_KIND_ORDER = ("exchange", "attack", "throw_in", "transfer", "show_trump", "cover", "take", "pass")
+
+
+def menu_order(legal: Sequence[Mapping[str, Any]], trump_suit: str) -> list[Mapping[str, Any]]:
+    """The legal actions in the order the menu shows them: by kind, cover by slot, cards
+    in hand order (``sort_hand``: trumps last); take and pass at the end."""
+    def key(action: Mapping[str, Any]) -> tuple[int, int, bool, int, int]:
+        card = action.get("card")
+        kind = _KIND_ORDER.index(action["type"]) if action["type"] in _KIND_ORDER else len(_KIND_ORDER)
+        if card is None:
+            return (kind, 0, False, 0, 0)
+        return (kind, action.get("slot", 0), card[1] == trump_suit, SUITS.index(card[1]), RANKS.index(card[0]))
+    return sorted(legal, key=key)
+
+
 def menu_lines(legal: Sequence[Mapping[str, Any]], trump_suit: str) -> list[str]:
     """The legal actions, numbered from 1."""
     return [f"  {i + 1}) {action_text(a, trump_suit)}" for i, a in enumerate(legal)]

@@ -171,3 +171,12 @@ def test_a_seat_name_with_terminal_escapes_cannot_drive_the_persons_terminal() -
              + end_lines({"game": 0, "durak": 1, "termination": "normal", "reason": "\x1b[31m"}, names, 0))
     assert not any(c in line for line in shown for c in "\x1b\x07")
     assert "?]0;pwned??[2J (seat 1)" in "\n".join(shown)
+
+
+def test_the_menu_lists_moves_in_hand_order_with_take_and_pass_last() -> None:
+    from referee.humanview import menu_order
+
+    legal = [{"type": "take"}, {"type": "cover", "slot": 1, "card": "9H"},
+             {"type": "cover", "slot": 0, "card": "9H"}, {"type": "cover", "slot": 0, "card": "JS"},
+             {"type": "transfer", "card": "6D"}]
+    assert menu_order(legal, "H") == [legal[4], legal[3], legal[2], legal[1], legal[0]]
