@@ -44,16 +44,21 @@ def json_script(element_id: str, data: Any) -> str:
     return f'<script type="application/json" id="{escape(element_id)}">{text}</script>'
 
 
+#: The Content-Security-Policy of a self-contained page: inline styles and scripts, data:
+#: images, and no fetch of anything from anywhere.
+OFFLINE_CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
+               "img-src data:; base-uri 'none'; form-action 'none'")
+
+
 def page(title: str, body: str, *, css: tuple[str, ...] = (), js: tuple[str, ...] = (),
-         extra_head: str = "") -> str:
+         extra_head: str = "", csp: str = OFFLINE_CSP) -> str:
     """A complete HTML document: ``body`` (markup the caller has escaped) with the named
-    assets inlined, CSS in the head and scripts at the end of the body. A strict
-    Content-Security-Policy forbids every network fetch, so a page cannot leak or load
-    anything even if a bug let markup in."""
+    assets inlined, CSS in the head and scripts at the end of the body. The
+    Content-Security-Policy (default ``OFFLINE_CSP``) forbids every network fetch, so a
+    page cannot leak or load anything even if a bug let markup in; a served page that
+    talks to its server widens it (e.g. ``connect-src 'self'``)."""
     styles = "\n".join(asset(n) for n in css)
     scripts = "\n".join(f"<script>\n{asset(n)}\n</script>" for n in js)
-    csp = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
-           "img-src data:; base-uri 'none'; form-action 'none'")
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f'<meta http-equiv="Content-Security-Policy" content="{csp}">\n'

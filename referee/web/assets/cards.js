@@ -1,7 +1,7 @@
 /* durak-ref card kit: window.DurakCards draws cards as DOM elements with inline SVG.
-   Cards are given in the log's text form ("6S", "TH": rank 2-9 T J Q K A, suit C D H S).
+   Cards are given in the log's text form: a rank (2-9 T J Q K A), then a suit (C D H S).
    Everything is built with createElement/textContent: no data ever becomes markup.
-   Each card element carries data-card="6S" (backs: data-card="back"), for tests. */
+   Each card element carries data-card (its text form; backs: "back"), for tests. */
 "use strict";
 window.DurakCards = (function () {
   const SVG = "http://www.w3.org/2000/svg";

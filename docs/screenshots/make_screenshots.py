@@ -1,0 +1,101 @@
+"""Make the README's screenshots: every page in PAGES, at laptop and phone widths, as PNGs
+in this directory (``NAME-laptop.png``, ``NAME-phone.png``).
+
+Run from the repository root with the project's venv (Chromium as for the browser tests,
+tests/browser/browserkit.py)::
+
+    .venv/bin/python docs/screenshots/make_screenshots.py            # every page
+    .venv/bin/python docs/screenshots/make_screenshots.py replay     # only these
+
+The pages are made from a fresh match with a fixed seed between the built-in bots, so the
+pictures change only when the pages do. To add a page, add one line to PAGES: its name,
+the ``durak-ref`` arguments that write it (``{log}``: the sample match log, ``{out}``:
+the HTML file to write, ``{work}``: a scratch directory) and, optionally, the URL
+fragment to open it at.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+from browserkit import CHROMIUM, LAPTOP, PHONE, RecordedPage, launch  # noqa: E402
+
+DURAK_REF = Path(sys.executable).parent / "durak-ref"
+
+
+@dataclass(frozen=True)
+class Page:
+    name: str
+    command: tuple[str, ...]
+    fragment: str = ""
+
+
+PAGES = [
+    Page("replay", ("replay", "{log}", "--html", "{out}"), "#game=1&step=33"),
+    Page("replay-seat", ("replay", "{log}", "--html", "{out}", "--game", "1", "--seat", "0"), "#game=1&step=33"),
+]
+
+SIZES = {"laptop": LAPTOP, "phone": PHONE}
+
+
+def sample_log(work: Path) -> Path:
+    """A 3-seat match of the built-in bots, dealt from a fixed seed."""
+    subprocess.run([str(DURAK_REF), "match", "alice=builtin:greedy", "bob=builtin:random",
+                    "carol=builtin:greedy", "--games", "4", "--seed", "screenshots",
+                    "--log-dir", "logs"], check=True, capture_output=True, text=True, cwd=work)
+    (log,) = (work / "logs").glob("match-*.jsonl")
+    return log.relative_to(work)  # the page shows it: no scratch directory in the picture
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help="pages to make (default: all): "
+                        + ", ".join(p.name for p in PAGES))
+    args = parser.parse_args()
+    unknown = set(args.names) - {p.name for p in PAGES}
+    if unknown:
+        parser.error(f"no such page: {', '.join(sorted(unknown))}")
+    if not CHROMIUM.exists():
+        print(f"make_screenshots: Chromium not found at {CHROMIUM}", file=sys.stderr)
+        return 2
+    from playwright.sync_api import sync_playwright
+
+    work = Path(tempfile.mkdtemp(prefix="durak-shots-"))
+    try:
+        log = sample_log(work)
+        with sync_playwright() as pw:
+            context = launch(pw, work / "profile")
+            try:
+                for page in PAGES:
+                    if args.names and page.name not in args.names:
+                        continue
+                    out = work / f"{page.name}.html"  # absolute: the commands run in work
+                    subprocess.run([str(DURAK_REF), *(a.format(log=log, out=out, work=work) for a in page.command)],
+                                   check=True, capture_output=True, text=True, cwd=work)
+                    for size_name, size in SIZES.items():
+                        rec = RecordedPage.open(context)
+                        rec.page.set_viewport_size(size)
+                        rec.page.goto(out.resolve().as_uri() + page.fragment)
+                        rec.assert_clean()
+                        png = HERE / f"{page.name}-{size_name}.png"
+                        rec.page.screenshot(path=str(png), full_page=size_name == "phone")
+                        rec.page.close()
+                        print(f"{png.relative_to(ROOT)} ({png.stat().st_size // 1024} KiB)")
+            finally:
+                context.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
