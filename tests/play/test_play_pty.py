@@ -90,6 +90,9 @@ def test_a_person_plays_a_whole_game_through_the_terminal_and_typos_are_asked_ag
     assert game["termination"] in ("normal", "draw")
     assert log["header"]["bots"][0]["kind"] == "human"
     assert cli("replay", log["path"], "--verify", cwd=tmp_path).returncode == 0
+    page = cli("replay", log["path"], "--html", tmp_path / "game.html", "--seat", "0", "--game", "0",
+               cwd=tmp_path)
+    assert page.returncode == 0, page.stderr  # the game as the person saw it, as a page
 
 
 def test_end_of_input_leaves_the_table_the_game_is_lost_and_logged(tmp_path: Path) -> None:

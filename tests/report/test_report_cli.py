@@ -100,6 +100,15 @@ def test_match_of_two_bots_prints_the_elo_difference_and_los_like_cutechess(tmp_
     elo = data["elo"]
     assert (elo["wins"], elo["losses"], elo["draws"]) == tuple(int(line.group(i)) for i in (4, 5, 6))
     assert f"{100 * elo['los']:.1f}" == line.group(3)
+    perfect = cli("match", "builtin:greedy", "builtin:random", "-n", "3", "--seed", "5", "--no-log", "--json",
+                  cwd=tmp_path)
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"not strict JSON: {constant}")
+    elo = json.loads(perfect.stdout, parse_constant=refuse)["elo"]
+    assert elo["losses"] == 0 and elo["elo"] is None and elo["error95"] is None  # +inf: null
+    assert "Elo difference (greedy over random): +inf +/- inf" in cli(
+        "match", "builtin:greedy", "builtin:random", "-n", "3", "--seed", "5", "--no-log", cwd=tmp_path).stdout
     three = json.loads(cli("match", "builtin:greedy", "builtin:random", "builtin:greedy", "-n", "2",
                            "--no-log", "--json", cwd=tmp_path).stdout)
     assert three["elo"] is None
