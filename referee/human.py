@@ -33,6 +33,11 @@ def human_spec(name: str) -> BotSpec:
     return BotSpec("human", name, (), "human", named=True)
 
 
+#: The longest line kept: more without a newline is delivered as a line (a typo), so piped
+#: input without newlines cannot grow the buffer without bound.
+MAX_LINE = 1 << 16
+
+
 class LineSource:
     """Lines typed by the person on file descriptor ``fd`` (None: no input at all), read
     by a daemon thread so that waiting for them is a trio checkpoint (Ctrl-C and the move
@@ -74,6 +79,10 @@ class LineSource:
                     raw, pending = pending.split(b"\n", 1)
                     if not deliver(_text(raw)):
                         return
+                if len(pending) > MAX_LINE:  # endless input without a newline: one long typo
+                    if not deliver(_text(pending)):
+                        return
+                    pending = b""
 
         threading.Thread(target=pump, name="durak-ref-stdin", daemon=True).start()
         self._started = True
@@ -93,7 +102,7 @@ class LineSource:
 def _text(raw: bytes) -> str:
     """A typed line as text: bytes that are not UTF-8 are a typo like any other (shown
     as replacement characters), not the end of input."""
-    return raw[:65536].decode("utf-8", errors="replace").rstrip("\r")
+    return raw[:MAX_LINE].decode("utf-8", errors="replace").rstrip("\r")
 
 
 class HumanPlayer(Player):

@@ -180,3 +180,22 @@ def test_the_menu_lists_moves_in_hand_order_with_take_and_pass_last() -> None:
              {"type": "cover", "slot": 0, "card": "9H"}, {"type": "cover", "slot": 0, "card": "JS"},
              {"type": "transfer", "card": "6D"}]
     assert menu_order(legal, "H") == [legal[4], legal[3], legal[2], legal[1], legal[0]]
+
+
+async def test_typed_lines_arrive_whole_and_endless_input_is_cut_into_typos(tmp_path: Any) -> None:
+    import os
+
+    from referee.human import MAX_LINE, LineSource
+
+    typed = tmp_path / "typed"
+    typed.write_bytes(b"12\ntake\r\n\xff\n" + b"x" * (2 * MAX_LINE + 10))  # no final newline
+    fd = os.open(typed, os.O_RDONLY)
+    try:
+        lines = LineSource(fd)
+        got = [await lines.read() for _ in range(5)]
+        rest = [await lines.read() for _ in range(3)]
+    finally:
+        os.close(fd)
+    assert got[:3] == ["12", "take", "\ufffd"]
+    assert all(line is not None and 0 < len(line) <= MAX_LINE and set(line) == {"x"} for line in got[3:])
+    assert rest[-1] is None  # then the end of input, for good
