@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from support import DURAK_REF, cli
 
 pexpect = pytest.importorskip("pexpect", reason="pexpect (test extra) is needed to drive a terminal")
 
+ROOT = Path(__file__).resolve().parents[2]
 MENU_LINE = re.compile(r"^\s+(\d+)\) (.+?)\s*$", re.M)
 LOG_LINE = re.compile(r"^log: (\S+)", re.M)
 
@@ -96,7 +98,8 @@ def test_a_person_plays_a_whole_game_through_the_terminal_and_typos_are_asked_ag
 
 
 def test_end_of_input_leaves_the_table_the_game_is_lost_and_logged(tmp_path: Path) -> None:
-    child = spawn(tmp_path, "builtin:random", "builtin:greedy", "--seat", "1", "--games", "3",
+    program = f"{sys.executable} {ROOT / 'examples' / 'python' / 'greedy_bot.py'}"  # a bot program
+    child = spawn(tmp_path, "builtin:random", program, "--seat", "1", "--games", "3",
                   "--seed", "pty-2")
     child.expect("\r\n> ")
     child.sendeof()
@@ -117,3 +120,21 @@ def test_ctrl_c_stops_at_once_without_a_traceback(tmp_path: Path) -> None:
     assert child.exitstatus == 130
     assert "interrupted" in child.before
     assert "Traceback" not in child.before
+
+
+def test_unusable_options_are_exit_2_naming_what_is_wrong(tmp_path: Path) -> None:
+    cases = [
+        (("--seat", "2"), "--seat 2: a table of 2 has seats 0..1"),
+        (("--seat", "-1"), "--seat -1"),
+        (("--name", "a b"), "--name 'a b'"),
+        (("builtin:nope",), "unknown built-in bot 'nope'"),
+        (("tcp:x",), "tcp:NAME seats are for `match` and `serve`"),
+        (tuple(["builtin:greedy"] * 6), "6"),
+        (("--tc", "fast"), "time control 'fast'"),
+        (("--set", "deck=7"), "deck"),
+    ]
+    for args, message in cases:
+        done = cli("play", *args, "--no-log", cwd=tmp_path)
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        assert message in done.stderr and "Traceback" not in done.stderr, (args, done.stderr)
+        assert "your move" not in done.stdout
