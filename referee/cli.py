@@ -320,6 +320,8 @@ def play(
         specs = [parse_bot_spec(b) for b in (bots or ["builtin:greedy"])]
         if any(s.kind == "tcp" for s in specs):
             fail("play seats built-in bots and bot programs; tcp:NAME seats are for `match` and `serve`")
+        if len(specs) > 5:
+            fail(f"a table has at most 6 seats: you and 1 to 5 bots, not {len(specs)} bots")
         table_rules.check_table(len(specs) + 1)
         if not 0 <= seat <= len(specs):
             fail(f"--seat {seat}: a table of {len(specs) + 1} has seats 0..{len(specs)}")

@@ -129,7 +129,7 @@ def test_unusable_options_are_exit_2_naming_what_is_wrong(tmp_path: Path) -> Non
         (("--name", "a b"), "--name 'a b'"),
         (("builtin:nope",), "unknown built-in bot 'nope'"),
         (("tcp:x",), "tcp:NAME seats are for `match` and `serve`"),
-        (tuple(["builtin:greedy"] * 6), "6"),
+        (tuple(["builtin:greedy"] * 6), "you and 1 to 5 bots, not 6 bots"),
         (("--tc", "fast"), "time control 'fast'"),
         (("--set", "deck=7"), "deck"),
     ]
