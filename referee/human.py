@@ -118,9 +118,19 @@ class HumanPlayer(Player):
         self._seat = 0
         self._trump_suit = ""
 
+    def _say(self, line: str) -> None:
+        """Show one line. A screen that is gone (output closed: a broken pipe, a closed
+        terminal) is the person gone: BotFailure, and the match ends after this game."""
+        try:
+            self._write(line)
+        except OSError as exc:
+            self.left = True
+            raise BotFailure("disconnect", f"{self.name} left the table (output closed: "
+                             f"{exc.strerror or exc})") from None
+
     def _show(self, lines: list[str]) -> None:
         for line in lines:
-            self._write(line)
+            self._say(line)
 
     async def send(self, message: dict[str, Any]) -> None:
         kind = message.get("type")
@@ -131,11 +141,11 @@ class HumanPlayer(Player):
         elif kind == "event":
             line = view.event_line(message["event"], self._names, self._seat, self._trump_suit)
             if line is not None:
-                self._write(line)
+                self._say(line)
         elif kind == "game_end":
             self._show(view.end_lines(message, self._names, self._seat))
         elif kind == "error":
-            self._write(f"referee: {message.get('message')}")
+            self._say(f"referee: {message.get('message')}")
 
     async def send_frame(self, frame: bytes) -> None:
         await self.send(decode(frame))
@@ -146,30 +156,30 @@ class HumanPlayer(Player):
         self._show(view.table_lines(obs, self._names))
         clock = view.clock_line(request.get("clock"))
         if clock:
-            self._write(clock)
-        self._write("your move:")
+            self._say(clock)
+        self._say("your move:")
         self._show(view.menu_lines(legal, obs["trump_suit"]))
         if self._hints:
             hint = legal.index(greedy_choose(obs, request["legal"]))  # as the bot would see it
-            self._write(f"hint: greedy would play {hint + 1}) "
+            self._say(f"hint: greedy would play {hint + 1}) "
                         f"{view.action_text(legal[hint], obs['trump_suit'])}")
         deadline = math.inf if timeout is None else trio.current_time() + timeout
         while True:
-            self._write("> ")
+            self._say("> ")
             with trio.move_on_at(deadline) as scope:
                 line = await self._lines.read()
             if scope.cancelled_caught:
-                self._write("(out of time)")
+                self._say("(out of time)")
                 raise BotFailure("timeout", f"{self.name} did not move within {timeout:g} s",
                                  {"budget_s": timeout})
             if line is None:
                 self.left = True
-                self._write("(end of input: you leave the table; this game is lost)")
+                self._say("(end of input: you leave the table; this game is lost)")
                 raise BotFailure("disconnect", f"{self.name} left the table (end of input)")
             choice = view.parse_choice(line, legal)
             if choice.index is not None:
                 return legal[choice.index]
-            self._write(f"  {choice.error}")
+            self._say(f"  {choice.error}")
 
 
 def stdout_writer(stream: TextIO = sys.stdout) -> Callable[[str], None]:

@@ -199,3 +199,19 @@ async def test_typed_lines_arrive_whole_and_endless_input_is_cut_into_typos(tmp_
     assert got[:3] == ["12", "take", "\ufffd"]
     assert all(line is not None and 0 < len(line) <= MAX_LINE and set(line) == {"x"} for line in got[3:])
     assert rest[-1] is None  # then the end of input, for good
+
+
+async def test_a_screen_that_is_gone_is_the_person_gone_not_a_crash(autojump_clock: Any) -> None:
+    class Typing:
+        async def read(self) -> str | None:
+            return "1"
+
+    def broken(line: str) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    person = HumanPlayer("you", Typing(), broken)  # type: ignore[arg-type]
+    bot = BuiltinPlayer("greedy", parse_bot_spec("builtin:greedy"), 1)
+    config = MatchConfig(rules=make_rules("classic", []), games=4, seed="pipe")
+    result = await play_match([person, bot], config)
+    assert result.played == 1 and result.bots[0].forfeits == {"disconnect": 1}
+    assert "output closed: Broken pipe" in result.forfeit_details[0]["reason"]
