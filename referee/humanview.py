@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from protocol.cards import RANKS, SUITS, parse_card_text
 
@@ -130,7 +130,10 @@ def clock_line(clock: Mapping[str, Any] | None) -> str | None:
 _KIND_ORDER = ("exchange", "attack", "throw_in", "transfer", "show_trump", "cover", "take", "pass")
 
 
-def menu_order(legal: Sequence[Mapping[str, Any]], trump_suit: str) -> list[Mapping[str, Any]]:
+ActionMap = TypeVar("ActionMap", bound=Mapping[str, Any])
+
+
+def menu_order(legal: Sequence[ActionMap], trump_suit: str) -> list[ActionMap]:
     """The legal actions in the order the menu shows them: by kind, cover by slot, cards
     in hand order (``sort_hand``: trumps last); take and pass at the end."""
     def key(action: Mapping[str, Any]) -> tuple[int, int, bool, int, int]:
