@@ -251,6 +251,8 @@ def _replay_html(log: Path, html_out: Path, game: int | None, seat: int | None, 
     from .matchlog import private_open
     from .web.replay_html import ReplayHtmlError, render_replay_html
 
+    if html_out.exists() and log.exists() and html_out.resolve() == log.resolve():
+        fail(f"--html {html_out} is the log itself: give another file to write the page to")
     try:
         text = render_replay_html(log, game=game, seat=seat)
     except ReplayHtmlError as exc:
@@ -370,8 +372,9 @@ def replay(
         show_default=False)] = None,
     game: Annotated[int | None, typer.Option(help="Show game N step by step.")] = None,
     seat: Annotated[int | None, typer.Option(
-        help="With --game: show only what this seat saw (default: everything).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the verification as JSON.")] = False,
+        help="With --game or --html: show only what this seat saw (default: everything).")] = None,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Print the verification (with --html: what was written) as JSON.")] = False,
     html_out: Annotated[Path | None, typer.Option(
         "--html", metavar="OUT.html",
         help="Write a self-contained HTML viewer of the log (every game, or --game N; "
@@ -383,6 +386,7 @@ def replay(
 
     Without options: list the games. Exit 1 if --verify finds a divergence or the log
     is damaged (every complete game before the damage is still checked and shown).
+    --html OUT.html: exit 2 if the log is damaged or a game diverges (no page is written).
     """
     from .matchlog import LogError, read_log
     from .replay import Divergence, game_steps, verify_log

@@ -88,6 +88,22 @@ def with_illegal_forfeit(log: Path, out: Path, at: int = 6) -> tuple[Path, str]:
     return out, card_str(card)
 
 
+def with_odd_fields(log: Path, out: Path) -> Path:
+    """Copy ``log`` to ``out`` with every field the schema checks leave open given a
+    type nobody expects (names that are numbers, counts that are text, maps that are
+    lists). The games still replay."""
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    header, footer = lines[0], lines[-1]
+    header["bots"] = [{"name": 5, "spec": {"a": 1}}, {"name": None}, {}]
+    header["time_control"] = "fast"
+    header["started"] = 1234
+    footer["summary"] = {"bots": [{"name": ["x"], "games": "many", "durak": True, "forfeits": [1]}, 7,
+                                  {"name": "b", "forfeits": {"timeout": "x", "crash": 2}}],
+                         "warnings": "not a list"}
+    out.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return out
+
+
 @dataclass
 class State:
     """A game after ``decisions`` decisions (0: the deal)."""

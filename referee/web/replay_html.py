@@ -27,13 +27,14 @@ from typing import Any
 
 from ..match import FORFEITS, forfeit_reason
 from ..matchlog import LogError, read_log
-from ..replay import Divergence, _decisions, _start, log_rules
+from ..replay import Divergence, _decisions, _start, log_rules, verify_game
 from ..rules.cards import card_str, mask_str
+from .. import jsonout
 from . import CARD_KIT, escape, json_script, page
 
-#: At most this many games get their steps in one page (a 100-game match is ~2 MB);
+#: At most this many games get their steps in one page (~40 KB a game for 3 seats);
 #: the others are listed with their results and the ``--game N`` that renders them.
-MAX_GAMES = 200
+MAX_GAMES = 100
 
 
 class ReplayHtmlError(ValueError):
@@ -95,16 +96,22 @@ def replay_data(header: dict[str, Any], games: Sequence[dict[str, Any]], *,
                 raise ReplayHtmlError(f"--seat {seat}: game {g['game']} has seats "
                                       f"0..{len(g['players']) - 1}")
     try:
-        log_rules(header)
+        rules = log_rules(header)
+        for g in chosen:
+            verify_game(rules, g)  # a page must not show a result the rules do not give
         rendered = {g["game"]: game_frames(header, g, seat) for g in chosen}
     except Divergence as exc:
         raise ReplayHtmlError(f"{where}the log does not follow the rules: {exc} "
                               f"(`durak-ref replay --verify` checks every game)") from None
     listed = []
     for g in games:
-        d = g["durak"]
+        shown = rendered.get(g["game"])
+        # A seat's view counts the steps it shows: the log's count would include other
+        # seats' unseen declines of the trump exchange.
+        count = (len(g["decisions"]) if seat is None
+                 else len(shown["frames"]) - 1 if shown is not None else None)
         listed.append({"game": g["game"], "players": g["players"], "termination": g["termination"],
-                       "durak": d, "decisions": len(g["decisions"]), "shown": g["game"] in rendered})
+                       "durak": g["durak"], "decisions": count, "shown": shown is not None})
     return {
         "source": source,
         "view": None if seat is None else seat,
@@ -119,28 +126,48 @@ def match_summary(header: dict[str, Any], footer: dict[str, Any] | None,
                   seat: int | None) -> dict[str, Any]:
     """The match at a glance: bots, rules, time control, started/ended, and per bot its
     games, duraks, draws and forfeits (from the footer; None while it has none). The
-    seed only in the omniscient view: with it every deck can be dealt again."""
+    seed only in the omniscient view: with it every deck can be dealt again.
+
+    Fields the schema checks leave open are reduced to the types the page draws (text,
+    numbers, maps of counts): a log written by anyone cannot break the page's script."""
     summary = (footer or {}).get("summary") or {}
-    bots = []
-    for b in header.get("bots") or []:
-        bots.append({"name": b.get("name"), "spec": b.get("spec")})
-    per_bot = [{k: b.get(k) for k in ("name", "games", "durak", "draws", "forfeits",
-                                      "mean_decision_ms", "forfeited_all")}
-               for b in summary.get("bots") or []]
+    tc = header.get("time_control")
     out: dict[str, Any] = {
-        "preset": header.get("preset"),
+        "preset": _text(header.get("preset")),
         "rules": header.get("rules"),
-        "time_control": header.get("time_control"),
-        "started": header.get("started"),
-        "ended": (footer or {}).get("ended"),
+        "time_control": ({k: _num(tc.get(k)) for k in ("base_s", "increment_s", "move_s")}
+                         if isinstance(tc, dict) else {}),
+        "started": _text(header.get("started")),
+        "ended": _text((footer or {}).get("ended")),
         "interrupted": None if footer is None else bool(footer.get("interrupted")),
-        "bots": bots,
-        "results": per_bot or None,
-        "warnings": summary.get("warnings") or [],
+        "bots": [{"name": _text(b.get("name")), "spec": _text(b.get("spec"))} for b in _maps(header.get("bots"))],
+        "results": [{"name": _text(b.get("name")),
+                     **{k: _num(b.get(k)) for k in ("games", "durak", "draws")},
+                     "forfeits": {str(k): v for k, v in (b.get("forfeits") or {}).items() if _num(v) is not None}
+                     if isinstance(b.get("forfeits"), dict) else {},
+                     "forfeited_all": b.get("forfeited_all") is True}
+                    for b in _maps(summary.get("bots"))] or None,
+        "warnings": [_text(w) for w in summary.get("warnings") or []] if isinstance(summary.get("warnings"), list) else [],
     }
     if seat is None:
-        out["seed"] = header.get("seed")
+        out["seed"] = _text(header.get("seed"))
     return out
+
+
+def _maps(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str | None:
+    """Text as it is; None as None; anything else as its JSON text."""
+    if value is None or isinstance(value, str):
+        return value
+    return jsonout.dumps(value)
+
+
+def _num(value: Any) -> float | int | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return value if ok else None
 
 
 def game_frames(header: dict[str, Any], record: dict[str, Any], seat: int | None = None) -> dict[str, Any]:
@@ -224,7 +251,7 @@ def _result(record: dict[str, Any], seat: int | None, finished: bool) -> dict[st
     seat's view only the forfeiting seat sees the detail: it may name a card)."""
     names = record["players"]
     term = record["termination"]
-    reason = record.get("reason", "")
+    reason = _text(record.get("reason", ""))
     forfeit = record.get("forfeit") if term in FORFEITS else None
     out: dict[str, Any] = {"termination": term, "durak": record["durak"],
                            "last_out": record.get("last_out", []), "reason": reason,

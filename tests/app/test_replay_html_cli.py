@@ -7,6 +7,7 @@ seed that deals every deck again; names are data, never markup."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import stat
 from pathlib import Path
@@ -14,6 +15,10 @@ from pathlib import Path
 import pytest
 
 from referee.matchlog import read_log
+from referee.rules import Game
+from referee.rules.actions import parse_action
+from referee.rules.cards import parse_card
+from referee.rules.options import rules_from_dict
 from referee.web import asset, json_script
 from referee.web import replay_html
 from referee.web.replay_html import render_replay_html, render_replay_records, replay_data
@@ -150,6 +155,10 @@ def _damage(log: Path, tmp: Path, how: str) -> Path:
         record = json.loads(lines[1])
         record["decisions"][0][1] = "take"  # the first decision is an attack: take is illegal
         bad.write_text(lines[0] + json.dumps(record) + "\n" + "".join(lines[2:]))
+    elif how == "wrong-durak":
+        record = json.loads(lines[1])
+        record["durak"] = 1 - record["durak"]
+        bad.write_text(lines[0] + json.dumps(record) + "\n" + "".join(lines[2:]))
     elif how == "empty":
         bad.write_text("")
     elif how == "garbage":
@@ -162,6 +171,7 @@ def _damage(log: Path, tmp: Path, how: str) -> Path:
     ("not-json", ":3: not valid JSON"),
     ("bad-card", ":2: damaged game 0 record: deck[0]"),
     ("illegal-move", "does not follow the rules: game 0, decision 0"),
+    ("wrong-durak", "does not follow the rules: game 0: the log says normal, durak"),
     ("empty", "the log is empty"),
     ("garbage", "unreadable"),
 ])
@@ -195,3 +205,45 @@ def test_missing_log_and_unwritable_output(log: Path, tmp_path: Path) -> None:
     assert code == 2 and "--html" in stderr and "cannot write" in stderr
     code, _, stderr = html(log, tmp_path)
     assert code == 2 and "cannot write" in stderr, stderr
+    before = log.read_bytes()
+    code, _, stderr = html(log, log.parent / ".." / log.parent.name / log.name)
+    assert code == 2 and "is the log itself" in stderr, stderr
+    assert log.read_bytes() == before
+
+
+def test_a_seat_view_has_no_step_for_another_seats_declined_exchange(tmp_path: Path) -> None:
+    """At a real table a declined trump exchange is invisible: a seat's view must not
+    show it as a step, nor count it among a game's decisions."""
+    log = play_match(tmp_path, "builtin:random", "builtin:greedy", "builtin:random", "builtin:greedy",
+                     games=6, extra=("--rules", "perevodnoy", "--set", "trump_exchange=on"))
+    contents = read_log(log)
+    rules = rules_from_dict(contents.header["rules"], contents.header["preset"])
+    hidden_somewhere = False
+    for record in contents.games:
+        game = Game.new(rules, len(record["players"]), deck=[parse_card(c) for c in record["deck"]],
+                        dealer=record["dealer"], record_events=True)
+        decliners = []
+        for _seat, text, *_ in record["decisions"]:
+            game.apply_legal(parse_action(text))
+            assert game.events is not None
+            decliners.append(game.events[0][1] if game.events[0][0] == "decline" else None)
+            game.events.clear()
+        for seat in range(len(record["players"])):
+            data = replay_data(contents.header, contents.games, game=record["game"], seat=seat)
+            shown = [f["step"]["n"] for f in data["replays"][0]["frames"][1:]]
+            expected = [i for i, d in enumerate(decliners) if d is None or d == seat]
+            assert shown == expected
+            assert data["games"][record["game"]]["decisions"] == len(expected)
+            hidden_somewhere |= len(expected) < len(record["decisions"])
+    assert hidden_somewhere, "no game of this log has another seat's decline: choose another seed"
+
+
+def test_seat_without_game_or_html_is_named(log: Path, tmp_path: Path) -> None:
+    res = cli("replay", log, "--seat", "1", cwd=tmp_path)
+    assert res.returncode == 2 and "give --game N too (or --html)" in res.stderr
+
+
+def test_a_gzipped_log_renders_the_same_page(log: Path, tmp_path: Path) -> None:
+    gz = tmp_path / "m.jsonl.gz"
+    gz.write_bytes(gzip.compress(log.read_bytes()))
+    assert render_replay_html(gz, game=1).replace(str(gz), "LOG") == render_replay_html(log, game=1).replace(str(log), "LOG")

@@ -6,8 +6,10 @@ Where Chromium or Playwright is missing the browser tests skip with the reason s
 
 Fixtures (for plain ``def`` tests: Playwright's sync API must not run inside trio):
 
-- ``browser``: one Chromium for the session, with a fresh ``--user-data-dir``, as a
-  Playwright browser context;
+- ``browser``: one Chromium per test module, with a fresh ``--user-data-dir``, as a
+  Playwright browser context. Per module, not per session: the browser and Playwright's
+  driver are child processes of pytest, and later tests (of other folders) that look for
+  leftover processes must not find them;
 - ``browser_page``: a ``browserkit.RecordedPage`` (a new page of it): ``.page`` (a
   Playwright ``Page``), ``.console_errors``, ``.requests``, and ``assert_clean()``: no
   console error, no uncaught exception, no request that left the file.
@@ -34,7 +36,7 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():
         _unavailable(f"browser tests need Chromium at {CHROMIUM} (Debian: apt-get install chromium)")

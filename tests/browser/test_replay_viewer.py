@@ -16,7 +16,7 @@ import pytest
 
 from browserkit import PHONE, RecordedPage
 from replay_logs import (CARD_TOKEN, IMG_NAME, SCRIPT_NAME, hostile_names_log, never_seen_by, play_match,
-                         states, with_illegal_forfeit)
+                         states, with_illegal_forfeit, with_odd_fields)
 from support import cli
 
 #: Everything the DOM shows of the game at the current step, read in one call.
@@ -224,9 +224,10 @@ def test_the_match_summary_and_game_list_are_on_the_page(
     browser_page.assert_clean()
 
 
+@pytest.mark.parametrize("which", ["transfer", "hostile"])  # 4 seats; long names without spaces
 def test_a_phone_sees_the_whole_table_without_scrolling_sideways(
-        browser_page: RecordedPage, logs: dict[str, Path], tmp_path: Path) -> None:
-    html = render(logs["transfer"], tmp_path / "p.html")
+        browser_page: RecordedPage, logs: dict[str, Path], tmp_path: Path, which: str) -> None:
+    html = render(logs[which], tmp_path / "p.html")
     page = browser_page.page
     page.set_viewport_size(PHONE)
     browser_page.goto_file(html)
@@ -234,4 +235,16 @@ def test_a_phone_sees_the_whole_table_without_scrolling_sideways(
         page.evaluate(f"window.durakReplay.goto(0, {step})")
         width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
         assert width[0] <= width[1], f"step {step}: the page is {width[0]}px wide on a {width[1]}px phone"
+    browser_page.assert_clean()
+
+
+def test_odd_field_types_in_a_log_do_not_break_the_page(
+        browser_page: RecordedPage, logs: dict[str, Path], tmp_path: Path) -> None:
+    odd = with_odd_fields(logs["classic"], tmp_path / "odd.jsonl")
+    html = render(odd, tmp_path / "odd.html")
+    browser_page.goto_file(html)
+    page = browser_page.page
+    page.keyboard.press("End")
+    assert "normal" in page.inner_text("#result")
+    assert page.locator("#summary tr").count() == 4  # the header row and three bots
     browser_page.assert_clean()

@@ -126,7 +126,7 @@
     const who = g.durak === null ? "draw" : "durak " + g.players[g.durak];
     b.appendChild(el("span", "rp-game-no", "Game " + g.game));
     b.appendChild(el("span", "rp-game-res", g.termination + ", " + who));
-    b.appendChild(el("span", "rp-game-n", fmtCount(g.decisions, "decision", "decisions")));
+    if (g.decisions !== null) b.appendChild(el("span", "rp-game-n", fmtCount(g.decisions, "decision", "decisions")));
     if (shownIndex.has(g.game)) {
       b.addEventListener("click", () => { pause(); show(shownIndex.get(g.game), 0); });
     } else {
@@ -170,10 +170,11 @@
       if (b.spec && b.spec !== b.name) name.appendChild(el("span", "rp-spec", " " + b.spec));
       tr.appendChild(name);
       if (r) {
-        const pct = r.games ? " (" + Math.round((100 * r.durak) / r.games) + "%)" : "";
-        tr.appendChild(el("td", null, r.games));
-        tr.appendChild(el("td", null, r.durak + pct));
-        tr.appendChild(el("td", null, r.draws));
+        const num = (v) => (v === null || v === undefined ? "\u2013" : v);
+        const pct = r.games && r.durak !== null ? " (" + Math.round((100 * r.durak) / r.games) + "%)" : "";
+        tr.appendChild(el("td", null, num(r.games)));
+        tr.appendChild(el("td", null, num(r.durak) + pct));
+        tr.appendChild(el("td", null, num(r.draws)));
         const f = r.forfeits || {};
         const kinds = Object.keys(f).map((k) => k + " " + f[k]);
         tr.appendChild(el("td", null, kinds.length ? kinds.join(", ") : "none"));
@@ -335,7 +336,7 @@
       const fbox = el("div", "rp-forfeit");
       fbox.appendChild(el("p", null, "Forfeit by " + replay.players[r.forfeit.seat] + " (" + r.forfeit.kind + ")"));
       if (r.forfeit.evidence) {
-        fbox.appendChild(el("p", "rp-label", "Evidence:"));
+        fbox.appendChild(el("p", "rp-evidence-label", "Evidence:"));
         const pre = el("pre", "rp-evidence", JSON.stringify(r.forfeit.evidence, null, 2));
         pre.id = "evidence";
         fbox.appendChild(pre);
