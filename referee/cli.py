@@ -308,7 +308,7 @@ def play(
     numbered. Answer with a number, a card (6S, 10h) or a word (take, pass, exchange); a
     typo is explained and asked again. The referee, rules, clocks and the game log are
     those of `match`; the log path is printed at the end (`durak-ref replay LOG --game 0
-    --seat S` shows the game again). Ctrl-D leaves the table (the game in progress is
+    --seat S`, or with `--html OUT` as a page, shows the game again). Ctrl-D leaves the table (the game in progress is
     lost, the log keeps it); Ctrl-C stops at once (exit 130; finished games stay logged).
     """
     from .clock import MAX_SECONDS
@@ -928,7 +928,7 @@ def report(
     db: Annotated[Path, typer.Option(help="The result store.")] = Path("logs/durak.sqlite"),
     html: Annotated[Path | None, typer.Option(
         "--html", help="Also write the report as one self-contained HTML page (plots as inline "
-        "SVG, no script, nothing fetched).", show_default=False)] = None,
+        "SVG, no JavaScript, nothing fetched).", show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole report as one JSON object.")] = False,
 ) -> None:
     """A stored run's report: standings, ratings with 95% intervals, the crosstable (W-L-D

@@ -2,7 +2,8 @@
 
 Built from ``tourreport.report_data`` only: standings, ratings with 95% bars (inline
 SVG), the crosstable, the rating history over games (inline SVG lines), forfeits by bot
-and kind. No script at all; every name from outside is escaped (``web.escape``).
+and kind. No JavaScript (the data is also embedded as a JSON element, inert); every
+name from outside is escaped (``web.escape``).
 """
 
 from __future__ import annotations
