@@ -178,6 +178,10 @@ def crosstable_table(ct: dict[str, Any]) -> Table:
 def print_report(data: dict[str, Any], console: Console) -> None:
     """``durak-ref report`` as text (``tourreport.report_data``); the plots are in --html."""
     st = data["standings"]
+    if not data["games"]:
+        console.print(f"{data['kind']} {data['tournament']}: no games stored yet ({data['status']})",
+                      markup=False, highlight=False)
+        return
     print_warnings(st.get("warnings", []), console)
     console.print(standings_table(st))
     if st.get("rating_error"):

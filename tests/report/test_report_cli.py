@@ -121,3 +121,14 @@ def test_the_elo_figures_are_those_of_the_ratings_module() -> None:
     assert (h["wins"], h["losses"], h["draws"]) == (45, 30, 25)
     assert (h["elo"], h["error95"], h["los"]) == (round(est.elo, 1), round(est.error95, 1), round(est.los, 4))
     assert head_to_head([BotStats("a"), BotStats("b", durak=3)], 3)["elo"] == float("inf")
+
+
+def test_a_run_without_games_yet_says_so(tmp_path: Path) -> None:
+    from referee.store import open_store
+
+    db = tmp_path / "empty.sqlite"
+    with open_store(db) as store:
+        store.create_tournament("t-new", "tournament", {})
+    text = cli("report", "--tournament", "t-new", "--db", db, "--html", tmp_path / "r.html", cwd=tmp_path)
+    assert text.returncode == 0 and "tournament t-new: no games stored yet (running)" in text.stdout
+    assert "no games" in (tmp_path / "r.html").read_text()
