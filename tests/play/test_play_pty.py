@@ -49,6 +49,16 @@ def answer(moves: list[str], turn: int) -> tuple[str, str]:
     return plain.lower(), plain
 
 
+def assert_hand_sorted_with_trumps_marked(screen: str) -> None:
+    """The last 'your hand:' line: suit by suit (C D H S), low to high, trumps last and
+    every trump (and only a trump) marked *."""
+    trump = re.findall(r"trump ([2-9TJQKA])([CDHS])\*", screen)[-1][1]
+    hand = screen.rsplit("your hand: ", 1)[1].splitlines()[0].split()
+    assert all(c.endswith("*") == (c[1] == trump) for c in hand), (trump, hand)
+    key = [(c[1] == trump, "CDHS".index(c[1]), "23456789TJQKA".index(c[0])) for c in hand]
+    assert key == sorted(key), hand
+
+
 def log_of(child: "pexpect.spawn") -> dict:
     child.expect(LOG_LINE)
     path = child.match.group(1)
@@ -71,6 +81,7 @@ def test_a_person_plays_a_whole_game_through_the_terminal_and_typos_are_asked_ag
         moves = menu(screen)
         assert moves, screen
         assert "hint: greedy would play" in screen
+        assert_hand_sorted_with_trumps_marked(screen)
         if typos:
             typo, expected = typos.pop(0)
             if typo == "\xff\xfe":  # a typo, not the end of input
