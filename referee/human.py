@@ -158,7 +158,7 @@ class HumanPlayer(Player):
         if clock:
             self._say(clock)
         self._say("your move:")
-        self._show(view.menu_lines(legal, obs["trump_suit"]))
+        self._show(view.menu_lines(legal, obs["trump_suit"], obs.get("phase", "")))
         if self._hints:
             hint = legal.index(greedy_choose(obs, request["legal"]))  # as the bot would see it
             self._say(f"hint: greedy would play {hint + 1}) "

@@ -145,9 +145,13 @@ def menu_order(legal: Sequence[ActionMap], trump_suit: str) -> list[ActionMap]:
     return sorted(legal, key=key)
 
 
-def menu_lines(legal: Sequence[Mapping[str, Any]], trump_suit: str) -> list[str]:
-    """The legal actions, numbered from 1."""
-    return [f"  {i + 1}) {action_text(a, trump_suit)}" for i, a in enumerate(legal)]
+def menu_lines(legal: Sequence[Mapping[str, Any]], trump_suit: str, phase: str = "") -> list[str]:
+    """The legal actions, numbered from 1. In the trump-exchange ``phase`` the two choices
+    say what they do."""
+    notes = {"exchange": " (swap the deck's lowest trump, which you hold, for the face-up trump)",
+             "pass": " (keep your cards)"} if phase == "exchange" else {}
+    return [f"  {i + 1}) {action_text(a, trump_suit)}{notes.get(a['type'], '')}"
+            for i, a in enumerate(legal)]
 
 
 @dataclass(frozen=True)

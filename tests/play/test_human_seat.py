@@ -215,3 +215,11 @@ async def test_a_screen_that_is_gone_is_the_person_gone_not_a_crash(autojump_clo
     result = await play_match([person, bot], config)
     assert result.played == 1 and result.bots[0].forfeits == {"disconnect": 1}
     assert "output closed: Broken pipe" in result.forfeit_details[0]["reason"]
+
+
+def test_the_trump_exchange_offer_says_what_each_choice_does() -> None:
+    offer = [{"type": "exchange"}, {"type": "pass"}]
+    assert menu_lines(offer, "H", "exchange") == [
+        "  1) exchange (swap the deck's lowest trump, which you hold, for the face-up trump)",
+        "  2) pass (keep your cards)"]
+    assert parse_choice("exchange", offer).index == 0 and parse_choice("pass", offer).index == 1
