@@ -26,10 +26,12 @@ from protocol.codec import decode
 from protocol.strategies import greedy_choose
 
 from . import humanview as view
+from .match import MatchConfig, MatchResult
 from .players import BotFailure, BotSpec, Player
+from .runner import run_match
 
-#: The spec of the human seat in logs and headers (``kind`` "human").
 def human_spec(name: str) -> BotSpec:
+    """The spec of the person's seat, as logs and headers record it (``kind`` "human")."""
     return BotSpec("human", name, (), "human", named=True)
 
 
@@ -190,13 +192,13 @@ def stdout_writer(stream: TextIO = sys.stdout) -> Callable[[str], None]:
     return write
 
 
-def run_play(specs: list[BotSpec], seat: int, name: str, config: Any, *, hints: bool = False,
+def run_play(specs: list[BotSpec], seat: int, name: str, config: MatchConfig, *, hints: bool = False,
              write: Callable[[str], None] | None = None, stdin_fd: int | None = 0,
-             **kwargs: Any) -> Any:
+             **kwargs: Any) -> MatchResult:
     """``durak-ref play``: a match with the person at ``seat`` (0-based) and ``specs`` in
-    the other seats, in order; the person types on ``stdin_fd``. ``kwargs`` go to ``runner.run_match`` (log_dir, options).
-    Returns the MatchResult (``interrupted`` after Ctrl-C)."""
-    from .runner import run_match
+    the other seats, in order; the person types on ``stdin_fd``. ``kwargs`` go to
+    ``runner.run_match`` (log_dir, options). Returns the result (``interrupted`` after
+    Ctrl-C); raises what ``run_match`` raises (a bot program that cannot start, ...)."""
 
     person = HumanPlayer(name, LineSource(stdin_fd), write or stdout_writer(), hints)
     seats = list(specs)
