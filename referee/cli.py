@@ -288,8 +288,9 @@ def play(
     rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
     set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
     tc: Annotated[str | None, typer.Option(
-        "--tc", help="Game clock per seat (yours too), BASE+INCREMENT in seconds, e.g. 300+5. "
-        "Out of time is a lost game. Default: no game clock.")] = None,
+        "--tc", "--clock", help="Game clock per seat (yours too), BASE+INCREMENT in seconds, e.g. "
+        "300+5; the time left is shown with every move. Out of time is a lost game. Default: no "
+        "game clock.")] = None,
     move_time: Annotated[float | None, typer.Option(
         help="Limit for every single decision (yours too), in seconds. Default: none worth "
         "the name (a week), so a program bot that hangs is stopped with Ctrl-C.")] = None,

@@ -69,7 +69,7 @@ def log_of(child: "pexpect.spawn") -> dict:
 
 
 def test_a_person_plays_a_whole_game_through_the_terminal_and_typos_are_asked_again(tmp_path: Path) -> None:
-    child = spawn(tmp_path, "builtin:greedy", "--seed", "pty-1", "--hints")
+    child = spawn(tmp_path, "builtin:greedy", "--seed", "pty-1", "--hints", "--clock", "3600+5")
     chosen: list[str] = []
     typos = [("7Z", "'7z' is not a card"), ("99", "there is no action 99"), ("", "nothing typed"),
              ("cover 9 AS", "cover 9 AS is not a legal move now"),
@@ -81,6 +81,7 @@ def test_a_person_plays_a_whole_game_through_the_terminal_and_typos_are_asked_ag
         moves = menu(screen)
         assert moves, screen
         assert "hint: greedy would play" in screen
+        assert re.search(r"clock: \d+\.\d s left \(\+5 per move\)", screen), screen
         assert_hand_sorted_with_trumps_marked(screen)
         if typos:
             typo, expected = typos.pop(0)
