@@ -85,7 +85,8 @@ def event_line(event: Mapping[str, Any], names: Sequence[str], me: int, trump_su
     if kind == "exchange":
         return (f"    {who} exchange{'' if event['seat'] == me else 's'} {card_text(event['card'], trump_suit)}"
                 f" for the trump {card_text(event['trump'], trump_suit)}")
-    return f"  {who}: {action_text(event, trump_suit)}"
+    forced = " (your only move: played for you)" if event.get("forced") else ""
+    return f"  {who}: {action_text(event, trump_suit)}{forced}"
 
 
 def table_lines(obs: Mapping[str, Any], names: Sequence[str]) -> list[str]:

@@ -223,3 +223,11 @@ def test_the_trump_exchange_offer_says_what_each_choice_does() -> None:
         "  1) exchange (swap the deck's lowest trump, which you hold, for the face-up trump)",
         "  2) pass (keep your cards)"]
     assert parse_choice("exchange", offer).index == 0 and parse_choice("pass", offer).index == 1
+
+
+def test_a_move_the_referee_made_for_the_person_says_so() -> None:
+    from referee.humanview import event_line
+
+    assert event_line({"type": "take", "seat": 0, "forced": True}, ["you", "b"], 0, "H") == \
+        "  you: take (your only move: played for you)"
+    assert event_line({"type": "take", "seat": 1}, ["you", "b"], 0, "H") == "  b (seat 1): take"
