@@ -38,12 +38,14 @@ class Page:
     name: str
     command: tuple[str, ...]
     fragment: str = ""
+    whole: bool = False  #: the laptop picture too shows the whole page, not the first screen
 
 
 PAGES = [
     Page("replay", ("replay", "{log}", "--html", "{out}"), "#game=1&step=33"),
     Page("replay-seat", ("replay", "{log}", "--html", "{out}", "--game", "1", "--seat", "0"), "#game=1&step=33"),
-    Page("report", ("report", "--tournament", "{tournament}", "--db", "logs/durak.sqlite", "--html", "{out}")),
+    Page("report", ("report", "--tournament", "{tournament}", "--db", "logs/durak.sqlite", "--html", "{out}"),
+         whole=True),
 ]
 
 SIZES = {"laptop": LAPTOP, "phone": PHONE}
@@ -104,7 +106,7 @@ def main() -> int:
                         rec.page.goto(out.resolve().as_uri() + page.fragment)
                         rec.assert_clean()
                         png = HERE / f"{page.name}-{size_name}.png"
-                        rec.page.screenshot(path=str(png), full_page=size_name == "phone")
+                        rec.page.screenshot(path=str(png), full_page=size_name == "phone" or page.whole)
                         rec.page.close()
                         print(f"{png.relative_to(ROOT)} ({png.stat().st_size // 1024} KiB)")
             finally:

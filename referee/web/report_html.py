@@ -155,6 +155,12 @@ def _history_svg(history: dict[str, Any], ranked: list[str]) -> str:
                    f'stroke="#eee"/><text x="{left - 6}" y="{y(tick) + 4:.1f}" '
                    f'text-anchor="end">{tick:g}</text>')
         tick += step
+    every = next(n for n in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10**4, 10**5, 10**9)
+                 if games / n <= 8)
+    for g in range(every, games + 1, every):
+        out.append(f'<line x1="{x(g):.1f}" y1="{top + height}" x2="{x(g):.1f}" y2="{top + height + 4}" '
+                   f'stroke="#999"/><text x="{x(g):.1f}" y="{top + height + 16}" '
+                   f'text-anchor="middle">{g}</text>')
     out.append(f'<text x="{left + width / 2}" y="{top + height + 32}" text-anchor="middle">'
                f"game (1 to {games})</text>")
     rank = {b: i for i, b in enumerate(ranked)}
