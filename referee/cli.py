@@ -295,6 +295,94 @@ def _replay_html(log: Path, html_out: Path, game: int | None, seat: int | None, 
 
 
 @app.command()
+def play(
+    bots: Annotated[list[str] | None, typer.Argument(
+        help="The bots you play against, one per other seat (1 to 5; default: builtin:greedy): "
+        "builtin:NAME or a command line, as in `match`.", show_default=False)] = None,
+    seat: Annotated[int, typer.Option(
+        help="Your seat, 0-based (seat order is play order); the bots fill the others in the "
+        "order given.")] = 0,
+    name: Annotated[str, typer.Option(help="Your name at the table and in the log.")] = "you",
+    games: Annotated[int, typer.Option("--games", "-n", min=1, help="Games to play.")] = 1,
+    hints: Annotated[bool, typer.Option(
+        "--hints", help="Show with every decision what the built-in greedy bot would play.")] = False,
+    seed: Annotated[str | None, typer.Option(help=_SEED_HELP, show_default=False)] = None,
+    rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
+    set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
+    tc: Annotated[str | None, typer.Option(
+        "--tc", "--clock", help="Game clock per seat (yours too), BASE+INCREMENT in seconds, e.g. "
+        "300+5; the time left is shown with every move. Out of time is a lost game. Default: no "
+        "game clock.")] = None,
+    move_time: Annotated[float | None, typer.Option(
+        help="Limit for every single decision (yours too), in seconds. Default: none worth "
+        "the name (a week), so a program bot that hangs is stopped with Ctrl-C.")] = None,
+    log_dir: Annotated[Path, typer.Option(help="Where the game log and bots' stderr go.")] = Path("logs"),
+    no_log: Annotated[bool, typer.Option("--no-log", help="Write no game log.")] = False,
+    sandbox: Annotated[str, typer.Option(help=_SANDBOX_HELP)] = "auto",
+    bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Show the table on stderr and print the result as one JSON object on "
+        "stdout.")] = False,
+) -> None:
+    """Take a seat yourself and play against bots in the terminal.
+
+    You see what a bot in your seat would see: the table, every seat's card count and
+    publicly known cards, your hand sorted (trumps last, marked *), and your legal moves,
+    numbered. Answer with a number, a card (6S, 10h) or a word (take, pass, exchange); a
+    typo is explained and asked again. The referee, rules, clocks and the game log are
+    those of `match`; the log path is printed at the end (`durak-ref replay LOG --game 0
+    --seat S`, or with `--html OUT` as a page, shows the game again). Ctrl-D leaves the table (the game in progress is
+    lost, the log keeps it); Ctrl-C stops at once (exit 130; finished games stay logged).
+    """
+    from .clock import MAX_SECONDS
+    from .human import run_play, stdout_writer
+    from .players import is_seat_name
+
+    if not is_seat_name(name):
+        fail(f"--name {name!r}: use letters, digits, '_', '-', '.'")
+    try:
+        table_rules = make_rules(rules, set_ or [])
+        specs = [parse_bot_spec(b) for b in (bots or ["builtin:greedy"])]
+        if any(s.kind == "tcp" for s in specs):
+            fail("play seats built-in bots and bot programs; tcp:NAME seats are for `match` and `serve`")
+        if len(specs) > 5:
+            fail(f"a table has at most 6 seats: you and 1 to 5 bots, not {len(specs)} bots")
+        table_rules.check_table(len(specs) + 1)
+        if not 0 <= seat <= len(specs):
+            fail(f"--seat {seat}: a table of {len(specs) + 1} has seats 0..{len(specs)}")
+        time_control = TimeControl.parse(tc, move_time if move_time is not None or tc else MAX_SECONDS)
+        config = MatchConfig(rules=table_rules, games=games, seed=_seed(seed), tc=time_control)
+    except (RulesError, BotSpecError, TimeControlError) as exc:
+        fail(str(exc))
+    from .matchlog import LogError
+    from .runner import SeatOptions
+    from .sandbox import SandboxError
+    mode, binds = _sandbox_options(sandbox, bind)
+    screen = stdout_writer(sys.stderr if as_json else sys.stdout)
+    try:
+        with lifted(BotStartError, LogError, SandboxError):
+            result = run_play(specs, seat, name, config, hints=hints, write=screen,
+                              log_dir=None if no_log else log_dir,
+                              options=SeatOptions(sandbox=mode, binds=binds))
+    except (BotStartError, LogError, SandboxError) as exc:
+        fail(str(exc))
+    summary = result.summary()
+    if as_json:
+        emit_json(dict(summary, **_reproduce(config.seed)))
+    else:
+        from .report import print_match
+        print_match(summary, out)
+        if result.log_path:
+            out.print(f"see the game again: durak-ref replay {result.log_path} --game 0 --seat {seat}"
+                      f"   (a page: durak-ref replay {result.log_path} --html game.html)",
+                      markup=False, highlight=False)
+        _print_seed(config.seed)
+    if result.interrupted:
+        err.print("durak-ref: interrupted; the log holds every finished game (not the one in progress)")
+        raise typer.Exit(130)
+
+
+@app.command()
 def replay(
     log: Annotated[Path | None, typer.Argument(
         metavar="LOG", help="A match log (.jsonl or .jsonl.gz); with --verify --db it may be left out.",
@@ -862,6 +950,45 @@ def ratings(
         return
     from .report import ratings_table
     out.print(ratings_table(report))
+
+
+@app.command()
+def report(
+    tournament_id: Annotated[str, typer.Option(
+        "--tournament", help="The run to report: a tournament id, an sprt id, or 'ladder'.",
+        show_default=False)],
+    db: Annotated[Path, typer.Option(help="The result store.")] = Path("logs/durak.sqlite"),
+    html: Annotated[Path | None, typer.Option(
+        "--html", help="Also write the report as one self-contained HTML page (plots as inline "
+        "SVG, no JavaScript, nothing fetched).", show_default=False)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole report as one JSON object.")] = False,
+) -> None:
+    """A stored run's report: standings, ratings with 95% intervals, the crosstable (W-L-D
+    at two-player tables, else each pair's games and durak shares), each bot's rating
+    history over the games, and forfeits by bot and kind."""
+    from .store import StoreError, open_store
+    from .tourreport import report_data
+
+    if not db.exists():
+        fail(f"no store at {db}; give --db PATH")
+    try:
+        with open_store(db, check=True) as store:
+            data = report_data(store, tournament_id)
+    except StoreError as exc:
+        fail(str(exc))
+    if html is not None:
+        from .web.report_html import render_report_html
+        try:
+            html.write_text(render_report_html(data), encoding="utf-8")
+        except OSError as exc:
+            fail(f"cannot write the page {html}: {exc.strerror or exc}")
+    if as_json:
+        emit_json(dict(data, html=str(html) if html else None))
+        return
+    from .report import print_report
+    print_report(data, out)
+    if html is not None:
+        out.print(f"page: {html}", markup=False, highlight=False)
 
 
 _DB_HELP = "The result store (SQLite)."

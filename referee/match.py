@@ -14,6 +14,7 @@ again, up to N times). The record of the game keeps the evidence.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -490,7 +491,27 @@ class MatchResult:
             "duplicates": self.duplicates,
             "forfeit_details": [dict(f) for f in self.forfeit_details],
             "forfeits_total": self.forfeits_total,
+            "elo": head_to_head(self.bots, n),
         }
+
+
+def head_to_head(bots: Sequence[BotStats], games: int) -> dict[str, Any] | None:
+    """For a two-bot match: the Elo difference of the first bot over the second from its
+    wins, losses and draws, with the 95% half-width and the likelihood of superiority
+    (as cutechess prints them; ``ratings.elo_from_wdl``). Infinite figures (one bot never
+    lost) are None in JSON. None for other tables or before any game."""
+    from .ratings import elo_from_wdl
+
+    if len(bots) != 2 or games == 0:
+        return None
+    a, b = bots
+    wins, losses = b.durak, a.durak
+    draws = games - wins - losses
+    est = elo_from_wdl(wins, losses, draws)
+    return {"a": a.name, "b": b.name, "wins": wins, "losses": losses, "draws": draws,
+            "elo": round(est.elo, 1) if math.isfinite(est.elo) else est.elo,
+            "error95": round(est.error95, 1) if math.isfinite(est.error95) else est.error95,
+            "los": round(est.los, 4)}
 
 
 def referee_cost(cpu_s: float, wall_s: float, decisions: int) -> dict[str, float | None]:
@@ -509,6 +530,9 @@ async def play_match(players: Sequence[Player], config: MatchConfig, *,
     """Play a match: ``config.games`` games, or until some bot has been the durak
     ``config.until_durak`` times. Players must already be started. Pass ``result`` to
     have it filled in as the match goes (it survives a Ctrl-C).
+
+    A player that has ``left`` the table (a person at ``durak-ref play``) ends the match
+    after the game in progress.
 
     Normal mode: the bots keep their seats; game 1 is dealt by the last seat, the durak
     deals the next game, after a draw the dealer stays; game i is deal ``match:i``.
@@ -541,6 +565,8 @@ async def play_match(players: Sequence[Player], config: MatchConfig, *,
         if not config.duplicate:
             dealer = next_dealer(dealer, record.durak)
         if config.until_durak and any(b.durak >= config.until_durak for b in result.bots):
+            break
+        if any(p.left for p in players):
             break
     result.wall_s = trio.current_time() - start
     return result

@@ -67,6 +67,11 @@ class BotSpec:
                 "argv": list(self.argv)}
 
 
+def is_seat_name(name: str) -> bool:
+    """Whether ``name`` may name a seat: letters, digits, '_', '-', '.'."""
+    return bool(_NAME_RE.match(name))
+
+
 def parse_bot_spec(text: str) -> BotSpec:
     """Parse one bot spec (see the module docstring). Raises BotSpecError."""
     raw = text.strip()
@@ -137,6 +142,9 @@ class Player:
     #: and the answer's frame was complete, so the bot is charged only for the time in
     #: between. None (in-process bots): the caller times the whole ``decide`` call.
     timing: tuple[float, float] | None = None
+    #: The player has left the table for good (a person who closed their input): the
+    #: match ends after the game in progress.
+    left: bool = False
 
     async def start(self, nursery: Any) -> None:
         """Start the bot and complete the handshake; background tasks go in ``nursery``.

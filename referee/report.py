@@ -49,6 +49,8 @@ def print_match(summary: dict[str, Any], console: Console) -> None:
     console.print(f"decisions: {summary['decisions']} asked, {summary['actions']} actions in all"
                   + referee_cost_text(summary))
     console.print(f"terminations: {terms}", markup=False, highlight=False)
+    if summary.get("elo"):
+        console.print(elo_line(summary["elo"]), markup=False, highlight=False)
     for b in summary["bots"]:
         console.print(forfeit_line(b["name"], summary["games"], b["forfeits"], b.get("stderr_log")),
                       markup=False, highlight=False)
@@ -68,6 +70,19 @@ def print_match(summary: dict[str, Any], console: Console) -> None:
         console.print(f"... and {total - 10} more forfeits (see --json or the log)")
     if summary.get("log"):
         console.print(f"log: {summary['log']}", markup=False, highlight=False)
+
+
+def elo_line(elo: dict[str, Any]) -> str:
+    """cutechess's line for a two-bot match: ``Elo difference: 6.7 +/- 19.5, LOS: 75.0 %``,
+    of the first bot over the second, with its W/L/D (``match.head_to_head``)."""
+    def figure(x: float | None, sign: str) -> str:
+        return "inf" if x is None or x != x or abs(x) == float("inf") else f"{x:{sign}.1f}"
+    diff = elo["elo"]
+    text = figure(diff, "+")
+    if diff is not None and abs(diff) == float("inf"):
+        text = ("+" if diff > 0 else "-") + "inf"
+    return (f"Elo difference ({elo['a']} over {elo['b']}): {text} +/- {figure(elo['error95'], '')}, "
+            f"LOS: {100 * elo['los']:.1f} %  (W/L/D {elo['wins']}/{elo['losses']}/{elo['draws']})")
 
 
 def referee_cost_text(summary: dict[str, Any]) -> str:
@@ -134,3 +149,49 @@ def tournament_forfeits(data: dict[str, Any], console: Console) -> None:
         files = logs.get(b["bot"]) or []
         where = None if not files else files[0] if len(files) == 1 else f"{files[0]} (+{len(files) - 1} more)"
         console.print(forfeit_line(b["bot"], b["games"], b["forfeits"], where), markup=False, highlight=False)
+
+
+def crosstable_table(ct: dict[str, Any]) -> Table:
+    """The crosstable of ``tourreport.crosstable``: W-L-D at two-player tables, else games
+    together and the row bot's share of the pair's durak results."""
+    title = ("crosstable: row bot's wins-losses-draws against the column bot" if ct["two_player"] else
+             "crosstable: games together, row bot's share of the pair's durak results (lower is better)")
+    t = Table(title=title, title_justify="left")
+    t.add_column("")
+    for b in ct["bots"]:
+        t.add_column(escape(b), justify="right")
+    for a in ct["bots"]:
+        cells = []
+        for b in ct["bots"]:
+            c = ct["cells"].get(a, {}).get(b)
+            if a == b or c is None:
+                cells.append("-" if a != b else "")
+            elif ct["two_player"]:
+                cells.append(f"{c['wins']}-{c['losses']}-{c['draws']}")
+            else:
+                share = "-" if c["durak_share"] is None else f"{100 * c['durak_share']:.1f}%"
+                cells.append(f"{c['games']} g, {share}")
+        t.add_row(escape(a), *cells)
+    return t
+
+
+def print_report(data: dict[str, Any], console: Console) -> None:
+    """``durak-ref report`` as text (``tourreport.report_data``); the plots are in --html."""
+    st = data["standings"]
+    if not data["games"]:
+        console.print(f"{data['kind']} {data['tournament']}: no games stored yet ({data['status']})",
+                      markup=False, highlight=False)
+        return
+    print_warnings(st.get("warnings", []), console)
+    console.print(standings_table(st))
+    if st.get("rating_error"):
+        console.print(f"ratings: {st['rating_error']}", markup=False, highlight=False)
+    console.print(crosstable_table(data["crosstable"]))
+    tournament_forfeits(st, console)
+    history = data["history"]
+    console.print(f"rating history ({history['source']}):", markup=False, highlight=False)
+    for bot, points in sorted(history["series"].items()):
+        if points:
+            console.print(f"  {bot}: {points[0][1]:.0f} after game {points[0][0]:.0f} -> "
+                          f"{points[-1][1]:.0f} after game {points[-1][0]:.0f}",
+                          markup=False, highlight=False)

@@ -22,7 +22,7 @@ from .matchlog import FORMAT, MatchLogWriter, new_log_path, safe_name, utc_now
 from .rules.deal import DEAL_TEXT
 from .failfast import first_start_error
 from .tcp import ListenError
-from .players import BotFailure, BotSpec, BotStartError, BuiltinPlayer, Player, unique_names
+from .players import BotFailure, BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player, unique_names
 from .sandbox import Sandbox, duplicate_soundness, warn_unsound_duplicates
 
 
@@ -47,10 +47,12 @@ class SeatOptions:
 
 
 def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: Path | None,
-                 options: SeatOptions = SeatOptions(), sandbox: Sandbox | None = None) -> list[Player]:
+                 options: SeatOptions = SeatOptions(), sandbox: Sandbox | None = None,
+                 human: Player | None = None) -> list[Player]:
     """One player per spec, with unique names. Raises BotSpecError for unusable specs, and
     SandboxError when the sandbox asked for cannot be used. ``sandbox``: the resolved
-    policy (default: ``options.sandbox_policy()``, resolved here)."""
+    policy (default: ``options.sandbox_policy()``, resolved here). ``human``: the player
+    of the spec of kind "human" (``durak-ref play``; referee/human.py)."""
     from .process import ProcessPlayer
 
     if sandbox is None and any(s.kind == "command" for s in specs):
@@ -68,6 +70,11 @@ def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: 
                 stderr_path=stderr, stderr_cap=options.stderr_cap,
                 max_memory_mb=options.max_memory_mb, max_cpu_s=options.max_cpu_s,
                 sandbox=sandbox))
+        elif spec.kind == "human":
+            if human is None:
+                raise BotSpecError(f"seat {seat} is a person's, but no human player was given")
+            human.name = name
+            players.append(human)
         else:
             from .tcp import TcpSeat
             players.append(TcpSeat(name, spec, wait_s=options.connect_wait))
@@ -146,12 +153,14 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
                           on_start: Callable[[MatchResult], None] | None = None,
                           on_tcp: Callable[[str], None] | None = None,
                           recover: bool = False,
+                          human: Player | None = None,
                           ) -> MatchResult:
     """Start the bots, play the match, close the bots, write the log.
 
     Raises BotStartError when a bot program cannot be started at all, and (unless
     ``recover``) BotFirstStartError when one fails its first handshake (referee/failfast.py;
-    with ``recover`` its games are forfeits). A Ctrl-C ends the
+    with ``recover`` its games are forfeits). ``human`` plays the spec of kind "human".
+    A Ctrl-C ends the
     match early: the result comes back with ``interrupted`` set, every bot closed and
     the log holding every finished game.
     """
@@ -161,7 +170,7 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
     if any(s.kind == "command" for s in specs):
         # The log dir holds the log and every bot's stderr: no bot sees it.
         sandbox = options.sandbox_policy(log_path.parent if log_path else None).resolve()
-    players = make_players(specs, config, options=options, sandbox=sandbox,
+    players = make_players(specs, config, options=options, sandbox=sandbox, human=human,
                            stderr_stem=log_path.with_suffix("") if log_path else None)
     writer = MatchLogWriter(log_path) if log_path else None
     result = MatchResult(config, [])

@@ -10,7 +10,8 @@ tests/browser/browserkit.py)::
 The pages are made from a fresh match with a fixed seed between the built-in bots, so the
 pictures change only when the pages do. To add a page, add one line to PAGES: its name,
 the ``durak-ref`` arguments that write it (``{log}``: the sample match log, ``{out}``:
-the HTML file to write, ``{work}``: a scratch directory) and, optionally, the URL
+the HTML file to write, ``{work}``: a scratch directory, ``{tournament}``: the id of a
+sample tournament in ``logs/durak.sqlite``) and, optionally, the URL
 fragment to open it at.
 """
 
@@ -37,11 +38,14 @@ class Page:
     name: str
     command: tuple[str, ...]
     fragment: str = ""
+    whole: bool = False  #: the laptop picture too shows the whole page, not the first screen
 
 
 PAGES = [
     Page("replay", ("replay", "{log}", "--html", "{out}"), "#game=1&step=33"),
     Page("replay-seat", ("replay", "{log}", "--html", "{out}", "--game", "1", "--seat", "0"), "#game=1&step=33"),
+    Page("report", ("report", "--tournament", "{tournament}", "--db", "logs/durak.sqlite", "--html", "{out}"),
+         whole=True),
 ]
 
 SIZES = {"laptop": LAPTOP, "phone": PHONE}
@@ -54,6 +58,17 @@ def sample_log(work: Path) -> Path:
                     "--log-dir", "logs"], check=True, capture_output=True, text=True, cwd=work)
     (log,) = (work / "logs").glob("match-*.jsonl")
     return log.relative_to(work)  # the page shows it: no scratch directory in the picture
+
+
+def sample_tournament(work: Path) -> str:
+    """A two-player round robin of four built-in bots, dealt from a fixed seed; its id."""
+    import json
+    done = subprocess.run([str(DURAK_REF), "tournament", "--bot", "alice=builtin:greedy",
+                           "--bot", "bob=builtin:random", "--bot", "carol=builtin:greedy",
+                           "--bot", "dave=builtin:random", "--games", "12", "--seed", "screenshots",
+                           "--db", "logs/durak.sqlite", "--log-dir", "logs", "--json"],
+                          check=True, capture_output=True, text=True, cwd=work)
+    return str(json.loads(done.stdout)["tournament"])
 
 
 def main() -> int:
@@ -72,6 +87,9 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="durak-shots-"))
     try:
         log = sample_log(work)
+        wanted = [p for p in PAGES if not args.names or p.name in args.names]
+        tournament = (sample_tournament(work) if any("{tournament}" in " ".join(p.command) for p in wanted)
+                      else "")
         with sync_playwright() as pw:
             context = launch(pw, work / "profile")
             try:
@@ -79,7 +97,8 @@ def main() -> int:
                     if args.names and page.name not in args.names:
                         continue
                     out = work / f"{page.name}.html"  # absolute: the commands run in work
-                    subprocess.run([str(DURAK_REF), *(a.format(log=log, out=out, work=work) for a in page.command)],
+                    subprocess.run([str(DURAK_REF), *(a.format(log=log, out=out, work=work, tournament=tournament)
+                                                     for a in page.command)],
                                    check=True, capture_output=True, text=True, cwd=work)
                     for size_name, size in SIZES.items():
                         rec = RecordedPage.open(context)
@@ -87,7 +106,7 @@ def main() -> int:
                         rec.page.goto(out.resolve().as_uri() + page.fragment)
                         rec.assert_clean()
                         png = HERE / f"{page.name}-{size_name}.png"
-                        rec.page.screenshot(path=str(png), full_page=size_name == "phone")
+                        rec.page.screenshot(path=str(png), full_page=size_name == "phone" or page.whole)
                         rec.page.close()
                         print(f"{png.relative_to(ROOT)} ({png.stat().st_size // 1024} KiB)")
             finally:

@@ -55,7 +55,8 @@ def _copy(store: tuple[Path, str], tmp_path: Path) -> Path:
 def _commands(db: Path, tid: str) -> list[tuple[str, ...]]:
     return [("ratings", "--db", str(db)), ("ratings", "--db", str(db), "--tournament", tid),
             ("tournament", "--resume", tid, "--db", str(db), "--log-dir", str(db.parent / "logs")),
-            ("verify", "--db", str(db)), ("replay", "--verify", "--db", str(db))]
+            ("verify", "--db", str(db)), ("replay", "--verify", "--db", str(db)),
+            ("report", "--tournament", tid, "--db", str(db), "--html", str(db.parent / "r.html"))]
 
 
 @pytest.mark.parametrize(("sql", "named"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
@@ -70,6 +71,10 @@ def test_a_damaged_store_is_exit_2_naming_table_and_row(
             continue  # rating the stored games does not use a tournament's settings
         r = cli(*args, cwd=tmp_path)
         assert "Traceback" not in r.stderr, args
+        if args[0] == "report" and ("json_set" in sql or '{"games"' in sql):
+            # The settings are still a JSON map: the report does not read their fields.
+            assert r.returncode == 0, r.stderr
+            continue
         if named == "table tournaments" and args[0] in ("verify", "replay") and r.returncode == 1:
             # verify compares well-formed but wrong settings with the logs: differences
             assert "settings" in r.stdout, r.stdout
