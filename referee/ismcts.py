@@ -101,6 +101,38 @@ def unseen_cards(obs: Mapping[str, Any], deck_size: int) -> list[int]:
     return [c for c in deck_cards(deck_size) if c not in seen]
 
 
+class Determinizer:
+    """Deals determinizations of one observation quickly: the position is set up once
+    (``determinize``), then each deal copies it and redistributes the unseen cards."""
+
+    def __init__(self, rules: Rules, obs: Mapping[str, Any], rng: random.Random) -> None:
+        self.template = determinize(rules, obs, rng)
+        me, n = obs["seat"], obs["players"]
+        self.pool = unseen_cards(obs, rules.deck)
+        self.fixed = [0] * n  #: per seat, the cards it surely holds (own hand, known cards)
+        self.need = [0] * n   #: per seat, how many unseen cards it holds
+        for s in range(n):
+            cards = obs["hand"] if s == me else obs["known"][s]
+            for c in cards:
+                self.fixed[s] |= 1 << parse_card(c)
+            if s != me:
+                self.need[s] = obs["hand_sizes"][s] - len(obs["known"][s])
+        self.bottom = [parse_card(obs["trump"])] if obs["talon"] else []
+
+    def deal(self, rng: random.Random) -> Game:
+        g = self.template.copy()
+        pool = self.pool[:]
+        rng.shuffle(pool)
+        hands = self.fixed[:]
+        for s, k in enumerate(self.need):
+            for _ in range(k):
+                hands[s] |= 1 << pool.pop()
+        g.hands = hands
+        # The talon is popped from its end; index 0 is the face-up trump, drawn last.
+        g.talon = self.bottom + pool
+        return g
+
+
 def determinize(rules: Rules, obs: Mapping[str, Any], rng: random.Random) -> Game:
     """A complete game position consistent with ``obs``: the unseen cards dealt at random
     to the other hands (each to its public size, over its publicly known cards) and to
@@ -212,13 +244,14 @@ class IsmctsStrategy:
         params, c = self.params, self.params.c
         deadline = None if params.ms is None else time.perf_counter() + params.ms / 1000
         done = 0
+        dealer = Determinizer(self.rules, obs, rng)
         while True:
             if params.iterations is not None and done >= params.iterations:
                 break
             if deadline is not None and done and time.perf_counter() >= deadline:
                 break
             done += 1
-            g = determinize(self.rules, obs, rng)
+            g = dealer.deal(rng)
             node, path = root, [root]
             first = True
             if g.current_seat != obs["seat"] or not root_actions <= set(g.legal_actions()):
