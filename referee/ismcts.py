@@ -156,14 +156,24 @@ def determinize(rules: Rules, obs: Mapping[str, Any], rng: random.Random) -> Gam
         out=tuple(s for s in range(n) if obs["out"][s]), first_bout=obs["bout"] == 1,
         dealer=obs["dealer"])
     # What from_position cannot know from a bare position, the observation says: the
-    # bout's limit (fixed when the bout began), its transfers, and whose turn it is
+    # publicly known cards, who drew the face-up trump, the bout's limit (fixed when the bout began), its transfers, and whose turn it is
     # among the attackers throwing in (those asked before this seat have passed).
+    g.known = [_mask(k) for k in obs["known"]]
+    g.shown = _mask(obs["shown"])
+    g.trump_holder = obs["trump_holder"]
     g.limit = obs["attack_limit"]
     g.transfers = obs["transfers"]
     g.bout = obs["bout"]
     if g.phase != 4 and obs["phase"] == "throw_in" and me in g.order:
         g.asker = g.passes = g.order.index(me)
     return g
+
+
+def _mask(cards: list[str]) -> int:
+    m = 0
+    for c in cards:
+        m |= 1 << parse_card(c)
+    return m
 
 
 # --------------------------------------------------------------------------- search
