@@ -184,6 +184,11 @@ class Player:
         """Deliver an already encoded message that needs no answer (queued, written with
         the next request). For bots that take events."""
 
+    async def tell(self, message: dict[str, Any]) -> None:
+        """Best effort, never raises: write ``message`` now (the fatal ``error`` that tells
+        a bot why it lost a game), within a short time; a bot that is not reading does
+        not hold the referee up. In-process bots need no telling."""
+
     async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Send a request message and return the bot's action map (structurally valid,
         not checked for legality) within ``timeout`` seconds of the request being sent
