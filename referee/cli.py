@@ -71,7 +71,8 @@ def _sandbox_options(mode: str, bind: list[Path] | None) -> tuple[str, tuple[str
         fail(str(exc))
     return mode, binds
 _BOTS_HELP = ("Bots, one per seat (2 to 6): builtin:NAME (" + ", ".join(BUILTINS)
-              + "), or a command line such as \"python3 examples/python/greedy_bot.py\", "
+              + "; parameters after a second colon: builtin:ismcts:ms=40 or "
+              "builtin:ismcts:iterations=200,c=0.7), or a command line such as \"python3 examples/python/greedy_bot.py\", "
               "optionally named: alice=\"./mybot --fast\".")
 _MOVE_TIME_HELP = (f"Limit for every single decision, in seconds (> 0). Default: "
                    f"{DEFAULT_MOVE_TIME:g} s when there is no game clock (--tc), so no bot can "
