@@ -21,10 +21,15 @@ Each iteration
 The decision is the most visited root action. Forced actions (a lone pass or take) are
 applied in simulations without a tree node, as the referee applies them.
 
+At the root the UCB value of the action ``greedy_choose`` would play gets a progressive
+bias ``bias / visits``: with few iterations the search leans on the heuristic, with many
+the bias fades.
+
 Parameters, from the bot spec (``builtin:ismcts:iterations=200,ms=40,c=0.7``):
 ``iterations`` per decision (default 150), ``ms`` a wall-time budget per decision
 (stops at whichever comes first; with ``ms`` alone only the time counts, and the play
-then depends on the machine's speed), ``c`` the UCB exploration constant (default 0.7).
+then depends on the machine's speed), ``c`` the UCB exploration constant (default 0.7),
+``bias`` the weight of the greedy hint (default 1, 0 for none).
 With ``iterations`` alone a decision is a pure function of the seed, the observation
 and the legal list.
 """
@@ -38,13 +43,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from protocol.strategies import greedy_choose
+
 from .rules import (
     ATTACK, COVER, PASS, TAKE, THROW_IN, TRANSFER, Game, Rules, action_from_wire,
 )
 from .rules.cards import card_str, deck_cards, parse_card
+from .rules.game import DEFEND_PHASE, THROW_IN_PHASE
 
 DEFAULT_ITERATIONS = 150
 DEFAULT_C = 0.7
+DEFAULT_BIAS = 1.0
 MAX_ITERATIONS = 1_000_000
 MAX_MS = 600_000.0
 
@@ -60,12 +69,13 @@ class IsmctsParams:
     iterations: int | None = DEFAULT_ITERATIONS
     ms: float | None = None
     c: float = DEFAULT_C
+    bias: float = DEFAULT_BIAS
 
 
 def parse_params(items: Mapping[str, str]) -> IsmctsParams:
     """Parameters from ``{"iterations": "200", "ms": "40", "c": "0.7"}``. Raises
     IsmctsParamError naming the bad key or value and the valid ones."""
-    known = ("iterations", "ms", "c")
+    known = ("iterations", "ms", "c", "bias")
     values: dict[str, Any] = {}
     for key, text in items.items():
         if key not in known:
@@ -74,9 +84,11 @@ def parse_params(items: Mapping[str, str]) -> IsmctsParams:
             number = float(text) if key != "iterations" else int(text)
         except ValueError:
             raise IsmctsParamError(f"ismcts parameter {key}={text!r} is not a number") from None
-        high = {"iterations": MAX_ITERATIONS, "ms": MAX_MS, "c": 100.0}[key]
-        if not (math.isfinite(number) and 0 < number <= high):
-            raise IsmctsParamError(f"ismcts parameter {key}={text}: must be > 0 and <= {high:g}")
+        high = {"iterations": MAX_ITERATIONS, "ms": MAX_MS, "c": 100.0, "bias": 100.0}[key]
+        low_ok = number >= 0 if key == "bias" else number > 0
+        if not (math.isfinite(number) and low_ok and number <= high):
+            raise IsmctsParamError(f"ismcts parameter {key}={text}: must be "
+                                   f"{'>=' if key == 'bias' else '>'} 0 and <= {high:g}")
         values[key] = number
     if "ms" in values and "iterations" not in values:
         values["iterations"] = None
@@ -164,7 +176,7 @@ def determinize(rules: Rules, obs: Mapping[str, Any], rng: random.Random) -> Gam
     g.limit = obs["attack_limit"]
     g.transfers = obs["transfers"]
     g.bout = obs["bout"]
-    if g.phase != 4 and obs["phase"] == "throw_in" and me in g.order:
+    if g.phase == THROW_IN_PHASE and obs["phase"] == "throw_in" and me in g.order:
         g.asker = g.passes = g.order.index(me)
     return g
 
@@ -194,11 +206,16 @@ def _cost(card: int, trump_suit: int) -> int:
     return (card >> 2) + (20 if card & 3 == trump_suit else 0)
 
 
-def _playout(g: Game, rng: random.Random) -> None:
+def _playout(g: Game, rng: random.Random, deadline: float | None = None) -> bool:
     """Play ``g`` to its end with a cheap greedy-like policy (lowest cards first, take
-    when some card cannot be covered, throw in low non-trumps), 10% random moves."""
+    when some card cannot be covered, throw in low non-trumps), 10% random moves.
+    False if ``deadline`` (``time.perf_counter``) passed first: the playout is void."""
     ts = g.trump_suit
+    steps = 0
     while not g.is_over:
+        steps += 1
+        if deadline is not None and not steps & 15 and time.perf_counter() >= deadline:
+            return False
         legal = g.legal_actions()
         forced = g.forced_action(legal)
         if forced is not None:
@@ -211,7 +228,7 @@ def _playout(g: Game, rng: random.Random) -> None:
         if kind0 == ATTACK:
             g.apply_legal(min(legal, key=lambda a: _cost(a >> 4 & 63, ts)))
             continue
-        if g.phase == 2:  # defend
+        if g.phase == DEFEND_PHASE:
             covers = [a for a in legal if a & 15 == COVER]
             slots = {a >> 10 for a in covers}
             uncovered = sum(1 for c in g.covers if c < 0)
@@ -227,6 +244,7 @@ def _playout(g: Game, rng: random.Random) -> None:
         throws = [a for a in legal if a & 15 == THROW_IN
                   and (not g.talon or (a >> 4 & 3 != ts and a >> 6 < 10))]
         g.apply_legal(min(throws, key=lambda a: _cost(a >> 4 & 63, ts)) if throws else PASS)
+    return True
 
 
 def _rewards(g: Game) -> list[float]:
@@ -250,6 +268,10 @@ class IsmctsStrategy:
             return next((a for a in legal if a.get("type") == "exchange"), legal[0])
         actions = [action_from_wire(a) for a in legal]
         root_actions = set(actions)
+        # Progressive bias toward the greedy heuristic's choice at the root: with few
+        # iterations (a short budget on a busy machine) the search plays at least as
+        # well as greedy; with many the bias fades (it shrinks as 1/visits).
+        hint = actions[next(i for i, a in enumerate(legal) if a is greedy_choose(obs, legal))]
         root = _Node(obs["seat"])
         params, c = self.params, self.params.c
         deadline = None if params.ms is None else time.perf_counter() + params.ms / 1000
@@ -289,11 +311,16 @@ class IsmctsStrategy:
                     g.apply_legal(a)
                     path.append(child)
                     break
-                a = max(legal_now, key=lambda x: _ucb(node.children[x], c))
+                if node is root:
+                    a = max(legal_now, key=lambda x: _ucb(node.children[x], c)
+                            + (params.bias / node.children[x].visits if x == hint else 0.0))
+                else:
+                    a = max(legal_now, key=lambda x: _ucb(node.children[x], c))
                 node = node.children[a]
                 g.apply_legal(a)
                 path.append(node)
-            _playout(g, rng)
+            if not _playout(g, rng, deadline if done > 1 else None):
+                break  # out of time: the first playout always completes
             rewards = _rewards(g)
             for n in path[1:]:
                 n.visits += 1
