@@ -260,7 +260,7 @@ class IsmctsStrategy:
     def __init__(self, rules: Rules, params: IsmctsParams) -> None:
         self.rules, self.params = rules, params
 
-    def choose(self, obs: Mapping[str, Any], legal: list[dict[str, Any]],
+    def choose(self, obs: dict[str, Any], legal: list[dict[str, Any]],
                rng: random.Random) -> dict[str, Any]:
         """One element of ``legal`` (the same dict object), from ``obs`` alone."""
         if len(legal) == 1 or obs["phase"] == "exchange":
