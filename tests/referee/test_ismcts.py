@@ -95,6 +95,7 @@ def test_ismcts_specs_parse(spec: str) -> None:
 def test_ms_alone_lifts_the_iteration_count() -> None:
     assert parse_params({"ms": "40"}) == IsmctsParams(iterations=None, ms=40.0)
     assert parse_params({}) == IsmctsParams()
+    assert parse_params({"bias": "0"}).bias == 0.0  # no greedy hint: pure search
 
 
 @pytest.mark.parametrize(("spec", "words"), [
@@ -103,6 +104,7 @@ def test_ms_alone_lifts_the_iteration_count() -> None:
     ("builtin:ismcts:ms=nan", "must be > 0"),
     ("builtin:ismcts:ms=inf", "must be > 0"),
     ("builtin:ismcts:ms=-5", "must be > 0"),
+    ("builtin:ismcts:bias=-1", "must be >= 0"),
     ("builtin:ismcts:iterations=1e99", "not a number"),
     ("builtin:ismcts:iterations", "expected KEY=VALUE"),
     ("builtin:ismcts:=3", "expected KEY=VALUE"),
