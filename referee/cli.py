@@ -852,7 +852,10 @@ def stats(
               + (f"; {collected.forfeited} forfeited games left out" if collected.forfeited else ""),
               markup=False, highlight=False)
     for item in stats_tables(table):
-        out.print(item, markup=False, highlight=False) if isinstance(item, str) else out.print(item)
+        if isinstance(item, str):
+            out.print(item, markup=False, highlight=False)
+        else:
+            out.print(item)
     if export is not None:
         out.print(f"facts written to {export}", markup=False, highlight=False)
 
