@@ -50,7 +50,7 @@ BUILTINS = {
     "greedy": "lowest sensible card, saves trumps, takes rather than spend high trumps early",
     "gentle": "one card at a time, never throws in, takes rather than cover high (long games)",
     "ismcts": "information-set Monte Carlo tree search; parameters iterations=N (default 150), "
-              "ms=M (time per decision), c=X (exploration)",
+              "ms=M (time per decision), c=X (exploration), bias=B (greedy hint)",
 }
 #: Built-ins that take ``:KEY=VALUE,...`` parameters.
 PARAMETRIC = ("ismcts",)
