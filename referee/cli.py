@@ -820,7 +820,10 @@ def stats(
     dealer; the draw rate; the mean bouts per game. Forfeited games are counted apart
     and left out. docs/STATS.md compares the built-in bots with published figures.
     """
-    from .stats import StatsInputError, collect_logs, collect_tournament, export_form, export_text, summarize
+    from .stats import (
+        StatsInputError, collect_logs, collect_tournament, export_form, export_text, summarize,
+        write_export,
+    )
 
     if bool(logs) == (tournament_id is not None):
         fail("give LOG files or --tournament ID (not both)")
@@ -831,16 +834,13 @@ def stats(
     except StatsInputError as exc:
         fail(str(exc))
     if export is not None and form_ is not None:
-        text = export_text(collected.facts, form_)
         if str(export) == "-":
-            sys.stdout.write(text)
+            sys.stdout.write(export_text(collected.facts, form_))
             return
-        from .matchlog import private_open
         try:
-            with private_open(export) as f:
-                f.write(text)
-        except OSError as exc:
-            fail(f"--export {export}: cannot write: {exc.strerror or exc}")
+            write_export(export, collected.facts, form_)
+        except StatsInputError as exc:
+            fail(str(exc))
     table = summarize(collected.facts)
     if as_json:
         emit_json({"sources": collected.sources, "games": collected.games,

@@ -262,3 +262,14 @@ def export_form(path: Path, form: str | None) -> str:
         return "jsonl"
     raise StatsInputError(f"--export {path}: cannot tell the format from the extension; "
                           f"name it .csv or .jsonl, or give --format csv|jsonl")
+
+
+def write_export(path: Path, facts: Sequence[SeatFact], form: str) -> None:
+    """Write ``export_text`` to ``path`` (created private to the user, as logs are).
+    Raises StatsInputError naming the file if it cannot be written."""
+    from .matchlog import private_open
+    try:
+        with private_open(path) as f:
+            f.write(export_text(facts, form))
+    except OSError as exc:
+        raise StatsInputError(f"--export {path}: cannot write: {exc.strerror or exc}") from None

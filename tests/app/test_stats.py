@@ -114,6 +114,8 @@ def test_a_damaged_log_is_named_with_its_line(two_logs: list[Path], tmp_path: Pa
     assert r.returncode == 2 and f"{bad}:4" in r.stderr
     r = cli("stats", two_logs[0], "--export", tmp_path / "facts.xlsx", cwd=tmp_path)
     assert r.returncode == 2 and "name it .csv or .jsonl" in r.stderr
+    r = cli("stats", two_logs[0], "--export", tmp_path / "no" / "facts.csv", cwd=tmp_path)
+    assert r.returncode == 2 and "cannot write" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_wilson_interval_matches_the_textbook() -> None:
