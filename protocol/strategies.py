@@ -29,6 +29,23 @@ Card value (``card_cost``): rank order ``23456789TJQKA``; a trump (suit ==
   is taking); never a trump while ``talon > 0``.  With ``talon == 0`` throw
   the cheapest card of any kind.  Nothing suitable: pass.
 * Anything else: pass, else take, else the first legal action.
+
+``gentle_choose`` heuristic
+---------------------------
+A patient, polite player: long games, few cards on the table at once.
+
+* exchange offered: exchange. attack: the cheapest card, one at a time.
+* throw_in: never (pass); transfer and show_trump: never.
+* defend while the talon lasts (and up to bout 40): cover only with a non-trump of
+  rank <= K at a 2-player table, two ranks lower per extra player (J for 3, 9 for 4);
+  otherwise take.
+* defend once the talon is empty (or after bout 40, so a game cannot cycle through
+  takes for ever): cover with the cheapest card, but never with a trump when it is
+  the last card in hand; otherwise take.
+
+Tuned so that under the reference rules (36 cards, lowest trump opens, first bout
+capped at five: ``--set first_bout_limit=on``) its mean bouts per game come near the
+published 30/36/42 for 2/3/4 players (docs/STATS.md has the measured figures).
 """
 
 from __future__ import annotations
@@ -41,6 +58,7 @@ __all__ = [
     "card_cost",
     "card_rank",
     "card_suit",
+    "gentle_choose",
     "greedy_choose",
     "is_trump",
     "random_choose",
@@ -219,3 +237,48 @@ def _choose_throw_in(obs: dict, throws: list[dict], trump: str, talon: int) -> d
     if not candidates:
         return None
     return min(candidates, key=lambda a: _card_key(a["card"], trump))
+
+
+
+# --------------------------------------------------------------------------- gentle
+
+_GENTLE_COVER_MAX = _RANK_INDEX["K"]  # two players: cover with a non-trump up to K ...
+_GENTLE_COVER_STEP = 2                # ... two ranks lower per extra player (3: J, 4: 9)
+_GENTLE_LATE_BOUT = 40                # from this bout on, play as if the talon were empty
+
+
+def gentle_choose(obs: dict, legal: list[dict]) -> dict:
+    """Deterministic "gentle" play, the kind of bot casual Durak sites pit people
+    against (see the module docstring for the rules it follows)."""
+    if len(legal) == 1:
+        return legal[0]
+    trump = obs.get("trump_suit") or card_suit(obs.get("trump") or "?")
+    talon = obs.get("talon") or 0
+    players = obs.get("players") or 2
+    hand = obs.get("hand") or []
+
+    by_type: dict[str, list[dict]] = {}
+    for action in legal:
+        by_type.setdefault(str(action.get("type")), []).append(action)
+
+    if "exchange" in by_type:
+        return by_type["exchange"][0]
+    if "attack" in by_type:
+        return min(by_type["attack"], key=lambda a: _card_key(a["card"], trump))
+    if "cover" in by_type:
+        late = talon == 0 or (obs.get("bout") or 0) > _GENTLE_LATE_BOUT
+        if late:
+            # Covering is the only way to shed cards now (taking forever would stall
+            # the game), but the last card is not spent on a trump.
+            allowed = [a for a in by_type["cover"]
+                       if not is_trump(a["card"], trump) or len(hand) > 1]
+        else:
+            top = max(0, _GENTLE_COVER_MAX - _GENTLE_COVER_STEP * (players - 2))
+            allowed = [a for a in by_type["cover"]
+                       if not is_trump(a["card"], trump) and card_rank(a["card"]) <= top]
+        if allowed:
+            return min(allowed, key=lambda a: (*_card_key(a["card"], trump), a["slot"]))
+    for kind in ("pass", "take"):
+        if kind in by_type:
+            return by_type[kind][0]
+    return legal[0]

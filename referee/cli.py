@@ -71,7 +71,8 @@ def _sandbox_options(mode: str, bind: list[Path] | None) -> tuple[str, tuple[str
         fail(str(exc))
     return mode, binds
 _BOTS_HELP = ("Bots, one per seat (2 to 6): builtin:NAME (" + ", ".join(BUILTINS)
-              + "), or a command line such as \"python3 examples/python/greedy_bot.py\", "
+              + "; parameters after a second colon: builtin:ismcts:ms=40 or "
+              "builtin:ismcts:iterations=200,c=0.7), or a command line such as \"python3 examples/python/greedy_bot.py\", "
               "optionally named: alice=\"./mybot --fast\".")
 _MOVE_TIME_HELP = (f"Limit for every single decision, in seconds (> 0). Default: "
                    f"{DEFAULT_MOVE_TIME:g} s when there is no game clock (--tc), so no bot can "
@@ -989,6 +990,69 @@ def report(
     print_report(data, out)
     if html is not None:
         out.print(f"page: {html}", markup=False, highlight=False)
+def stats(
+    logs: Annotated[list[Path] | None, typer.Argument(
+        metavar="LOG", help="Match, tournament or SPRT logs (.jsonl or .jsonl.gz).",
+        show_default=False)] = None,
+    tournament_id: Annotated[str | None, typer.Option(
+        "--tournament", help="Instead of LOGs: the games of this tournament or SPRT run of the "
+        "store (read from the log records it names).", show_default=False)] = None,
+    db: Annotated[Path, typer.Option(help="The result store, with --tournament.")] = Path("logs/durak.sqlite"),
+    export: Annotated[Path | None, typer.Option(
+        help="Also write the per-game facts, one row per seat of each game (opening trumps, "
+        "opener, position after the dealer, bouts, result), to this file: CSV or JSON Lines "
+        "by its extension (.csv, .jsonl) or --format; '-' writes them to stdout instead of "
+        "the table.", show_default=False)] = None,
+    form: Annotated[str | None, typer.Option(
+        "--format", help="csv or jsonl for --export (default: from its extension).",
+        show_default=False)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
+) -> None:
+    """The statistics Durak sites quote, from logged games, with 95% intervals.
+
+    Per player count: the durak rate by the number of trumps in the opening hand (0-6),
+    for every seat and for the opener alone; the durak rate by position after the
+    dealer; the draw rate; the mean bouts per game. Forfeited games are counted apart
+    and left out. docs/STATS.md compares the built-in bots with published figures.
+    """
+    from .stats import (
+        StatsInputError, collect_logs, collect_tournament, export_form, export_text, summarize,
+        write_export,
+    )
+
+    if bool(logs) == (tournament_id is not None):
+        fail("give LOG files or --tournament ID (not both)")
+    try:
+        collected = (collect_tournament(db, tournament_id) if tournament_id is not None
+                     else collect_logs(logs or []))
+        form_ = export_form(export, form) if export is not None else None
+    except StatsInputError as exc:
+        fail(str(exc))
+    if export is not None and form_ is not None:
+        if str(export) == "-":
+            sys.stdout.write(export_text(collected.facts, form_))
+            return
+        try:
+            write_export(export, collected.facts, form_)
+        except StatsInputError as exc:
+            fail(str(exc))
+    table = summarize(collected.facts)
+    if as_json:
+        emit_json({"sources": collected.sources, "games": collected.games,
+                   "forfeited": collected.forfeited, "export": str(export) if export else None,
+                   "by_players": table})
+        return
+    from .report import stats_tables
+    out.print(f"{collected.games} games from {len(collected.sources)} log(s)"
+              + (f"; {collected.forfeited} forfeited games left out" if collected.forfeited else ""),
+              markup=False, highlight=False)
+    for item in stats_tables(table):
+        if isinstance(item, str):
+            out.print(item, markup=False, highlight=False)
+        else:
+            out.print(item)
+    if export is not None:
+        out.print(f"facts written to {export}", markup=False, highlight=False)
 
 
 _DB_HELP = "The result store (SQLite)."

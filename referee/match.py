@@ -262,8 +262,10 @@ class _Table:
             used, in_time = clock.stop(answered)
             charged += used
             if not in_time:
-                raise Forfeit(seat, "timeout", f"answered request {request_id} after {used:.3f} s, "
-                              f"over its budget of {budget:.3f} s",
+                late = (f"answered request {request_id} after {used:.3f} s, over its budget of "
+                        f"{budget:.3f} s")
+                await player.tell(msg.error_msg("timeout", late, True))
+                raise Forfeit(seat, "timeout", late,
                               {"used_s": round(used, 4), "budget_s": budget, "received": answer})
             # An answer equal to an element of the legal list (the usual case: bots copy
             # one, and the protocol layer returns actions in canonical form) needs no
@@ -274,19 +276,26 @@ class _Table:
                 try:
                     action = action_from_wire(answer)
                 except MalformedAction as exc:
-                    raise Forfeit(seat, "protocol", f"malformed action for request {request_id}: "
-                                  f"{exc}", {"received": answer}) from None
+                    malformed = f"malformed action for request {request_id}: {exc}"
+                    await player.tell(msg.error_msg("protocol", malformed, True))
+                    raise Forfeit(seat, "protocol", malformed, {"received": answer}) from None
             if action in legal:
                 game.apply_legal(action)
                 return action, charged
-            reason = (f"illegal action {action_str(action)} for request {request_id}: "
-                      f"{game.illegal_reason(action) or 'not legal now'}")
+            reason = illegal_message(game, action, request_id)
             if attempt >= self.config.illegal_retries:
+                await player.tell(msg.error_msg("illegal", reason, True))
                 raise Forfeit(seat, "illegal", reason, {"received": answer,
                               "legal": [action_str(a) for a in legal]})
             attempt += 1
             self.retries.append({"seat": seat, "request": request_id, "reason": reason})
             await self.send(seat, msg.error_msg("illegal", reason, False))
+
+
+def illegal_message(game: Game, action: int, request_id: int) -> str:
+    """The ``error`` message (code ``illegal``) for a well-formed action that is not legal."""
+    return (f"illegal action {action_str(action)} for request {request_id}: "
+            f"{game.illegal_reason(action) or 'not legal now'}")
 
 
 def forfeit_reason(name: str, kind: str, detail: str | None = None) -> str:

@@ -2,8 +2,10 @@
 
 A bot spec is what the user types on the command line:
 
-- ``builtin:NAME`` runs an in-process bot (``random``, ``greedy``); ``seat=builtin:NAME``
-  names its seat;
+- ``builtin:NAME`` runs an in-process bot (``random``, ``greedy``, ``gentle``,
+  ``ismcts``); ``seat=builtin:NAME`` names its seat; a built-in that takes parameters
+  takes them after a second colon, ``builtin:NAME:KEY=VALUE,KEY=VALUE``
+  (``builtin:ismcts:iterations=200``, ``builtin:ismcts:ms=40``);
 - anything else is a command line, split like a POSIX shell does, with an optional
   ``name=`` prefix: ``alice="./mybot --fast"``;
 - ``tcp:NAME`` is reserved for bots that connect over TCP (not yet served).
@@ -20,7 +22,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol.strategies import greedy_choose, random_choose
+from protocol.strategies import gentle_choose, greedy_choose, random_choose
 
 
 class BotSpecError(ValueError):
@@ -46,7 +48,12 @@ class BotFailure(Exception):
 BUILTINS = {
     "random": "uniform random legal action (seeded)",
     "greedy": "lowest sensible card, saves trumps, takes rather than spend high trumps early",
+    "gentle": "one card at a time, never throws in, takes rather than cover high (long games)",
+    "ismcts": "information-set Monte Carlo tree search; parameters iterations=N (default 150), "
+              "ms=M (time per decision), c=X (exploration), bias=B (greedy hint)",
 }
+#: Built-ins that take ``:KEY=VALUE,...`` parameters.
+PARAMETRIC = ("ismcts",)
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _SCRIPT_RE = re.compile(r"^[^\s]+\.(py|js|mjs|cjs|ts|rb|pl|php|lua|jar|sh|exe)$")
 
@@ -78,10 +85,10 @@ def parse_bot_spec(text: str) -> BotSpec:
     if not raw:
         raise BotSpecError("empty bot spec; give builtin:NAME or a command line")
     if raw.startswith("builtin:"):
-        builtin = raw[len("builtin:"):]
+        builtin, _, params = raw[len("builtin:"):].partition(":")
         if builtin not in BUILTINS:
             raise BotSpecError(f"unknown built-in bot {builtin!r}; built-ins: {', '.join(BUILTINS)}")
-        return BotSpec("builtin", builtin, (builtin,), raw)
+        return BotSpec("builtin", builtin, (builtin, *_builtin_params(builtin, params, raw)), raw)
     if raw.startswith("tcp:"):
         seat_name = raw[4:]
         if not _NAME_RE.match(seat_name):
@@ -113,6 +120,33 @@ def parse_bot_spec(text: str) -> BotSpec:
             name = "bot"
         return BotSpec("command", name, argv, text)
     return BotSpec("command", name, argv, text, named=True)
+
+
+def _builtin_params(builtin: str, text: str, spec: str) -> tuple[str, ...]:
+    """The ``KEY=VALUE`` items after ``builtin:NAME:``, checked by the built-in's own
+    parser (so a bad one fails when the spec is read, not when the match starts)."""
+    if not text:
+        return ()
+    if builtin not in PARAMETRIC:
+        raise BotSpecError(f"{spec!r}: built-in {builtin} takes no parameters")
+    items = tuple(i.strip() for i in text.split(","))
+    _param_map(builtin, items, spec)
+    return items
+
+
+def _param_map(builtin: str, items: tuple[str, ...], spec: str) -> Any:
+    from .ismcts import IsmctsParamError, parse_params
+    pairs: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise BotSpecError(f"{spec!r}: expected KEY=VALUE parameters after builtin:{builtin}:, "
+                               f"got {item!r}")
+        pairs[key.strip()] = value.strip()
+    try:
+        return parse_params(pairs)
+    except IsmctsParamError as exc:
+        raise BotSpecError(f"{spec!r}: {exc}") from None
 
 
 def unique_names(names: list[str]) -> list[str]:
@@ -158,6 +192,11 @@ class Player:
         """Deliver an already encoded message that needs no answer (queued, written with
         the next request). For bots that take events."""
 
+    async def tell(self, message: dict[str, Any]) -> None:
+        """Best effort, never raises: write ``message`` now (the fatal ``error`` that tells
+        a bot why it lost a game), within a short time; a bot that is not reading does
+        not hold the referee up. In-process bots need no telling."""
+
     async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Send a request message and return the bot's action map (structurally valid,
         not checked for legality) within ``timeout`` seconds of the request being sent
@@ -181,14 +220,32 @@ class BuiltinPlayer(Player):
     """
 
     def __init__(self, name: str, spec: BotSpec, seed: int | str = 0) -> None:
-        super().__init__(name, spec, wants_events=False)
-        self.info = {"name": spec.argv[0], "version": "builtin", "author": "durak-ref"}
+        kind = spec.argv[0]
+        # ismcts needs the table rules, which a bot learns from game_start as a remote
+        # bot does; the others need nothing but the request.
+        super().__init__(name, spec, wants_events=kind == "ismcts")
+        self.info = {"name": kind, "version": "builtin", "author": "durak-ref"}
         self._seed = seed
         self._game: int | None = None
         self._rng = random.Random()
+        self._params = _param_map(kind, spec.argv[1:], spec.text) if kind in PARAMETRIC else None
+        self._search: Any = None
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if message.get("type") == "game_start" and self._params is not None:
+            from .ismcts import IsmctsStrategy
+            from .rules.options import rules_from_dict
+            self._search = IsmctsStrategy(rules_from_dict(message["rules"]), self._params)
 
     async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         obs, legal = request["observation"], request["legal"]
+        if self._search is not None:
+            # Seeded per decision: the choice is a function of (seed, seat, game,
+            # request id, observation, legal list) alone.
+            rng = random.Random(f"{self._seed}:{self.name}:{request['game']}:{request['id']}")
+            return self._search.choose(obs, legal, rng)
+        if self.spec.argv[0] == "gentle":
+            return gentle_choose(obs, legal)
         if self.spec.argv[0] == "random":
             if request["game"] != self._game:
                 self._game = request["game"]

@@ -195,3 +195,37 @@ def print_report(data: dict[str, Any], console: Console) -> None:
             console.print(f"  {bot}: {points[0][1]:.0f} after game {points[0][0]:.0f} -> "
                           f"{points[-1][1]:.0f} after game {points[-1][0]:.0f}",
                           markup=False, highlight=False)
+def _pct(r: dict[str, Any]) -> str:
+    """A rate with its interval, e.g. ``45.2% [41.0, 49.5]``; ``-`` without data."""
+    if r["rate"] is None:
+        return "-"
+    return f"{100 * r['rate']:.1f}% [{100 * r['low']:.1f}, {100 * r['high']:.1f}]"
+
+
+def stats_tables(table: list[dict[str, Any]]) -> list[Any]:
+    """The ``durak-ref stats`` table (``referee.stats.summarize``) as printable lines
+    and rich tables, one block per player count."""
+    out: list[Any] = []
+    for block in table:
+        n = block["players"]
+        b = block["bouts"]
+        bouts = "-" if b["mean"] is None else (
+            f"{b['mean']:.1f}" + ("" if b["low"] is None else f" [{b['low']:.1f}, {b['high']:.1f}]"))
+        out.append(f"{n} players: {block['games']} games   draws {_pct(block['draw_rate'])}   "
+                   f"bouts per game {bouts}   opener is the durak {_pct(block['opener_durak'])}")
+        t = Table(title=f"{n} players: durak rate by trumps in the opening hand (95% intervals)",
+                  title_justify="left")
+        for col in ("trumps", "seats", "durak", "openers", "opener durak"):
+            t.add_column(col, justify="right")
+        for every, opener in zip(block["durak_by_trumps"], block["opener_durak_by_trumps"]):
+            t.add_row(str(every["trumps"]), str(every["n"]), _pct(every), str(opener["n"]),
+                      _pct(opener))
+        out.append(t)
+        p = Table(title=f"{n} players: durak rate by position after the dealer "
+                        f"(1: first dealt to; {n}: the dealer)", title_justify="left")
+        for col in ("position", "games", "durak"):
+            p.add_column(col, justify="right")
+        for row in block["durak_by_position"]:
+            p.add_row(str(row["position"]), str(row["n"]), _pct(row))
+        out.append(p)
+    return out

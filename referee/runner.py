@@ -7,7 +7,8 @@ tournament runner start bots the same way.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from .match import GameRecord, MatchConfig, MatchResult, BotStats, play_match
 from .matchlog import FORMAT, MatchLogWriter, new_log_path, safe_name, utc_now
 from .rules.deal import DEAL_TEXT
 from .failfast import first_start_error
-from .tcp import ListenError
+from .tcp import ListenError, TcpLimits
 from .players import BotFailure, BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player, unique_names
 from .sandbox import Sandbox, duplicate_soundness, warn_unsound_duplicates
 
@@ -40,6 +41,10 @@ class SeatOptions:
     sandbox: str = "auto"  #: auto | bwrap | none (see referee/sandbox.py)
     binds: tuple[str, ...] = ()  #: extra read-only paths for sandboxed bots
     hide: tuple[str, ...] = ()  #: paths bots must not see (store, config, tokens; logs are added)
+    #: A connected TCP seat waiting for the other seats is pinged this often, and dropped
+    #: when it does not answer within ``ping_timeout`` (protocol/SPEC.md, ping).
+    ping_interval: float = TcpLimits.ping_interval
+    ping_timeout: float = TcpLimits.ping_timeout
 
     def sandbox_policy(self, *hide: str | Path | None) -> Sandbox:
         """The sandbox for this run's program bots, hiding ``hide`` too (not resolved)."""
@@ -146,6 +151,42 @@ def log_header(players: Sequence[Player], config: MatchConfig) -> dict[str, Any]
     }
 
 
+@asynccontextmanager
+async def _pinging_connected(players: Sequence[Player], options: SeatOptions) -> AsyncIterator[None]:
+    """While inside (the seats start), ping every connected TCP seat each
+    ``options.ping_interval`` seconds, so a bot that connected first learns the referee
+    is alive and a dead connection is dropped before the first game. Leaving waits for
+    a ping round in flight: no ping may cross the first game's frames."""
+    from .tcp import TcpSeat
+
+    seats = [p for p in players if isinstance(p, TcpSeat)]
+    if not seats:
+        yield
+        return
+    stop, done = trio.Event(), trio.Event()
+
+    async def pinger() -> None:
+        try:
+            while True:
+                with trio.move_on_after(options.ping_interval):
+                    await stop.wait()
+                if stop.is_set():
+                    return
+                for seat in seats:
+                    if seat.connected and seat.failure is None:
+                        await seat.ping(options.ping_timeout)
+        finally:
+            done.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(pinger)
+        try:
+            yield
+        finally:
+            stop.set()
+            await done.wait()
+
+
 async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
                           log_dir: Path | None = None,
                           options: SeatOptions = SeatOptions(),
@@ -190,14 +231,15 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
         async with trio.open_nursery() as nursery:
             try:
                 await _open_gate(players, options, nursery, on_tcp, config.tc.startup)
-                for p in players:
-                    try:
-                        await p.start(nursery)
-                    except BotFailure as exc:
-                        from .process import ProcessPlayer
-                        if not recover and isinstance(p, ProcessPlayer):
-                            raise first_start_error(p, exc) from None
-                        # --recover: the player stays failed; its first game restarts it or is a forfeit
+                async with _pinging_connected(players, options):
+                    for p in players:
+                        try:
+                            await p.start(nursery)
+                        except BotFailure as exc:
+                            from .process import ProcessPlayer
+                            if not recover and isinstance(p, ProcessPlayer):
+                                raise first_start_error(p, exc) from None
+                            # --recover: the player stays failed; its first game restarts it or is a forfeit
                 _adopt_hello_names(players)
                 result.bots = [BotStats(p.name) for p in players]
                 result.stderr_logs = {p.name: str(path) for p in players

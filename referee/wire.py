@@ -38,6 +38,11 @@ STALE_NOTES_MAX = 65536
 #: At most this many chunks are read by the early-frame check before a request: a bot
 #: that keeps streaming pongs cannot hold the referee there.
 QUIET_CHECK_CHUNKS = 16
+#: Seconds the fatal error that tells a bot why it lost may take to write.
+TELL_TIMEOUT = 0.5
+#: Failures a bot is told about with a fatal ``error`` (code = kind) before it is closed;
+#: a crashed or disconnected bot is gone, so nothing is sent to it.
+TOLD_FAILURES = ("protocol", "timeout")
 _NOTHING = object()
 _WRITE_ERRORS = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
 
@@ -91,7 +96,9 @@ class StreamPlayer(Player):
             await self._try_send(msg.error_msg("version", str(exc), True))
             raise self._fail("protocol", str(exc), answer) from None
         except RemoteProtocolError as exc:
-            raise self._fail("protocol", f"bad hello: {exc}", answer) from None
+            failure = self._fail("protocol", f"bad hello: {exc}", answer)
+            await self.tell(msg.error_msg("protocol", failure.reason, True))
+            raise failure from None
         self.info = {"name": hello.name, "version": hello.version, "author": hello.author}
         return hello
 
@@ -120,6 +127,32 @@ class StreamPlayer(Player):
         finished within ``budget`` (or WRITE_TIMEOUT) seconds."""
         if self.failure is not None:
             raise self.failure
+        try:
+            return await self._decide(request, budget)
+        except BotFailure as exc:
+            if exc.kind in TOLD_FAILURES:
+                await self.tell(msg.error_msg(exc.kind, exc.reason, True))
+            raise
+
+    async def tell(self, message: dict[str, Any]) -> None:
+        before = self.failure
+        self._out += encode(message)
+        data, self._out = bytes(self._out), bytearray()
+        written = False
+        with trio.move_on_after(TELL_TIMEOUT):
+            try:
+                await self._send_stream.send_all(data)
+                written = True
+            except _WRITE_ERRORS:
+                pass
+        if before is not None:
+            self.failure = before  # the failure that caused the telling stays the cause
+        elif not written:
+            # Part of a frame may be in the stream: the bot cannot play another game on it.
+            self._fail("timeout", f"the bot is not reading its input: writing {len(data)} "
+                       f"bytes did not finish in time", write_bytes=len(data))
+
+    async def _decide(self, request: dict[str, Any], budget: float | None) -> dict[str, Any]:
         self.timing = None
         await self._check_quiet(f"before request {request['id']} was sent")
         self._out += encode(request)
