@@ -24,41 +24,61 @@ def _machine() -> dict[str, Any]:
             if hasattr(os, "sched_getaffinity") else None}
 
 
+def _engine_round(rules: Any, players: int, games: int, seed: str, checked: bool) -> tuple[float, int]:
+    """Seconds and actions for ``games`` random games: a uniform random legal action each
+    decision, applied through the checked ``apply`` (what a referee uses for an answer it
+    did not compute) or the unchecked ``apply_legal`` (a trusted in-process caller)."""
+    rng = random.Random(seed)
+    actions = 0
+    t0 = time.perf_counter()
+    for i in range(games):
+        g = Game.new(rules, players, seed=f"{seed}:{i}")
+        legal_actions, rand = g.legal_actions, rng.random
+        apply = g.apply if checked else g.apply_legal
+        while g.phase != OVER:
+            legal = legal_actions()
+            apply(legal[int(rand() * len(legal))])
+        actions += g.action_count
+    return time.perf_counter() - t0, actions
+
+
 def bench_engine(games: int = 2000, repeats: int = 5, seed: int = 1, players: int = 2,
                  preset: str = "classic") -> dict[str, Any]:
     """Random games in-process: deal, legal actions, apply, to the end of the game.
 
-    Runs ``repeats`` rounds of ``games`` games (a uniform random legal action each
-    decision, via the unchecked ``apply_legal`` fast path a trusted in-process bot
-    uses) and reports the median round. One core: this process only.
+    Runs ``repeats`` rounds of ``games`` games with the unchecked ``apply_legal`` and
+    as many with the checked ``apply``, alternating (so machine noise hits both alike;
+    both play the same games), and reports each one's median round and the ratio
+    checked/unchecked of their speeds. The top-level figures are the unchecked ones.
+    One core: this process only.
     """
     rules = make_rules(preset)
-    rounds = []
+    rounds: dict[bool, list[float]] = {False: [], True: []}
     actions_total = 0
     for r in range(repeats):
-        rng = random.Random(seed + r)
-        actions = 0
-        t0 = time.perf_counter()
-        for i in range(games):
-            g = Game.new(rules, players, seed=f"{seed}:{r}:{i}")
-            legal_actions, apply_legal, rand = g.legal_actions, g.apply_legal, rng.random
-            while g.phase != OVER:
-                legal = legal_actions()
-                apply_legal(legal[int(rand() * len(legal))])
-            actions += g.action_count
-        rounds.append(time.perf_counter() - t0)
+        for checked in (False, True):
+            seconds, actions = _engine_round(rules, players, games, f"{seed}:{r}", checked)
+            rounds[checked].append(seconds)
         actions_total += actions
-    median = statistics.median(rounds)
     actions_per_game = actions_total / (games * repeats)
+
+    def figures(checked: bool) -> dict[str, Any]:
+        median = statistics.median(rounds[checked])
+        return {"round_seconds": [round(x, 4) for x in rounds[checked]],
+                "games_per_s": round(games / median, 1),
+                "actions_per_s": round(games * actions_per_game / median, 1),
+                "us_per_action": round(1e6 * median / (games * actions_per_game), 3)}
+
+    unchecked, checked = figures(False), figures(True)
     return {
         "benchmark": "engine",
         "preset": preset, "players": players, "deck": rules.deck,
         "games_per_round": games, "rounds": repeats,
-        "round_seconds": [round(x, 4) for x in rounds],
-        "games_per_s": round(games / median, 1),
-        "actions_per_s": round(games * actions_per_game / median, 1),
+        **unchecked,
         "actions_per_game": round(actions_per_game, 2),
-        "us_per_action": round(1e6 * median / (games * actions_per_game), 3),
+        "unchecked": unchecked,
+        "checked": checked,
+        "ratio_checked_vs_unchecked": round(checked["games_per_s"] / unchecked["games_per_s"], 3),
         "machine": _machine(),
     }
 

@@ -402,7 +402,8 @@ def bench_engine_cmd(
     rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Random games in-process: games and actions per second (median of rounds)."""
+    """Random games in-process: games and actions per second (median of rounds), with
+    the checked apply (as for a bot's answer) and the unchecked one side by side."""
     from .bench import bench_engine
 
     try:
@@ -413,10 +414,13 @@ def bench_engine_cmd(
     if as_json:
         emit_json(result)
         return
-    out.print(f"engine: {result['games_per_s']:.0f} games/s, {result['actions_per_s']:.0f} actions/s "
-              f"({result['us_per_action']:.2f} µs/action, {result['actions_per_game']:.1f} actions/game; "
-              f"median of {rounds} rounds of {games} random {players}-player games, "
-              f"rules {rules}, deck {result['deck']}; one core)")
+    for label in ("unchecked", "checked"):
+        r = result[label]
+        out.print(f"engine, {label} apply: {r['games_per_s']:.0f} games/s, {r['actions_per_s']:.0f} "
+                  f"actions/s ({r['us_per_action']:.2f} µs/action)")
+    out.print(f"checked/unchecked: {result['ratio_checked_vs_unchecked']:.3f}x; "
+              f"{result['actions_per_game']:.1f} actions/game; median of {rounds} rounds of {games} "
+              f"random {players}-player games each, rules {rules}, deck {result['deck']}; one core")
 
 
 @bench_app.command("protocol")
