@@ -290,8 +290,40 @@ def _startup_ms(argv: list[str], sandbox: Any, n: int) -> list[float]:
     return trio.run(main)
 
 
+#: ``bench match --bots NAME``: the pairs of bots a match benchmark plays with.
+BOT_PAIRS = {
+    "python": "the two Python example bots (greedy_bot.py, random_bot.py 1), over pipes",
+    "c": "two C example bots (examples/c/bot; build it with make -C examples/c), over pipes",
+    "builtin": "builtin:greedy and builtin:random, in-process (no pipes, no codec)",
+}
+
+
+class BenchBotsError(ValueError):
+    """A ``--bots`` pair cannot be used (unknown name, the C bot not built). Says why."""
+
+
+def bot_pair(name: str) -> list[list[str]] | None:
+    """The argv lists of the ``BOT_PAIRS`` pair ``name`` (None for the built-ins, which
+    are no programs). Raises BenchBotsError."""
+    import sys
+
+    if name == "builtin":
+        return None
+    if name == "python":
+        return [[sys.executable, str(_examples() / "python" / "greedy_bot.py")],
+                [sys.executable, str(_examples() / "python" / "random_bot.py"), "1"]]
+    if name == "c":
+        bot = _examples() / "c" / "bot"
+        if not os.access(bot, os.X_OK):
+            raise BenchBotsError(f"--bots c: the C example bot {bot} is not built; run "
+                                 f"make -C {bot.parent} first")
+        return [[str(bot)], [str(bot)]]
+    raise BenchBotsError(f"--bots {name!r}: expected one of {', '.join(BOT_PAIRS)}")
+
+
 def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | None = None,
-                sandbox: str = "auto", cold_starts: int = 20) -> dict[str, Any]:
+                sandbox: str = "auto", cold_starts: int = 20,
+                builtin: bool = False) -> dict[str, Any]:
     """A match between two bots over pipes (the Python example bots, or ``bots``: argv
     lists): games and decisions per second, the referee's own cost per decision (its CPU
     as the match summary reports it, the same measured here around the whole run, and
@@ -301,7 +333,9 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
     ``sandbox`` (auto, bwrap, none) the bots run so; ``cold_starts`` more cold starts of the
     first bot give its start-up time (spawn to handshake done), and the bots' mean time
     per decision (as the referee charges it: round trip included) is the per-decision
-    cost. Raises SandboxError if the sandbox cannot be used."""
+    cost. With ``builtin`` the match is builtin:greedy against builtin:random in-process
+    (``bots``, the sandbox and the cold starts do not apply; the bots' CPU is then the
+    in-process bots' deciding time). Raises SandboxError if the sandbox cannot be used."""
     from .runner import SeatOptions
     from .sandbox import Sandbox
     import sys
@@ -317,15 +351,19 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
 
     pinned = _pin(cpu)
     py = sys.executable
-    bots = bots or [[py, str(_examples() / "python" / "greedy_bot.py")],
-                    [py, str(_examples() / "python" / "random_bot.py"), "1"]]
-    specs = [BotSpec("command", f"bot{i}", tuple(argv), " ".join(argv), named=True)
-             for i, argv in enumerate(bots)]
+    bots = bots or bot_pair("python")
+    assert bots is not None
+    if builtin:
+        specs = [BotSpec("builtin", name, (name,), f"builtin:{name}") for name in ("greedy", "random")]
+        box = Sandbox("none")
+        startup = []
+    else:
+        specs = [BotSpec("command", f"bot{i}", tuple(argv), " ".join(argv), named=True)
+                 for i, argv in enumerate(bots)]
+        box = Sandbox(sandbox).resolve()
+        startup = _startup_ms(bots[0], box, cold_starts) if cold_starts else []
     config = MatchConfig(rules=make_rules(), games=games, seed="1")
     starts: list[int] = []
-
-    box = Sandbox(sandbox).resolve()
-    startup = _startup_ms(bots[0], box, cold_starts) if cold_starts else []
 
     async def main() -> Any:
         result = await run_match_async(specs, config, log_dir=None,
@@ -344,6 +382,8 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
         result = trio.run(main)
         wall = time.perf_counter() - t0
         referee_cpu, bots_cpu = time.process_time() - cpu0, _children_cpu() - bots0
+        if builtin:  # the bots decided inside this process: their CPU is theirs, not ours
+            referee_cpu, bots_cpu = referee_cpu - result.inprocess_cpu_s, result.inprocess_cpu_s
     finally:
         ProcessPlayer._spawn = original  # type: ignore[method-assign]
     summary = result.summary()
@@ -355,6 +395,7 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
     means = [b["mean_decision_ms"] for b in summary["bots"] if b["mean_decision_ms"] is not None]
     return {
         "benchmark": "match",
+        "bots": [s.text for s in specs],
         "sandbox": summary["sandbox"],
         "startup_ms_median": round(statistics.median(startup), 2) if startup else None,
         "startup_ms_min": round(min(startup), 2) if startup else None,
