@@ -28,7 +28,7 @@ from .clock import Clock, TimeControl
 from .failfast import all_forfeit_warning, forfeited_all
 from .players import BotFailure, Player
 from .rules import Game, Rules
-from .rules.actions import MalformedAction, action_from_wire, action_str, action_to_wire
+from .rules.actions import MalformedAction, action_from_wire, action_str, shared_wire
 from .rules.cards import card_str
 from .rules.deal import check_seed, deal_deck, deal_id
 from .rules.match import first_dealer, next_dealer
@@ -220,7 +220,7 @@ class _Table:
 
     async def ask(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float]:
         """Ask ``seat`` to choose from ``legal``; apply it; return (action, seconds charged)."""
-        legal_wire = [action_to_wire(a) for a in legal]
+        legal_wire = [shared_wire(a) for a in legal]  # read-only maps: encoded, compared
         clock = self.clocks[seat]
         charged = 0.0
         attempt = 0
@@ -233,13 +233,14 @@ class _Table:
             budget = clock.budget()
             player = self.players[seat]
             asked = trio.current_time()
-            cpu = time.process_time()
+            in_process = player.in_process
+            cpu = time.process_time() if in_process else 0.0
             try:
                 answer = await player.decide(request, budget)
             except BotFailure as exc:
                 raise Forfeit(seat, exc.kind, f"{exc.reason} (request {request_id})",
                               exc.evidence) from None
-            if player.timing is None:  # an in-process bot: its CPU is not the referee's
+            if in_process:  # its CPU is not the referee's
                 self.inprocess_cpu_s += time.process_time() - cpu
             # The bot's time: from its request fully written to its answer's frame
             # complete (Player.timing); encoding, writing and decoding are ours.

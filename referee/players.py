@@ -137,6 +137,8 @@ class Player:
     #: and the answer's frame was complete, so the bot is charged only for the time in
     #: between. None (in-process bots): the caller times the whole ``decide`` call.
     timing: tuple[float, float] | None = None
+    #: The bot decides inside the referee's process (its CPU is not the referee's).
+    in_process: bool = False
 
     async def start(self, nursery: Any) -> None:
         """Start the bot and complete the handshake; background tasks go in ``nursery``.
@@ -173,7 +175,7 @@ class BuiltinPlayer(Player):
     """
 
     def __init__(self, name: str, spec: BotSpec, seed: int | str = 0) -> None:
-        super().__init__(name, spec, wants_events=False)
+        super().__init__(name, spec, wants_events=False, in_process=True)
         self.info = {"name": spec.argv[0], "version": "builtin", "author": "durak-ref"}
         self._seed = seed
         self._game: int | None = None

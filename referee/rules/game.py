@@ -32,7 +32,7 @@ from .actions import (
     IllegalAction, action_str, card_of, check_action, kind_of, slot_of,
 )
 from .cards import (
-    BEATERS, DECK_LOW_RANK, RANK_MASK, card_str, deck_cards, iter_bits, make_card, mask_str,
+    BEATERS, CARD_TEXT, DECK_LOW_RANK, RANK_MASK, card_str, deck_cards, iter_bits, make_card, mask_str,
     rank_of, suit_of,
 )
 from .options import Rules, RulesError
@@ -705,16 +705,17 @@ class Game:
         be in each hand) and nothing else: never another seat's private cards or the
         talon order.
         """
+        text = CARD_TEXT  # views are built for every decision: table look-ups, not card_str
         return {
             "seat": seat,
             "players": self.players,
             "dealer": self.dealer,
             "hand": mask_str(self.hands[seat]),
-            "trump": card_str(self.trump_card),
+            "trump": text[self.trump_card],
             "trump_suit": "CDHS"[self.trump_suit],
             "trump_holder": self.trump_holder,
             "talon": len(self.talon),
-            "table": [[card_str(a), card_str(c) if c >= 0 else None]
+            "table": [[text[a], text[c] if c >= 0 else None]
                       for a, c in zip(self.attacks, self.covers)],
             "discard": mask_str(self.discard),
             "hand_sizes": [h.bit_count() for h in self.hands],
