@@ -15,7 +15,7 @@ again, up to N times). The record of the game keeps the evidence.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -227,11 +227,11 @@ class _Table:
         while True:
             self.request_ids[seat] += 1
             request_id = self.request_ids[seat]
-            request = msg.request_msg(id=request_id, game=self.index,
-                                      observation=game.observe(seat), legal=legal_wire,
-                                      clock=clock.wire())
-            budget = clock.budget()
             player = self.players[seat]
+            view = ObservationOnDemand(game, seat) if player.lazy_view else game.observe(seat)
+            request = msg.request_msg(id=request_id, game=self.index, observation=view,
+                                      legal=legal_wire, clock=clock.wire())
+            budget = clock.budget()
             asked = trio.current_time()
             in_process = player.in_process
             cpu = time.process_time() if in_process else 0.0
@@ -274,6 +274,36 @@ class _Table:
             attempt += 1
             self.retries.append({"seat": seat, "request": request_id, "reason": reason})
             await self.send(seat, msg.error_msg("illegal", reason, False))
+
+
+class ObservationOnDemand(Mapping[str, Any]):
+    """``game.observe(seat)`` as a read-only Mapping, computed on first use: for an
+    in-process bot (``Player.lazy_view``) that may decide without looking at it. It
+    reads the game when first used, so it is valid only while the request is open."""
+
+    __slots__ = ("_game", "_seat", "_view")
+
+    def __init__(self, game: Game, seat: int) -> None:
+        self._game, self._seat = game, seat
+        self._view: dict[str, Any] | None = None
+
+    def _full(self) -> dict[str, Any]:
+        view = self._view
+        if view is None:
+            view = self._view = self._game.observe(self._seat)
+        return view
+
+    def __getitem__(self, key: str) -> Any:
+        return self._full()[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._full().get(key, default)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._full())
+
+    def __len__(self) -> int:
+        return len(self._full())
 
 
 def forfeit_reason(name: str, kind: str, detail: str | None = None) -> str:

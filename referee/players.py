@@ -139,6 +139,10 @@ class Player:
     timing: tuple[float, float] | None = None
     #: The bot decides inside the referee's process (its CPU is not the referee's).
     in_process: bool = False
+    #: The bot reads a request's ``observation`` only during ``decide`` and only through
+    #: the Mapping interface, so the referee may hand it a view computed on first use
+    #: (in-process built-ins: a random choice never looks at it).
+    lazy_view: bool = False
 
     async def start(self, nursery: Any) -> None:
         """Start the bot and complete the handshake; background tasks go in ``nursery``.
@@ -175,7 +179,7 @@ class BuiltinPlayer(Player):
     """
 
     def __init__(self, name: str, spec: BotSpec, seed: int | str = 0) -> None:
-        super().__init__(name, spec, wants_events=False, in_process=True)
+        super().__init__(name, spec, wants_events=False, in_process=True, lazy_view=True)
         self.info = {"name": spec.argv[0], "version": "builtin", "author": "durak-ref"}
         self._seed = seed
         self._game: int | None = None
