@@ -79,15 +79,25 @@ _THICK_TALON = 10  # talon > this: keep high trumps rather than cover with them
 # --------------------------------------------------------------------------- helpers
 
 
+# The canonical card texts (what the referee sends) are looked up in tables, since a
+# strategy asks for ranks, suits and costs many times per decision; any other spelling
+# ("10h", "th") takes the parsing path.
+_RANK_OF = {r + s: i for i, r in enumerate(RANKS) for s in SUITS}
+_SUIT_OF = {r + s: s for r in RANKS for s in SUITS}
+
+
 def card_rank(card: str) -> int:
     """Rank index of a card text: 0 for "2" ... 12 for "A" ("10" accepted as "T")."""
+    rank = _RANK_OF.get(card)
+    if rank is not None:
+        return rank
     r = card[:-1].upper()
     return _RANK_INDEX["T"] if r == "10" else _RANK_INDEX[r]
 
 
 def card_suit(card: str) -> str:
     """Suit letter of a card text ("C", "D", "H" or "S")."""
-    return card[-1].upper()
+    return _SUIT_OF.get(card) or card[-1].upper()
 
 
 def is_trump(card: str, trump_suit: str) -> bool:
@@ -101,7 +111,15 @@ def card_cost(card: str, trump_suit: str) -> int:
 
 def _card_key(card: str, trump_suit: str) -> tuple[int, int]:
     """Total deterministic order: cost, then suit order."""
+    key = _KEYS.get(trump_suit, _NO_KEYS).get(card)
+    if key is not None:
+        return key
     return card_cost(card, trump_suit), _SUIT_INDEX.get(card_suit(card), 9)
+
+
+#: _KEYS[trump suit][card text]: ``_card_key`` of the canonical cards, precomputed.
+_KEYS = {t: {c: (card_cost(c, t), _SUIT_INDEX[c[1]]) for c in _RANK_OF} for t in SUITS}
+_NO_KEYS: dict[str, tuple[int, int]] = {}
 
 
 # --------------------------------------------------------------------------- random

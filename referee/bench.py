@@ -24,41 +24,61 @@ def _machine() -> dict[str, Any]:
             if hasattr(os, "sched_getaffinity") else None}
 
 
+def _engine_round(rules: Any, players: int, games: int, seed: str, checked: bool) -> tuple[float, int]:
+    """Seconds and actions for ``games`` random games: a uniform random legal action each
+    decision, applied through the checked ``apply`` (what a referee uses for an answer it
+    did not compute) or the unchecked ``apply_legal`` (a trusted in-process caller)."""
+    rng = random.Random(seed)
+    actions = 0
+    t0 = time.perf_counter()
+    for i in range(games):
+        g = Game.new(rules, players, seed=f"{seed}:{i}")
+        legal_actions, rand = g.legal_actions, rng.random
+        apply = g.apply if checked else g.apply_legal
+        while g.phase != OVER:
+            legal = legal_actions()
+            apply(legal[int(rand() * len(legal))])
+        actions += g.action_count
+    return time.perf_counter() - t0, actions
+
+
 def bench_engine(games: int = 2000, repeats: int = 5, seed: int = 1, players: int = 2,
                  preset: str = "classic") -> dict[str, Any]:
     """Random games in-process: deal, legal actions, apply, to the end of the game.
 
-    Runs ``repeats`` rounds of ``games`` games (a uniform random legal action each
-    decision, via the unchecked ``apply_legal`` fast path a trusted in-process bot
-    uses) and reports the median round. One core: this process only.
+    Runs ``repeats`` rounds of ``games`` games with the unchecked ``apply_legal`` and
+    as many with the checked ``apply``, alternating (so machine noise hits both alike;
+    both play the same games), and reports each one's median round and the ratio
+    checked/unchecked of their speeds. The top-level figures are the unchecked ones.
+    One core: this process only.
     """
     rules = make_rules(preset)
-    rounds = []
+    rounds: dict[bool, list[float]] = {False: [], True: []}
     actions_total = 0
     for r in range(repeats):
-        rng = random.Random(seed + r)
-        actions = 0
-        t0 = time.perf_counter()
-        for i in range(games):
-            g = Game.new(rules, players, seed=f"{seed}:{r}:{i}")
-            legal_actions, apply_legal, rand = g.legal_actions, g.apply_legal, rng.random
-            while g.phase != OVER:
-                legal = legal_actions()
-                apply_legal(legal[int(rand() * len(legal))])
-            actions += g.action_count
-        rounds.append(time.perf_counter() - t0)
+        for with_check in (False, True):
+            seconds, actions = _engine_round(rules, players, games, f"{seed}:{r}", with_check)
+            rounds[with_check].append(seconds)
         actions_total += actions
-    median = statistics.median(rounds)
     actions_per_game = actions_total / (games * repeats)
+
+    def figures(with_check: bool) -> dict[str, Any]:
+        median = statistics.median(rounds[with_check])
+        return {"round_seconds": [round(x, 4) for x in rounds[with_check]],
+                "games_per_s": round(games / median, 1),
+                "actions_per_s": round(games * actions_per_game / median, 1),
+                "us_per_action": round(1e6 * median / (games * actions_per_game), 3)}
+
+    unchecked, checked = figures(False), figures(True)
     return {
         "benchmark": "engine",
         "preset": preset, "players": players, "deck": rules.deck,
         "games_per_round": games, "rounds": repeats,
-        "round_seconds": [round(x, 4) for x in rounds],
-        "games_per_s": round(games / median, 1),
-        "actions_per_s": round(games * actions_per_game / median, 1),
+        **unchecked,
         "actions_per_game": round(actions_per_game, 2),
-        "us_per_action": round(1e6 * median / (games * actions_per_game), 3),
+        "unchecked": unchecked,
+        "checked": checked,
+        "ratio_checked_vs_unchecked": round(checked["games_per_s"] / unchecked["games_per_s"], 3),
         "machine": _machine(),
     }
 
@@ -270,8 +290,40 @@ def _startup_ms(argv: list[str], sandbox: Any, n: int) -> list[float]:
     return trio.run(main)
 
 
+#: ``bench match --bots NAME``: the pairs of bots a match benchmark plays with.
+BOT_PAIRS = {
+    "python": "the two Python example bots (greedy_bot.py, random_bot.py 1), over pipes",
+    "c": "two C example bots (examples/c/bot; build it with make -C examples/c), over pipes",
+    "builtin": "builtin:greedy and builtin:random, in-process (no pipes, no codec)",
+}
+
+
+class BenchBotsError(ValueError):
+    """A ``--bots`` pair cannot be used (unknown name, the C bot not built). Says why."""
+
+
+def bot_pair(name: str) -> list[list[str]] | None:
+    """The argv lists of the ``BOT_PAIRS`` pair ``name`` (None for the built-ins, which
+    are no programs). Raises BenchBotsError."""
+    import sys
+
+    if name == "builtin":
+        return None
+    if name == "python":
+        return [[sys.executable, str(_examples() / "python" / "greedy_bot.py")],
+                [sys.executable, str(_examples() / "python" / "random_bot.py"), "1"]]
+    if name == "c":
+        bot = _examples() / "c" / "bot"
+        if not os.access(bot, os.X_OK):
+            raise BenchBotsError(f"--bots c: the C example bot {bot} is not built; run "
+                                 f"make -C {bot.parent} first")
+        return [[str(bot)], [str(bot)]]
+    raise BenchBotsError(f"--bots {name!r}: expected one of {', '.join(BOT_PAIRS)}")
+
+
 def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | None = None,
-                sandbox: str = "auto", cold_starts: int = 20) -> dict[str, Any]:
+                sandbox: str = "auto", cold_starts: int = 20,
+                builtin: bool = False) -> dict[str, Any]:
     """A match between two bots over pipes (the Python example bots, or ``bots``: argv
     lists): games and decisions per second, the referee's own cost per decision (its CPU
     as the match summary reports it, the same measured here around the whole run, and
@@ -281,7 +333,9 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
     ``sandbox`` (auto, bwrap, none) the bots run so; ``cold_starts`` more cold starts of the
     first bot give its start-up time (spawn to handshake done), and the bots' mean time
     per decision (as the referee charges it: round trip included) is the per-decision
-    cost. Raises SandboxError if the sandbox cannot be used."""
+    cost. With ``builtin`` the match is builtin:greedy against builtin:random in-process
+    (``bots``, the sandbox and the cold starts do not apply; the bots' CPU is then the
+    in-process bots' deciding time). Raises SandboxError if the sandbox cannot be used."""
     from .runner import SeatOptions
     from .sandbox import Sandbox
     import sys
@@ -297,15 +351,19 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
 
     pinned = _pin(cpu)
     py = sys.executable
-    bots = bots or [[py, str(_examples() / "python" / "greedy_bot.py")],
-                    [py, str(_examples() / "python" / "random_bot.py"), "1"]]
-    specs = [BotSpec("command", f"bot{i}", tuple(argv), " ".join(argv), named=True)
-             for i, argv in enumerate(bots)]
+    bots = bots or bot_pair("python")
+    assert bots is not None
+    if builtin:
+        specs = [BotSpec("builtin", name, (name,), f"builtin:{name}") for name in ("greedy", "random")]
+        box = Sandbox("none")
+        startup = []
+    else:
+        specs = [BotSpec("command", f"bot{i}", tuple(argv), " ".join(argv), named=True)
+                 for i, argv in enumerate(bots)]
+        box = Sandbox(sandbox).resolve()
+        startup = _startup_ms(bots[0], box, cold_starts) if cold_starts else []
     config = MatchConfig(rules=make_rules(), games=games, seed="1")
     starts: list[int] = []
-
-    box = Sandbox(sandbox).resolve()
-    startup = _startup_ms(bots[0], box, cold_starts) if cold_starts else []
 
     async def main() -> Any:
         result = await run_match_async(specs, config, log_dir=None,
@@ -324,6 +382,8 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
         result = trio.run(main)
         wall = time.perf_counter() - t0
         referee_cpu, bots_cpu = time.process_time() - cpu0, _children_cpu() - bots0
+        if builtin:  # the bots decided inside this process: their CPU is theirs, not ours
+            referee_cpu, bots_cpu = referee_cpu - result.inprocess_cpu_s, result.inprocess_cpu_s
     finally:
         ProcessPlayer._spawn = original  # type: ignore[method-assign]
     summary = result.summary()
@@ -335,6 +395,7 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
     means = [b["mean_decision_ms"] for b in summary["bots"] if b["mean_decision_ms"] is not None]
     return {
         "benchmark": "match",
+        "bots": [s.text for s in specs],
         "sandbox": summary["sandbox"],
         "startup_ms_median": round(statistics.median(startup), 2) if startup else None,
         "startup_ms_min": round(min(startup), 2) if startup else None,

@@ -317,7 +317,8 @@ class _Tap(Player):
     off the stream, so the game goes on as if the bot had behaved."""
 
     def __init__(self, inner: Player, settle: float = 0.0, probes_per_game: int = 0) -> None:
-        super().__init__(inner.name, inner.spec, wants_events=inner.wants_events, info=inner.info)
+        super().__init__(inner.name, inner.spec, wants_events=inner.wants_events, info=inner.info,
+                         in_process=inner.in_process)
         self.inner = inner
         self.trail: list[_Asked | tuple[str, BotFailure]] = []
         self.settle, self.probes_per_game = settle, probes_per_game

@@ -553,7 +553,8 @@ def bench_engine_cmd(
     rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Random games in-process: games and actions per second (median of rounds)."""
+    """Random games in-process: games and actions per second (median of rounds), with
+    the checked apply (as for a bot's answer) and the unchecked one side by side."""
     from .bench import bench_engine
 
     try:
@@ -564,10 +565,13 @@ def bench_engine_cmd(
     if as_json:
         emit_json(result)
         return
-    out.print(f"engine: {result['games_per_s']:.0f} games/s, {result['actions_per_s']:.0f} actions/s "
-              f"({result['us_per_action']:.2f} µs/action, {result['actions_per_game']:.1f} actions/game; "
-              f"median of {rounds} rounds of {games} random {players}-player games, "
-              f"rules {rules}, deck {result['deck']}; one core)")
+    for label in ("unchecked", "checked"):
+        r = result[label]
+        out.print(f"engine, {label} apply: {r['games_per_s']:.0f} games/s, {r['actions_per_s']:.0f} "
+                  f"actions/s ({r['us_per_action']:.2f} µs/action)")
+    out.print(f"checked/unchecked: {result['ratio_checked_vs_unchecked']:.3f}x; "
+              f"{result['actions_per_game']:.1f} actions/game; median of {rounds} rounds of {games} "
+              f"random {players}-player games each, rules {rules}, deck {result['deck']}; one core")
 
 
 @bench_app.command("protocol")
@@ -575,12 +579,28 @@ def bench_protocol_cmd(
     codec_n: Annotated[int, typer.Option(min=100, help="Encode+decode repetitions per round.")] = 20000,
     round_trips: Annotated[int, typer.Option(min=10, help="Request/answer round trips per setup.")] = 2000,
     cpu: Annotated[int, typer.Option(help="Pin the referee and the bots to this CPU (-1: do not pin).")] = 0,
+    bot: Annotated[str | None, typer.Option(
+        "--bot", help="The bot command line for the round trips (default: the Python example "
+        "random bot), e.g. --bot examples/c/bot.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Codec speed on a typical request, and round trips over pipes: referee vs floor."""
+    import shlex
+    import shutil
+
     from .bench import bench_protocol
 
-    result = bench_protocol(codec_n, round_trips, None if cpu < 0 else cpu)
+    argv = None
+    if bot is not None:
+        try:
+            argv = shlex.split(bot)
+        except ValueError as exc:
+            fail(f"--bot: cannot split the command line: {exc}")
+        if not argv:
+            fail("--bot: the command line is empty")
+        if shutil.which(argv[0]) is None:
+            fail(f"--bot: cannot find the program {argv[0]!r} (not on PATH, or not executable)")
+    result = bench_protocol(codec_n, round_trips, None if cpu < 0 else cpu, bot=argv)
     if as_json:
         emit_json(result)
         return
@@ -589,8 +609,8 @@ def bench_protocol_cmd(
               f"{result['request_frame_bytes']}-byte request as a bot decodes it "
               f"({result['codec_us_per_encode_decode_strict']:.2f} µs with the referee's strict checks)")
     out.print(f"round trip (median of {round_trips}, pinned to {result['pinned_cpus']}): "
-              f"raw echo floor {rt['floor']:.1f} µs, blocking parent + Python bot "
-              f"{rt['blocking_sdk']:.1f} µs, referee + Python bot {rt['referee']:.1f} µs")
+              f"raw echo floor {rt['floor']:.1f} µs, blocking parent + the bot "
+              f"{rt['blocking_sdk']:.1f} µs, referee + the bot {rt['referee']:.1f} µs")
     out.print(f"ratios: referee/blocking parent {result['ratio_referee_vs_blocking_sdk']:.2f}, "
               f"referee/raw floor {result['ratio_referee_vs_floor']:.2f}; referee overhead "
               f"{result['referee_overhead_us']:.1f} µs per decision")
@@ -1406,18 +1426,29 @@ def bench_match_cmd(
         "of start-up and per-decision times).")] = "auto",
     starts: Annotated[int, typer.Option(min=0, help="Extra cold starts of a bot, to time its start-up.")] = 20,
     bot: Annotated[list[str] | None, typer.Option(
-        "--bot", help="A bot command line (give it twice; default: the two Python example "
-        "bots), e.g. --bot examples/c/bot --bot examples/c/bot.")] = None,
+        "--bot", help="A bot command line (give it twice; default: --bots python), "
+        "e.g. --bot examples/c/bot --bot 'python3 mybot.py'.")] = None,
+    bots: Annotated[str, typer.Option(
+        "--bots", help="Which pair of bots plays: python (the two Python example bots), "
+        "c (two C example bots; make -C examples/c first) or builtin (builtin:greedy and "
+        "builtin:random in-process: the referee's match loop without pipes).")] = "python",
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Two bots over pipes: games/s, decisions/s, the referee's CPU and wall time per
     decision, the bots' CPU per decision, a bot's start-up time and its time per decision
     (sandboxed or not)."""
-    from .bench import bench_match, bench_match_sandbox
+    from .bench import BenchBotsError, bench_match, bench_match_sandbox, bot_pair
     from .sandbox import SandboxError
 
     pin = None if cpu < 0 else cpu
-    argvs = None
+    try:
+        argvs = bot_pair(bots)
+    except BenchBotsError as exc:
+        fail(str(exc))
+    if bot and bots != "python":
+        fail("give either --bot (twice) or --bots, not both")
+    if bots == "builtin" and sandbox == "both":
+        fail("--bots builtin: built-in bots run in-process; --sandbox both does not apply")
     if bot:
         if len(bot) != 2:
             fail(f"--bot: give exactly two bot command lines (got {len(bot)})")
@@ -1442,15 +1473,16 @@ def bench_match_cmd(
             out.print(f"bwrap/none: start-up x{ratio['startup_ms_median']}, per decision "
                       f"x{ratio['decision_us_mean']}", markup=False, highlight=False)
             return
-        r = bench_match(games, pin, bots=argvs, sandbox=sandbox, cold_starts=starts)
+        r = bench_match(games, pin, bots=argvs, sandbox=sandbox, cold_starts=starts,
+                        builtin=bots == "builtin" and not bot)
     except SandboxError as exc:
         fail(str(exc))
     if as_json:
         emit_json(r)
         return
-    out.print(f"sandbox {r['sandbox']}: bot start-up {r['startup_ms_median']} ms (median), "
-              f"{r['decision_us_mean']} µs per decision (round trip included)", markup=False,
-              highlight=False)
+    out.print(f"bots {' vs '.join(r['bots'])}; sandbox {r['sandbox']}: bot start-up "
+              f"{r['startup_ms_median']} ms (median), {r['decision_us_mean']} µs per decision "
+              f"(round trip included)", markup=False, highlight=False)
     out.print(f"match: {r['games']} games in {r['wall_s']:.2f} s: {r['games_per_s']:.1f} games/s, "
               f"{r['decisions_per_s']:.0f} decisions/s (pinned to {r['pinned_cpus']})")
     out.print(f"referee per decision: {r['referee_cpu_us_per_decision']} µs CPU as reported "

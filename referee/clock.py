@@ -97,8 +97,10 @@ class Clock:
 
     def budget(self) -> float | None:
         """Seconds the next decision may take (None: unlimited)."""
-        limits = [x for x in (self.remaining, self.tc.move) if x is not None]
-        return min(limits) if limits else None
+        remaining, move = self.remaining, self.tc.move  # asked several times per decision
+        if remaining is None or move is None:
+            return move if remaining is None else remaining
+        return remaining if remaining < move else move
 
     def start(self, now: float) -> float | None:
         """The request was fully written at ``now``; returns the absolute deadline or None."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +29,7 @@ from .clock import Clock, TimeControl
 from .failfast import all_forfeit_warning, forfeited_all
 from .players import BotFailure, Player
 from .rules import Game, Rules
-from .rules.actions import MalformedAction, action_from_wire, action_str, action_to_wire
+from .rules.actions import MalformedAction, action_from_wire, action_str, shared_wire
 from .rules.cards import card_str
 from .rules.deal import check_seed, deal_deck, deal_id
 from .rules.match import first_dealer, next_dealer
@@ -234,26 +234,27 @@ class _Table:
 
     async def ask(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float]:
         """Ask ``seat`` to choose from ``legal``; apply it; return (action, seconds charged)."""
-        legal_wire = [action_to_wire(a) for a in legal]
+        legal_wire = [shared_wire(a) for a in legal]  # read-only maps: encoded, compared
         clock = self.clocks[seat]
         charged = 0.0
         attempt = 0
         while True:
             self.request_ids[seat] += 1
             request_id = self.request_ids[seat]
-            request = msg.request_msg(id=request_id, game=self.index,
-                                      observation=game.observe(seat), legal=legal_wire,
-                                      clock=clock.wire())
-            budget = clock.budget()
             player = self.players[seat]
+            view = ObservationOnDemand(game, seat) if player.lazy_view else game.observe(seat)
+            request = msg.request_msg(id=request_id, game=self.index, observation=view,
+                                      legal=legal_wire, clock=clock.wire())
+            budget = clock.budget()
             asked = trio.current_time()
-            cpu = time.process_time()
+            in_process = player.in_process
+            cpu = time.process_time() if in_process else 0.0
             try:
                 answer = await player.decide(request, budget)
             except BotFailure as exc:
                 raise Forfeit(seat, exc.kind, f"{exc.reason} (request {request_id})",
                               exc.evidence) from None
-            if player.timing is None:  # an in-process bot: its CPU is not the referee's
+            if in_process:  # its CPU is not the referee's
                 self.inprocess_cpu_s += time.process_time() - cpu
             # The bot's time: from its request fully written to its answer's frame
             # complete (Player.timing); encoding, writing and decoding are ours.
@@ -296,6 +297,34 @@ def illegal_message(game: Game, action: int, request_id: int) -> str:
     """The ``error`` message (code ``illegal``) for a well-formed action that is not legal."""
     return (f"illegal action {action_str(action)} for request {request_id}: "
             f"{game.illegal_reason(action) or 'not legal now'}")
+class ObservationOnDemand(Mapping[str, Any]):
+    """``game.observe(seat)`` as a read-only Mapping, computed on first use: for an
+    in-process bot (``Player.lazy_view``) that may decide without looking at it. It
+    reads the game when first used, so it is valid only while the request is open."""
+
+    __slots__ = ("_game", "_seat", "_view")
+
+    def __init__(self, game: Game, seat: int) -> None:
+        self._game, self._seat = game, seat
+        self._view: dict[str, Any] | None = None
+
+    def _full(self) -> dict[str, Any]:
+        view = self._view
+        if view is None:
+            view = self._view = self._game.observe(self._seat)
+        return view
+
+    def __getitem__(self, key: str) -> Any:
+        return self._full()[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._full().get(key, default)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._full())
+
+    def __len__(self) -> int:
+        return len(self._full())
 
 
 def forfeit_reason(name: str, kind: str, detail: str | None = None) -> str:

@@ -179,6 +179,12 @@ class Player:
     #: The player has left the table for good (a person who closed their input): the
     #: match ends after the game in progress.
     left: bool = False
+    #: The bot decides inside the referee's process (its CPU is not the referee's).
+    in_process: bool = False
+    #: The bot reads a request's ``observation`` only during ``decide`` and only through
+    #: the Mapping interface, so the referee may hand it a view computed on first use
+    #: (in-process built-ins: a random choice never looks at it).
+    lazy_view: bool = False
 
     async def start(self, nursery: Any) -> None:
         """Start the bot and complete the handshake; background tasks go in ``nursery``.
@@ -223,7 +229,8 @@ class BuiltinPlayer(Player):
         kind = spec.argv[0]
         # ismcts needs the table rules, which a bot learns from game_start as a remote
         # bot does; the others need nothing but the request.
-        super().__init__(name, spec, wants_events=kind == "ismcts")
+        super().__init__(name, spec, wants_events=kind == "ismcts", in_process=True,
+                         lazy_view=kind != "ismcts")
         self.info = {"name": kind, "version": "builtin", "author": "durak-ref"}
         self._seed = seed
         self._game: int | None = None

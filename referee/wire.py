@@ -17,13 +17,14 @@ Subclasses say what the stream is (``_stream_failure`` names an end of stream: a
 from __future__ import annotations
 
 import json
+import os
 import select
 from typing import Any
 
 import trio
 
 from protocol import messages as msg
-from protocol.codec import FrameDecoder, encode
+from protocol.codec import HEADER_SIZE, FrameDecoder, encode
 from protocol.errors import RemoteProtocolError, UnsupportedVersionError
 
 from . import __version__
@@ -43,6 +44,8 @@ TELL_TIMEOUT = 0.5
 #: Failures a bot is told about with a fatal ``error`` (code = kind) before it is closed;
 #: a crashed or disconnected bot is gone, so nothing is sent to it.
 TOLD_FAILURES = ("protocol", "timeout")
+#: Decisions in a row that never waited in trio, after which ``decide`` yields once.
+YIELD_EVERY = 16
 _NOTHING = object()
 _WRITE_ERRORS = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
 
@@ -65,6 +68,16 @@ class StreamPlayer(Player):
         # One poller per connection (not one per request): the early-frame check polls
         # it before every request. None for streams without a file descriptor.
         self._quiet_poll = _poller(receive_stream)
+        # Pipes (trio FdStreams, non-blocking fds) are written and read with os.write and
+        # os.read first; the referee waits in trio only when the pipe would block. The fd
+        # is asked for each time: a closed FdStream answers -1, never a reused number.
+        self._out_fileno = send_stream.fileno if isinstance(send_stream, trio.lowlevel.FdStream) else None
+        self._in_fileno = (receive_stream.fileno if isinstance(receive_stream, trio.lowlevel.FdStream)
+                           else None)
+        self._unyielded = 0  #: decisions in a row that never waited in trio (see decide)
+        self._expect: bytes | None = None  #: see _known_answer
+        self._known_hit = False
+        self._known = self._known_answer
 
     # -- what subclasses provide
 
@@ -154,19 +167,32 @@ class StreamPlayer(Player):
 
     async def _decide(self, request: dict[str, Any], budget: float | None) -> dict[str, Any]:
         self.timing = None
+        # A decision whose pipes never block never enters trio's scheduler; every
+        # YIELD_EVERY such decisions in a row yield once, so that the stderr drains, the
+        # exit watchers and a Ctrl-C are served however fast the bot answers.
+        self._unyielded += 1
+        if self._unyielded >= YIELD_EVERY:
+            self._unyielded = 0
+            await trio.lowlevel.checkpoint()
         await self._check_quiet(f"before request {request['id']} was sent")
         self._out += encode(request)
-        await self._flush(None if budget is None else trio.current_time() + budget)
-        written = trio.current_time()
+        self._expect = _answer_head(request["id"])
+        written = await self._flush(None if budget is None else trio.current_time() + budget)
         deadline = None if budget is None else written + budget
         stale = 0
         while True:
             try:
                 answer = await self._receive(deadline, f"request {request['id']}", budget)
             except BotFailure as exc:
+                self._expect = None
                 if stale:
                     exc.evidence["stale_answers"] = stale
                 raise
+            if self._known_hit:  # the canonical bytes of an answer to this request
+                self._known_hit, self._expect = False, None
+                self._answered = request["id"]
+                self.timing = (written, self._frame_at)
+                return answer["action"]
             try:
                 parsed = msg.parse_bot_message(answer)
             except RemoteProtocolError as exc:
@@ -177,8 +203,11 @@ class StreamPlayer(Player):
                 raise self._fail("protocol", f"expected an action for request {request['id']}, "
                                  f"got a {answer.get('type')}", answer)
             if parsed.id == request["id"]:
+                self._expect = None
                 self._answered = parsed.id
                 self.timing = (written, self._frame_at)
+                if parsed.action in request.get("legal", ()):
+                    _remember_action(parsed.action)
                 return parsed.action
             # SPEC: an action for another request is ignored (error "stale", not fatal)
             # and the open request still waits for its answer. The error is queued, not
@@ -188,6 +217,20 @@ class StreamPlayer(Player):
                 self._out += encode(msg.error_msg(
                     "stale", f"action for request {parsed.id} ignored: request {request['id']} "
                     f"is open", False))
+
+    def _known_answer(self, body: bytearray) -> dict[str, Any] | None:
+        """The answer to the open request if ``body`` is exactly the canonical encoding
+        of an action message for it holding an action some bot answered with before
+        (and that was legal then), else None: the frame is then decoded and checked as
+        usual. Most answers are such copies of a legal action: they skip the decoder."""
+        head = self._expect
+        if head is None or body[:len(head)] != head:
+            return None
+        action = _KNOWN_ACTIONS.get(bytes(body[len(head):]))
+        if action is None:
+            return None
+        self._known_hit = True
+        return {"type": "action", "action": dict(action)}
 
     async def _check_quiet(self, when: str) -> None:
         """Fail the bot (``protocol``) if it sent any frame but a pong while no request
@@ -200,14 +243,9 @@ class StreamPlayer(Player):
                 while message is not None:
                     self._unasked(message, when)
                     message = decoder.next_message()
-                if not self._readable_now():
-                    return
-                try:
-                    chunk = await self._receive_stream.receive_some(READ_CHUNK)
-                except _WRITE_ERRORS:
-                    return
+                chunk = await self._chunk_now()
                 if not chunk:
-                    return  # the end of the stream: the next read reports it
+                    return  # nothing there now, or the end of the stream (the next read reports it)
                 decoder.feed(chunk)
         except RemoteProtocolError as exc:
             raise self._fail("protocol", str(exc), bytes=exc.evidence) from None
@@ -231,6 +269,46 @@ class StreamPlayer(Player):
                       f"pong may come")
         raise self._fail("protocol", reason, message)
 
+    async def _chunk_now(self) -> bytes | bytearray | None:
+        """Bytes the stream delivers without waiting: a chunk, ``b""`` at the end of the
+        stream (or on a read error: the next read reports it), None when nothing is there."""
+        if self._in_fileno is not None:
+            try:
+                return os.read(self._in_fileno(), READ_CHUNK)
+            except BlockingIOError:
+                return None
+            except OSError:
+                return b""
+        if not self._readable_now():
+            return None
+        try:
+            return await self._receive_stream.receive_some(READ_CHUNK)
+        except _WRITE_ERRORS:
+            return b""
+
+    async def _read_chunk(self) -> bytes | bytearray:
+        """The next chunk of the stream, waiting in trio for it if need be; ``b""`` at
+        the end of the stream (or a read error)."""
+        fileno = self._in_fileno
+        if fileno is None:
+            try:
+                return await self._receive_stream.receive_some(READ_CHUNK)
+            except _WRITE_ERRORS:
+                return b""
+        while True:
+            fd = fileno()
+            try:
+                return os.read(fd, READ_CHUNK)
+            except BlockingIOError:
+                pass
+            except OSError:
+                return b""
+            self._unyielded = 0
+            try:
+                await trio.lowlevel.wait_readable(fd)
+            except _WRITE_ERRORS:  # closed under us
+                return b""
+
     def _readable_now(self) -> bool:
         """Whether the bot's stream can deliver bytes (or its end) without waiting: a zero
         timeout poll of its file descriptor (pipes and sockets alike); streams without
@@ -242,23 +320,37 @@ class StreamPlayer(Player):
         except (OSError, ValueError):
             return False
 
-    async def _flush(self, deadline: float | None = None) -> None:
-        """Write everything queued. A bot that stops reading cannot stall the referee:
-        the write fails the bot at ``deadline`` or after WRITE_TIMEOUT seconds."""
+    async def _flush(self, deadline: float | None = None) -> float:
+        """Write everything queued; return the trio time at which the write completed.
+        A bot that stops reading cannot stall the referee: the write fails the bot at
+        ``deadline`` or after WRITE_TIMEOUT seconds."""
         if not self._out:
-            return
-        data, self._out = bytes(self._out), bytearray()
+            return trio.current_time()
+        data, self._out = self._out, bytearray()
+        total = len(data)
+        if self._out_fileno is not None:
+            # Usually the frame fits the pipe's buffer: one write, no trio round.
+            try:
+                sent = os.write(self._out_fileno(), data)
+            except BlockingIOError:
+                sent = 0
+            except OSError:
+                raise self._note(self._write_failure()) from None
+            if sent == total:
+                return trio.current_time()
+            data = data[sent:]
+        self._unyielded = 0
         limit = trio.current_time() + WRITE_TIMEOUT
         if deadline is not None:
             limit = min(limit, deadline)
         with trio.move_on_at(limit):
             try:
                 await self._send_stream.send_all(data)
-                return
+                return trio.current_time()
             except _WRITE_ERRORS:
                 raise self._note(self._write_failure()) from None
-        raise self._fail("timeout", f"the bot is not reading its input: writing {len(data)} "
-                         f"bytes did not finish in time", write_bytes=len(data))
+        raise self._fail("timeout", f"the bot is not reading its input: writing {total} "
+                         f"bytes did not finish in time", write_bytes=total)
 
     async def _try_send(self, message: dict[str, Any], timeout: float = 1.0) -> None:
         """Best effort: write ``message`` (and anything queued) within ``timeout``."""
@@ -272,6 +364,9 @@ class StreamPlayer(Player):
     async def _receive(self, deadline: float | None, what: str, budget: float | None) -> dict[str, Any]:
         """The next message, read under ``deadline``. Raises BotFailure (timeout, the end
         of the stream, or a protocol error with the offending bytes)."""
+        message = self._message_now()
+        if message is not None:
+            return message
         if deadline is None:  # no clock: skip the cancel scope (it is per decision)
             return await self._read_message()
         start = trio.current_time()
@@ -281,17 +376,35 @@ class StreamPlayer(Player):
         raise self._fail("timeout", f"no answer to {what} within {budget:.3f} s",
                          waited_s=round(waited, 3), budget_s=round(budget or 0.0, 3))
 
+    def _message_now(self) -> dict[str, Any] | None:
+        """The next message if it is already buffered or a pipe delivers it without
+        waiting, else None (then ``_read_message`` waits for it). Raises as
+        ``_read_message`` does, except at the end of the stream, which it leaves to it."""
+        decoder = self._decoder
+        try:
+            while True:
+                message = decoder.next_message(self._known)
+                if message is not None or self._in_fileno is None:
+                    return message
+                try:
+                    chunk = os.read(self._in_fileno(), READ_CHUNK)
+                except OSError:  # would block, or the pipe is gone: _read_message says which
+                    return None
+                if not chunk:
+                    return None
+                self._frame_at = trio.current_time()  # see _read_message
+                decoder.feed(chunk)
+        except RemoteProtocolError as exc:
+            raise self._fail("protocol", str(exc), bytes=exc.evidence) from None
+
     async def _read_message(self) -> dict[str, Any]:
         decoder = self._decoder
         try:
             while True:
-                message = decoder.next_message()
+                message = decoder.next_message(self._known)
                 if message is not None:
                     return message
-                try:
-                    chunk = await self._receive_stream.receive_some(READ_CHUNK)
-                except _WRITE_ERRORS:
-                    chunk = b""
+                chunk = await self._read_chunk()
                 # Frames are returned as soon as they are complete, so the frame returned
                 # next was completed by the latest chunk: its arrival is the answer's time.
                 self._frame_at = trio.current_time()
@@ -314,6 +427,32 @@ class StreamPlayer(Player):
         if received is not _NOTHING:
             evidence["received"] = brief(received)
         return self._note(BotFailure(kind, reason, evidence))
+
+
+#: Canonical msgpack bytes of an action map -> the map, for the actions bots answered
+#: with that were legal then: at most one entry per distinct action (some thousands).
+_KNOWN_ACTIONS: dict[bytes, dict[str, Any]] = {}
+#: Request id -> the canonical bytes of an action message for it, up to its action map.
+_HEADS: dict[int, bytes] = {}
+_HEADS_MAX = 10000  #: ids count per seat per game: small ids repeat all the time
+
+
+def _answer_head(request_id: int) -> bytes:
+    """The canonical encoding (codec.encode's) of ``{"type": "action", "id": request_id,
+    "action": ...}`` up to the action map."""
+    head = _HEADS.get(request_id)
+    if head is None:
+        # The body of the message with a nil action (one byte, 0xc0) less that byte.
+        head = encode({"type": "action", "id": request_id, "action": None})[HEADER_SIZE:-1]
+        if len(_HEADS) < _HEADS_MAX:
+            _HEADS[request_id] = head
+    return head
+
+
+def _remember_action(action: dict[str, Any]) -> None:
+    """Note the canonical bytes of a legal action a bot answered with (see _known_answer)."""
+    body = encode({"type": "action", "id": 1, "action": action})[HEADER_SIZE:]
+    _KNOWN_ACTIONS.setdefault(body[len(_answer_head(1)):], dict(action))
 
 
 def _poller(stream: Any) -> Any:

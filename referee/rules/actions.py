@@ -127,6 +127,20 @@ def action_to_wire(action: int) -> dict[str, Any]:
     return {"type": KIND_NAMES[kind]}
 
 
+#: Wire maps of the actions met so far (at most 8 kinds x 52 cards x 64 slots).
+_WIRE: dict[int, dict[str, Any]] = {}
+
+
+def shared_wire(action: int) -> dict[str, Any]:
+    """``action_to_wire(action)`` from a cache: the same map object every time, for a
+    caller that only reads it (encodes it, compares it), as the referee does for every
+    legal list it sends. Never change the map returned. ``action`` must be well-formed."""
+    wire = _WIRE.get(action)
+    if wire is None:
+        wire = _WIRE[action] = action_to_wire(action)
+    return wire
+
+
 def action_from_wire(data: object) -> int:
     """Parse the protocol's map form. Raises MalformedAction naming the field."""
     if not isinstance(data, dict):

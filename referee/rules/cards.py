@@ -77,14 +77,23 @@ def iter_bits(mask: int) -> Iterator[int]:
 CARD_TEXT = [RANKS[c >> 2] + SUITS[c & 3] for c in range(52)]
 
 
+#: _BYTE_TEXT[k][b]: the text forms of the cards of bits ``b`` in byte ``k`` of a card mask
+#: (cards 8k..8k+7), lowest first. The last byte holds cards 48..51 only.
+_BYTE_TEXT = [tuple(tuple(CARD_TEXT[8 * k + i] for i in range(8) if b >> i & 1)
+                    for b in range(256 if k < 6 else 16)) for k in range(7)]
+
+
 def mask_str(mask: int) -> list[str]:
     """Text forms of the cards in a bitmask, sorted by rank then suit."""
-    out = []
-    text = CARD_TEXT
+    out: list[str] = []
+    table = _BYTE_TEXT
+    k = 0
     while mask:
-        low = mask & -mask
-        out.append(text[low.bit_length() - 1])
-        mask ^= low
+        b = mask & 255
+        if b:
+            out.extend(table[k][b])
+        mask >>= 8
+        k += 1
     return out
 
 

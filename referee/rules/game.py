@@ -32,7 +32,7 @@ from .actions import (
     IllegalAction, action_str, card_of, check_action, kind_of, slot_of,
 )
 from .cards import (
-    BEATERS, DECK_LOW_RANK, RANK_MASK, card_str, deck_cards, iter_bits, make_card, mask_str,
+    BEATERS, CARD_TEXT, DECK_LOW_RANK, RANK_MASK, card_str, deck_cards, iter_bits, make_card, mask_str,
     rank_of, suit_of,
 )
 from .options import Rules, RulesError
@@ -85,7 +85,7 @@ class Game:
         "trump_holder", "discard", "attacks", "covers", "known", "out", "attacker",
         "defender", "order", "phase", "taking", "asker", "passes", "bout", "transfers",
         "shown", "limit", "first_bout", "exchange_seat", "action_count", "pickup_streak",
-        "outcome", "history", "events", "out_order",
+        "outcome", "history", "events", "out_order", "_legal_at", "_legal",
     )
 
     rules: Rules
@@ -121,6 +121,10 @@ class Game:
     history: list[int]              #: every action applied, in order
     events: list[tuple] | None
     out_order: list[int]
+    #: The last ``legal_actions()`` result and the ``action_count`` it was computed at:
+    #: ``apply`` checks an action by membership in it instead of computing it again.
+    _legal_at: int
+    _legal: tuple[int, ...]
 
     # ------------------------------------------------------------------ creation
 
@@ -266,6 +270,7 @@ class Game:
         self.pickup_streak = 0
         self.outcome = None
         self.exchange_seat = None
+        self._legal_at, self._legal = -1, ()
 
     def _first_attacker(self) -> int:
         fa = self.rules.first_attacker
@@ -353,7 +358,13 @@ class Game:
         return cap
 
     def legal_actions(self) -> list[int]:
-        """Every legal action of the current seat (empty once the game is over)."""
+        """Every legal action of the current seat (empty once the game is over), in a
+        fixed order (the protocol's legal list keeps it). The list is the caller's."""
+        acts = self._legal_actions()
+        self._legal_at, self._legal = self.action_count, tuple(acts)
+        return acts
+
+    def _legal_actions(self) -> list[int]:
         p = self.phase
         if p == DEFEND_PHASE:
             return self._defend_actions()
@@ -442,7 +453,7 @@ class Game:
         """Why ``action`` is not legal now, or None if it is. ``action`` must be well-formed."""
         if self.phase == OVER:
             return "the game is over"
-        if action in self.legal_actions():
+        if action in self._legal_actions():
             return None
         seat = self.seat_to_move()
         kind = kind_of(action)
@@ -494,7 +505,13 @@ class Game:
 
         Raises MalformedAction for a bad encoding and IllegalAction (saying why) for a
         well-formed action that is not legal now; in both cases nothing changes.
+        After ``legal_actions()`` in the same position this is a membership test in the
+        list it returned (every action applies through ``apply_legal``, which moves
+        ``action_count`` on), so checking costs almost nothing over ``apply_legal``.
         """
+        if self._legal_at == self.action_count and type(action) is int and action in self._legal:
+            self.apply_legal(action)
+            return
         check_action(action)
         reason = self.illegal_reason(action)
         if reason is not None:
@@ -688,16 +705,17 @@ class Game:
         be in each hand) and nothing else: never another seat's private cards or the
         talon order.
         """
+        text = CARD_TEXT  # views are built for every decision: table look-ups, not card_str
         return {
             "seat": seat,
             "players": self.players,
             "dealer": self.dealer,
             "hand": mask_str(self.hands[seat]),
-            "trump": card_str(self.trump_card),
+            "trump": text[self.trump_card],
             "trump_suit": "CDHS"[self.trump_suit],
             "trump_holder": self.trump_holder,
             "talon": len(self.talon),
-            "table": [[card_str(a), card_str(c) if c >= 0 else None]
+            "table": [[text[a], text[c] if c >= 0 else None]
                       for a, c in zip(self.attacks, self.covers)],
             "discard": mask_str(self.discard),
             "hand_sizes": [h.bit_count() for h in self.hands],
