@@ -65,6 +65,11 @@ class Outcome:
                 "last_out": list(self.last_out), "reason": self.reason}
 
 
+class PositionError(RulesError):
+    """A position given to ``Game.from_position`` that no game could reach or continue
+    from; the message names what is wrong. The caller's fault, never a bot's."""
+
+
 def shuffled_deck(size: int, seed: int | str) -> list[int]:
     """The deck order for ``seed``: deterministic across runs and Python versions >= 3.2."""
     deck = deck_cards(size)
@@ -209,7 +214,20 @@ class Game:
         from .cards import parse_card
         n = len(hands)
         if not 2 <= n <= 6:
-            raise RulesError(f"a table has 2 to 6 players, not {n}")
+            raise PositionError(f"a table has 2 to 6 players, not {n}")
+        for s in out:
+            if not 0 <= s < n:
+                raise PositionError(f"out seat {s} does not exist at a {n}-player table (seats 0..{n - 1})")
+        if not 0 <= attacker < n:
+            raise PositionError(f"attacker seat {attacker} does not exist at a {n}-player table "
+                                f"(seats 0..{n - 1})")
+        if attacker in out:
+            raise PositionError(f"the attacker, seat {attacker}, is out; the main attacker must be "
+                                "a seat still in the game")
+        if n - len(set(out)) < 2:
+            raise PositionError("fewer than two seats are still in: the game would already be over")
+        if dealer is not None and not 0 <= dealer < n:
+            raise PositionError(f"dealer seat {dealer} does not exist at a {n}-player table")
         g = cls.__new__(cls)
         g.rules, g.players, g.deck = rules, n, []
         g.dealer = n - 1 if dealer is None else dealer
@@ -220,7 +238,7 @@ class Game:
         for s, text in enumerate(hands):
             for c in map(parse_card, text.split()):
                 if g.hands[s] >> c & 1:
-                    raise RulesError(f"{card_str(c)} is placed twice in the position")
+                    raise PositionError(f"{card_str(c)} is placed twice in the position")
                 g.hands[s] |= 1 << c
         g.trump_card = parse_card(trump)
         g.trump_suit = suit_of(g.trump_card)
@@ -233,18 +251,18 @@ class Game:
             g.attacks.append(parse_card(attack_text))
             g.covers.append(-1 if cover_text in ("", "--") else parse_card(cover_text))
         if top and top[-1] != g.trump_card:
-            raise RulesError("the talon's last card (drawn last) must be the face-up trump")
+            raise PositionError("the talon's last card (drawn last) must be the face-up trump")
         g.talon = top[::-1]
         for c in [c for h in g.hands for c in iter_bits(h)] + top + g.attacks + g.covers:
             if c >= 0:
                 if placed >> c & 1:
-                    raise RulesError(f"{card_str(c)} is placed twice in the position")
+                    raise PositionError(f"{card_str(c)} is placed twice in the position")
                 placed |= 1 << c
         every = 0
         for c in deck_cards(rules.deck):
             every |= 1 << c
         if placed & ~every:
-            raise RulesError(f"the position uses cards outside the {rules.deck}-card deck")
+            raise PositionError(f"the position uses cards outside the {rules.deck}-card deck")
         g.discard = every & ~placed
         g.out = [s in out for s in range(n)]
         g.out_order = list(out)
@@ -258,7 +276,39 @@ class Game:
             g.phase = DEFEND_PHASE
         else:
             g.phase = THROW_IN_PHASE
+        g._check_position()
         return g
+
+    def _check_position(self) -> None:
+        """Raise PositionError if this hand-made position could not arise in a game: a
+        seat marked out holds cards, a seat without cards is still in outside a bout, the
+        table breaks the bout's limit or holds a cover that does not beat its card, or the
+        seat to move has no legal action."""
+        n, hands, out = self.players, self.hands, self.out
+        for s in range(n):
+            if out[s] and hands[s]:
+                raise PositionError(f"seat {s} is marked out but holds {' '.join(mask_str(hands[s]))}")
+        if self.taking and not self.attacks:
+            raise PositionError("the defender is taking, but the table is empty")
+        if not self.attacks:
+            for s in range(n):
+                if not out[s] and not hands[s] and not self.talon:
+                    raise PositionError(f"seat {s} holds no cards with the talon empty and no bout "
+                                        "in play, so it has gone out: list it in out")
+        if len(self.attacks) > self.limit:
+            raise PositionError(
+                f"the table holds {len(self.attacks)} attack cards, over this bout's limit of "
+                f"{self.limit} (max_attacks, first-bout limit, or the defender's hand plus the "
+                "cards they covered with)")
+        beaters = BEATERS[self.trump_suit]
+        for slot, (a, c) in enumerate(zip(self.attacks, self.covers)):
+            if c >= 0 and not beaters[a] >> c & 1:
+                raise PositionError(f"table slot {slot}: {card_str(c)} does not beat {card_str(a)} "
+                                    f"(trump {'CDHS'[self.trump_suit]})")
+        if not self._legal_actions():
+            raise PositionError(f"seat {self.seat_to_move()} is to move in phase "
+                                f"{PHASE_NAMES[self.phase]} but has no legal action (a main attacker "
+                                "needs a card to lead)")
 
     def _fresh_counters(self, *, bout: int, first_bout: bool, taking: bool) -> None:
         """The bookkeeping of a game that has just been set up: no actions yet."""
