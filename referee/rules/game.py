@@ -479,7 +479,9 @@ class Game:
                 low = m & -m
                 acts.append(TRANSFER | (low.bit_length() - 1) << 4)
                 m ^= low
-        if rules.transfer == "trump_show" and target >= n:
+        # Deflection (one transfer per bout) never passes onto a player holding one card,
+        # also not by a shown trump, which adds no card (a transfer needs two anyway).
+        if rules.transfer == "trump_show" and target >= n and (target > 1 or rules.transfer_limit != 1):
             trump = make_card(rank, self.trump_suit)
             if hand >> trump & 1 and not self.shown >> trump & 1:
                 acts.append(SHOW_TRUMP | trump << 4)
@@ -545,6 +547,8 @@ class Game:
             lim = self.rules.transfer_limit
             if lim is not None and self.transfers >= lim:
                 return f"this bout has used its {lim} transfer(s)"
+            if lim == 1 and self.hands[self.next_in(self.defender)].bit_count() == 1:
+                return "with transfer_limit=1 (deflection) a bout is never passed onto a player with one card"
             return "the next defender holds too few cards, or the attack limit would be exceeded"
         return f"{action_str(action)} is not legal now"
 
