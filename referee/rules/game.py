@@ -329,6 +329,13 @@ class Game:
         nxt = (self.dealer + 1) % self.players
         if fa == "dealer_next":
             return nxt
+        if fa == "two_of_clubs":
+            # Cards 0..3 are 2C 2D 2H 2S (card index = rank * 4 + suit): the order of asking.
+            for card in range(4):
+                for seat, hand in enumerate(self.hands):
+                    if hand >> card & 1:
+                        return seat
+            return nxt
         best, best_rank = nxt, 99
         for seat, hand in enumerate(self.hands):
             trumps = hand >> self.trump_suit & 0x1111111111111  # one bit per rank

@@ -71,11 +71,11 @@ def _count(minimum: int) -> Callable[[str], int]:
 
 def _first_attacker(text: str) -> str:
     t = text.strip().lower()
-    if t in ("lowest_trump", "dealer_next"):
+    if t in ("lowest_trump", "dealer_next", "two_of_clubs"):
         return t
     if t.startswith("seat:") and t[5:].isdigit() and int(t[5:]) <= 5:
         return t
-    raise ValueError("expected lowest_trump, dealer_next or seat:N (N = 0..5)")
+    raise ValueError("expected lowest_trump, dealer_next, two_of_clubs or seat:N (N = 0..5)")
 
 
 @dataclass(frozen=True)
@@ -99,9 +99,10 @@ class Option:
 
 OPTIONS: tuple[Option, ...] = (
     Option("deck", 36, "24, 36, 52", "Deck size: 24 (9..A), 36 (6..A) or 52 (2..A) cards.", _deck),
-    Option("first_attacker", "lowest_trump", "lowest_trump, dealer_next, seat:N",
+    Option("first_attacker", "lowest_trump", "lowest_trump, dealer_next, two_of_clubs, seat:N",
            "Who opens the first bout: holder of the lowest trump (else dealer's next seat), "
-           "the dealer's next seat, or seat N every game.", _first_attacker),
+           "the dealer's next seat, the holder of 2C, else 2D, 2H, 2S (52 cards only; else "
+           "dealer's next seat), or seat N every game.", _first_attacker),
     Option("trump_exchange", False, "on, off",
            "Before the first attack, the holder of the deck's lowest trump may swap it for the "
            "face-up trump.", _boolean),
@@ -213,7 +214,16 @@ def make_rules(preset: str = "classic", overrides: Mapping[str, str] | Iterable[
             values[name] = option.parse(str(text))
         except ValueError as exc:
             raise RulesError(f"bad value {text!r} for rules option {name}: {exc}") from None
-    return Rules(preset=preset, **values)
+    rules = Rules(preset=preset, **values)
+    _check_combination(rules)
+    return rules
+
+
+def _check_combination(rules: Rules) -> None:
+    """Raise RulesError for options that cannot go together."""
+    if rules.first_attacker == "two_of_clubs" and rules.deck != 52:
+        raise RulesError(f"first_attacker=two_of_clubs needs the 52-card deck (deck={rules.deck} "
+                         "has no twos); add --set deck=52")
 
 
 def rules_from_dict(data: Mapping[str, Any], preset: str = "classic") -> Rules:

@@ -185,6 +185,38 @@ def test_seat_n_opens_every_game(seat):
             assert g.defender == (seat + 1) % 4
 
 
+TWO_C = make_rules("classic", ["deck=52", "first_attacker=two_of_clubs"])
+
+
+@pytest.mark.parametrize("twos, opener", [
+    (["2C", "2D", "2H"], 0),   # 2C opens, whoever else holds twos
+    (["2S", "2H", "2D"], 2),   # no 2C: 2D opens
+    (["2S", "2H", "3C"], 1),   # no 2C or 2D: 2H
+    (["3D", "2S", "3C"], 1),   # only 2S
+])
+def test_two_of_clubs_opens_then_2d_2h_2s(twos, opener):
+    # each seat: its two, three spades, two hearts (all distinct, no other twos)
+    hands = [" ".join([two] + [r + "S" for r in rs] + [r + "H" for r in hs])
+             for two, rs, hs in zip(twos, ["456", "789", "TJQ"], ["45", "78", "TJ"])]
+    g = Game.new(TWO_C, 3, deck=deck_for(52, hands, "AD"))
+    assert g.attacker == g.current_seat == opener
+    assert legal(g) == {f"attack {c}" for c in hands[opener].split()}
+
+
+@pytest.mark.parametrize("dealer, opener", [(1, 0), (0, 1)])
+def test_two_of_clubs_nobody_holds_a_two_the_dealers_next_seat_opens(dealer, opener):
+    # 2H is the face-up trump, not in a hand: it does not count
+    hands = ["3C 4C 5C 6C 7C 8C", "3D 4D 5D 6D 7D 8D"]
+    g = Game.new(TWO_C, 2, deck=deck_for(52, hands, "2H", dealer=dealer), dealer=dealer)
+    assert g.attacker == opener
+
+
+@pytest.mark.parametrize("size", ["24", "36"])
+def test_two_of_clubs_needs_the_52_card_deck(size):
+    with pytest.raises(RulesError, match="first_attacker=two_of_clubs needs the 52-card deck"):
+        make_rules("classic", [f"deck={size}", "first_attacker=two_of_clubs"])
+
+
 def test_first_bout_roles_and_phase():
     g = Game.new(make_rules(), 4, seed=3)
     o = g.observe(0)

@@ -98,7 +98,7 @@ def test_override_without_equals_sign():
 
 @pytest.mark.parametrize("name, text, hint", [
     ("deck", "40", "24, 36 or 52"),
-    ("first_attacker", "youngest", "lowest_trump, dealer_next or seat:N"),
+    ("first_attacker", "youngest", "lowest_trump, dealer_next, two_of_clubs or seat:N"),
     ("first_attacker", "seat:6", "seat:N"),
     ("first_attacker", "seat:x", "seat:N"),
     ("trump_exchange", "maybe", "on or off"),

@@ -41,7 +41,8 @@ def random_rules(rng: random.Random, preset: str, deck: int, players: int):
         "last_two_out": ["draw", "defender_loses"],
         "pickup_draw_limit": ["40", "2", "none"],
         "action_cap": ["5000", "60"],
-        "first_attacker": ["lowest_trump", "dealer_next", f"seat:{rng.randrange(players)}"],
+        "first_attacker": ["lowest_trump", "dealer_next", f"seat:{rng.randrange(players)}"]
+                          + (["two_of_clubs"] if deck == 52 else []),
     }
     if preset != "classic":
         choices["transfer_limit"] = ["none", "1", "2"]
