@@ -3,8 +3,8 @@
 How a game runs (docs/RULES.md states the same rules for people):
 
 - ``Game.new`` deals from an explicit deck order (or one shuffled from a seed), turns
-  the trump and chooses the first attacker. If ``trump_exchange`` is on and someone
-  holds the deck's lowest trump, the game opens in phase EXCHANGE for that seat.
+  the trump and chooses the first attacker. If ``trump_exchange`` allows the seat
+  holding the deck's lowest trump, the game opens in phase EXCHANGE for that seat.
 - A bout is three phases. ATTACK: the main attacker leads one card. DEFEND: the
   defender covers one uncovered card, transfers, shows a trump, or takes. THROW_IN:
   once every attack card is covered (or the defender takes), the attackers are asked
@@ -190,7 +190,7 @@ class Game:
             low = make_card(DECK_LOW_RANK[rules.deck], g.trump_suit)
             if low != g.trump_card:
                 for seat in range(players):
-                    if hands[seat] >> low & 1:
+                    if hands[seat] >> low & 1 and rules.may_exchange(seat):
                         g.exchange_seat = seat
                         g.phase = EXCHANGE_PHASE
         return g

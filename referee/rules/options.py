@@ -78,6 +78,20 @@ def _first_attacker(text: str) -> str:
     raise ValueError("expected lowest_trump, dealer_next, two_of_clubs or seat:N (N = 0..5)")
 
 
+def _exchange_seats(text: str) -> bool | tuple[int, ...]:
+    t = text.strip().lower()
+    if t in _TRUE or t == "everyone":
+        return True
+    if t in _FALSE or t == "nobody":
+        return False
+    if t.startswith("seats:"):
+        parts = [p.strip() for p in t[6:].split(",")]
+        if all(p.isdigit() and int(p) <= 5 for p in parts):
+            return tuple(sorted({int(p) for p in parts}))
+    raise ValueError("expected on (everyone may exchange), off (nobody), or seats:N,M,... "
+                     "(the listed seats, 0..5)")
+
+
 @dataclass(frozen=True)
 class Option:
     """One table rule: its name, default, the values it allows, and what it means."""
@@ -94,6 +108,8 @@ class Option:
             return "none"
         if isinstance(value, bool):
             return "on" if value else "off"
+        if isinstance(value, (tuple, list)):  # trump_exchange seats (a list once in a log)
+            return "seats:" + ",".join(map(str, value))
         return str(value)
 
 
@@ -103,9 +119,10 @@ OPTIONS: tuple[Option, ...] = (
            "Who opens the first bout: holder of the lowest trump (else dealer's next seat), "
            "the dealer's next seat, the holder of 2C, else 2D, 2H, 2S (52 cards only; else "
            "dealer's next seat), or seat N every game.", _first_attacker),
-    Option("trump_exchange", False, "on, off",
+    Option("trump_exchange", False, "on, off, seats:N,M,...",
            "Before the first attack, the holder of the deck's lowest trump may swap it for the "
-           "face-up trump.", _boolean),
+           "face-up trump: on for every seat, off for nobody, or only the listed seats.",
+           _exchange_seats),
     Option("throw_in_ranks", "all", "all, attacks",
            "Ranks that may be thrown in: any rank on the table, or attack cards' ranks only.",
            _choice("all", "attacks")),
@@ -144,7 +161,7 @@ class Rules:
 
     deck: int = 36
     first_attacker: str = "lowest_trump"
-    trump_exchange: bool = False
+    trump_exchange: bool | tuple[int, ...] = False  #: True, False, or the seats that may
     throw_in_ranks: str = "all"
     max_attacks: int | None = 6
     first_bout_limit: bool = False
@@ -167,6 +184,11 @@ class Rules:
                  if getattr(self, o.name) != base.get(o.name, o.default)]
         return self.preset + (" " + " ".join(diffs) if diffs else "")
 
+    def may_exchange(self, seat: int) -> bool:
+        """Whether ``seat``, holding the deck's lowest trump, is offered the trump exchange."""
+        te = self.trump_exchange
+        return te is True or (isinstance(te, tuple) and seat in te)
+
     def check_table(self, players: int) -> None:
         """Raise RulesError if ``players`` cannot sit at a table with these rules."""
         if not 2 <= players <= 6:
@@ -179,6 +201,11 @@ class Rules:
             raise RulesError(
                 f"first_attacker={self.first_attacker} names a seat that does not exist at a "
                 f"{players}-player table (seats are 0..{players - 1})")
+        if isinstance(self.trump_exchange, tuple) and max(self.trump_exchange) >= players:
+            raise RulesError(
+                f"trump_exchange={OPTIONS_BY_NAME['trump_exchange'].format(self.trump_exchange)} "
+                f"names a seat that does not exist at a {players}-player table (seats are "
+                f"0..{players - 1})")
 
 
 #: Presets: name -> option values that differ from the option defaults.

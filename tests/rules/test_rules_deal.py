@@ -284,6 +284,44 @@ def test_exchange_holder_need_not_be_the_opener():
     assert g.current_seat == 0 and legal(g) == {f"attack {c}" for c in EX_HANDS[0].split()}
 
 
+@pytest.mark.parametrize("seats, offered", [("seats:1", True), ("seats:0,1", True),
+                                             ("seats:0", False), ("on", True), ("off", False)])
+def test_exchange_is_offered_only_to_the_listed_seats(seats, offered):
+    # seat 1 holds the lowest trump 6H
+    g = Game.new(make_rules("classic", [f"trump_exchange={seats}"]), 2, deck=deck_for(36, EX_HANDS, "AH"))
+    if offered:
+        assert g.observe(0)["phase"] == "exchange" and g.current_seat == 1
+        assert legal(g) == {"exchange", "pass"}
+    else:
+        assert g.observe(0)["phase"] == "attack" and g.current_seat == 1
+        assert legal(g) == {f"attack {c}" for c in EX_HANDS[1].split()}
+
+
+def test_exchange_seats_parse_format_and_round_trip_through_a_log_header():
+    from referee.rules.options import rules_from_dict
+    rules = make_rules("classic", ["trump_exchange=seats: 2,0,2"])
+    assert rules.trump_exchange == (0, 2)
+    assert rules.describe() == "classic trump_exchange=seats:0,2"
+    # a log header stores the seats as a JSON list
+    assert rules_from_dict({**rules.as_dict(), "trump_exchange": [0, 2]}) == rules
+    assert make_rules("classic", ["trump_exchange=everyone"]).trump_exchange is True
+    assert make_rules("classic", ["trump_exchange=nobody"]).trump_exchange is False
+
+
+@pytest.mark.parametrize("text", ["seats:", "seats:x", "seats:6", "seats:0,,1", "1,2", "maybe"])
+def test_exchange_seats_bad_values_are_named(text):
+    with pytest.raises(RulesError, match="bad value .* for rules option trump_exchange: expected on"):
+        make_rules("classic", [f"trump_exchange={text}"])
+
+
+def test_exchange_seats_must_exist_at_the_table():
+    rules = make_rules("classic", ["trump_exchange=seats:0,3"])
+    with pytest.raises(RulesError, match="trump_exchange=seats:0,3 names a seat that does not exist "
+                                         "at a 3-player table"):
+        Game.new(rules, 3, seed=1)
+    Game.new(rules, 4, seed=1)
+
+
 def test_exchange_off_by_default():
     g = Game.new(make_rules(), 2, deck=deck_for(36, EX_HANDS, "AH"))
     assert g.observe(0)["phase"] == "attack" and "exchange" not in legal(g)

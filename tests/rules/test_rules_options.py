@@ -101,7 +101,7 @@ def test_override_without_equals_sign():
     ("first_attacker", "youngest", "lowest_trump, dealer_next, two_of_clubs or seat:N"),
     ("first_attacker", "seat:6", "seat:N"),
     ("first_attacker", "seat:x", "seat:N"),
-    ("trump_exchange", "maybe", "on or off"),
+    ("trump_exchange", "maybe", "off (nobody), or seats:N,M"),
     ("throw_in_ranks", "covers", "all, attacks"),
     ("max_attacks", "0", ">= 1"),
     ("max_attacks", "-1", ">= 1"),
