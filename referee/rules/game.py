@@ -700,10 +700,14 @@ class Game:
         self.attacks, self.covers = [], []
         if ev is not None:
             ev.append(("bout_end", defender, "taken" if taken else "beaten"))
-        # Draw: main attacker, the other attackers clockwise, the defender last.
+        # Draw: main attacker, the other attackers clockwise (or counter-clockwise), the
+        # defender last.
         talon, hands = self.talon, self.hands
         talon_was_empty = not talon  # the stalemate guard counts bouts played without a talon
-        for s in self.order + [defender]:
+        order = self.order
+        if self.rules.draw_others == "counter_clockwise":
+            order = order[:1] + order[:0:-1]
+        for s in order + [defender]:
             need = HAND_SIZE - hands[s].bit_count()
             drawn = []
             while need > 0 and talon:

@@ -101,6 +101,10 @@ class Option:
     allowed: str
     help: str
     parse: Callable[[str], Any]
+    #: Left out of ``Rules.as_dict`` (log headers, game_start) while at its default. Options
+    #: added after logs and bots existed are quiet, so a table that does not use them
+    #: writes and sends exactly the bytes it did before.
+    quiet: bool = False
 
     def format(self, value: Any) -> str:
         """The value as a user would type it in ``--set name=value``."""
@@ -150,6 +154,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("transfer_limit", None, "number >= 1, none",
            "Transfers allowed per bout (none: no limit; deflection tables use 1).",
            _count_or_none(1)),
+    Option("draw_others", "clockwise", "clockwise, counter_clockwise",
+           "After a bout the main attacker draws first, then the other attackers in this "
+           "direction (relative to the direction of play), the defender last.",
+           _choice("clockwise", "counter_clockwise"), quiet=True),
 )
 
 OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
@@ -171,11 +179,14 @@ class Rules:
     action_cap: int = 5000
     transfer: str = "off"
     transfer_limit: int | None = None
+    draw_others: str = "clockwise"
     preset: str = "classic"
 
     def as_dict(self) -> dict[str, Any]:
-        """Every option's value by name (the form written to logs and sent to bots)."""
-        return {o.name: getattr(self, o.name) for o in OPTIONS}
+        """Every option's value by name (the form written to logs and sent to bots),
+        except quiet options at their default (``rules_from_dict`` restores them)."""
+        return {o.name: v for o in OPTIONS for v in (getattr(self, o.name),)
+                if not (o.quiet and v == o.default)}
 
     def describe(self) -> str:
         """One line: the preset and every option that differs from it."""
@@ -254,9 +265,13 @@ def _check_combination(rules: Rules) -> None:
 
 
 def rules_from_dict(data: Mapping[str, Any], preset: str = "classic") -> Rules:
-    """Rules from the ``as_dict`` form (as stored in a log header). Unknown keys are an error."""
+    """Rules from the ``as_dict`` form (as stored in a log header). Unknown keys are an error.
+    A quiet option that is absent has its default (``as_dict`` leaves it out), whatever
+    the preset says."""
+    full = {o.name: o.default for o in OPTIONS if o.quiet}
+    full.update(data)
     return make_rules(preset, {k: OPTIONS_BY_NAME[k].format(v) if k in OPTIONS_BY_NAME else str(v)
-                               for k, v in data.items()})
+                               for k, v in full.items()})
 
 
 def _split(item: str) -> tuple[str, str]:

@@ -52,6 +52,26 @@ def test_drawing_order_in_a_four_player_game_and_the_trump_is_drawn_last():
     assert g.out == [False] * 4
 
 
+def test_draw_others_counter_clockwise_main_attacker_first_then_the_others_backwards():
+    rules = make_rules("classic", ["draw_others=counter_clockwise"])
+    hands = ["6S 7S 8H", "9S TS JS QS 7C 8C", "6D 7D 8D", "6H 7H 9H"]
+    g = Game.from_position(rules, hands, trump="AC", talon="9C TC JC QC KC AC")
+    # the asking order is not changed: main attacker, then clockwise from the defender's left
+    play(g, "attack 6S", "cover 0 9S")
+    assert g.current_seat == 0 and legal(g) == {"pass"}
+    play(g, "pass")
+    assert g.current_seat == 2
+    play(g, "pass")
+    assert g.current_seat == 3
+    play(g, "pass")
+    # drawing: seat 0 (main attacker) first, then seat 3, then seat 2, the defender last
+    assert hand(g, 0) == cards("7S 8H 9C TC JC QC")
+    assert hand(g, 3) == cards("6H 7H 9H KC AC")         # the talon ran out here
+    assert hand(g, 2) == cards("6D 7D 8D")
+    assert hand(g, 1) == cards("TS JS QS 7C 8C")
+    assert g.observe(0)["trump_holder"] == 3
+
+
 def test_no_one_draws_above_six():
     g = Game.from_position(CLASSIC, ["6S 7S 8S 9S TS JS QS", "7D 8D 9D TD JD KD"], trump="AH",
                            talon="9H TH AH")

@@ -34,6 +34,7 @@ def random_rules(rng: random.Random, preset: str, deck: int, players: int):
     """The preset on the deck, with a random handful of other options changed."""
     choices = {
         "trump_exchange": ["on", "off", f"seats:{rng.randrange(players)}"],
+        "draw_others": ["clockwise", "counter_clockwise"],
         "throw_in_ranks": ["all", "attacks"],
         "max_attacks": ["6", "none", "3", "1"],
         "first_bout_limit": ["on", "off"],
