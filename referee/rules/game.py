@@ -750,8 +750,15 @@ class Game:
         else:
             self.pickup_streak = 0
         self.first_bout = False
-        if taken or self.out[defender]:
+        if taken:
             nxt = self.next_in(defender)
+        elif self.out[defender]:
+            # The seat after the defender attacks, missing a turn to defend; with
+            # defender_fairness it defends, against the same main attacker (if still in).
+            if self.rules.defender_fairness and not self.out[self.attacker]:
+                nxt = self.attacker
+            else:
+                nxt = self.next_in(defender)
         else:
             nxt = defender
         self._start_bout(nxt)

@@ -158,6 +158,10 @@ OPTIONS: tuple[Option, ...] = (
            "After a bout the main attacker draws first, then the other attackers in this "
            "direction (relative to the direction of play), the defender last.",
            _choice("clockwise", "counter_clockwise"), quiet=True),
+    Option("defender_fairness", False, "on, off",
+           "A defender who beats off the attack and goes out in the same bout: off, the "
+           "player on their left attacks next; on, that player defends and the same main "
+           "attacker attacks again.", _boolean, quiet=True),
 )
 
 OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
@@ -180,6 +184,7 @@ class Rules:
     transfer: str = "off"
     transfer_limit: int | None = None
     draw_others: str = "clockwise"
+    defender_fairness: bool = False
     preset: str = "classic"
 
     def as_dict(self) -> dict[str, Any]:

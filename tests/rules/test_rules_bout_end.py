@@ -139,6 +139,40 @@ def test_beaten_and_the_defender_is_out_the_next_seat_after_them_attacks():
     assert g.attacker == 2 and g.defender == 0
 
 
+FAIR = make_rules("classic", ["defender_fairness=on"])
+
+
+def test_defender_fairness_the_left_hand_player_defends_against_the_same_attacker():
+    # seat 1 beats off 6S with its last card and goes out; the talon is empty
+    g = Game.from_position(FAIR, ["6S 8H", "7S", "8D 9D", "TC JC"], trump="AH")
+    play(g, "attack 6S", "cover 0 7S")  # nobody can throw in: the bout ends
+    assert g.out == [False, True, False, False]
+    assert (g.attacker, g.defender, g.current_seat) == (0, 2, 0)
+    assert g.order == [0, 3]
+    assert legal(g) == {"attack 8H"}
+    # without the option seat 2 attacks seat 3 (and misses its turn to defend)
+    g = Game.from_position(CLASSIC, ["6S 8H", "7S", "8D 9D", "TC JC"], trump="AH")
+    play(g, "attack 6S", "cover 0 7S")  # nobody can throw in: the bout ends
+    assert (g.attacker, g.defender) == (2, 3)
+
+
+def test_defender_fairness_does_not_apply_to_a_take_or_a_defender_still_in():
+    g = Game.from_position(FAIR, ["6S 8H", "7S 9S", "8D 9D"], trump="AH")
+    play(g, "attack 6S", "cover 0 7S")  # nobody can throw in: the bout ends
+    assert g.out == [False, False, False] and (g.attacker, g.defender) == (1, 2)
+    g = Game.from_position(FAIR, ["6S 8H", "7D", "8D 9D"], trump="AH")
+    play(g, "attack 6S", "take")
+    assert (g.attacker, g.defender) == (2, 0)
+
+
+def test_defender_fairness_when_the_attacker_went_out_too_the_next_seat_attacks():
+    # seat 0 leads its last card, seat 1 covers with its last: both out; seat 2 attacks seat 3
+    g = Game.from_position(FAIR, ["6S", "7S", "8D 9D", "TC JC"], trump="AH")
+    play(g, "attack 6S", "cover 0 7S")  # nobody can throw in: the bout ends
+    assert g.out == [True, True, False, False]
+    assert (g.attacker, g.defender) == (2, 3)
+
+
 def test_no_one_goes_out_while_the_talon_lasts():
     g = Game.from_position(CLASSIC, ["6S", "7S 8S"], trump="TH", talon="9D TH")
     play(g, "attack 6S", "cover 0 7S")

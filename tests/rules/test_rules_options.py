@@ -19,7 +19,7 @@ def test_classic_is_every_default():
 
 
 #: Options added after logs and bots existed: left out of as_dict while at their default.
-QUIET = {"draw_others": "clockwise"}
+QUIET = {"draw_others": "clockwise", "defender_fairness": False}
 
 
 def test_as_dict_has_every_option_but_quiet_ones_at_their_default():
@@ -27,10 +27,11 @@ def test_as_dict_has_every_option_but_quiet_ones_at_their_default():
     assert {o.name: o.default for o in OPTIONS if o.quiet} == QUIET
 
 
-@pytest.mark.parametrize("name, text", [("draw_others", "counter_clockwise")])
-def test_a_quiet_option_away_from_its_default_is_logged_and_round_trips(name, text):
+@pytest.mark.parametrize("name, text, value", [("draw_others", "counter_clockwise", "counter_clockwise"),
+                                              ("defender_fairness", "on", True)])
+def test_a_quiet_option_away_from_its_default_is_logged_and_round_trips(name, text, value):
     r = make_rules("classic", {name: text})
-    assert r.as_dict() == {**DEFAULTS, name: text}
+    assert r.as_dict() == {**DEFAULTS, name: value}
     assert rules_from_dict(r.as_dict()) == r
     # absent from a header: its default
     assert rules_from_dict(DEFAULTS) == make_rules()

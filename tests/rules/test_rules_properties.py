@@ -35,6 +35,7 @@ def random_rules(rng: random.Random, preset: str, deck: int, players: int):
     choices = {
         "trump_exchange": ["on", "off", f"seats:{rng.randrange(players)}"],
         "draw_others": ["clockwise", "counter_clockwise"],
+        "defender_fairness": ["on", "off"],
         "throw_in_ranks": ["all", "attacks"],
         "max_attacks": ["6", "none", "3", "1"],
         "first_bout_limit": ["on", "off"],
