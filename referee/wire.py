@@ -24,7 +24,7 @@ from typing import Any
 import trio
 
 from protocol import messages as msg
-from protocol.codec import FrameDecoder, encode
+from protocol.codec import HEADER_SIZE, FrameDecoder, encode
 from protocol.errors import RemoteProtocolError, UnsupportedVersionError
 
 from . import __version__
@@ -70,6 +70,9 @@ class StreamPlayer(Player):
         self._in_fileno = (receive_stream.fileno if isinstance(receive_stream, trio.lowlevel.FdStream)
                            else None)
         self._unyielded = 0  #: decisions in a row that never waited in trio (see decide)
+        self._expect: bytes | None = None  #: see _known_answer
+        self._known_hit = False
+        self._known = self._known_answer
 
     # -- what subclasses provide
 
@@ -140,6 +143,7 @@ class StreamPlayer(Player):
             await trio.lowlevel.checkpoint()
         await self._check_quiet(f"before request {request['id']} was sent")
         self._out += encode(request)
+        self._expect = _answer_head(request["id"])
         written = await self._flush(None if budget is None else trio.current_time() + budget)
         deadline = None if budget is None else written + budget
         stale = 0
@@ -147,9 +151,15 @@ class StreamPlayer(Player):
             try:
                 answer = await self._receive(deadline, f"request {request['id']}", budget)
             except BotFailure as exc:
+                self._expect = None
                 if stale:
                     exc.evidence["stale_answers"] = stale
                 raise
+            if self._known_hit:  # the canonical bytes of an answer to this request
+                self._known_hit, self._expect = False, None
+                self._answered = request["id"]
+                self.timing = (written, self._frame_at)
+                return answer["action"]
             try:
                 parsed = msg.parse_bot_message(answer)
             except RemoteProtocolError as exc:
@@ -160,8 +170,11 @@ class StreamPlayer(Player):
                 raise self._fail("protocol", f"expected an action for request {request['id']}, "
                                  f"got a {answer.get('type')}", answer)
             if parsed.id == request["id"]:
+                self._expect = None
                 self._answered = parsed.id
                 self.timing = (written, self._frame_at)
+                if parsed.action in request.get("legal", ()):
+                    _remember_action(parsed.action)
                 return parsed.action
             # SPEC: an action for another request is ignored (error "stale", not fatal)
             # and the open request still waits for its answer. The error is queued, not
@@ -171,6 +184,20 @@ class StreamPlayer(Player):
                 self._out += encode(msg.error_msg(
                     "stale", f"action for request {parsed.id} ignored: request {request['id']} "
                     f"is open", False))
+
+    def _known_answer(self, body: bytearray) -> dict[str, Any] | None:
+        """The answer to the open request if ``body`` is exactly the canonical encoding
+        of an action message for it holding an action some bot answered with before
+        (and that was legal then), else None: the frame is then decoded and checked as
+        usual. Most answers are such copies of a legal action: they skip the decoder."""
+        head = self._expect
+        if head is None or body[:len(head)] != head:
+            return None
+        action = _KNOWN_ACTIONS.get(bytes(body[len(head):]))
+        if action is None:
+            return None
+        self._known_hit = True
+        return {"type": "action", "action": dict(action)}
 
     async def _check_quiet(self, when: str) -> None:
         """Fail the bot (``protocol``) if it sent any frame but a pong while no request
@@ -323,7 +350,7 @@ class StreamPlayer(Player):
         decoder = self._decoder
         try:
             while True:
-                message = decoder.next_message()
+                message = decoder.next_message(self._known)
                 if message is not None or self._in_fileno is None:
                     return message
                 try:
@@ -341,7 +368,7 @@ class StreamPlayer(Player):
         decoder = self._decoder
         try:
             while True:
-                message = decoder.next_message()
+                message = decoder.next_message(self._known)
                 if message is not None:
                     return message
                 chunk = await self._read_chunk()
@@ -367,6 +394,32 @@ class StreamPlayer(Player):
         if received is not _NOTHING:
             evidence["received"] = brief(received)
         return self._note(BotFailure(kind, reason, evidence))
+
+
+#: Canonical msgpack bytes of an action map -> the map, for the actions bots answered
+#: with that were legal then: at most one entry per distinct action (some thousands).
+_KNOWN_ACTIONS: dict[bytes, dict[str, Any]] = {}
+#: Request id -> the canonical bytes of an action message for it, up to its action map.
+_HEADS: dict[int, bytes] = {}
+_HEADS_MAX = 10000  #: ids count per seat per game: small ids repeat all the time
+
+
+def _answer_head(request_id: int) -> bytes:
+    """The canonical encoding (codec.encode's) of ``{"type": "action", "id": request_id,
+    "action": ...}`` up to the action map."""
+    head = _HEADS.get(request_id)
+    if head is None:
+        # The body of the message with a nil action (one byte, 0xc0) less that byte.
+        head = encode({"type": "action", "id": request_id, "action": None})[HEADER_SIZE:-1]
+        if len(_HEADS) < _HEADS_MAX:
+            _HEADS[request_id] = head
+    return head
+
+
+def _remember_action(action: dict[str, Any]) -> None:
+    """Note the canonical bytes of a legal action a bot answered with (see _known_answer)."""
+    body = encode({"type": "action", "id": 1, "action": action})[HEADER_SIZE:]
+    _KNOWN_ACTIONS.setdefault(body[len(_answer_head(1)):], dict(action))
 
 
 def _poller(stream: Any) -> Any:

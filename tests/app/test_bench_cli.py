@@ -1,0 +1,45 @@
+"""The speed benchmarks as a user runs them: the pairs of bots ``bench match --bots``
+names, checked and unchecked apply side by side, and clear errors for bad choices.
+(Figures are measured, never asserted: only their presence and consistency.)"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support import cli
+
+
+def test_bench_match_builtin_reports_games_and_the_referee_cost(tmp_path: Path) -> None:
+    run = cli("bench", "match", "--bots", "builtin", "--games", "3", "--cpu", "-1", "--json",
+              cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)
+    assert result["bots"] == ["builtin:greedy", "builtin:random"]
+    assert result["games"] == 3 and result["bot_processes_started"] == 0
+    assert result["referee_cpu_us_per_decision_measured"] is not None
+    assert result["bots_cpu_us_per_decision"] is not None
+
+
+def test_bench_match_refuses_an_unknown_pair_and_a_mix_of_bots_and_bot(tmp_path: Path) -> None:
+    unknown = cli("bench", "match", "--bots", "cobol", cwd=tmp_path)
+    assert unknown.returncode == 2
+    assert "--bots 'cobol': expected one of python, c, builtin" in unknown.stderr
+    both = cli("bench", "match", "--bots", "builtin", "--bot", "a", "--bot", "b", cwd=tmp_path)
+    assert both.returncode == 2 and "not both" in both.stderr
+
+
+def test_bench_protocol_names_a_missing_bot_program(tmp_path: Path) -> None:
+    run = cli("bench", "protocol", "--bot", str(tmp_path / "no-such-bot"), cwd=tmp_path)
+    assert run.returncode == 2
+    assert "cannot find the program" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_bench_engine_puts_checked_and_unchecked_apply_side_by_side(tmp_path: Path) -> None:
+    run = cli("bench", "engine", "--games", "5", "--rounds", "1", "--json", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)
+    for label in ("checked", "unchecked"):
+        assert result[label]["games_per_s"] > 0
+    assert result["ratio_checked_vs_unchecked"] > 0
+    assert result["games_per_s"] == result["unchecked"]["games_per_s"]
