@@ -8,7 +8,8 @@ How a game runs (docs/RULES.md states the same rules for people):
 - A bout is three phases. ATTACK: the main attacker leads one card. DEFEND: the
   defender covers one uncovered card, transfers, shows a trump, or takes. THROW_IN:
   once every attack card is covered (or the defender takes), the attackers are asked
-  in ``order`` (main attacker first, then clockwise, never the defender); each throws
+  in ``order`` (main attacker first, then in the direction of play, never the defender;
+  play is clockwise until a ``transfer=reflect`` reflection reverses it); each throws
   in one card or passes. A new card sends the play back to the defender (unless they
   are taking) and restarts the asking at the main attacker. The bout ends when every
   attacker has passed in a row, or when no attacker can legally add a card.
@@ -89,7 +90,7 @@ class Game:
         "rules", "players", "deck", "dealer", "hands", "talon", "trump_card", "trump_suit",
         "trump_holder", "discard", "attacks", "covers", "known", "out", "attacker",
         "defender", "order", "phase", "taking", "asker", "passes", "bout", "transfers",
-        "shown", "limit", "first_bout", "exchange_seat", "action_count", "pickup_streak",
+        "shown", "limit", "first_bout", "exchange_seat", "action_count", "pickup_streak", "direction",
         "outcome", "history", "events", "out_order", "_legal_at", "_legal",
     )
 
@@ -122,6 +123,7 @@ class Game:
     exchange_seat: int | None
     action_count: int
     pickup_streak: int              #: takes in a row with an empty talon, nobody out
+    direction: int                  #: +1 play goes clockwise, -1 counter-clockwise (reflections)
     outcome: Outcome | None
     history: list[int]              #: every action applied, in order
     events: list[tuple] | None
@@ -199,7 +201,8 @@ class Game:
     def from_position(cls, rules: Rules, hands: list[str], *, trump: str, talon: str = "",
                       attacker: int = 0, table: str = "", taking: bool = False,
                       out: tuple[int, ...] = (), first_bout: bool = False,
-                      dealer: int | None = None, record_events: bool = False) -> Game:
+                      dealer: int | None = None, record_events: bool = False,
+                      counter_clockwise: bool = False) -> Game:
         """Set up an explicit position (for tests, puzzles and analysis).
 
         ``hands``: one string of cards per seat, e.g. ``["6S 7H", "8S"]``. ``trump``:
@@ -210,6 +213,8 @@ class Game:
         empty, ATTACK; an uncovered card and not taking, DEFEND; else THROW_IN from the
         main attacker. The defender is the next seat in after ``attacker``; the bout's
         attack limit counts the defender's hand plus the cards they laid on the table.
+        ``counter_clockwise``: play goes counter-clockwise (after a reflection).
+        Raises PositionError naming what is wrong with an impossible position.
         """
         from .cards import parse_card
         n = len(hands)
@@ -267,6 +272,8 @@ class Game:
         g.out = [s in out for s in range(n)]
         g.out_order = list(out)
         g._fresh_counters(bout=1, first_bout=first_bout, taking=taking)
+        if counter_clockwise:
+            g.direction = -1
         g._set_roles(attacker)
         covered = sum(1 for c in g.covers if c >= 0)
         g.limit = min(g._cap(), g.hands[g.defender].bit_count() + covered)
@@ -314,6 +321,7 @@ class Game:
         """The bookkeeping of a game that has just been set up: no actions yet."""
         self.taking = taking
         self.asker = self.passes = self.transfers = self.shown = 0
+        self.direction = 1
         self.bout = bout
         self.first_bout = first_bout
         self.action_count = 0
@@ -380,11 +388,12 @@ class Game:
         return self.phase == OVER
 
     def next_in(self, seat: int) -> int:
-        """The next seat clockwise after ``seat`` that is still in the game."""
-        n, out = self.players, self.out
-        s = (seat + 1) % n
+        """The next seat after ``seat`` in the direction of play (clockwise unless a
+        reflection reversed it) that is still in the game."""
+        n, out, d = self.players, self.out, self.direction
+        s = (seat + d) % n
         while out[s]:
-            s = (s + 1) % n
+            s = (s + d) % n
         return s
 
     def table_mask(self) -> int:
@@ -477,7 +486,9 @@ class Game:
         for c in attacks:
             if c >> 2 != rank:
                 return []
-        target = self.hands[self.next_in(self.defender)].bit_count()
+        # A reflection sends the bout back to the main attacker; a transfer to the next seat.
+        target = self.hands[self.attacker if rules.transfer == "reflect"
+                            else self.next_in(self.defender)].bit_count()
         n = len(attacks)
         acts = []
         if n + 1 <= self._cap() and target >= n + 1:
@@ -554,7 +565,7 @@ class Game:
             lim = self.rules.transfer_limit
             if lim is not None and self.transfers >= lim:
                 return f"this bout has used its {lim} transfer(s)"
-            if lim == 1 and self.hands[self.next_in(self.defender)].bit_count() == 1:
+            if lim == 1 and kind == SHOW_TRUMP and self.hands[self.next_in(self.defender)].bit_count() == 1:
                 return "with transfer_limit=1 (deflection) a bout is never passed onto a player with one card"
             return "the next defender holds too few cards, or the attack limit would be exceeded"
         return f"{action_str(action)} is not legal now"
@@ -628,6 +639,10 @@ class Game:
             self.known[seat] &= ~bit
             self.attacks.append(card)
             self.covers.append(-1)
+            if self.rules.transfer == "reflect":
+                # The direction reverses, so the seat after the reflecting defender is now
+                # the main attacker who sent them the bout: it defends.
+                self.direction = -self.direction
             self._pass_on(seat)
         elif kind == SHOW_TRUMP:
             self.shown |= bit
@@ -778,7 +793,7 @@ class Game:
         talon order.
         """
         text = CARD_TEXT  # views are built for every decision: table look-ups, not card_str
-        return {
+        view: dict[str, Any] = {
             "seat": seat,
             "players": self.players,
             "dealer": self.dealer,
@@ -802,6 +817,9 @@ class Game:
             "known": [mask_str(k) for k in self.known],
             "shown": mask_str(self.shown),
         }
+        if self.rules.transfer == "reflect":  # absent otherwise: earlier bytes unchanged
+            view["direction"] = "clockwise" if self.direction > 0 else "counter_clockwise"
+        return view
 
     def public_event(self, event: tuple, seat: int) -> dict[str, Any] | None:
         """One recorded event (from ``events``) as ``seat`` may see it, in wire form, or

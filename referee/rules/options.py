@@ -147,10 +147,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("action_cap", 5000, "number >= 10",
            "Hard cap on actions in one game; reaching it ends the game as a draw "
            "(termination action_cap).", _count(10)),
-    Option("transfer", "off", "off, on, trump_show",
+    Option("transfer", "off", "off, on, trump_show, reflect",
            "off: podkidnoy (throw-in only). on: perevodnoy, the defender may pass the bout on "
-           "with a card of the attacked rank. trump_show: also by showing that rank's trump.",
-           _choice("off", "on", "trump_show")),
+           "with a card of the attacked rank. trump_show: also by showing that rank's trump. "
+           "reflect: the card sends the bout back to the main attacker, who defends, and the "
+           "direction of play reverses.",
+           _choice("off", "on", "trump_show", "reflect")),
     Option("transfer_limit", None, "number >= 1, none",
            "Transfers allowed per bout (none: no limit; deflection tables use 1).",
            _count_or_none(1)),

@@ -125,7 +125,7 @@ def test_override_without_equals_sign():
     ("pickup_draw_limit", "0", ">= 1"),
     ("action_cap", "9", ">= 10"),
     ("action_cap", "none", ">= 10"),
-    ("transfer", "reflect", "off, on, trump_show"),
+    ("transfer", "reflection", "off, on, trump_show, reflect"),
     ("transfer_limit", "0", ">= 1"),
 ])
 def test_bad_value_names_the_option_and_the_valid_values(name, text, hint):

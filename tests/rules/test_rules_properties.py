@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.rules import (
-    PASS, PRESETS, TAKE, Game, IllegalAction, make_rules,
+    PASS, PRESETS, TAKE, TRANSFER, Game, IllegalAction, make_rules,
 )
 from referee.rules.actions import KIND_NAMES, check_action
 from referee.rules.cards import DECK_LOW_RANK, deck_cards, make_card
@@ -48,6 +48,8 @@ def random_rules(rng: random.Random, preset: str, deck: int, players: int):
     }
     if preset != "classic":
         choices["transfer_limit"] = ["none", "1", "2"]
+    if preset == "perevodnoy":
+        choices["transfer"] = ["on", "reflect"]
     overrides = {"deck": str(deck)}
     for name in rng.sample(sorted(choices), rng.randrange(len(choices) + 1)):
         overrides[name] = rng.choice(choices[name])
@@ -255,6 +257,27 @@ def test_transfer_and_show_actions_occur_in_random_play():
         g = playout(rules, 2 + seed % 5, seed, full=False)
         kinds |= {a & 15 for a in g.history}
     assert kinds == set(range(7))  # everything but exchange (off in this preset)
+
+
+def test_reflections_occur_in_random_play_and_reverse_the_direction():
+    reversed_seen = 0
+    for seed in range(100):
+        rules = make_rules("classic", ["transfer=reflect"])
+        rng = random.Random(seed)
+        g = Game.new(rules, 3 + seed % 4, seed=seed)
+        while not g.is_over:
+            action = rng.choice(g.legal_actions())
+            if action & 15 == TRANSFER:  # a reflection
+                attacker, direction = g.attacker, g.direction
+                g.apply(action)
+                assert g.direction == -direction and g.defender == attacker
+                reversed_seen += 1
+            else:
+                g.apply(action)
+            check_state(g)
+            assert g.observe(0)["direction"] == ("clockwise" if g.direction > 0 else "counter_clockwise")
+        check_replay(g)
+    assert reversed_seen > 20
 
 
 def test_exchange_occurs_in_random_play():
