@@ -448,10 +448,14 @@ class Game:
         if p == ATTACK_PHASE:
             acts = []
             m = self.hands[self.attacker]
+            if self.attacks:  # lead=same_rank: more of the lead's rank, or pass to end the lead
+                m &= RANK_MASK[self.attacks[0] >> 2]
             while m:
                 low = m & -m
                 acts.append(ATTACK | (low.bit_length() - 1) << 4)
                 m ^= low
+            if self.attacks:
+                acts.append(PASS)
             return acts
         if p == EXCHANGE_PHASE:
             return [EXCHANGE, PASS]
@@ -532,12 +536,17 @@ class Game:
         allowed = {EXCHANGE_PHASE: (EXCHANGE, PASS), ATTACK_PHASE: (ATTACK,),
                    DEFEND_PHASE: (COVER, TRANSFER, SHOW_TRUMP, TAKE),
                    THROW_IN_PHASE: (THROW_IN, PASS)}[self.phase]
+        if self.phase == ATTACK_PHASE and self.attacks:
+            allowed = (ATTACK, PASS)
         if kind not in allowed:
             names = ", ".join(KIND_NAMES[k] for k in allowed)
             return f"{name} is not an option in phase {phase} (seat {seat} may: {names})"
         card = card_of(action)
         if kind in (ATTACK, COVER, THROW_IN, TRANSFER, SHOW_TRUMP) and not self.hands[seat] >> card & 1:
             return f"seat {seat} does not hold {card_str(card)}"
+        if kind == ATTACK and self.attacks:
+            return (f"a lead of several cards is of one rank: {card_str(card)} is not of rank "
+                    f"{card_str(self.attacks[0])[0]}")
         if kind == COVER:
             slot = slot_of(action)
             if slot >= len(self.attacks):
@@ -605,24 +614,26 @@ class Game:
             self.hands[seat] ^= bit
             self.known[seat] &= ~bit
             self.covers[action >> 10] = card
-            if -1 not in self.covers:
+            if -1 not in self.covers or self.rules.throw_in_timing == "any":
                 self._enter_throw_in()
         elif kind == THROW_IN:
             self.hands[seat] ^= bit
             self.known[seat] &= ~bit
             self.attacks.append(card)
             self.covers.append(-1)
-            if self.taking:
+            if self.taking or self.rules.throw_in_timing == "any":
                 self._enter_throw_in()
             else:
                 self.phase = DEFEND_PHASE
         elif kind == PASS:
             if self.phase == EXCHANGE_PHASE:
                 self.phase = ATTACK_PHASE
+            elif self.phase == ATTACK_PHASE:  # lead=same_rank: the lead is complete
+                self._lead_done()
             else:
                 self.passes += 1
                 if self.passes >= len(self.order):
-                    self._end_bout()
+                    self._asking_done()
                 else:
                     self.asker = (self.asker + 1) % len(self.order)
         elif kind == ATTACK:
@@ -630,7 +641,9 @@ class Game:
             self.known[seat] &= ~bit
             self.attacks.append(card)
             self.covers.append(-1)
-            self.phase = DEFEND_PHASE
+            if not (self.rules.lead == "same_rank" and len(self.attacks) < self.limit
+                    and self.hands[seat] & RANK_MASK[card >> 2]):
+                self._lead_done()
         elif kind == TAKE:
             self.taking = True
             self._enter_throw_in()
@@ -666,7 +679,25 @@ class Game:
         """Transfer or shown trump: the defender becomes main attacker, the next seat defends."""
         self.transfers += 1
         self._set_roles(seat)
-        self.phase = DEFEND_PHASE
+        if self.rules.throw_in_timing == "any":
+            self._enter_throw_in()
+        else:
+            self.phase = DEFEND_PHASE
+
+    def _lead_done(self) -> None:
+        """The main attacker has laid the bout's lead (one card, or several of one rank)."""
+        if self.rules.throw_in_timing == "any":
+            self._enter_throw_in()
+        else:
+            self.phase = DEFEND_PHASE
+
+    def _asking_done(self) -> None:
+        """Every attacker passed in a row: the defender answers what is uncovered (only
+        with throw_in_timing=any can there be any), else the bout ends."""
+        if not self.taking and -1 in self.covers:
+            self.phase = DEFEND_PHASE
+        else:
+            self._end_bout()
 
     def _set_roles(self, attacker: int) -> None:
         self.attacker = attacker
@@ -689,10 +720,11 @@ class Game:
         self.phase = ATTACK_PHASE
 
     def _enter_throw_in(self) -> None:
-        """All cards covered, or the defender takes: ask the attackers from the main one."""
+        """All cards covered, or the defender takes (or, with throw_in_timing=any, after
+        any card is laid): ask the attackers from the main one."""
         self.asker = self.passes = 0
         if len(self.attacks) >= self.limit:
-            self._end_bout()
+            self._asking_done()
             return
         ranks = self._rank_mask()
         hands = self.hands
@@ -700,7 +732,7 @@ class Game:
             if hands[s] & ranks:
                 self.phase = THROW_IN_PHASE
                 return
-        self._end_bout()  # no attacker can add a card
+        self._asking_done()  # no attacker can add a card
 
     def _end_bout(self) -> None:
         defender = self.defender

@@ -164,6 +164,14 @@ OPTIONS: tuple[Option, ...] = (
            "A defender who beats off the attack and goes out in the same bout: off, the "
            "player on their left attacks next; on, that player defends and the same main "
            "attacker attacks again.", _boolean, quiet=True),
+    Option("lead", "one", "one, same_rank",
+           "The bout's lead: one card, or several cards of one rank (laid one attack at a "
+           "time, ended by pass) within the bout's limit.", _choice("one", "same_rank"),
+           quiet=True),
+    Option("throw_in_timing", "covered", "covered, any",
+           "When attackers may add cards: once every card is covered (or the defender takes), "
+           "or any time, asked after every card laid, before the defender answers.",
+           _choice("covered", "any"), quiet=True),
 )
 
 OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
@@ -187,6 +195,8 @@ class Rules:
     transfer_limit: int | None = None
     draw_others: str = "clockwise"
     defender_fairness: bool = False
+    lead: str = "one"
+    throw_in_timing: str = "covered"
     preset: str = "classic"
 
     def as_dict(self) -> dict[str, Any]:

@@ -36,6 +36,8 @@ def random_rules(rng: random.Random, preset: str, deck: int, players: int):
         "trump_exchange": ["on", "off", f"seats:{rng.randrange(players)}"],
         "draw_others": ["clockwise", "counter_clockwise"],
         "defender_fairness": ["on", "off"],
+        "lead": ["one", "same_rank"],
+        "throw_in_timing": ["covered", "any"],
         "throw_in_ranks": ["all", "attacks"],
         "max_attacks": ["6", "none", "3", "1"],
         "first_bout_limit": ["on", "off"],
@@ -106,9 +108,14 @@ def check_state(g: Game) -> None:
         assert len(g.attacks) <= 5
     phase = ("exchange", "attack", "defend", "throw_in")[g.phase]
     if phase == "attack":
-        assert not g.attacks
-        if g.talon:
-            assert all(h.bit_count() >= 6 for h in g.hands)
+        if g.rules.lead == "same_rank" and g.attacks:
+            # a lead of several cards in progress: all of one rank, nothing covered
+            assert len({c >> 2 for c in g.attacks}) == 1 and set(g.covers) == {-1}
+            assert g.current_seat == g.attacker
+        else:
+            assert not g.attacks
+            if g.talon:
+                assert all(h.bit_count() >= 6 for h in g.hands)
     if phase == "throw_in":
         assert g.current_seat != g.defender
     # forced moves: exactly when pass or take is the only action
@@ -278,6 +285,25 @@ def test_reflections_occur_in_random_play_and_reverse_the_direction():
             assert g.observe(0)["direction"] == ("clockwise" if g.direction > 0 else "counter_clockwise")
         check_replay(g)
     assert reversed_seen > 20
+
+
+def test_several_card_leads_and_early_throw_ins_occur_in_random_play():
+    """lead=same_rank leads of two or more cards, and throw-ins while a card is uncovered."""
+    multi_leads = early = 0
+    for seed in range(150):
+        rules = make_rules("perevodnoy", ["lead=same_rank", "throw_in_timing=any"])
+        rng = random.Random(seed)
+        g = Game.new(rules, 2 + seed % 5, seed=seed)
+        while not g.is_over:
+            action = rng.choice(g.legal_actions())
+            if g.phase == 1 and g.attacks and action & 15 == 0:
+                multi_leads += 1
+            if action & 15 == 2 and -1 in g.covers and not g.taking:
+                early += 1
+            g.apply(action)
+            check_state(g)
+        check_replay(g)
+    assert multi_leads > 20 and early > 20
 
 
 def test_exchange_occurs_in_random_play():
