@@ -56,15 +56,15 @@ def bench_engine(games: int = 2000, repeats: int = 5, seed: int = 1, players: in
     rounds: dict[bool, list[float]] = {False: [], True: []}
     actions_total = 0
     for r in range(repeats):
-        for checked in (False, True):
-            seconds, actions = _engine_round(rules, players, games, f"{seed}:{r}", checked)
-            rounds[checked].append(seconds)
+        for with_check in (False, True):
+            seconds, actions = _engine_round(rules, players, games, f"{seed}:{r}", with_check)
+            rounds[with_check].append(seconds)
         actions_total += actions
     actions_per_game = actions_total / (games * repeats)
 
-    def figures(checked: bool) -> dict[str, Any]:
-        median = statistics.median(rounds[checked])
-        return {"round_seconds": [round(x, 4) for x in rounds[checked]],
+    def figures(with_check: bool) -> dict[str, Any]:
+        median = statistics.median(rounds[with_check])
+        return {"round_seconds": [round(x, 4) for x in rounds[with_check]],
                 "games_per_s": round(games / median, 1),
                 "actions_per_s": round(games * actions_per_game / median, 1),
                 "us_per_action": round(1e6 * median / (games * actions_per_game), 3)}

@@ -236,7 +236,7 @@ class StreamPlayer(Player):
                       f"pong may come")
         raise self._fail("protocol", reason, message)
 
-    async def _chunk_now(self) -> bytes | None:
+    async def _chunk_now(self) -> bytes | bytearray | None:
         """Bytes the stream delivers without waiting: a chunk, ``b""`` at the end of the
         stream (or on a read error: the next read reports it), None when nothing is there."""
         if self._in_fileno is not None:
@@ -253,7 +253,7 @@ class StreamPlayer(Player):
         except _WRITE_ERRORS:
             return b""
 
-    async def _read_chunk(self) -> bytes:
+    async def _read_chunk(self) -> bytes | bytearray:
         """The next chunk of the stream, waiting in trio for it if need be; ``b""`` at
         the end of the stream (or a read error)."""
         fileno = self._in_fileno
