@@ -13,6 +13,10 @@ How a game runs (docs/RULES.md states the same rules for people):
   in one card or passes. A new card sends the play back to the defender (unless they
   are taking) and restarts the asking at the main attacker. The bout ends when every
   attacker has passed in a row, or when no attacker can legally add a card.
+  Options change this flow: ``lead=same_rank`` keeps the main attacker in ATTACK to lay
+  more cards of the lead's rank (PASS ends the lead); ``throw_in_timing=any`` asks the
+  attackers after every card laid, and hands the move to the defender when they all pass
+  with cards still uncovered.
 - At the end of a bout the table is discarded or picked up, everyone draws up to six
   (main attacker, other attackers, defender last), empty hands with an empty talon go
   out, and the next bout's roles are set. The game ends when at most one player holds
