@@ -6,7 +6,7 @@ import pytest
 
 from referee.rules import Game, IllegalAction, make_rules
 
-from rules_testkit import cards, hand, legal, play, table
+from rules_testkit import cards, hand, legal, play, snapshot, table
 
 REFLECT = make_rules("classic", ["transfer=reflect"])
 TALON = "QC KC QS KS JH QH KH AH"
@@ -127,3 +127,13 @@ def test_direction_is_not_in_the_observation_of_other_transfer_modes():
 def test_a_new_game_plays_clockwise_again():
     g = Game.new(REFLECT, 3, seed=5)
     assert g.direction == 1 and g.observe(0)["direction"] == "clockwise"
+
+
+def test_a_cheating_defender_cannot_show_a_trump_under_reflect():
+    g = r3(seat0="6S 8C 9C", seat1="6H 7S KD")  # 6H is the trump of the attacked rank
+    play(g, "attack 6S")
+    assert legal(g) == {"cover 0 7S", "cover 0 6H", "transfer 6H", "take"}
+    before = snapshot(g)
+    with pytest.raises(IllegalAction, match=r"show_trump is not allowed by these rules \(transfer=reflect\)"):
+        play(g, "show_trump 6H")
+    assert snapshot(g) == before
