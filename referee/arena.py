@@ -110,6 +110,7 @@ class Arena:
     duplicate: bool = False  #: both games of a pairing share one deal (only for trusted bots)
     log_dir: Path | None = None
     on_event: Callable[[str], None] | None = None
+    reconnect_grace: float = 0.0  #: seconds a game waits, paused, for a bot that dropped
     seats: dict[str, list[TcpSeat]] = field(default_factory=dict)
     played: int = 0
     in_flight: int = 0
@@ -129,6 +130,9 @@ class Arena:
         self._stopping.set()
 
     def claim(self, name: str) -> TcpSeat | None:
+        for s in self.seats.get(name, []):
+            if s.paused:  # its game waits for this bot to come back (--reconnect-grace)
+                return s
         live = [s for s in self.seats.get(name, []) if s.connected]
         if len(live) >= self.max_games_per_bot:
             # A bot reconnecting after its connection dropped between games: let its dead
@@ -137,7 +141,9 @@ class Arena:
             live = [s for s in live if s.connected]
         if len(live) >= self.max_games_per_bot:
             return None
-        seat = TcpSeat(name, wait_s=0.0, max_frame=self.limits.max_frame)
+        seat = TcpSeat(name, wait_s=0.0, max_frame=self.limits.max_frame,
+                       reconnect_grace=self.reconnect_grace)
+        seat.on_event = self.on_event
         self.seats[name] = live + [seat]
         return seat
 

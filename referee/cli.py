@@ -96,6 +96,12 @@ MAX_CPU_S = 366 * 24 * 3600  # a year
 WEEK_S = 7 * 24 * 3600
 
 
+_RECONNECT_HELP = ("For TCP bots: seconds a game waits, paused and with the bot's clock stopped, for "
+                   "a bot whose connection dropped while it was to decide; it reconnects with its "
+                   "token and gets game_start and the open request again. 0 (default): a drop is a "
+                   "disconnect forfeit at once. After the grace it is one as well.")
+
+
 def _range(value: float | None, option: str, low: float, high: float, *, low_open: bool = False) -> None:
     """Exit 2 unless ``value`` (if given) is a finite number in [low, high] ((low, high]
     with ``low_open``): typer's min/max let nan and inf through."""
@@ -203,6 +209,7 @@ def match(
         "without one gets a generated token, printed at the start.", show_default=False)] = None,
     connect_wait: Annotated[float, typer.Option(
         help="Seconds to wait for each TCP bot to connect (and to reconnect between games).")] = 120.0,
+    reconnect_grace: Annotated[float, typer.Option(help=_RECONNECT_HELP)] = 0.0,
     sandbox: Annotated[str, typer.Option(help=_SANDBOX_HELP)] = "auto",
     bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
     recover: Annotated[bool, _RECOVER] = False,
@@ -229,6 +236,7 @@ def match(
     except (RulesError, BotSpecError, TimeControlError, OnIllegalError) as exc:
         fail(str(exc))
     _range(connect_wait, "--connect-wait", 0, WEEK_S, low_open=True)
+    _range(reconnect_grace, "--reconnect-grace", 0, WEEK_S)
     from .matchlog import LogError
     from .sandbox import SandboxError
     from .tcp import ListenError, is_loopback, new_token, parse_listen
@@ -247,7 +255,7 @@ def match(
     mode, binds = _sandbox_options(sandbox, bind)
     options = SeatOptions(max_memory_mb=max_memory, max_cpu_s=max_cpu, listen=listen_at,
                              tokens=tuple(tokens.items()), connect_wait=connect_wait,
-                             sandbox=mode, binds=binds)
+                             reconnect_grace=reconnect_grace, sandbox=mode, binds=binds)
     with progress_for(games, "match", enabled=not as_json) as advance:
         try:
             with lifted(BotStartError, ListenError, LogError, SandboxError):
@@ -1360,6 +1368,7 @@ def serve(
                                             "that remembers the first game knows its opponent's "
                                             "hand in the second.")] = False,
     ping_interval: Annotated[float, typer.Option(help="Seconds between pings of idle bots.")] = 15.0,
+    reconnect_grace: Annotated[float, typer.Option(help=_RECONNECT_HELP)] = 0.0,
     move_time: Annotated[float, typer.Option(help="Seconds per decision.")] = 10.0,
     rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
     set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
@@ -1391,6 +1400,7 @@ def serve(
         fail(str(exc))
     _range(ping_interval, "--ping-interval", 0, WEEK_S, low_open=True)
     _range(handshake_time, "--handshake-time", 0.1, WEEK_S)
+    _range(reconnect_grace, "--reconnect-grace", 0, WEEK_S)
     if not is_loopback(host):
         err.print(f"durak-ref: note: listening on {host}, not loopback: other machines can connect "
                   "(tokens are checked)", markup=False)
@@ -1401,7 +1411,7 @@ def serve(
         if not store.token_hashes():
             fail(f"no bots are registered in {db}; register one with: durak-ref register NAME")
         arena = Arena(store, config, limits, max_games_per_bot=max_games_per_bot, games=games,
-                      log_dir=log_dir, duplicate=duplicate,
+                      log_dir=log_dir, duplicate=duplicate, reconnect_grace=reconnect_grace,
                       on_event=lambda text: err.print(text, markup=False, highlight=False))
         err.print(f"arena on {host}:{port}; bots: {', '.join(sorted(store.token_hashes()))}",
                   markup=False, highlight=False)

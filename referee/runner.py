@@ -38,6 +38,7 @@ class SeatOptions:
     listen: tuple[str, int] = ("127.0.0.1", 7724)
     tokens: tuple[tuple[str, str], ...] = ()  #: (name, secret) for tcp:NAME seats
     connect_wait: float = 120.0  #: seconds to wait for a TCP bot to connect
+    reconnect_grace: float = 0.0  #: seconds a game waits, paused, for a TCP bot that dropped
     sandbox: str = "auto"  #: auto | bwrap | none (see referee/sandbox.py)
     binds: tuple[str, ...] = ()  #: extra read-only paths for sandboxed bots
     hide: tuple[str, ...] = ()  #: paths bots must not see (store, config, tokens; logs are added)
@@ -82,7 +83,8 @@ def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: 
             players.append(human)
         else:
             from .tcp import TcpSeat
-            players.append(TcpSeat(name, spec, wait_s=options.connect_wait))
+            players.append(TcpSeat(name, spec, wait_s=options.connect_wait,
+                                   reconnect_grace=options.reconnect_grace))
     return players
 
 
@@ -94,6 +96,8 @@ async def _open_gate(players: Sequence[Player], options: SeatOptions, nursery: t
     seats = {p.spec.name: p for p in players if isinstance(p, TcpSeat)}
     if not seats:
         return
+    for seat in seats.values():
+        seat.on_event = on_tcp
     tokens = TokenBook()
     for name, secret in options.tokens:
         tokens.add(name, secret)

@@ -18,7 +18,10 @@ and is recorded with its reason. Failed tokens are logged in aggregate (one line
 ``log_interval_s``), not one line each; other refusals one line each up to
 ``log_burst`` per interval, then as a count. The protocol on an accepted connection is exactly
 the one over pipes (``wire.StreamPlayer``): a bot's disconnect mid-game is its
-``disconnect`` forfeit, and it may reconnect for the next game.
+``disconnect`` forfeit, and it may reconnect for the next game. With a reconnect grace
+(``TcpSeat.reconnect_grace``, ``--reconnect-grace``) a connection lost while the bot is to
+decide pauses the game instead: the bot's clock is stopped, and a new authenticated
+connection within the grace gets the game's ``game_start`` and the open request again.
 
 The gate never trusts the network: every read has a deadline, frames are checked on
 their header before allocation, writes to a peer that stops reading fail it after a
@@ -256,9 +259,19 @@ class TcpSeat(StreamPlayer):
     hands it; without one it waits (up to ``wait_s``) or fails as a disconnect."""
 
     def __init__(self, name: str, spec: BotSpec | None = None, *, wait_s: float = 60.0,
-                 max_frame: int = 1 << 20) -> None:
+                 max_frame: int = 1 << 20, reconnect_grace: float = 0.0) -> None:
         super().__init__(name, spec or BotSpec("tcp", name, (), f"tcp:{name}"), wants_events=True)
         self.wait_s = wait_s
+        #: Seconds a game waits, paused, for a bot whose connection dropped while it was to
+        #: decide (0: the drop is a ``disconnect`` forfeit at once).
+        self.reconnect_grace = reconnect_grace
+        self.paused = False  #: waiting for a reconnection in the middle of a game
+        self.reconnects = 0  #: reconnections within the grace, over the seat's life
+        self.on_event: Any = None  #: callable(str) for operator lines (set by the runner)
+        self._game_start: dict[str, Any] | None = None  #: of the game in play
+        #: What is left of the grace in the game in play: a bot's pauses in one game add up
+        #: to at most ``reconnect_grace``, so dropping again and again cannot stall a table.
+        self._grace_left = reconnect_grace
         self.max_frame = max_frame
         self.peer: str | None = None
         self.token_hash: str | None = None  #: the hash of the token this connection used
@@ -338,6 +351,67 @@ class TcpSeat(StreamPlayer):
             await self._await_connection()
         except BotFailure:
             pass  # still gone: the game records the forfeit
+
+    async def send(self, message: dict[str, Any]) -> None:
+        kind = message["type"]
+        if kind == "game_start":
+            self._game_start = message  # sent again to a bot that reconnects mid-game
+            self._grace_left = self.reconnect_grace
+        elif kind == "game_end":
+            self._game_start = None
+        await super().send(message)
+
+    async def decide(self, request: dict[str, Any], budget: float | None = None) -> dict[str, Any]:
+        """As ``StreamPlayer.decide``; but with a reconnect grace, a connection lost
+        before the answer pauses the decision: the bot's clock stops (the time it used
+        before the drop still counts), and a new connection within the grace gets the
+        game's ``game_start`` and this request again (same id). No reconnection within
+        the grace: the ``disconnect`` failure, with the grace in its evidence."""
+        used = 0.0  # the bot's time on this request before connections dropped
+        while True:
+            began = trio.current_time()
+            try:
+                answer = await super().decide(request, None if budget is None else max(budget - used, 0.0))
+            except BotFailure as exc:
+                if exc.kind != "disconnect" or self._grace_left <= 0:
+                    raise
+                used += trio.current_time() - began
+                await self._await_reconnect(exc, request["id"])
+                continue
+            if used and self.timing is not None:
+                written, answered = self.timing
+                self.timing = (written - used, answered)
+            return answer
+
+    async def _await_reconnect(self, lost: BotFailure, request_id: int) -> None:
+        """Wait up to ``reconnect_grace`` seconds for the bot to connect again; then queue
+        the game's ``game_start`` for it. Raises the disconnect failure if it does not."""
+        grace = self.reconnect_grace
+        self.release()  # the gate closes the dead socket; a new connection may claim the seat
+        self._say(f"{self.name}: connection lost at request {request_id}; game paused for up "
+                  f"to {self._grace_left:.3g} s")
+        paused_at = trio.current_time()
+        self.paused = True
+        try:
+            with trio.move_on_after(self._grace_left):
+                await self._connected.wait()
+        finally:
+            self.paused = False
+            self._grace_left = max(0.0, self._grace_left - (trio.current_time() - paused_at))
+        if not self.connected:
+            self.failure = BotFailure(
+                "disconnect", f"{lost.reason}; no reconnection within the grace of {grace:g} s "
+                "(all pauses of a game together)", {**lost.evidence, "reconnect_grace_s": grace})
+            raise self.failure
+        self.reconnects += 1
+        self._say(f"{self.name} reconnected from {self.peer} after "
+                  f"{trio.current_time() - paused_at:.2f} s; the game goes on")
+        if self._game_start is not None:
+            self._out += encode(self._game_start)
+
+    def _say(self, text: str) -> None:
+        if self.on_event is not None:
+            self.on_event(text)
 
     async def ping(self, timeout: float) -> bool:
         """Ping an idle connection; False (and the connection released) if it does not

@@ -14,7 +14,7 @@ from .actions import (
 )
 from .cards import CardError, card_str, parse_card
 from .game import (
-    ACTION_CAP, DRAW, NORMAL, PHASE_NAMES, STALEMATE, Game, Outcome, shuffled_deck,
+    ACTION_CAP, DRAW, NORMAL, PHASE_NAMES, STALEMATE, Game, Outcome, PositionError, shuffled_deck,
 )
 from .match import next_dealer
 from .options import OPTIONS, PRESETS, Rules, RulesError, make_rules
@@ -23,6 +23,6 @@ __all__ = [
     "ATTACK", "COVER", "EXCHANGE", "KIND_NAMES", "PASS", "SHOW_TRUMP", "TAKE", "THROW_IN",
     "TRANSFER", "IllegalAction", "MalformedAction", "action_from_wire", "action_str",
     "action_to_wire", "parse_action", "CardError", "card_str", "parse_card", "ACTION_CAP",
-    "DRAW", "NORMAL", "PHASE_NAMES", "STALEMATE", "Game", "Outcome", "shuffled_deck",
+    "DRAW", "NORMAL", "PHASE_NAMES", "STALEMATE", "Game", "Outcome", "PositionError", "shuffled_deck",
     "next_dealer", "OPTIONS", "PRESETS", "Rules", "RulesError", "make_rules",
 ]

@@ -3,15 +3,20 @@
 How a game runs (docs/RULES.md states the same rules for people):
 
 - ``Game.new`` deals from an explicit deck order (or one shuffled from a seed), turns
-  the trump and chooses the first attacker. If ``trump_exchange`` is on and someone
-  holds the deck's lowest trump, the game opens in phase EXCHANGE for that seat.
+  the trump and chooses the first attacker. If ``trump_exchange`` allows the seat
+  holding the deck's lowest trump, the game opens in phase EXCHANGE for that seat.
 - A bout is three phases. ATTACK: the main attacker leads one card. DEFEND: the
   defender covers one uncovered card, transfers, shows a trump, or takes. THROW_IN:
   once every attack card is covered (or the defender takes), the attackers are asked
-  in ``order`` (main attacker first, then clockwise, never the defender); each throws
+  in ``order`` (main attacker first, then in the direction of play, never the defender;
+  play is clockwise until a ``transfer=reflect`` reflection reverses it); each throws
   in one card or passes. A new card sends the play back to the defender (unless they
   are taking) and restarts the asking at the main attacker. The bout ends when every
   attacker has passed in a row, or when no attacker can legally add a card.
+  Options change this flow: ``lead=same_rank`` keeps the main attacker in ATTACK to lay
+  more cards of the lead's rank (PASS ends the lead); ``throw_in_timing=any`` asks the
+  attackers after every card laid, and hands the move to the defender when they all pass
+  with cards still uncovered.
 - At the end of a bout the table is discarded or picked up, everyone draws up to six
   (main attacker, other attackers, defender last), empty hands with an empty talon go
   out, and the next bout's roles are set. The game ends when at most one player holds
@@ -65,6 +70,11 @@ class Outcome:
                 "last_out": list(self.last_out), "reason": self.reason}
 
 
+class PositionError(RulesError):
+    """A position given to ``Game.from_position`` that no game could reach or continue
+    from; the message names what is wrong. The caller's fault, never a bot's."""
+
+
 def shuffled_deck(size: int, seed: int | str) -> list[int]:
     """The deck order for ``seed``: deterministic across runs and Python versions >= 3.2."""
     deck = deck_cards(size)
@@ -84,7 +94,7 @@ class Game:
         "rules", "players", "deck", "dealer", "hands", "talon", "trump_card", "trump_suit",
         "trump_holder", "discard", "attacks", "covers", "known", "out", "attacker",
         "defender", "order", "phase", "taking", "asker", "passes", "bout", "transfers",
-        "shown", "limit", "first_bout", "exchange_seat", "action_count", "pickup_streak",
+        "shown", "limit", "first_bout", "exchange_seat", "action_count", "pickup_streak", "direction",
         "outcome", "history", "events", "out_order", "_legal_at", "_legal",
     )
 
@@ -117,6 +127,7 @@ class Game:
     exchange_seat: int | None
     action_count: int
     pickup_streak: int              #: takes in a row with an empty talon, nobody out
+    direction: int                  #: +1 play goes clockwise, -1 counter-clockwise (reflections)
     outcome: Outcome | None
     history: list[int]              #: every action applied, in order
     events: list[tuple] | None
@@ -185,7 +196,7 @@ class Game:
             low = make_card(DECK_LOW_RANK[rules.deck], g.trump_suit)
             if low != g.trump_card:
                 for seat in range(players):
-                    if hands[seat] >> low & 1:
+                    if hands[seat] >> low & 1 and rules.may_exchange(seat):
                         g.exchange_seat = seat
                         g.phase = EXCHANGE_PHASE
         return g
@@ -194,7 +205,8 @@ class Game:
     def from_position(cls, rules: Rules, hands: list[str], *, trump: str, talon: str = "",
                       attacker: int = 0, table: str = "", taking: bool = False,
                       out: tuple[int, ...] = (), first_bout: bool = False,
-                      dealer: int | None = None, record_events: bool = False) -> Game:
+                      dealer: int | None = None, record_events: bool = False,
+                      counter_clockwise: bool = False) -> Game:
         """Set up an explicit position (for tests, puzzles and analysis).
 
         ``hands``: one string of cards per seat, e.g. ``["6S 7H", "8S"]``. ``trump``:
@@ -205,11 +217,26 @@ class Game:
         empty, ATTACK; an uncovered card and not taking, DEFEND; else THROW_IN from the
         main attacker. The defender is the next seat in after ``attacker``; the bout's
         attack limit counts the defender's hand plus the cards they laid on the table.
+        ``counter_clockwise``: play goes counter-clockwise (after a reflection).
+        Raises PositionError naming what is wrong with an impossible position.
         """
         from .cards import parse_card
         n = len(hands)
         if not 2 <= n <= 6:
-            raise RulesError(f"a table has 2 to 6 players, not {n}")
+            raise PositionError(f"a table has 2 to 6 players, not {n}")
+        for s in out:
+            if not 0 <= s < n:
+                raise PositionError(f"out seat {s} does not exist at a {n}-player table (seats 0..{n - 1})")
+        if not 0 <= attacker < n:
+            raise PositionError(f"attacker seat {attacker} does not exist at a {n}-player table "
+                                f"(seats 0..{n - 1})")
+        if attacker in out:
+            raise PositionError(f"the attacker, seat {attacker}, is out; the main attacker must be "
+                                "a seat still in the game")
+        if n - len(set(out)) < 2:
+            raise PositionError("fewer than two seats are still in: the game would already be over")
+        if dealer is not None and not 0 <= dealer < n:
+            raise PositionError(f"dealer seat {dealer} does not exist at a {n}-player table")
         g = cls.__new__(cls)
         g.rules, g.players, g.deck = rules, n, []
         g.dealer = n - 1 if dealer is None else dealer
@@ -220,7 +247,7 @@ class Game:
         for s, text in enumerate(hands):
             for c in map(parse_card, text.split()):
                 if g.hands[s] >> c & 1:
-                    raise RulesError(f"{card_str(c)} is placed twice in the position")
+                    raise PositionError(f"{card_str(c)} is placed twice in the position")
                 g.hands[s] |= 1 << c
         g.trump_card = parse_card(trump)
         g.trump_suit = suit_of(g.trump_card)
@@ -233,22 +260,24 @@ class Game:
             g.attacks.append(parse_card(attack_text))
             g.covers.append(-1 if cover_text in ("", "--") else parse_card(cover_text))
         if top and top[-1] != g.trump_card:
-            raise RulesError("the talon's last card (drawn last) must be the face-up trump")
+            raise PositionError("the talon's last card (drawn last) must be the face-up trump")
         g.talon = top[::-1]
         for c in [c for h in g.hands for c in iter_bits(h)] + top + g.attacks + g.covers:
             if c >= 0:
                 if placed >> c & 1:
-                    raise RulesError(f"{card_str(c)} is placed twice in the position")
+                    raise PositionError(f"{card_str(c)} is placed twice in the position")
                 placed |= 1 << c
         every = 0
         for c in deck_cards(rules.deck):
             every |= 1 << c
         if placed & ~every:
-            raise RulesError(f"the position uses cards outside the {rules.deck}-card deck")
+            raise PositionError(f"the position uses cards outside the {rules.deck}-card deck")
         g.discard = every & ~placed
         g.out = [s in out for s in range(n)]
         g.out_order = list(out)
         g._fresh_counters(bout=1, first_bout=first_bout, taking=taking)
+        if counter_clockwise:
+            g.direction = -1
         g._set_roles(attacker)
         covered = sum(1 for c in g.covers if c >= 0)
         g.limit = min(g._cap(), g.hands[g.defender].bit_count() + covered)
@@ -258,12 +287,45 @@ class Game:
             g.phase = DEFEND_PHASE
         else:
             g.phase = THROW_IN_PHASE
+        g._check_position()
         return g
+
+    def _check_position(self) -> None:
+        """Raise PositionError if this hand-made position could not arise in a game: a
+        seat marked out holds cards, a seat without cards is still in outside a bout, the
+        table breaks the bout's limit or holds a cover that does not beat its card, or the
+        seat to move has no legal action."""
+        n, hands, out = self.players, self.hands, self.out
+        for s in range(n):
+            if out[s] and hands[s]:
+                raise PositionError(f"seat {s} is marked out but holds {' '.join(mask_str(hands[s]))}")
+        if self.taking and not self.attacks:
+            raise PositionError("the defender is taking, but the table is empty")
+        if not self.attacks:
+            for s in range(n):
+                if not out[s] and not hands[s] and not self.talon:
+                    raise PositionError(f"seat {s} holds no cards with the talon empty and no bout "
+                                        "in play, so it has gone out: list it in out")
+        if len(self.attacks) > self.limit:
+            raise PositionError(
+                f"the table holds {len(self.attacks)} attack cards, over this bout's limit of "
+                f"{self.limit} (max_attacks, first-bout limit, or the defender's hand plus the "
+                "cards they covered with)")
+        beaters = BEATERS[self.trump_suit]
+        for slot, (a, c) in enumerate(zip(self.attacks, self.covers)):
+            if c >= 0 and not beaters[a] >> c & 1:
+                raise PositionError(f"table slot {slot}: {card_str(c)} does not beat {card_str(a)} "
+                                    f"(trump {'CDHS'[self.trump_suit]})")
+        if not self._legal_actions():
+            raise PositionError(f"seat {self.seat_to_move()} is to move in phase "
+                                f"{PHASE_NAMES[self.phase]} but has no legal action (a main attacker "
+                                "needs a card to lead)")
 
     def _fresh_counters(self, *, bout: int, first_bout: bool, taking: bool) -> None:
         """The bookkeeping of a game that has just been set up: no actions yet."""
         self.taking = taking
         self.asker = self.passes = self.transfers = self.shown = 0
+        self.direction = 1
         self.bout = bout
         self.first_bout = first_bout
         self.action_count = 0
@@ -278,6 +340,13 @@ class Game:
             return int(fa[5:])
         nxt = (self.dealer + 1) % self.players
         if fa == "dealer_next":
+            return nxt
+        if fa == "two_of_clubs":
+            # Cards 0..3 are 2C 2D 2H 2S (card index = rank * 4 + suit): the order of asking.
+            for card in range(4):
+                for seat, hand in enumerate(self.hands):
+                    if hand >> card & 1:
+                        return seat
             return nxt
         best, best_rank = nxt, 99
         for seat, hand in enumerate(self.hands):
@@ -323,11 +392,12 @@ class Game:
         return self.phase == OVER
 
     def next_in(self, seat: int) -> int:
-        """The next seat clockwise after ``seat`` that is still in the game."""
-        n, out = self.players, self.out
-        s = (seat + 1) % n
+        """The next seat after ``seat`` in the direction of play (clockwise unless a
+        reflection reversed it) that is still in the game."""
+        n, out, d = self.players, self.out, self.direction
+        s = (seat + d) % n
         while out[s]:
-            s = (s + 1) % n
+            s = (s + d) % n
         return s
 
     def table_mask(self) -> int:
@@ -382,10 +452,14 @@ class Game:
         if p == ATTACK_PHASE:
             acts = []
             m = self.hands[self.attacker]
+            if self.attacks:  # lead=same_rank: more of the lead's rank, or pass to end the lead
+                m &= RANK_MASK[self.attacks[0] >> 2]
             while m:
                 low = m & -m
                 acts.append(ATTACK | (low.bit_length() - 1) << 4)
                 m ^= low
+            if self.attacks:
+                acts.append(PASS)
             return acts
         if p == EXCHANGE_PHASE:
             return [EXCHANGE, PASS]
@@ -420,7 +494,9 @@ class Game:
         for c in attacks:
             if c >> 2 != rank:
                 return []
-        target = self.hands[self.next_in(self.defender)].bit_count()
+        # A reflection sends the bout back to the main attacker; a transfer to the next seat.
+        target = self.hands[self.attacker if rules.transfer == "reflect"
+                            else self.next_in(self.defender)].bit_count()
         n = len(attacks)
         acts = []
         if n + 1 <= self._cap() and target >= n + 1:
@@ -429,7 +505,9 @@ class Game:
                 low = m & -m
                 acts.append(TRANSFER | (low.bit_length() - 1) << 4)
                 m ^= low
-        if rules.transfer == "trump_show" and target >= n:
+        # Deflection (one transfer per bout) never passes onto a player holding one card,
+        # also not by a shown trump, which adds no card (a transfer needs two anyway).
+        if rules.transfer == "trump_show" and target >= n and (target > 1 or rules.transfer_limit != 1):
             trump = make_card(rank, self.trump_suit)
             if hand >> trump & 1 and not self.shown >> trump & 1:
                 acts.append(SHOW_TRUMP | trump << 4)
@@ -462,12 +540,17 @@ class Game:
         allowed = {EXCHANGE_PHASE: (EXCHANGE, PASS), ATTACK_PHASE: (ATTACK,),
                    DEFEND_PHASE: (COVER, TRANSFER, SHOW_TRUMP, TAKE),
                    THROW_IN_PHASE: (THROW_IN, PASS)}[self.phase]
+        if self.phase == ATTACK_PHASE and self.attacks:
+            allowed = (ATTACK, PASS)
         if kind not in allowed:
             names = ", ".join(KIND_NAMES[k] for k in allowed)
             return f"{name} is not an option in phase {phase} (seat {seat} may: {names})"
         card = card_of(action)
         if kind in (ATTACK, COVER, THROW_IN, TRANSFER, SHOW_TRUMP) and not self.hands[seat] >> card & 1:
             return f"seat {seat} does not hold {card_str(card)}"
+        if kind == ATTACK and self.attacks:
+            return (f"a lead of several cards is of one rank: {card_str(card)} is not of rank "
+                    f"{card_str(self.attacks[0])[0]}")
         if kind == COVER:
             slot = slot_of(action)
             if slot >= len(self.attacks):
@@ -495,6 +578,8 @@ class Game:
             lim = self.rules.transfer_limit
             if lim is not None and self.transfers >= lim:
                 return f"this bout has used its {lim} transfer(s)"
+            if lim == 1 and kind == SHOW_TRUMP and self.hands[self.next_in(self.defender)].bit_count() == 1:
+                return "with transfer_limit=1 (deflection) a bout is never passed onto a player with one card"
             return "the next defender holds too few cards, or the attack limit would be exceeded"
         return f"{action_str(action)} is not legal now"
 
@@ -533,24 +618,26 @@ class Game:
             self.hands[seat] ^= bit
             self.known[seat] &= ~bit
             self.covers[action >> 10] = card
-            if -1 not in self.covers:
+            if -1 not in self.covers or self.rules.throw_in_timing == "any":
                 self._enter_throw_in()
         elif kind == THROW_IN:
             self.hands[seat] ^= bit
             self.known[seat] &= ~bit
             self.attacks.append(card)
             self.covers.append(-1)
-            if self.taking:
+            if self.taking or self.rules.throw_in_timing == "any":
                 self._enter_throw_in()
             else:
                 self.phase = DEFEND_PHASE
         elif kind == PASS:
             if self.phase == EXCHANGE_PHASE:
                 self.phase = ATTACK_PHASE
+            elif self.phase == ATTACK_PHASE:  # lead=same_rank: the lead is complete
+                self._lead_done()
             else:
                 self.passes += 1
                 if self.passes >= len(self.order):
-                    self._end_bout()
+                    self._asking_done()
                 else:
                     self.asker = (self.asker + 1) % len(self.order)
         elif kind == ATTACK:
@@ -558,7 +645,9 @@ class Game:
             self.known[seat] &= ~bit
             self.attacks.append(card)
             self.covers.append(-1)
-            self.phase = DEFEND_PHASE
+            if not (self.rules.lead == "same_rank" and len(self.attacks) < self.limit
+                    and self.hands[seat] & RANK_MASK[card >> 2]):
+                self._lead_done()
         elif kind == TAKE:
             self.taking = True
             self._enter_throw_in()
@@ -567,6 +656,10 @@ class Game:
             self.known[seat] &= ~bit
             self.attacks.append(card)
             self.covers.append(-1)
+            if self.rules.transfer == "reflect":
+                # The direction reverses, so the seat after the reflecting defender is now
+                # the main attacker who sent them the bout: it defends.
+                self.direction = -self.direction
             self._pass_on(seat)
         elif kind == SHOW_TRUMP:
             self.shown |= bit
@@ -590,7 +683,25 @@ class Game:
         """Transfer or shown trump: the defender becomes main attacker, the next seat defends."""
         self.transfers += 1
         self._set_roles(seat)
-        self.phase = DEFEND_PHASE
+        if self.rules.throw_in_timing == "any":
+            self._enter_throw_in()
+        else:
+            self.phase = DEFEND_PHASE
+
+    def _lead_done(self) -> None:
+        """The main attacker has laid the bout's lead (one card, or several of one rank)."""
+        if self.rules.throw_in_timing == "any":
+            self._enter_throw_in()
+        else:
+            self.phase = DEFEND_PHASE
+
+    def _asking_done(self) -> None:
+        """Every attacker passed in a row: the defender answers what is uncovered (only
+        with throw_in_timing=any can there be any), else the bout ends."""
+        if not self.taking and -1 in self.covers:
+            self.phase = DEFEND_PHASE
+        else:
+            self._end_bout()
 
     def _set_roles(self, attacker: int) -> None:
         self.attacker = attacker
@@ -613,10 +724,11 @@ class Game:
         self.phase = ATTACK_PHASE
 
     def _enter_throw_in(self) -> None:
-        """All cards covered, or the defender takes: ask the attackers from the main one."""
+        """All cards covered, or the defender takes (or, with throw_in_timing=any, after
+        any card is laid): ask the attackers from the main one."""
         self.asker = self.passes = 0
         if len(self.attacks) >= self.limit:
-            self._end_bout()
+            self._asking_done()
             return
         ranks = self._rank_mask()
         hands = self.hands
@@ -624,7 +736,7 @@ class Game:
             if hands[s] & ranks:
                 self.phase = THROW_IN_PHASE
                 return
-        self._end_bout()  # no attacker can add a card
+        self._asking_done()  # no attacker can add a card
 
     def _end_bout(self) -> None:
         defender = self.defender
@@ -639,10 +751,14 @@ class Game:
         self.attacks, self.covers = [], []
         if ev is not None:
             ev.append(("bout_end", defender, "taken" if taken else "beaten"))
-        # Draw: main attacker, the other attackers clockwise, the defender last.
+        # Draw: main attacker, the other attackers clockwise (or counter-clockwise), the
+        # defender last.
         talon, hands = self.talon, self.hands
         talon_was_empty = not talon  # the stalemate guard counts bouts played without a talon
-        for s in self.order + [defender]:
+        order = self.order
+        if self.rules.draw_others == "counter_clockwise":
+            order = order[:1] + order[:0:-1]
+        for s in order + [defender]:
             need = HAND_SIZE - hands[s].bit_count()
             drawn = []
             while need > 0 and talon:
@@ -685,8 +801,15 @@ class Game:
         else:
             self.pickup_streak = 0
         self.first_bout = False
-        if taken or self.out[defender]:
+        if taken:
             nxt = self.next_in(defender)
+        elif self.out[defender]:
+            # The seat after the defender attacks, missing a turn to defend; with
+            # defender_fairness it defends, against the same main attacker (if still in).
+            if self.rules.defender_fairness and not self.out[self.attacker]:
+                nxt = self.attacker
+            else:
+                nxt = self.next_in(defender)
         else:
             nxt = defender
         self._start_bout(nxt)
@@ -706,7 +829,7 @@ class Game:
         talon order.
         """
         text = CARD_TEXT  # views are built for every decision: table look-ups, not card_str
-        return {
+        view: dict[str, Any] = {
             "seat": seat,
             "players": self.players,
             "dealer": self.dealer,
@@ -730,6 +853,9 @@ class Game:
             "known": [mask_str(k) for k in self.known],
             "shown": mask_str(self.shown),
         }
+        if self.rules.transfer == "reflect":  # absent otherwise: earlier bytes unchanged
+            view["direction"] = "clockwise" if self.direction > 0 else "counter_clockwise"
+        return view
 
     def public_event(self, event: tuple, seat: int) -> dict[str, Any] | None:
         """One recorded event (from ``events``) as ``seat`` may see it, in wire form, or

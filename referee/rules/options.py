@@ -71,11 +71,25 @@ def _count(minimum: int) -> Callable[[str], int]:
 
 def _first_attacker(text: str) -> str:
     t = text.strip().lower()
-    if t in ("lowest_trump", "dealer_next"):
+    if t in ("lowest_trump", "dealer_next", "two_of_clubs"):
         return t
     if t.startswith("seat:") and t[5:].isdigit() and int(t[5:]) <= 5:
         return t
-    raise ValueError("expected lowest_trump, dealer_next or seat:N (N = 0..5)")
+    raise ValueError("expected lowest_trump, dealer_next, two_of_clubs or seat:N (N = 0..5)")
+
+
+def _exchange_seats(text: str) -> bool | tuple[int, ...]:
+    t = text.strip().lower()
+    if t in _TRUE or t == "everyone":
+        return True
+    if t in _FALSE or t == "nobody":
+        return False
+    if t.startswith("seats:"):
+        parts = [p.strip() for p in t[6:].split(",")]
+        if all(p.isdigit() and int(p) <= 5 for p in parts):
+            return tuple(sorted({int(p) for p in parts}))
+    raise ValueError("expected on (everyone may exchange), off (nobody), or seats:N,M,... "
+                     "(the listed seats, 0..5)")
 
 
 @dataclass(frozen=True)
@@ -87,6 +101,10 @@ class Option:
     allowed: str
     help: str
     parse: Callable[[str], Any]
+    #: Left out of ``Rules.as_dict`` (log headers, game_start) while at its default. Options
+    #: added after logs and bots existed are quiet, so a table that does not use them
+    #: writes and sends exactly the bytes it did before.
+    quiet: bool = False
 
     def format(self, value: Any) -> str:
         """The value as a user would type it in ``--set name=value``."""
@@ -94,17 +112,21 @@ class Option:
             return "none"
         if isinstance(value, bool):
             return "on" if value else "off"
+        if isinstance(value, (tuple, list)):  # trump_exchange seats (a list once in a log)
+            return "seats:" + ",".join(map(str, value))
         return str(value)
 
 
 OPTIONS: tuple[Option, ...] = (
     Option("deck", 36, "24, 36, 52", "Deck size: 24 (9..A), 36 (6..A) or 52 (2..A) cards.", _deck),
-    Option("first_attacker", "lowest_trump", "lowest_trump, dealer_next, seat:N",
+    Option("first_attacker", "lowest_trump", "lowest_trump, dealer_next, two_of_clubs, seat:N",
            "Who opens the first bout: holder of the lowest trump (else dealer's next seat), "
-           "the dealer's next seat, or seat N every game.", _first_attacker),
-    Option("trump_exchange", False, "on, off",
+           "the dealer's next seat, the holder of 2C, else 2D, 2H, 2S (52 cards only; else "
+           "dealer's next seat), or seat N every game.", _first_attacker),
+    Option("trump_exchange", False, "on, off, seats:N,M,...",
            "Before the first attack, the holder of the deck's lowest trump may swap it for the "
-           "face-up trump.", _boolean),
+           "face-up trump: on for every seat, off for nobody, or only the listed seats.",
+           _exchange_seats),
     Option("throw_in_ranks", "all", "all, attacks",
            "Ranks that may be thrown in: any rank on the table, or attack cards' ranks only.",
            _choice("all", "attacks")),
@@ -125,13 +147,31 @@ OPTIONS: tuple[Option, ...] = (
     Option("action_cap", 5000, "number >= 10",
            "Hard cap on actions in one game; reaching it ends the game as a draw "
            "(termination action_cap).", _count(10)),
-    Option("transfer", "off", "off, on, trump_show",
+    Option("transfer", "off", "off, on, trump_show, reflect",
            "off: podkidnoy (throw-in only). on: perevodnoy, the defender may pass the bout on "
-           "with a card of the attacked rank. trump_show: also by showing that rank's trump.",
-           _choice("off", "on", "trump_show")),
+           "with a card of the attacked rank. trump_show: also by showing that rank's trump. "
+           "reflect: the card sends the bout back to the main attacker, who defends, and the "
+           "direction of play reverses.",
+           _choice("off", "on", "trump_show", "reflect")),
     Option("transfer_limit", None, "number >= 1, none",
            "Transfers allowed per bout (none: no limit; deflection tables use 1).",
            _count_or_none(1)),
+    Option("draw_others", "clockwise", "clockwise, counter_clockwise",
+           "After a bout the main attacker draws first, then the other attackers in this "
+           "direction (relative to the direction of play), the defender last.",
+           _choice("clockwise", "counter_clockwise"), quiet=True),
+    Option("defender_fairness", False, "on, off",
+           "A defender who beats off the attack and goes out in the same bout: off, the "
+           "player on their left attacks next; on, that player defends and the same main "
+           "attacker attacks again.", _boolean, quiet=True),
+    Option("lead", "one", "one, same_rank",
+           "The bout's lead: one card, or several cards of one rank (laid one attack at a "
+           "time, ended by pass) within the bout's limit.", _choice("one", "same_rank"),
+           quiet=True),
+    Option("throw_in_timing", "covered", "covered, any",
+           "When attackers may add cards: once every card is covered (or the defender takes), "
+           "or any time, asked after every card laid, before the defender answers.",
+           _choice("covered", "any"), quiet=True),
 )
 
 OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
@@ -143,7 +183,7 @@ class Rules:
 
     deck: int = 36
     first_attacker: str = "lowest_trump"
-    trump_exchange: bool = False
+    trump_exchange: bool | tuple[int, ...] = False  #: True, False, or the seats that may
     throw_in_ranks: str = "all"
     max_attacks: int | None = 6
     first_bout_limit: bool = False
@@ -153,11 +193,17 @@ class Rules:
     action_cap: int = 5000
     transfer: str = "off"
     transfer_limit: int | None = None
+    draw_others: str = "clockwise"
+    defender_fairness: bool = False
+    lead: str = "one"
+    throw_in_timing: str = "covered"
     preset: str = "classic"
 
     def as_dict(self) -> dict[str, Any]:
-        """Every option's value by name (the form written to logs and sent to bots)."""
-        return {o.name: getattr(self, o.name) for o in OPTIONS}
+        """Every option's value by name (the form written to logs and sent to bots),
+        except quiet options at their default (``rules_from_dict`` restores them)."""
+        return {o.name: v for o in OPTIONS for v in (getattr(self, o.name),)
+                if not (o.quiet and v == o.default)}
 
     def describe(self) -> str:
         """One line: the preset and every option that differs from it."""
@@ -165,6 +211,11 @@ class Rules:
         diffs = [f"{o.name}={o.format(getattr(self, o.name))}" for o in OPTIONS
                  if getattr(self, o.name) != base.get(o.name, o.default)]
         return self.preset + (" " + " ".join(diffs) if diffs else "")
+
+    def may_exchange(self, seat: int) -> bool:
+        """Whether ``seat``, holding the deck's lowest trump, is offered the trump exchange."""
+        te = self.trump_exchange
+        return te is True or (isinstance(te, tuple) and seat in te)
 
     def check_table(self, players: int) -> None:
         """Raise RulesError if ``players`` cannot sit at a table with these rules."""
@@ -178,6 +229,11 @@ class Rules:
             raise RulesError(
                 f"first_attacker={self.first_attacker} names a seat that does not exist at a "
                 f"{players}-player table (seats are 0..{players - 1})")
+        if isinstance(self.trump_exchange, tuple) and max(self.trump_exchange) >= players:
+            raise RulesError(
+                f"trump_exchange={OPTIONS_BY_NAME['trump_exchange'].format(self.trump_exchange)} "
+                f"names a seat that does not exist at a {players}-player table (seats are "
+                f"0..{players - 1})")
 
 
 #: Presets: name -> option values that differ from the option defaults.
@@ -213,13 +269,26 @@ def make_rules(preset: str = "classic", overrides: Mapping[str, str] | Iterable[
             values[name] = option.parse(str(text))
         except ValueError as exc:
             raise RulesError(f"bad value {text!r} for rules option {name}: {exc}") from None
-    return Rules(preset=preset, **values)
+    rules = Rules(preset=preset, **values)
+    _check_combination(rules)
+    return rules
+
+
+def _check_combination(rules: Rules) -> None:
+    """Raise RulesError for options that cannot go together."""
+    if rules.first_attacker == "two_of_clubs" and rules.deck != 52:
+        raise RulesError(f"first_attacker=two_of_clubs needs the 52-card deck (deck={rules.deck} "
+                         "has no twos); add --set deck=52")
 
 
 def rules_from_dict(data: Mapping[str, Any], preset: str = "classic") -> Rules:
-    """Rules from the ``as_dict`` form (as stored in a log header). Unknown keys are an error."""
+    """Rules from the ``as_dict`` form (as stored in a log header). Unknown keys are an error.
+    A quiet option that is absent has its default (``as_dict`` leaves it out), whatever
+    the preset says."""
+    full = {o.name: o.default for o in OPTIONS if o.quiet}
+    full.update(data)
     return make_rules(preset, {k: OPTIONS_BY_NAME[k].format(v) if k in OPTIONS_BY_NAME else str(v)
-                               for k, v in data.items()})
+                               for k, v in full.items()})
 
 
 def _split(item: str) -> tuple[str, str]:

@@ -104,6 +104,14 @@ def test_rules_lists_every_option() -> None:
         (["match", "builtin:random", "builtin:greedy", "--on-illegal", "sometimes"], "--on-illegal"),
         (["match", "definitely-not-a-program-xyz", "builtin:greedy"], "cannot start 'definitely-not-a-program-xyz'"),
         (["match", "builtin:random", "builtin:greedy", "--set", "first_attacker=seat:4"], "names a seat that does not exist"),
+        (["match", "builtin:random", "builtin:greedy", "--set", "first_attacker=two_of_clubs"],
+         "first_attacker=two_of_clubs needs the 52-card deck"),
+        (["match", "builtin:random", "builtin:greedy", "--set", "trump_exchange=seats:0,2"],
+         "trump_exchange=seats:0,2 names a seat that does not exist"),
+        (["match", "builtin:random", "builtin:greedy", "--set", "transfer=reflection"],
+         "bad value 'reflection' for rules option transfer"),
+        (["match", "builtin:random", "builtin:greedy", "--reconnect-grace", "-1"],
+         "--reconnect-grace -1: must be a number >= 0"),
         (["replay", "/nonexistent/log.jsonl"], "cannot open"),
         (["tournament", "--bot", "a=builtin:random", "--bot", "b=builtin:greedy", "--db",
           "/proc/no-such-dir/x.sqlite"], "cannot create the store"),
@@ -176,12 +184,24 @@ EXAMPLES = {
 }
 
 
+#: Rules the example bots are played under: the presets, and every option of issue 14 at
+#: once (reflection reverses the direction; leads of several cards send `pass` in phase
+#: attack; throw-ins while cards are uncovered).
+EXAMPLE_RULES = {
+    "classic": ["--rules", "classic", "--set", "trump_exchange=on"],
+    "perevodnoy_trump": ["--rules", "perevodnoy_trump", "--set", "trump_exchange=on"],
+    "issue14": ["--set", "transfer=reflect", "--set", "lead=same_rank", "--set",
+                "throw_in_timing=any", "--set", "draw_others=counter_clockwise", "--set",
+                "defender_fairness=on", "--set", "trump_exchange=seats:0,2"],
+}
+
+
 @pytest.mark.parametrize("example", sorted(EXAMPLES))
-@pytest.mark.parametrize("rules", ["classic", "perevodnoy_trump"])
+@pytest.mark.parametrize("rules", sorted(EXAMPLE_RULES))
 def test_every_example_bot_plays_complete_games(example: str, rules: str, tmp_path: Path) -> None:
     bot = EXAMPLES[example]()
-    data = match_json(bot, "builtin:greedy", "builtin:random", "--games", "6", "--rules", rules,
-                      "--set", "trump_exchange=on", tmp_path=tmp_path)
+    data = match_json(bot, "builtin:greedy", "builtin:random", "--games", "6",
+                      *EXAMPLE_RULES[rules], tmp_path=tmp_path)
     assert data["games"] == 6
     assert all(not b["forfeits"] for b in data["bots"]), data["forfeit_details"]
     assert data["bots"][0]["decisions"] > 0

@@ -52,6 +52,26 @@ def test_drawing_order_in_a_four_player_game_and_the_trump_is_drawn_last():
     assert g.out == [False] * 4
 
 
+def test_draw_others_counter_clockwise_main_attacker_first_then_the_others_backwards():
+    rules = make_rules("classic", ["draw_others=counter_clockwise"])
+    hands = ["6S 7S 8H", "9S TS JS QS 7C 8C", "6D 7D 8D", "6H 7H 9H"]
+    g = Game.from_position(rules, hands, trump="AC", talon="9C TC JC QC KC AC")
+    # the asking order is not changed: main attacker, then clockwise from the defender's left
+    play(g, "attack 6S", "cover 0 9S")
+    assert g.current_seat == 0 and legal(g) == {"pass"}
+    play(g, "pass")
+    assert g.current_seat == 2
+    play(g, "pass")
+    assert g.current_seat == 3
+    play(g, "pass")
+    # drawing: seat 0 (main attacker) first, then seat 3, then seat 2, the defender last
+    assert hand(g, 0) == cards("7S 8H 9C TC JC QC")
+    assert hand(g, 3) == cards("6H 7H 9H KC AC")         # the talon ran out here
+    assert hand(g, 2) == cards("6D 7D 8D")
+    assert hand(g, 1) == cards("TS JS QS 7C 8C")
+    assert g.observe(0)["trump_holder"] == 3
+
+
 def test_no_one_draws_above_six():
     g = Game.from_position(CLASSIC, ["6S 7S 8S 9S TS JS QS", "7D 8D 9D TD JD KD"], trump="AH",
                            talon="9H TH AH")
@@ -117,6 +137,40 @@ def test_beaten_and_the_defender_is_out_the_next_seat_after_them_attacks():
     assert g.out == [False, True, False]
     assert g.observe(0)["out"] == [False, True, False]
     assert g.attacker == 2 and g.defender == 0
+
+
+FAIR = make_rules("classic", ["defender_fairness=on"])
+
+
+def test_defender_fairness_the_left_hand_player_defends_against_the_same_attacker():
+    # seat 1 beats off 6S with its last card and goes out; the talon is empty
+    g = Game.from_position(FAIR, ["6S 8H", "7S", "8D 9D", "TC JC"], trump="AH")
+    play(g, "attack 6S", "cover 0 7S")  # nobody can throw in: the bout ends
+    assert g.out == [False, True, False, False]
+    assert (g.attacker, g.defender, g.current_seat) == (0, 2, 0)
+    assert g.order == [0, 3]
+    assert legal(g) == {"attack 8H"}
+    # without the option seat 2 attacks seat 3 (and misses its turn to defend)
+    g = Game.from_position(CLASSIC, ["6S 8H", "7S", "8D 9D", "TC JC"], trump="AH")
+    play(g, "attack 6S", "cover 0 7S")  # nobody can throw in: the bout ends
+    assert (g.attacker, g.defender) == (2, 3)
+
+
+def test_defender_fairness_does_not_apply_to_a_take_or_a_defender_still_in():
+    g = Game.from_position(FAIR, ["6S 8H", "7S 9S", "8D 9D"], trump="AH")
+    play(g, "attack 6S", "cover 0 7S")  # nobody can throw in: the bout ends
+    assert g.out == [False, False, False] and (g.attacker, g.defender) == (1, 2)
+    g = Game.from_position(FAIR, ["6S 8H", "7D", "8D 9D"], trump="AH")
+    play(g, "attack 6S", "take")
+    assert (g.attacker, g.defender) == (2, 0)
+
+
+def test_defender_fairness_when_the_attacker_went_out_too_the_next_seat_attacks():
+    # seat 0 leads its last card, seat 1 covers with its last: both out; seat 2 attacks seat 3
+    g = Game.from_position(FAIR, ["6S", "7S", "8D 9D", "TC JC"], trump="AH")
+    play(g, "attack 6S", "cover 0 7S")  # nobody can throw in: the bout ends
+    assert g.out == [True, True, False, False]
+    assert (g.attacker, g.defender) == (2, 3)
 
 
 def test_no_one_goes_out_while_the_talon_lasts():

@@ -185,6 +185,38 @@ def test_seat_n_opens_every_game(seat):
             assert g.defender == (seat + 1) % 4
 
 
+TWO_C = make_rules("classic", ["deck=52", "first_attacker=two_of_clubs"])
+
+
+@pytest.mark.parametrize("twos, opener", [
+    (["2C", "2D", "2H"], 0),   # 2C opens, whoever else holds twos
+    (["2S", "2H", "2D"], 2),   # no 2C: 2D opens
+    (["2S", "2H", "3C"], 1),   # no 2C or 2D: 2H
+    (["3D", "2S", "3C"], 1),   # only 2S
+])
+def test_two_of_clubs_opens_then_2d_2h_2s(twos, opener):
+    # each seat: its two, three spades, two hearts (all distinct, no other twos)
+    hands = [" ".join([two] + [r + "S" for r in rs] + [r + "H" for r in hs])
+             for two, rs, hs in zip(twos, ["456", "789", "TJQ"], ["45", "78", "TJ"])]
+    g = Game.new(TWO_C, 3, deck=deck_for(52, hands, "AD"))
+    assert g.attacker == g.current_seat == opener
+    assert legal(g) == {f"attack {c}" for c in hands[opener].split()}
+
+
+@pytest.mark.parametrize("dealer, opener", [(1, 0), (0, 1)])
+def test_two_of_clubs_nobody_holds_a_two_the_dealers_next_seat_opens(dealer, opener):
+    # 2H is the face-up trump, not in a hand: it does not count
+    hands = ["3C 4C 5C 6C 7C 8C", "3D 4D 5D 6D 7D 8D"]
+    g = Game.new(TWO_C, 2, deck=deck_for(52, hands, "2H", dealer=dealer), dealer=dealer)
+    assert g.attacker == opener
+
+
+@pytest.mark.parametrize("size", ["24", "36"])
+def test_two_of_clubs_needs_the_52_card_deck(size):
+    with pytest.raises(RulesError, match="first_attacker=two_of_clubs needs the 52-card deck"):
+        make_rules("classic", [f"deck={size}", "first_attacker=two_of_clubs"])
+
+
 def test_first_bout_roles_and_phase():
     g = Game.new(make_rules(), 4, seed=3)
     o = g.observe(0)
@@ -250,6 +282,44 @@ def test_exchange_holder_need_not_be_the_opener():
     assert g.current_seat == 1 and g.attacker == 0
     play(g, "exchange")
     assert g.current_seat == 0 and legal(g) == {f"attack {c}" for c in EX_HANDS[0].split()}
+
+
+@pytest.mark.parametrize("seats, offered", [("seats:1", True), ("seats:0,1", True),
+                                             ("seats:0", False), ("on", True), ("off", False)])
+def test_exchange_is_offered_only_to_the_listed_seats(seats, offered):
+    # seat 1 holds the lowest trump 6H
+    g = Game.new(make_rules("classic", [f"trump_exchange={seats}"]), 2, deck=deck_for(36, EX_HANDS, "AH"))
+    if offered:
+        assert g.observe(0)["phase"] == "exchange" and g.current_seat == 1
+        assert legal(g) == {"exchange", "pass"}
+    else:
+        assert g.observe(0)["phase"] == "attack" and g.current_seat == 1
+        assert legal(g) == {f"attack {c}" for c in EX_HANDS[1].split()}
+
+
+def test_exchange_seats_parse_format_and_round_trip_through_a_log_header():
+    from referee.rules.options import rules_from_dict
+    rules = make_rules("classic", ["trump_exchange=seats: 2,0,2"])
+    assert rules.trump_exchange == (0, 2)
+    assert rules.describe() == "classic trump_exchange=seats:0,2"
+    # a log header stores the seats as a JSON list
+    assert rules_from_dict({**rules.as_dict(), "trump_exchange": [0, 2]}) == rules
+    assert make_rules("classic", ["trump_exchange=everyone"]).trump_exchange is True
+    assert make_rules("classic", ["trump_exchange=nobody"]).trump_exchange is False
+
+
+@pytest.mark.parametrize("text", ["seats:", "seats:x", "seats:6", "seats:0,,1", "1,2", "maybe"])
+def test_exchange_seats_bad_values_are_named(text):
+    with pytest.raises(RulesError, match="bad value .* for rules option trump_exchange: expected on"):
+        make_rules("classic", [f"trump_exchange={text}"])
+
+
+def test_exchange_seats_must_exist_at_the_table():
+    rules = make_rules("classic", ["trump_exchange=seats:0,3"])
+    with pytest.raises(RulesError, match="trump_exchange=seats:0,3 names a seat that does not exist "
+                                         "at a 3-player table"):
+        Game.new(rules, 3, seed=1)
+    Game.new(rules, 4, seed=1)
 
 
 def test_exchange_off_by_default():

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.rules import (
-    PASS, PRESETS, TAKE, Game, IllegalAction, make_rules,
+    PASS, PRESETS, TAKE, TRANSFER, Game, IllegalAction, make_rules,
 )
 from referee.rules.actions import KIND_NAMES, check_action
 from referee.rules.cards import DECK_LOW_RANK, deck_cards, make_card
@@ -33,7 +33,11 @@ TERMINATIONS = {"normal", "draw", "stalemate", "action_cap"}
 def random_rules(rng: random.Random, preset: str, deck: int, players: int):
     """The preset on the deck, with a random handful of other options changed."""
     choices = {
-        "trump_exchange": ["on", "off"],
+        "trump_exchange": ["on", "off", f"seats:{rng.randrange(players)}"],
+        "draw_others": ["clockwise", "counter_clockwise"],
+        "defender_fairness": ["on", "off"],
+        "lead": ["one", "same_rank"],
+        "throw_in_timing": ["covered", "any"],
         "throw_in_ranks": ["all", "attacks"],
         "max_attacks": ["6", "none", "3", "1"],
         "first_bout_limit": ["on", "off"],
@@ -41,10 +45,13 @@ def random_rules(rng: random.Random, preset: str, deck: int, players: int):
         "last_two_out": ["draw", "defender_loses"],
         "pickup_draw_limit": ["40", "2", "none"],
         "action_cap": ["5000", "60"],
-        "first_attacker": ["lowest_trump", "dealer_next", f"seat:{rng.randrange(players)}"],
+        "first_attacker": ["lowest_trump", "dealer_next", f"seat:{rng.randrange(players)}"]
+                          + (["two_of_clubs"] if deck == 52 else []),
     }
     if preset != "classic":
         choices["transfer_limit"] = ["none", "1", "2"]
+    if preset == "perevodnoy":
+        choices["transfer"] = ["on", "reflect"]
     overrides = {"deck": str(deck)}
     for name in rng.sample(sorted(choices), rng.randrange(len(choices) + 1)):
         overrides[name] = rng.choice(choices[name])
@@ -101,9 +108,14 @@ def check_state(g: Game) -> None:
         assert len(g.attacks) <= 5
     phase = ("exchange", "attack", "defend", "throw_in")[g.phase]
     if phase == "attack":
-        assert not g.attacks
-        if g.talon:
-            assert all(h.bit_count() >= 6 for h in g.hands)
+        if g.rules.lead == "same_rank" and g.attacks:
+            # a lead of several cards in progress: all of one rank, nothing covered
+            assert len({c >> 2 for c in g.attacks}) == 1 and set(g.covers) == {-1}
+            assert g.current_seat == g.attacker
+        else:
+            assert not g.attacks
+            if g.talon:
+                assert all(h.bit_count() >= 6 for h in g.hands)
     if phase == "throw_in":
         assert g.current_seat != g.defender
     # forced moves: exactly when pass or take is the only action
@@ -252,6 +264,46 @@ def test_transfer_and_show_actions_occur_in_random_play():
         g = playout(rules, 2 + seed % 5, seed, full=False)
         kinds |= {a & 15 for a in g.history}
     assert kinds == set(range(7))  # everything but exchange (off in this preset)
+
+
+def test_reflections_occur_in_random_play_and_reverse_the_direction():
+    reversed_seen = 0
+    for seed in range(100):
+        rules = make_rules("classic", ["transfer=reflect"])
+        rng = random.Random(seed)
+        g = Game.new(rules, 3 + seed % 4, seed=seed)
+        while not g.is_over:
+            action = rng.choice(g.legal_actions())
+            if action & 15 == TRANSFER:  # a reflection
+                attacker, direction = g.attacker, g.direction
+                g.apply(action)
+                assert g.direction == -direction and g.defender == attacker
+                reversed_seen += 1
+            else:
+                g.apply(action)
+            check_state(g)
+            assert g.observe(0)["direction"] == ("clockwise" if g.direction > 0 else "counter_clockwise")
+        check_replay(g)
+    assert reversed_seen > 20
+
+
+def test_several_card_leads_and_early_throw_ins_occur_in_random_play():
+    """lead=same_rank leads of two or more cards, and throw-ins while a card is uncovered."""
+    multi_leads = early = 0
+    for seed in range(150):
+        rules = make_rules("perevodnoy", ["lead=same_rank", "throw_in_timing=any"])
+        rng = random.Random(seed)
+        g = Game.new(rules, 2 + seed % 5, seed=seed)
+        while not g.is_over:
+            action = rng.choice(g.legal_actions())
+            if g.phase == 1 and g.attacks and action & 15 == 0:
+                multi_leads += 1
+            if action & 15 == 2 and -1 in g.covers and not g.taking:
+                early += 1
+            g.apply(action)
+            check_state(g)
+        check_replay(g)
+    assert multi_leads > 20 and early > 20
 
 
 def test_exchange_occurs_in_random_play():

@@ -175,6 +175,20 @@ def test_deflection_never_passes_onto_a_player_with_one_card():
     assert legal(g) == {"cover 0 7S", "take"}
 
 
+def test_deflection_with_trump_show_never_shows_onto_a_player_with_one_card():
+    # seat 2 holds one card: enough for a show in perevodnoy_trump, never under deflection
+    rules = make_rules("deflection", ["transfer=trump_show"])
+    g = Game.from_position(rules, ["6S 9C", "6H 7S KD", "8C"], trump="AH", talon="QC KC AH")
+    play(g, "attack 6S")
+    assert legal(g) == {"cover 0 7S", "cover 0 6H", "take"}
+    with pytest.raises(IllegalAction, match="never passed onto a player with one card"):
+        play(g, "show_trump 6H")
+    # with two cards the new defender may be shown onto (or transferred onto)
+    g = Game.from_position(rules, ["6S 9C", "6H 7S KD", "8C 9D"], trump="AH", talon="QC KC AH")
+    play(g, "attack 6S")
+    assert legal(g) == {"cover 0 7S", "cover 0 6H", "transfer 6H", "show_trump 6H", "take"}
+
+
 def test_transfer_limit_none_allows_any_number():
     g = Game.from_position(make_rules("perevodnoy", ["transfer_limit=none"]),
                            ["6S 6C 9C 9D", "6D 6H 7S 8S"], trump="AC", talon="QC AC")

@@ -219,7 +219,7 @@ class ArenaRun:
 async def running_arena(tmp_path: Path, *, names: tuple[str, ...] = ("alice", "bob"),
                         limits: TcpLimits | None = None, move_time: float = 2.0,
                         max_games_per_bot: int = 1, log_dir: Path | None = None,
-                        duplicate: bool = False) -> AsyncIterator[ArenaRun]:
+                        duplicate: bool = False, reconnect_grace: float = 0.0) -> AsyncIterator[ArenaRun]:
     """An arena on 127.0.0.1 (a free port) with ``names`` registered. On exit it is
     stopped: games in flight finish and are stored, the bots get bye, every task ends."""
     store = Store(tmp_path / "arena.sqlite")
@@ -228,7 +228,8 @@ async def running_arena(tmp_path: Path, *, names: tuple[str, ...] = ("alice", "b
         events: list[str] = []
         arena = Arena(store, config(move_time), limits or TcpLimits(handshake_s=2.0),
                       max_games_per_bot=max_games_per_bot, log_dir=log_dir,
-                      on_event=events.append, duplicate=duplicate)
+                      on_event=events.append, duplicate=duplicate,
+                      reconnect_grace=reconnect_grace)
         async with trio.open_nursery() as nursery:
             port = await nursery.start(arena.run, HOST, 0)
             run = ArenaRun(arena, port, tokens, events, store, nursery)
