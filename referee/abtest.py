@@ -117,7 +117,7 @@ def load_sprt(store: Store, tid: str) -> SprtJob:
     none, TournamentError if its settings are unusable (a damaged or foreign row)."""
     kind, saved, _ = store.tournament(tid)
     if kind != "sprt":
-        raise StoreError(f"{store.path}: {tid} is a {kind}, not an sprt run; resume it with "
+        raise StoreError(f"{store.name}: {tid} is a {kind}, not an sprt run; resume it with "
                          f"durak-ref {kind} --resume {tid}")
     try:
         data = dict(saved)
@@ -131,7 +131,7 @@ def load_sprt(store: Store, tid: str) -> SprtJob:
                            pentanomial=test["model"] == "pentanomial"),
                       int(test["max_pairs"]), settings.seed, settings)
     except (KeyError, TypeError, ValueError) as exc:
-        raise TournamentError(f"{store.path}: sprt run {tid}'s settings are unusable ({exc})") from None
+        raise TournamentError(f"{store.name}: sprt run {tid}'s settings are unusable ({exc})") from None
     return job
 
 

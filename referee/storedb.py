@@ -40,10 +40,10 @@ class PgUrl:
         return redact(self.url)
 
 
-def parse_target(text: str | Path) -> Path | PgUrl:
+def parse_target(text: str | Path | PgUrl) -> Path | PgUrl:
     """A ``--db`` value: a PgUrl for ``postgresql://`` / ``postgres://``, else a Path
     (an SQLite file). Raises TargetError for a URL that names no database."""
-    if isinstance(text, Path):
+    if isinstance(text, (Path, PgUrl)):
         return text
     scheme = text.split("://", 1)[0].lower() if "://" in text else ""
     if scheme not in PG_SCHEMES:
