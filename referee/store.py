@@ -377,7 +377,7 @@ class Store:
         """A number that changes whenever another connection (another process: say
         ``durak-ref register``) commits to the store; this connection's own writes do not
         change it. Cheap enough to ask before every authentication."""
-        return int(self.db.execute("PRAGMA data_version").fetchone()[0])
+        return self.backend.data_version()
 
     def token_hashes(self) -> dict[str, str]:
         return {r[0]: r[1] for r in self.db.execute(

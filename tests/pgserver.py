@@ -122,6 +122,7 @@ def pg_server() -> Iterator[PgServer]:
 
     with psycopg.connect(server.url(), autocommit=True) as conn:
         conn.execute(f"CREATE ROLE {PASSWORD_USER} LOGIN PASSWORD '{PASSWORD}'")
+        conn.execute(f"CREATE DATABASE {PASSWORD_USER} OWNER {PASSWORD_USER}")
     try:
         yield server
     finally:
