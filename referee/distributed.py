@@ -53,6 +53,8 @@ from .players import BotStartError
 from .rules.deal import DEAL_TEXT
 from .sandbox import SandboxError
 from .store import GameRow, SeatRow, Store, StoreError
+from .usererror import lifted
+from .worker import WorkerClient, WorkerStopped
 from .tournament import (
     Progress, ScheduledGame, TournamentError, TournamentSettings, iter_schedule, resolve_sandbox,
     schedule_size,
@@ -362,8 +364,6 @@ async def run_worker(store: Store, options: WorkerOptions,
     """Claim, play and store games until Ctrl-C (or, with ``exit_when_idle``, until no
     running run has a game left to store). ``report`` gets one line per event worth a
     human's attention (a run whose bots cannot start here: once per run)."""
-    from .worker import WorkerClient
-
     require_server(store, "durak-ref worker")
     db = _Db(store)
     summary = WorkerSummary(options.name)
@@ -450,6 +450,12 @@ async def _play_holding(db: _Db, client: Any, c: Claim,
     """Play ``c`` in ``client`` while renewing its lease; None if the run stopped wanting
     the game meanwhile (the game is abandoned)."""
     result: list[Any] = []
+    with lifted(BotStartError, WorkerStopped):
+        await _race(db, client, c, options, result)
+    return result[0] if result else None
+
+
+async def _race(db: _Db, client: Any, c: Claim, options: WorkerOptions, result: list[Any]) -> None:
     async with trio.open_nursery() as nursery:
         async def play() -> None:
             result.append(await client.play(c.game))
@@ -464,4 +470,3 @@ async def _play_holding(db: _Db, client: Any, c: Claim,
 
         nursery.start_soon(play)
         nursery.start_soon(beat)
-    return result[0] if result else None
