@@ -664,6 +664,10 @@ def sprt(
     resume: Annotated[str | None, typer.Option(
         help="Finish SPRT run ID from the store: its stored pairs count, the others are played.",
         show_default=False)] = None,
+    distributed: Annotated[bool, typer.Option(
+        "--distributed", help="Do not play here: queue the pairs in the --db PostgreSQL store for "
+        "`durak-ref worker` processes on any machines, decide from the pairs as they are stored, "
+        "and tell the workers to stop once decided (see README, Several machines).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the final status as JSON.")] = False,
 ) -> None:
     """A/B test: is B stronger than A? Duplicate deal pairs, pentanomial GSPRT.
@@ -716,6 +720,9 @@ def sprt(
         names = unique_names([f"A-{specs[0].name}", f"B-{specs[1].name}"] + [x.name for x in specs[2:]])
         entries = [BotEntry(name, spec.text) for name, spec in zip(names, specs)]
     target = _db(db)
+    if distributed and not isinstance(target, PgUrl):
+        fail(f"--distributed needs a PostgreSQL store every worker can reach (--db "
+             f"postgresql://USER@HOST:PORT/DB), not the file {target}")
     try:
         store = open_store(target)
     except StoreError as exc:
@@ -739,7 +746,8 @@ def sprt(
                 entries[0], entries[1], entries[2:], config, test, max_pairs, config.seed, mode,
                 binds, fresh_bots))
         names = [e.name for e in entries]
-        resume_cmd = f"durak-ref sprt --resume {tid} --db {target}"
+        resume_cmd = f"durak-ref sprt --resume {tid} --db {target}" + (
+            " --distributed" if distributed else "")
         err.print(f"sprt {tid}; if interrupted, resume with: {resume_cmd}", markup=False,
                   highlight=False)
 
@@ -751,12 +759,20 @@ def sprt(
 
         with status_line(f"sprt {tid}", enabled=not as_json) as update:
             try:
-                run = run_sprt_sync(entries[0], entries[1], entries[2:], config, sprt=test,
-                                    max_pairs=max_pairs, concurrency=concurrency,
-                                    on_pair=lambda r: update(line(r)), seed=config.seed,
-                                    sandbox=mode, bind=binds, fresh_bots=fresh_bots, recover=recover,
-                                    hide=[target] if isinstance(target, Path) else [], store=store, tid=tid, log_dir=log_dir)
-            except (BotStartError, SandboxError, LogError) as exc:
+                if distributed:
+                    from .distributed import coordinate_sprt
+                    err.print(f"queued for workers; start one per machine with: durak-ref worker "
+                              f"--db {target} --tournament {tid}", markup=False, highlight=False)
+                    run = coordinate_sprt(load_sprt(store, tid), store, tid, log_dir=log_dir,
+                                          fresh=resume is None, on_pair=lambda r: update(line(r)))
+                else:
+                    run = run_sprt_sync(entries[0], entries[1], entries[2:], config, sprt=test,
+                                        max_pairs=max_pairs, concurrency=concurrency,
+                                        on_pair=lambda r: update(line(r)), seed=config.seed,
+                                        sandbox=mode, bind=binds, fresh_bots=fresh_bots, recover=recover,
+                                        hide=[target] if isinstance(target, Path) else [], store=store,
+                                        tid=tid, log_dir=log_dir)
+            except (BotStartError, SandboxError, LogError, TournamentError) as exc:
                 fail(f"{exc}; resume with {resume_cmd} once it is fixed")
             except StoreError as exc:
                 fail(str(exc))

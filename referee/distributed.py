@@ -41,6 +41,7 @@ import socket
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -118,13 +119,7 @@ def claim(store: Store, worker: str, lease_s: float, only: str | None = None,
     """Claim the first unheld game (never claimed, or its lease ran out) of a running
     run (``only`` that one; none in ``skip``) for ``lease_s`` seconds; None if there is
     none. Rows another worker is claiming this instant are skipped, not waited for."""
-    where, args = "", [worker, lease_s]
-    if only is not None:
-        where += " AND q2.tournament_id = ?"
-        args.append(only)
-    if skip:
-        where += " AND q2.tournament_id <> ALL(?)"
-        args.append(list(skip))
+    where, filters = _runs_filter("q2", only, skip)
     row = store.db.execute(
         f"UPDATE queue q SET worker = ?, lease_until = {_NOW} + ?, attempts = q.attempts + 1 "
         "FROM (SELECT q2.tournament_id, q2.game_index FROM queue q2 JOIN tournaments t "
@@ -133,10 +128,23 @@ def claim(store: Store, worker: str, lease_s: float, only: str | None = None,
         "ORDER BY q2.tournament_id, q2.game_index LIMIT 1 FOR UPDATE OF q2 SKIP LOCKED) c "
         "WHERE q.tournament_id = c.tournament_id AND q.game_index = c.game_index "
         "RETURNING q.tournament_id, q.game_index, q.deal, q.rotation, q.seats, q.deal_id, q.attempts",
-        args).fetchone()
+        [worker, lease_s, *filters]).fetchone()
     if row is None:
         return None
     return Claim(row[0], ScheduledGame(row[1], row[2], row[3], tuple(json.loads(row[4])), row[5]), row[6])
+
+
+def _runs_filter(alias: str, only: str | None, skip: Sequence[str]) -> tuple[str, list[Any]]:
+    """The SQL condition (and its arguments) for "of run ``only``, of none in ``skip``"."""
+    where = ""
+    args: list[Any] = []
+    if only is not None:
+        where += f" AND {alias}.tournament_id = ?"
+        args.append(only)
+    if skip:
+        where += f" AND {alias}.tournament_id <> ALL(?)"
+        args.append(list(skip))
+    return where, args
 
 
 def heartbeat(store: Store, worker: str, c: Claim, lease_s: float) -> bool:
@@ -185,13 +193,7 @@ def store_result(store: Store, worker: str, row: GameRow, record: dict[str, Any]
 
 def open_games(store: Store, only: str | None, skip: Sequence[str]) -> int:
     """Games of running runs (``only`` that one; none in ``skip``) not yet stored, held or not."""
-    where, args = "", []
-    if only is not None:
-        where += " AND q.tournament_id = ?"
-        args.append(only)
-    if skip:
-        where += " AND q.tournament_id <> ALL(?)"
-        args.append(list(skip))
+    where, args = _runs_filter("q", only, skip)
     return int(store.db.execute(
         "SELECT count(*) FROM queue q JOIN tournaments t ON t.id = q.tournament_id "
         f"WHERE q.state = 'todo' AND t.status = 'running'{where}", args).fetchone()[0])
@@ -288,6 +290,71 @@ def coordinate_tournament(settings: TournamentSettings, store: Store, tid: str, 
         writer.close()
     store.set_status(tid, "finished")
     return progress
+
+
+def coordinate_sprt(job: Any, store: Store, tid: str, *, log_dir: Path, fresh: bool = True,
+                    poll_s: float = DEFAULT_POLL_S, on_pair: Callable[[Any], None] | None = None) -> Any:
+    """Queue the pairs of SPRT run ``tid`` (an ``abtest.SprtJob``) not yet stored, then add
+    each pair to the test as workers store its two games, in the order pairs complete.
+    Once the test decides (or every pair is in) the run is ``finished``: workers stop
+    claiming its games and drop those they are playing. Returns the ``abtest.SprtRun``.
+    Ctrl-C stops the watching only; ``--resume`` watches again."""
+    from .abtest import SprtRun, _pair_scores, _restore, _score, pair_games
+
+    require_server(store)
+    a, b, others = job.a.name, job.b.name, [o.name for o in job.opponents]
+    run = SprtRun(job.sprt, forfeits={}, sandbox=job.settings.sandbox, tid=tid)
+    done = _restore(run, store, tid, a, b, bool(others))
+    if job.sprt.state != "continue" or run.pairs >= job.max_pairs:
+        store.set_status(tid, "finished")
+        return run
+    pending: dict[int, dict[int, Callable[[str], float]]] = {}
+    for row in store.games(tid):  # a lone stored game of a pair waits for its partner
+        if row.game_index // 2 not in done:
+            pending.setdefault(row.game_index // 2, {})[row.game_index % 2] = partial(_score, row)
+
+    def games() -> Iterable[ScheduledGame]:
+        for deal in range(job.max_pairs):
+            if deal not in done:
+                yield from pair_games(a, b, others, deal)[0]
+
+    enqueue(store, tid, games())
+    _, settings, _ = store.tournament(tid)
+    writer = _open_log(log_dir, "sprt", tid, fresh, settings, job.config)
+    run.log_path = str(writer.path)
+    collector = Collector(store, tid, writer)
+    try:
+        collector.collect()  # stored while nobody watched: counted by _restore or pending
+        while job.sprt.state == "continue" and run.pairs < job.max_pairs:
+            for index, record in collector.collect():
+                if job.sprt.state != "continue":
+                    break  # stored after the decision: kept in the store and log, not counted
+                deal, g = divmod(index, 2)
+                run.games += 1
+                run.tally.add(record)
+                if record.forfeit:
+                    key = f"{record.forfeit['bot']}:{record.forfeit['kind']}"
+                    run.forfeits[key] = run.forfeits.get(key, 0) + 1
+                pending.setdefault(deal, {})[g] = partial(_record_score, record)
+                if len(pending[deal]) == 2:
+                    scores = pending.pop(deal)
+                    job.sprt.add_pair(*_pair_scores((scores[0], scores[1]), a, b, bool(others)))
+                    run.pairs += 1
+                    if on_pair is not None:
+                        on_pair(run)
+            if job.sprt.state == "continue" and run.pairs < job.max_pairs:
+                time.sleep(poll_s)
+        store.set_status(tid, "finished")  # tells the workers to stop
+    finally:
+        writer.write({"type": "footer", "ended": utc_now(),
+                      "interrupted": job.sprt.state == "continue" and run.pairs < job.max_pairs,
+                      "summary": {"pairs": run.pairs, "games": run.games, "state": job.sprt.state}})
+        writer.close()
+    return run
+
+
+def _record_score(record: GameRecord, name: str) -> float:
+    return record.score(record.players.index(name))
 
 
 def _open_log(log_dir: Path, kind: str, tid: str, fresh: bool, settings: dict[str, Any],

@@ -271,3 +271,32 @@ def test_distributed_runs_need_a_server_store(tmp_path: Path) -> None:
 
 if sys.platform != "linux":  # pragma: no cover
     pytestmark = pytest.mark.skip(reason="process groups and kill -9 as on Linux")
+
+
+def test_a_distributed_sprt_decides_from_stored_pairs_and_stops_the_workers(
+        pg_url: str, tmp_path: Path, workers: list[subprocess.Popen[str]]) -> None:
+    import json
+
+    coordinator = start("sprt", "builtin:random", "builtin:greedy", "--max-pairs", "400", "--seed", "5",
+                        "--db", pg_url, "--distributed", "--json", cwd=tmp_path)
+    wait_for("the pairs in the queue", lambda: len(queue(pg_url)) == 800)
+    workers.append(start("worker", "--db", pg_url, "--exit-when-idle", "--poll", "0.05", "--json",
+                         cwd=tmp_path))
+    code, out, err = finish(coordinator)
+    assert code == 0, err  # H1: greedy is stronger than random
+    status = json.loads(out)
+    assert status["state"] == "accept_h1" and status["pairs"] == status["decided_after"]
+    code, wout, err = finish(workers[0])
+    assert code == 0, err  # the run is finished: nothing left to claim, the worker exits
+    with Store(pg_url) as store:
+        tid = store.tournaments()[0][0]
+        assert store.tournament(tid)[2] == "finished"
+        stored = store.finished_indices(tid)
+        assert len(stored) == json.loads(wout)["stored"] < 800  # it stopped well short of the budget
+        assert distributed.claim(store, "late", 60) is None
+    # A resumed run finds the decision in the store and plays nothing.
+    resumed = subprocess.run([str(DURAK_REF), "sprt", "--resume", tid, "--db", pg_url, "--distributed",
+                              "--json"], cwd=tmp_path, env=env(), capture_output=True, text=True,
+                             timeout=DEADLINE)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["state"] == "accept_h1"
