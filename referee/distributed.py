@@ -54,6 +54,7 @@ from .players import BotStartError
 from .rules.deal import DEAL_TEXT
 from .sandbox import SandboxError
 from .store import GameRow, SeatRow, Store, StoreError
+from .storedb import PASSFILE_AT_START
 from .usererror import lifted
 from .worker import WorkerClient, WorkerStopped
 from .tournament import (
@@ -413,6 +414,12 @@ class WorkerSummary:
         return asdict(self)
 
 
+def pg_password_file() -> Path:
+    """libpq's password file (``$PGPASSFILE`` as it was, or ``~/.pgpass``): hidden from
+    sandboxed bots."""
+    return Path(PASSFILE_AT_START or Path.home() / ".pgpass")
+
+
 class _Db:
     """The worker's one connection, used from trio: each operation runs in a thread, one
     at a time (an operation is a whole transaction, so slots never interleave inside one)."""
@@ -432,6 +439,7 @@ async def run_worker(store: Store, options: WorkerOptions,
     running run has a game left to store). ``report`` gets one line per event worth a
     human's attention (a run whose bots cannot start here: once per run)."""
     require_server(store, "durak-ref worker")
+    pgpass = pg_password_file()
     db = _Db(store)
     summary = WorkerSummary(options.name)
     runs: dict[str, tuple[TournamentSettings, dict[str, Any], Any]] = {}
@@ -446,7 +454,7 @@ async def run_worker(store: Store, options: WorkerOptions,
         data = {k: v for k, v in saved.items() if k != "sprt"}
         settings = TournamentSettings.from_dict(data)
         config = settings.validate()
-        return settings, config.rules.as_dict(), resolve_sandbox(settings, options.log_dir)
+        return settings, config.rules.as_dict(), resolve_sandbox(settings, options.log_dir, pgpass)
 
     async def slot(number: int) -> None:
         client: WorkerClient | None = None

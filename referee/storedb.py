@@ -8,12 +8,17 @@ integrity check, the lock that serialises creating a fresh schema, placeholders)
 portable statement stays in referee/store.py; this module holds only the dialects.
 
 A URL is shown without its password everywhere (``redact``): in errors, progress lines
-and resume commands.
+and resume commands. Once connected to a server, the process drops the store's address
+and credentials from its environment (``hide_credentials``): every bot it starts
+inherits that environment, and a bot that learnt them could write results of its own.
+(A password written into ``--db`` is on the command line, which unsandboxed bots can
+read in /proc: prefer ``~/.pgpass`` or ``PGPASSWORD``.)
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +29,19 @@ PG_SCHEMES = ("postgresql", "postgres")
 #: The advisory-lock key (any fixed 64-bit number) that serialises schema creation and
 #: migration on a PostgreSQL server: two processes opening one fresh database at once.
 _MIGRATION_LOCK = 0x6475_72616B  # "durak"
+
+
+#: Environment variables that carry the store's address or credentials.
+CREDENTIAL_VARIABLES = ("DURAK_DB", "PGPASSWORD", "PGPASSFILE", "PGSERVICEFILE")
+#: libpq's password file as the environment named it when durak-ref started.
+PASSFILE_AT_START = os.environ.get("PGPASSFILE")
+
+
+def hide_credentials() -> None:
+    """Remove the store's URL and password from this process's environment (the
+    connection is open; bots and the referee processes that start them must not see them)."""
+    for name in CREDENTIAL_VARIABLES:
+        os.environ.pop(name, None)
 
 
 class TargetError(ValueError):
@@ -169,6 +187,7 @@ class PgBackend(Backend):
             raise ConnectError(f"cannot connect to the store {target}: {_scrub(exc, target)}; is the "
                                f"server running, and are the URL, user and password right?") from None
         self.db = _PgConnection(conn)
+        hide_credentials()
 
     def tables(self) -> set[str]:
         return {r[0] for r in self.db.execute(

@@ -35,8 +35,9 @@ DEADLINE = 180.0  # seconds any wait below may take on a loaded machine before i
 
 
 def env(**extra: str) -> dict[str, str]:
-    out = dict(os.environ, COLUMNS="200", NO_COLOR="1", DURAK_REF_PROGRESS_INTERVAL="0", **extra)
+    out = dict(os.environ, COLUMNS="200", NO_COLOR="1", DURAK_REF_PROGRESS_INTERVAL="0")
     out.pop("DURAK_DB", None)
+    out.update(extra)
     return out
 
 
@@ -300,3 +301,24 @@ def test_a_distributed_sprt_decides_from_stored_pairs_and_stops_the_workers(
                              timeout=DEADLINE)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["state"] == "accept_h1"
+
+
+def test_a_workers_bots_never_see_the_stores_url_or_password(
+        pg_url: str, tmp_path: Path, workers: list[subprocess.Popen[str]]) -> None:
+    """The server trusts this test's user, so any password works: the bot must not learn
+    this one (from the environment or from its parent's command line)."""
+    loot = tmp_path / "loot.txt"
+    spy = Path(__file__).resolve().parent / "bots" / "env_spy_bot.py"
+    bots = ["--bot", f"spy={sys.executable} {spy} {loot}", "--bot", "g=builtin:greedy"]
+    coordinator = start("tournament", *bots, "--games", "2", "--seed", "2", "--db", pg_url,
+                        "--distributed", "--sandbox", "none", cwd=tmp_path)
+    workers.append(coordinator)
+    wait_for("the schedule in the queue", lambda: len(queue(pg_url)) == 2)
+    secret_url = pg_url.replace("durak@", "durak:pw-hunter2@")
+    code, _, err = finish(start("worker", "--exit-when-idle", "--poll", "0.05", cwd=tmp_path,
+                                DURAK_DB=secret_url, PGPASSWORD="pw-hunter2"))
+    assert code == 0, err
+    assert finish(coordinator)[0] == 0
+    text = loot.read_text()
+    assert "PATH=" in text  # the spy did look
+    assert "pw-hunter2" not in text and "DURAK_DB" not in text and "PGPASSWORD" not in text
