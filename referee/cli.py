@@ -858,7 +858,7 @@ def worker(
         err.print(f"worker {options.name} on {target}", markup=False, highlight=False)
         report = lambda text: err.print(f"durak-ref: {text}", markup=False, highlight=False)  # noqa: E731
         try:
-            with lifted(StoreError):
+            with lifted(KeyboardInterrupt, StoreError):
                 summary = run_interruptible(lambda: run_worker(store, options, report))
         except StoreError as exc:
             fail(str(exc))

@@ -459,10 +459,11 @@ async def run_worker(store: Store, options: WorkerOptions,
     async def slot(number: int) -> None:
         client: WorkerClient | None = None
         client_tid: str | None = None
+        held: Claim | None = None  # claimed and neither stored nor given back yet
         try:
             while True:
-                c = await db(claim, options.name, options.lease_s, options.tournament,
-                             sorted(summary.refused))
+                held = c = await db(claim, options.name, options.lease_s, options.tournament,
+                                    sorted(summary.refused))
                 if c is None:
                     if options.exit_when_idle and not await db(open_games, options.tournament,
                                                                 sorted(summary.refused)):
@@ -510,9 +511,16 @@ async def run_worker(store: Store, options: WorkerOptions,
                     summary.stored += 1
                 else:
                     summary.dropped += 1
+                held = None
         finally:
-            if client is not None:
-                await client.close()
+            with trio.CancelScope(shield=True):
+                if held is not None:  # stopped (Ctrl-C, SIGTERM) mid-game: free it for others now
+                    try:
+                        await db(release, options.name, held)
+                    except store.errors.Error:
+                        pass  # the server is gone: the lease runs out instead
+                if client is not None:
+                    await client.close()
 
     async with trio.open_nursery() as nursery:
         for number in range(options.concurrency):

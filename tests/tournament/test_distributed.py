@@ -322,3 +322,22 @@ def test_a_workers_bots_never_see_the_stores_url_or_password(
     text = loot.read_text()
     assert "PATH=" in text  # the spy did look
     assert "pw-hunter2" not in text and "DURAK_DB" not in text and "PGPASSWORD" not in text
+
+
+def test_a_stopped_worker_gives_its_game_back_at_once(pg_url: str, tmp_path: Path,
+                                                      workers: list[subprocess.Popen[str]]) -> None:
+    """SIGTERM (a service manager, Ctrl-C alike) mid-game: the claim is released, not left
+    to a lease that here would last ten minutes."""
+    bots = ["--bot", f"s={sys.executable} {SLOW_BOT} dist-term-{tmp_path.name}", "--bot", "g=builtin:greedy"]
+    workers.append(start("tournament", *bots, "--games", "2", "--seed", "9", "--db", pg_url,
+                         "--distributed", "--move-time", "600", "--sandbox", "none", cwd=tmp_path))
+    wait_for("the schedule in the queue", lambda: len(queue(pg_url)) == 2)
+    worker = start("worker", "--db", pg_url, "--lease", "600", "--poll", "0.1", cwd=tmp_path,
+                   SLOW_BOT_STALL_AFTER="3")  # its game stalls: it is mid-game until stopped
+    workers.append(worker)
+    wait_for("the worker to claim a game", lambda: [r for r in queue(pg_url) if r[3] is not None])
+    worker.send_signal(signal.SIGTERM)
+    code, _, err = finish(worker)
+    assert code == 130, err
+    assert "its unfinished games return to the queue" in err
+    assert [(r[2], r[3]) for r in queue(pg_url)] == [("todo", None), ("todo", None)]
