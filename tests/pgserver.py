@@ -20,6 +20,7 @@ import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,14 +84,17 @@ def _runner() -> list[str]:
     return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups"]
 
 
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[PgServer]:
+@contextmanager
+def cluster(listen: str = "127.0.0.1", clients: tuple[str, ...] = ()) -> Iterator[PgServer]:
+    """A running server listening on ``listen`` (and trusting ``clients`` too, CIDRs), in a
+    temporary directory; stopped and removed afterwards. Skips (on CI: fails) without
+    the binaries."""
     initdb, pg_ctl = pg_bin("initdb"), pg_bin("pg_ctl")
     if initdb is None or pg_ctl is None:
         missing("PostgreSQL's initdb/pg_ctl are not installed (apt-get install postgresql)")
     assert initdb is not None and pg_ctl is not None
     try:
-        import psycopg  # noqa: F401
+        import psycopg
     except ImportError:
         missing("psycopg is not installed (pip install -e '.[test]')")
     root = Path(tempfile.mkdtemp(prefix="durak-pg-"))
@@ -107,9 +111,9 @@ def pg_server() -> Iterator[PgServer]:
     # One user signs in with a password (the tests of a wrong one); the rest are trusted.
     (data / "pg_hba.conf").write_text(
         f"local all all trust\nhost all {PASSWORD_USER} 127.0.0.1/32 scram-sha-256\n"
-        "host all all 127.0.0.1/32 trust\n")
+        "host all all 127.0.0.1/32 trust\n" + "".join(f"host all all {c} trust\n" for c in clients))
     # fsync off: a test cluster dies with the session; max_connections for many workers.
-    options = (f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off "
+    options = (f"-p {port} -k {root} -c listen_addresses={listen} -c fsync=off "
                f"-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
     started = subprocess.run([*runner, str(pg_ctl), "-D", str(data), "-o", options, "-l", str(log),
                               "-w", "-t", "60", "start"], capture_output=True, text=True, env=env, cwd=root)
@@ -117,18 +121,23 @@ def pg_server() -> Iterator[PgServer]:
         text = log.read_text() if log.exists() else ""
         shutil.rmtree(root, ignore_errors=True)
         pytest.fail(f"PostgreSQL did not start: {started.stderr}\n{text}")
-    server = PgServer("127.0.0.1", port, root)
-    import psycopg
-
-    with psycopg.connect(server.url(), autocommit=True) as conn:
-        conn.execute(f"CREATE ROLE {PASSWORD_USER} LOGIN PASSWORD '{PASSWORD}'")
-        conn.execute(f"CREATE DATABASE {PASSWORD_USER} OWNER {PASSWORD_USER}")
+    server = PgServer(listen.split(",")[0], port, root)
     try:
+        with psycopg.connect(f"postgresql://{USER}@/postgres?host={root}&port={port}",
+                             autocommit=True) as conn:
+            conn.execute(f"CREATE ROLE {PASSWORD_USER} LOGIN PASSWORD '{PASSWORD}'")
+            conn.execute(f"CREATE DATABASE {PASSWORD_USER} OWNER {PASSWORD_USER}")
         yield server
     finally:
         subprocess.run([*runner, str(pg_ctl), "-D", str(data), "-m", "immediate", "stop"],
                        capture_output=True, env=env, cwd=root)
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    with cluster() as server:
+        yield server
 
 
 @pytest.fixture
