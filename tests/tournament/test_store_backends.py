@@ -223,3 +223,18 @@ def test_a_database_of_other_tables_is_not_taken_for_a_store(pg_url: str, tmp_pa
     proc = run("ladder", "show", "--db", pg_url, cwd=tmp_path)
     assert proc.returncode == 2
     assert "it is not a durak-ref store" in proc.stderr
+
+
+def test_no_output_shows_the_urls_password(pg_url: str, tmp_path: Path) -> None:
+    """The test server trusts its user, so any password connects; none may be printed:
+    not in the resume command, the same-deals-again command, nor the JSON."""
+    url = pg_url.replace("durak@", "durak:pw-sekrit@")
+    runs = [run("ladder", "add", "r", "builtin:random", "--db", url, cwd=tmp_path),
+            run("ladder", "add", "g", "builtin:greedy", "--db", url, cwd=tmp_path),
+            run("ladder", "run", "--games", "2", "--db", url, cwd=tmp_path),
+            run("ladder", "run", "--games", "2", "--json", cwd=tmp_path, env={"DURAK_DB": url}),
+            run("tournament", *BOTS, "--games", "2", "--db", url, cwd=tmp_path),
+            run("tournament", *BOTS, "--games", "2", "--db", url, "--json", cwd=tmp_path)]
+    assert [p.returncode for p in runs] == [0] * len(runs), [p.stderr for p in runs]
+    text = "".join(p.stdout + p.stderr for p in runs)
+    assert "durak:***@" in text and "pw-sekrit" not in text
