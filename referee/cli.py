@@ -839,6 +839,8 @@ def worker(
     from .interrupt import run_interruptible
     from .store import StoreError, open_store
 
+    _range(lease, "--lease", 0.1, WEEK_S)
+    _range(poll, "--poll", 0.01, 3600)
     target = _db(db)
     if not isinstance(target, PgUrl):
         fail(f"a worker needs the PostgreSQL store its coordinator uses (--db "

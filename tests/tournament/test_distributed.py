@@ -341,3 +341,15 @@ def test_a_stopped_worker_gives_its_game_back_at_once(pg_url: str, tmp_path: Pat
     assert code == 130, err
     assert "its unfinished games return to the queue" in err
     assert [(r[2], r[3]) for r in queue(pg_url)] == [("todo", None), ("todo", None)]
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--lease", "nan"], "--lease"),
+    (["--poll", "inf"], "--poll inf: must be a number"),
+    (["--tournament", "nope"], "no tournament 'nope'"),
+])
+def test_a_workers_unusable_options_are_exit_2(args: list[str], says: str, pg_url: str,
+                                               tmp_path: Path) -> None:
+    proc = subprocess.run([str(DURAK_REF), "worker", "--db", pg_url, *args], cwd=tmp_path, env=env(),
+                          capture_output=True, text=True, timeout=DEADLINE)
+    assert proc.returncode == 2 and says in proc.stderr and "Traceback" not in proc.stderr
