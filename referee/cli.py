@@ -568,6 +568,7 @@ def tournament(
             settings.validate()
         except (TournamentError, StoreError) as exc:
             fail(str(exc))
+        _not_queued(store, tid, distributed, "tournament")
         resume_cmd = f"durak-ref tournament --resume {tid} --db {target}" + (
             " --distributed" if distributed else "")
         lock = _lock_tournament(target, store, tid)
@@ -613,6 +614,15 @@ def tournament(
     if data["rating_error"]:
         err.print(f"durak-ref: ratings not computed: {data['rating_error']}", markup=False)
     _print_seed(settings.seed, resume)
+
+
+def _not_queued(store: Any, tid: str, distributed: bool, command: str) -> None:
+    """Exit 2 if run ``tid`` is queued for workers but this run would play it here."""
+    if not distributed and store.path is None:
+        from .distributed import is_queued
+        if is_queued(store, tid):
+            fail(f"{command} {tid} was queued for workers: resume it with --resume {tid} "
+                 f"--distributed (played here, its games would race theirs)")
 
 
 def _lock_tournament(db: Path | PgUrl, store: Any, tid: str) -> Any:
@@ -746,6 +756,7 @@ def sprt(
                 entries[0], entries[1], entries[2:], config, test, max_pairs, config.seed, mode,
                 binds, fresh_bots))
         names = [e.name for e in entries]
+        _not_queued(store, tid, distributed, "sprt")
         resume_cmd = f"durak-ref sprt --resume {tid} --db {target}" + (
             " --distributed" if distributed else "")
         err.print(f"sprt {tid}; if interrupted, resume with: {resume_cmd}", markup=False,

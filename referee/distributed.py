@@ -106,6 +106,12 @@ def _insert(store: Store, rows: list[tuple[Any, ...]]) -> int:
     return len(rows)
 
 
+def is_queued(store: Store, tid: str) -> bool:
+    """Whether run ``tid`` was queued for workers (it must be resumed ``--distributed``:
+    played here, its games would race the workers')."""
+    return store.db.execute("SELECT 1 FROM queue WHERE tournament_id = ? LIMIT 1", (tid,)).fetchone() is not None
+
+
 @dataclass(frozen=True)
 class Claim:
     """A game this worker holds: the run, the game, and the lease's attempt number."""
@@ -273,7 +279,7 @@ def coordinate_tournament(settings: TournamentSettings, store: Store, tid: str, 
     config = settings.validate()
     enqueue(store, tid, iter_schedule(settings))
     progress = Progress(schedule_size(settings), 0, time.monotonic(), sandbox=settings.sandbox)
-    writer = _open_log(log_dir, "tournament", tid, fresh, settings.as_dict(), config)
+    writer = _open_log(log_dir, "tournament", tid, fresh, settings.as_dict(), config, _created(store, tid))
     collector = Collector(store, tid, writer)
     try:
         _count_stored(store, tid, progress)
@@ -321,7 +327,7 @@ def coordinate_sprt(job: Any, store: Store, tid: str, *, log_dir: Path, fresh: b
 
     enqueue(store, tid, games())
     _, settings, _ = store.tournament(tid)
-    writer = _open_log(log_dir, "sprt", tid, fresh, settings, job.config)
+    writer = _open_log(log_dir, "sprt", tid, fresh, settings, job.config, _created(store, tid))
     run.log_path = str(writer.path)
     collector = Collector(store, tid, writer)
     try:
@@ -354,15 +360,21 @@ def coordinate_sprt(job: Any, store: Store, tid: str, *, log_dir: Path, fresh: b
     return run
 
 
+def _created(store: Store, tid: str) -> str:
+    return str(store.db.execute("SELECT created FROM tournaments WHERE id = ?", (tid,)).fetchone()[0])
+
+
 def _record_score(record: GameRecord, name: str) -> float:
     return record.score(record.players.index(name))
 
 
 def _open_log(log_dir: Path, kind: str, tid: str, fresh: bool, settings: dict[str, Any],
-              config: MatchConfig) -> MatchLogWriter:
+              config: MatchConfig, created: str) -> MatchLogWriter:
     suffix = "" if fresh else "-resumed-" + time.strftime("%H%M%S")
     writer = MatchLogWriter(fresh_log_path(log_dir, f"{kind}-{safe_name(tid)}{suffix}"))
-    header = {"type": "header", "format": FORMAT, "tournament": tid, "started": utc_now(),
+    # The log takes in games played since the run was queued, watched or not: it starts
+    # when the run was created (``verify`` checks that no game started before its log).
+    header = {"type": "header", "format": FORMAT, "tournament": tid, "started": created,
               "preset": config.rules.preset, "rules": config.rules.as_dict(),
               "bots": settings["bots"], "settings": settings, "time_control": config.tc.as_dict(),
               "seed": settings["seed"], "sandbox": settings.get("sandbox"), "duplicates": None,

@@ -353,3 +353,31 @@ def test_a_workers_unusable_options_are_exit_2(args: list[str], says: str, pg_ur
     proc = subprocess.run([str(DURAK_REF), "worker", "--db", pg_url, *args], cwd=tmp_path, env=env(),
                           capture_output=True, text=True, timeout=DEADLINE)
     assert proc.returncode == 2 and says in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_an_interrupted_coordinator_is_resumed_distributed_only(
+        pg_url: str, tmp_path: Path, workers: list[subprocess.Popen[str]]) -> None:
+    import json
+
+    coordinator = start("tournament", "--bot", "a=builtin:random", "--bot", "b=builtin:greedy",
+                        "--games", "6", "--seed", "6", "--db", pg_url, "--distributed", cwd=tmp_path)
+    wait_for("the schedule in the queue", lambda: len(queue(pg_url)) == 6)
+    coordinator.send_signal(signal.SIGINT)  # Ctrl-C: it stops watching; the queue stays
+    code, _, err = finish(coordinator)
+    assert code == 130, err
+    tid = queue(pg_url)[0][0]
+    assert f"--resume {tid} --db {pg_url} --distributed" in err
+    code, _, err = finish(start("worker", "--db", pg_url, "--exit-when-idle", "--poll", "0.05",
+                                cwd=tmp_path))
+    assert code == 0, err  # the workers played on without a coordinator
+    here = subprocess.run([str(DURAK_REF), "tournament", "--resume", tid, "--db", pg_url], cwd=tmp_path,
+                          env=env(), capture_output=True, text=True, timeout=DEADLINE)
+    assert here.returncode == 2 and "was queued for workers" in here.stderr
+    again = subprocess.run([str(DURAK_REF), "tournament", "--resume", tid, "--db", pg_url, "--distributed",
+                            "--json"], cwd=tmp_path, env=env(), capture_output=True, text=True,
+                           timeout=DEADLINE)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["games"] == 6
+    checked = subprocess.run([str(DURAK_REF), "verify", "--db", pg_url], cwd=tmp_path, env=env(),
+                             capture_output=True, text=True, timeout=DEADLINE)
+    assert checked.returncode == 0, checked.stdout  # the resumed coordinator logged every game
