@@ -206,6 +206,13 @@ def open_games(store: Store, only: str | None, skip: Sequence[str]) -> int:
         f"WHERE q.state = 'todo' AND t.status = 'running'{where}", args).fetchone()[0])
 
 
+def lost(store: Store, exc: BaseException) -> StoreError:
+    """The error for a server that failed us mid-run (gone, restarted, out of space)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return StoreError(f"the store {store.name} failed: {text}; everything stored before is "
+                      f"intact (a worker's unstored games return to the queue when their leases run out)")
+
+
 class ServerLock:
     """A run held by this coordinator: a PostgreSQL session advisory lock, dropped by the
     server when the connection ends however the process ends (kill -9 included)."""
@@ -291,6 +298,8 @@ def coordinate_tournament(settings: TournamentSettings, store: Store, tid: str, 
                     on_game(record, progress)
             if progress.done < progress.total:
                 time.sleep(poll_s)
+    except store.errors.Error as exc:
+        raise lost(store, exc) from None
     finally:
         writer.write({"type": "footer", "ended": utc_now(), "interrupted": progress.done < progress.total,
                       "summary": {"games": progress.done, "total": progress.total}})
@@ -352,6 +361,8 @@ def coordinate_sprt(job: Any, store: Store, tid: str, *, log_dir: Path, fresh: b
             if job.sprt.state == "continue" and run.pairs < job.max_pairs:
                 time.sleep(poll_s)
         store.set_status(tid, "finished")  # tells the workers to stop
+    except store.errors.Error as exc:
+        raise lost(store, exc) from None
     finally:
         writer.write({"type": "footer", "ended": utc_now(),
                       "interrupted": job.sprt.state == "continue" and run.pairs < job.max_pairs,
@@ -442,7 +453,10 @@ class _Db:
 
     async def __call__(self, fn: Callable[..., Any], *args: Any) -> Any:
         async with self.lock:
-            return await trio.to_thread.run_sync(fn, self.store, *args)
+            try:
+                return await trio.to_thread.run_sync(fn, self.store, *args)
+            except self.store.errors.Error as exc:
+                raise lost(self.store, exc) from None
 
 
 async def run_worker(store: Store, options: WorkerOptions,
@@ -529,7 +543,7 @@ async def run_worker(store: Store, options: WorkerOptions,
                 if held is not None:  # stopped (Ctrl-C, SIGTERM) mid-game: free it for others now
                     try:
                         await db(release, options.name, held)
-                    except store.errors.Error:
+                    except StoreError:
                         pass  # the server is gone: the lease runs out instead
                 if client is not None:
                     await client.close()

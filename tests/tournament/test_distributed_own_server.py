@@ -1,6 +1,7 @@
-"""Workers as on separate machines (issue 12): each worker runs in a network namespace of
-its own, joined to this one by a veth pair, and reaches the PostgreSQL server over that
-link; the server's loopback is not theirs. Needs root and ``ip`` (iproute2)."""
+"""Distributed runs with a server of their own (issue 12): workers as on separate
+machines, each in a network namespace of its own joined to this one by a veth pair,
+reaching the PostgreSQL server over that link (the server's loopback is not theirs;
+needs root and ``ip``); and a server that dies mid-run."""
 
 from __future__ import annotations
 
@@ -88,3 +89,31 @@ def test_workers_in_their_own_network_namespaces_play_over_a_real_link(tmp_path:
             if coordinator.poll() is None:
                 coordinator.kill()
             coordinator.communicate()
+
+
+def test_a_server_that_dies_mid_run_is_a_clear_error_for_coordinator_and_worker(tmp_path: Path) -> None:
+    import os
+    import signal
+
+    slow = Path(__file__).resolve().parent / "bots" / "slow_bot.py"
+    with cluster() as server:
+        url = server.create_database()
+        coordinator = start("tournament", "--bot", f"s={sys.executable} {slow} dist-dies-{tmp_path.name}",
+                            "--bot", "g=builtin:greedy", "--games", "2", "--seed", "1", "--db", url,
+                            "--distributed", "--sandbox", "none", "--move-time", "600", cwd=tmp_path)
+        worker = start("worker", "--db", url, "--poll", "0.05", "--lease", "0.6", cwd=tmp_path,
+                       SLOW_BOT_DELAY="0.05")
+        try:
+            wait_for("a game in play", lambda: [r for r in queue(url) if r[3] is not None])
+            # Immediate shutdown (SIGQUIT to the postmaster, by its pid): every connection drops.
+            postmaster = int((server.root / "data" / "postmaster.pid").read_text().split()[0])
+            os.kill(postmaster, signal.SIGQUIT)
+            for proc, who in ((coordinator, "coordinator"), (worker, "worker")):
+                code, _, err = finish(proc)
+                assert code == 2, (who, err)
+                assert f"the store {url} failed" in err and "Traceback" not in err, (who, err)
+        finally:
+            for proc in (coordinator, worker):
+                if proc.poll() is None:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
