@@ -582,7 +582,7 @@ def tournament(
                               f"--db {target} --tournament {tid}", markup=False, highlight=False)
                     progress = coordinate_tournament(
                         settings, store, tid, log_dir=log_dir, fresh=fresh,
-                        on_game=lambda record, prog: advance(prog.leader()))
+                        on_game=lambda record, prog: advance(prog.leader()), on_note=_note)
                 else:
                     with lifted(LogError, StoreError, SandboxError, BotStartError):
                         progress = play_tournament(settings, store, tid, log_dir=log_dir, fresh=fresh,
@@ -614,6 +614,11 @@ def tournament(
     if data["rating_error"]:
         err.print(f"durak-ref: ratings not computed: {data['rating_error']}", markup=False)
     _print_seed(settings.seed, resume)
+
+
+def _note(text: str) -> None:
+    """A worker's note on a distributed run, on stderr (names and errors printed literally)."""
+    err.print(f"durak-ref: {text}", markup=False, highlight=False)
 
 
 def _not_queued(store: Any, tid: str, distributed: bool, command: str) -> None:
@@ -775,7 +780,8 @@ def sprt(
                     err.print(f"queued for workers; start one per machine with: durak-ref worker "
                               f"--db {target} --tournament {tid}", markup=False, highlight=False)
                     run = coordinate_sprt(load_sprt(store, tid), store, tid, log_dir=log_dir,
-                                          fresh=resume is None, on_pair=lambda r: update(line(r)))
+                                          fresh=resume is None, on_pair=lambda r: update(line(r)),
+                                          on_note=_note)
                 else:
                     run = run_sprt_sync(entries[0], entries[1], entries[2:], config, sprt=test,
                                         max_pairs=max_pairs, concurrency=concurrency,

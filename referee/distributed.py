@@ -171,6 +171,32 @@ def heartbeat(store: Store, worker: str, c: Claim, lease_s: float) -> bool:
     return row is not None and row[0] == "todo" and row[1] == "running"
 
 
+def add_note(store: Store, worker: str, tid: str, note: str) -> None:
+    """Record, once per worker and run, why this worker does not play run ``tid``: the
+    coordinator shows it (a run no worker can play would otherwise just never end)."""
+    with store.transaction():
+        if store.db.execute("SELECT 1 FROM worker_notes WHERE tournament_id = ? AND worker = ?",
+                            (tid, worker)).fetchone() is None:
+            store.db.execute("INSERT INTO worker_notes (tournament_id, worker, at, note) VALUES (?, ?, ?, ?)",
+                             (tid, worker, utc_now(), note[:2000]))
+
+
+class Notes:
+    """The workers' notes on one run, each handed out once (``new()``)."""
+
+    def __init__(self, store: Store, tid: str) -> None:
+        self.store, self.tid, self.seen = store, tid, set[str]()
+
+    def new(self) -> list[str]:
+        out = []
+        for worker, note in self.store.db.execute(
+                "SELECT worker, note FROM worker_notes WHERE tournament_id = ? ORDER BY at", (self.tid,)):
+            if worker not in self.seen:
+                self.seen.add(worker)
+                out.append(f"worker {worker}: {note}")
+        return out
+
+
 def release(store: Store, worker: str, c: Claim) -> None:
     """Give ``c`` back unplayed (this worker cannot play it): another may claim it now."""
     store.db.execute("UPDATE queue SET worker = NULL, lease_until = NULL WHERE tournament_id = ? "
@@ -278,7 +304,8 @@ class Collector:
 
 def coordinate_tournament(settings: TournamentSettings, store: Store, tid: str, *, log_dir: Path,
                           fresh: bool = True, poll_s: float = DEFAULT_POLL_S,
-                          on_game: Callable[[GameRecord, Progress], None] | None = None) -> Progress:
+                          on_game: Callable[[GameRecord, Progress], None] | None = None,
+                          on_note: Callable[[str], None] = lambda text: None) -> Progress:
     """Queue every game of tournament ``tid`` not yet stored, then wait until workers
     have stored them all, logging each as it arrives. Ctrl-C (KeyboardInterrupt) stops
     the waiting only: the queue stays and workers play on; ``--resume`` watches again."""
@@ -288,10 +315,13 @@ def coordinate_tournament(settings: TournamentSettings, store: Store, tid: str, 
     progress = Progress(schedule_size(settings), 0, time.monotonic(), sandbox=settings.sandbox)
     writer = _open_log(log_dir, "tournament", tid, fresh, settings.as_dict(), config, _created(store, tid))
     collector = Collector(store, tid, writer)
+    notes = Notes(store, tid)
     try:
         _count_stored(store, tid, progress)
         collector.collect()  # stored while nobody watched: logged, counted above
         while progress.done < progress.total:
+            for text in notes.new():
+                on_note(text)
             for _, record in collector.collect():
                 _count(progress, record)
                 if on_game is not None:
@@ -309,7 +339,8 @@ def coordinate_tournament(settings: TournamentSettings, store: Store, tid: str, 
 
 
 def coordinate_sprt(job: Any, store: Store, tid: str, *, log_dir: Path, fresh: bool = True,
-                    poll_s: float = DEFAULT_POLL_S, on_pair: Callable[[Any], None] | None = None) -> Any:
+                    poll_s: float = DEFAULT_POLL_S, on_pair: Callable[[Any], None] | None = None,
+                    on_note: Callable[[str], None] = lambda text: None) -> Any:
     """Queue the pairs of SPRT run ``tid`` (an ``abtest.SprtJob``) not yet stored, then add
     each pair to the test as workers store its two games, in the order pairs complete.
     Once the test decides (or every pair is in) the run is ``finished``: workers stop
@@ -339,9 +370,12 @@ def coordinate_sprt(job: Any, store: Store, tid: str, *, log_dir: Path, fresh: b
     writer = _open_log(log_dir, "sprt", tid, fresh, settings, job.config, _created(store, tid))
     run.log_path = str(writer.path)
     collector = Collector(store, tid, writer)
+    notes = Notes(store, tid)
     try:
         collector.collect()  # stored while nobody watched: counted by _restore or pending
         while job.sprt.state == "continue" and run.pairs < job.max_pairs:
+            for text in notes.new():
+                on_note(text)
             for index, record in collector.collect():
                 if job.sprt.state != "continue":
                     break  # stored after the decision: kept in the store and log, not counted
@@ -470,10 +504,11 @@ async def run_worker(store: Store, options: WorkerOptions,
     summary = WorkerSummary(options.name)
     runs: dict[str, tuple[TournamentSettings, dict[str, Any], Any]] = {}
 
-    def refuse(tid: str, why: str) -> None:
+    async def refuse(tid: str, why: str) -> None:
         if tid not in summary.refused:
             summary.refused[tid] = why
             report(f"worker {options.name}: not playing run {tid}: {why}")
+            await db(add_note, options.name, tid, f"not playing this run: {why}")
 
     def load_run(s: Store, tid: str) -> tuple[TournamentSettings, dict[str, Any], Any]:
         _, saved, _ = s.tournament(tid)
@@ -501,7 +536,7 @@ async def run_worker(store: Store, options: WorkerOptions,
                         runs[c.tid] = await db(load_run, c.tid)
                     except (StoreError, TournamentError, SandboxError, KeyError, TypeError,
                             ValueError) as exc:
-                        refuse(c.tid, f"its settings cannot be used here ({exc})")
+                        await refuse(c.tid, f"its settings cannot be used here ({exc})")
                         await db(release, options.name, c)
                         continue
                 settings, rules, sandbox = runs[c.tid]
@@ -518,7 +553,7 @@ async def run_worker(store: Store, options: WorkerOptions,
                 try:
                     played = await _play_holding(db, client, c, options)
                 except BotStartError as exc:
-                    refuse(c.tid, str(exc))
+                    await refuse(c.tid, str(exc))
                     await db(release, options.name, c)
                     await client.close()
                     client = client_tid = None

@@ -23,6 +23,7 @@ Schema version 2 (version 1 and a migration; see ``_MIGRATIONS``)::
     queue(tournament_id, game_index, deal, rotation, seats, deal_id, state, worker,
           lease_until, attempts)                            PK (tournament_id, game_index)
     game_records(tournament_id, game_index, worker, record)  PK (tournament_id, game_index)
+    worker_notes(tournament_id, worker, at, note)           PK (tournament_id, worker)
 
 A game is written with its seats in one transaction, so a game is either wholly in
 the store or not at all: that is what makes resuming safe.
@@ -104,7 +105,8 @@ _MIGRATIONS: list[tuple[int, list[str]]] = [
     # 2: distributed runs (referee/distributed.py). ``queue``: one row per scheduled game
     # (what to play, and who holds it until when: ``lease_until`` in seconds since the
     # epoch by the database server's clock); ``game_records``: each game's log record,
-    # stored in the game's transaction by whichever worker played it.
+    # stored in the game's transaction by whichever worker played it; ``worker_notes``: a
+    # worker's one report per run that it cannot play it (a bot that does not start there).
     (2, ["""CREATE TABLE queue (
         tournament_id VARCHAR(64) NOT NULL REFERENCES tournaments(id),
         game_index INTEGER NOT NULL,
@@ -124,7 +126,13 @@ _MIGRATIONS: list[tuple[int, list[str]]] = [
         worker VARCHAR(200) NOT NULL,
         record TEXT NOT NULL,
         PRIMARY KEY (tournament_id, game_index),
-        FOREIGN KEY (tournament_id, game_index) REFERENCES games(tournament_id, game_index))"""]),
+        FOREIGN KEY (tournament_id, game_index) REFERENCES games(tournament_id, game_index))""",
+         """CREATE TABLE worker_notes (
+        tournament_id VARCHAR(64) NOT NULL REFERENCES tournaments(id),
+        worker VARCHAR(200) NOT NULL,
+        at VARCHAR(40) NOT NULL,
+        note TEXT NOT NULL,
+        PRIMARY KEY (tournament_id, worker))"""]),
 ]
 
 
@@ -141,9 +149,10 @@ _COLUMNS = {
     "queue": ("tournament_id", "game_index", "deal", "rotation", "seats", "deal_id", "state", "worker",
               "lease_until", "attempts"),
     "game_records": ("tournament_id", "game_index", "worker", "record"),
+    "worker_notes": ("tournament_id", "worker", "at", "note"),
 }
 #: The schema version that added a table (the others are version 1's).
-_SINCE = {"queue": 2, "game_records": 2}
+_SINCE = {"queue": 2, "game_records": 2, "worker_notes": 2}
 
 
 class StoreError(RuntimeError):

@@ -246,8 +246,12 @@ def test_heartbeats_keep_a_game_longer_than_its_lease(pg_url: str, tmp_path: Pat
 def test_a_worker_that_cannot_start_a_bot_says_so_once_and_leaves_the_games(
         pg_url: str, tmp_path: Path, workers: list[subprocess.Popen[str]]) -> None:
     bots = ["--bot", "x=/nonexistent/bot", "--bot", "g=builtin:greedy"]
-    coordinator = start("tournament", *bots, "--games", "4", "--seed", "1", "--db", pg_url,
-                        "--distributed", "--sandbox", "none", cwd=tmp_path)
+    said = tmp_path / "coordinator.err"
+    with said.open("w") as stderr:  # read while it runs: it cannot finish without workers
+        coordinator = subprocess.Popen(
+            [str(DURAK_REF), "tournament", *bots, "--games", "4", "--seed", "1", "--db", pg_url,
+             "--distributed", "--sandbox", "none"], cwd=tmp_path, env=env(), text=True,
+            stdout=subprocess.PIPE, stderr=stderr, start_new_session=True)
     workers.append(coordinator)
     wait_for("the schedule in the queue", lambda: len(queue(pg_url)) == 4)
     code, out, err = finish(start("worker", "--db", pg_url, "--exit-when-idle", "--poll", "0.05",
@@ -258,6 +262,10 @@ def test_a_worker_that_cannot_start_a_bot_says_so_once_and_leaves_the_games(
     summary = json.loads(out)
     assert summary["stored"] == 0 and list(summary["refused"]) == [queue(pg_url)[0][0]]
     assert all(r[2] == "todo" and r[3] is None for r in queue(pg_url))  # given back, for others
+    # The coordinator tells its user why nothing happens.
+    note = wait_for("the worker's note on the coordinator's stderr",
+                    lambda: [line for line in said.read_text().splitlines() if "not playing this run" in line])
+    assert len(note) == 1 and "/nonexistent/bot" in note[0] and summary["worker"] in note[0]
 
 
 def test_distributed_runs_need_a_server_store(tmp_path: Path) -> None:

@@ -53,7 +53,7 @@ def test_a_new_store_has_the_current_schema(target: str) -> None:
         assert store.tournaments() == []
         assert store.db.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
         assert {"schema_version", "bots", "tournaments", "games", "seats", "queue",
-                "game_records"} <= store.backend.tables()
+                "game_records", "worker_notes"} <= store.backend.tables()
 
 
 def test_reopening_keeps_every_row_with_its_types(target: str) -> None:
@@ -97,7 +97,7 @@ def test_a_missing_tournament_is_named_with_the_known_ones(target: str) -> None:
 
 def test_a_version_1_store_is_migrated_in_place_keeping_its_games(target: str) -> None:
     with Store(target) as store:  # made current; now rebuilt as a version-1 store by hand
-        for table in ("game_records", "queue", "ladder_history", "ladder", "seats", "games",
+        for table in ("worker_notes", "game_records", "queue", "ladder_history", "ladder", "seats", "games",
                       "tournaments", "bots", "schema_version"):
             store.db.execute(f"DROP TABLE {table}")
         for stmt in _SCHEMA:
