@@ -14,6 +14,7 @@ store, real ``durak-ref worker`` processes claim, play and store its games.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,6 +28,7 @@ import pytest
 from referee import distributed
 from referee.store import GameRow, SeatRow, Store
 from referee.tournament import ScheduledGame
+from pgserver import PgServer
 from support import DURAK_REF
 
 BOTS = ["--bot", "a=builtin:random", "--bot", "b=builtin:greedy", "--bot", "c=builtin:random"]
@@ -389,3 +391,25 @@ def test_an_interrupted_coordinator_is_resumed_distributed_only(
     checked = subprocess.run([str(DURAK_REF), "verify", "--db", pg_url], cwd=tmp_path, env=env(),
                              capture_output=True, text=True, timeout=DEADLINE)
     assert checked.returncode == 0, checked.stdout  # the resumed coordinator logged every game
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) not installed")
+def test_a_workers_sandboxed_bot_cannot_reach_the_server_or_the_password_file(
+        pg_server: PgServer, pg_url: str, tmp_path: Path, workers: list[subprocess.Popen[str]]) -> None:
+    passfile = tmp_path / "secret" / "pgpass"
+    passfile.parent.mkdir()
+    passfile.write_text("*:*:*:durak:pw-in-the-file\n")
+    passfile.chmod(0o600)
+    thief = Path(__file__).resolve().parent / "bots" / "store_thief_bot.py"
+    bots = ["--bot", f"t={sys.executable} {thief} {pg_server.host} {pg_server.port} {passfile}",
+            "--bot", "g=builtin:greedy"]
+    workers.append(start("tournament", *bots, "--games", "2", "--seed", "2", "--db", pg_url,
+                         "--distributed", "--sandbox", "bwrap", cwd=tmp_path))
+    wait_for("the schedule in the queue", lambda: len(queue(pg_url)) == 2)
+    logs = tmp_path / "worker-logs"
+    code, _, err = finish(start("worker", "--db", pg_url, "--exit-when-idle", "--poll", "0.05",
+                                "--log-dir", str(logs), cwd=tmp_path, PGPASSFILE=str(passfile)))
+    assert code == 0, err
+    said = "".join(p.read_text() for p in logs.glob("*.stderr.log"))
+    assert "THIEF: server unreachable" in said and "server reached" not in said
+    assert "pw-in-the-file" not in said
