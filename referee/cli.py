@@ -757,9 +757,12 @@ def sprt(
             binds = (*job.settings.bind, *binds)
             tid = resume
         else:
-            tid = register_sprt(store, stored_settings(
-                entries[0], entries[1], entries[2:], config, test, max_pairs, config.seed, mode,
-                binds, fresh_bots))
+            try:
+                tid = register_sprt(store, stored_settings(
+                    entries[0], entries[1], entries[2:], config, test, max_pairs, config.seed, mode,
+                    binds, fresh_bots))
+            except StoreError as exc:
+                fail(str(exc))
         names = [e.name for e in entries]
         _not_queued(store, tid, distributed, "sprt")
         resume_cmd = f"durak-ref sprt --resume {tid} --db {target}" + (
@@ -953,12 +956,13 @@ def ladder_add(
 ) -> None:
     """Register a bot on the ladder at the start rating."""
     from .ladder import add_bot
+    from .store import StoreError
     from .tournament import TournamentError
 
     with _open_store(db) as store:
         try:
             add_bot(store, name, command)
-        except TournamentError as exc:
+        except (TournamentError, StoreError) as exc:
             fail(str(exc))
         rating = store.ladder_rating(name)
     out.print(f"{name} is on the ladder (rating {rating[0]:.0f}, {rating[1]} games)", markup=False)
@@ -1154,11 +1158,12 @@ def register(
     Only the token's hash is stored; the store is made readable by its owner only (0600).
     """
     from .arena import register as register_bot
+    from .store import StoreError
 
     with _open_store(db) as store:
         try:
             token = register_bot(store, name, rotate=rotate)
-        except ValueError as exc:
+        except (ValueError, StoreError) as exc:
             fail(str(exc))
     if as_json:
         emit_json({"name": name, "token": token})

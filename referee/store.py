@@ -44,6 +44,7 @@ from .matchlog import PRIVATE_FILE, private_mkdir, private_open, utc_now
 from .storedb import Backend, ConnectError, PgUrl, TargetError, connect, parse_target
 
 SCHEMA_VERSION = 2
+MAX_NAME = 64  #: the longest bot name or tournament id the store keeps (VARCHAR(64))
 
 _SCHEMA = [
     "CREATE TABLE schema_version (version INTEGER NOT NULL)",
@@ -362,6 +363,9 @@ class Store:
                 pass
             if isinstance(exc, self.errors.OperationalError):
                 raise _write_error(self.name, exc) from None
+            if isinstance(exc, self.errors.DataError):  # a value the column cannot hold
+                raise StoreError(f"{self.name}: a value does not fit the store ({_one_line(exc)}); "
+                                 f"nothing of it was written") from None
 
     def transaction(self) -> Store._Tx:
         """``with store.transaction(): ...``: all or nothing."""
@@ -370,6 +374,11 @@ class Store:
     # -- bots and tournaments
 
     def ensure_bot(self, name: str, command: str) -> None:
+        """Record bot ``name`` (with the command that first ran it) if it is new.
+        StoreError for a name longer than the store keeps (``MAX_NAME``, on every back end)."""
+        if len(name) > MAX_NAME:
+            raise StoreError(f"bot name {name[:MAX_NAME]!r}...: {len(name)} characters; the store keeps "
+                             f"names of at most {MAX_NAME}: give it a shorter name (NAME=CMD)")
         if self.db.execute("SELECT 1 FROM bots WHERE name = ?", (name,)).fetchone() is None:
             self.db.execute("INSERT INTO bots (name, command, first_seen) VALUES (?, ?, ?)",
                             (name, command, utc_now()))

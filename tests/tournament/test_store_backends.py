@@ -238,3 +238,13 @@ def test_no_output_shows_the_urls_password(pg_url: str, tmp_path: Path) -> None:
     assert [p.returncode for p in runs] == [0] * len(runs), [p.stderr for p in runs]
     text = "".join(p.stdout + p.stderr for p in runs)
     assert "durak:***@" in text and "pw-sekrit" not in text
+
+
+def test_a_bot_name_longer_than_the_store_keeps_is_exit_2_on_either_store(target: str, tmp_path: Path) -> None:
+    """PostgreSQL enforces VARCHAR(64), SQLite does not: the store checks, so both agree."""
+    long = "x" * 80
+    for args in (["tournament", "--bot", f"{long}=builtin:random", "--bot", "b=builtin:greedy",
+                  "--games", "2"], ["ladder", "add", long, "builtin:random"]):
+        proc = run(*args, "--db", target, cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        assert "the store keeps names of at most 64" in proc.stderr and "Traceback" not in proc.stderr
