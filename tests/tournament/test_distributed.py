@@ -226,21 +226,23 @@ def test_two_workers_racing_for_the_last_games_store_each_once(
 
 def test_heartbeats_keep_a_game_longer_than_its_lease(pg_url: str, tmp_path: Path,
                                                       workers: list[subprocess.Popen[str]]) -> None:
-    """Each game takes several lease times (the bot waits 0.2 s per decision, a game has
-    dozens); a second worker polling all the while never takes a game from the first."""
+    """The slow bot waits 0.5 s per decision and plays dozens: each game lasts several
+    lease times (3 s, renewed every second); a second worker polling all the while never
+    takes a game from the first, and no game is claimed twice."""
     bots = ["--bot", f"s={sys.executable} {SLOW_BOT} dist-beat-{tmp_path.name}", "--bot", "g=builtin:greedy"]
     coordinator = start("tournament", *bots, "--games", "2", "--seed", "4", "--db", pg_url,
                         "--distributed", "--sandbox", "none", "--move-time", "600", cwd=tmp_path)
     wait_for("the schedule in the queue", lambda: len(queue(pg_url)) == 2)
     for _ in range(2):
-        workers.append(start("worker", "--db", pg_url, "--lease", "1.5", "--poll", "0.05",
-                             "--exit-when-idle", "--json", cwd=tmp_path, SLOW_BOT_DELAY="0.2"))
-    started = time.monotonic()
+        workers.append(start("worker", "--db", pg_url, "--lease", "3", "--poll", "0.05",
+                             "--exit-when-idle", "--json", cwd=tmp_path, SLOW_BOT_DELAY="0.5"))
     import json
     results = [finish(w) for w in workers]
     assert [r[0] for r in results] == [0, 0], [r[2] for r in results]
-    assert time.monotonic() - started > 3 * 1.5  # the run outlasted its leases
     assert finish(coordinator)[0] == 0
+    with Store(pg_url) as store:  # the games outlasted the lease: the heartbeats held them
+        held = [s.time_used for g in store.games(queue(pg_url)[0][0]) for s in g.seats if s.bot == "s"]
+    assert len(held) == 2 and min(held) > 3
     assert [r[4] for r in queue(pg_url)] == [1, 1]  # never claimed twice
     assert sum(json.loads(r[1])["dropped"] for r in results) == 0
 
