@@ -117,7 +117,7 @@ def load_sprt(store: Store, tid: str) -> SprtJob:
     none, TournamentError if its settings are unusable (a damaged or foreign row)."""
     kind, saved, _ = store.tournament(tid)
     if kind != "sprt":
-        raise StoreError(f"{store.path}: {tid} is a {kind}, not an sprt run; resume it with "
+        raise StoreError(f"{store.name}: {tid} is a {kind}, not an sprt run; resume it with "
                          f"durak-ref {kind} --resume {tid}")
     try:
         data = dict(saved)
@@ -131,7 +131,7 @@ def load_sprt(store: Store, tid: str) -> SprtJob:
                            pentanomial=test["model"] == "pentanomial"),
                       int(test["max_pairs"]), settings.seed, settings)
     except (KeyError, TypeError, ValueError) as exc:
-        raise TournamentError(f"{store.path}: sprt run {tid}'s settings are unusable ({exc})") from None
+        raise TournamentError(f"{store.name}: sprt run {tid}'s settings are unusable ({exc})") from None
     return job
 
 
@@ -155,6 +155,26 @@ def _pair_scores(scores: tuple[Callable[[str], float], Callable[[str], float]], 
         return scores[0](b), scores[1](b)
     # Paired difference: B's score in game 2, and 1 - A's score in game 1.
     return scores[1](b), 1.0 - scores[0](a)
+
+
+def pair_games(a: str, b: str, opponents: list[str], deal: int) -> tuple[list[ScheduledGame], list[int]]:
+    """The two games of pair ``deal`` (games ``2*deal`` and ``2*deal+1``, deal id
+    ``sprt:<deal>``) and the seat whose score each game contributes (see the module
+    docstring): head to head, A and B swap seats; with opponents, A then B takes the
+    seat ``deal mod n`` among them."""
+    seed_text = deal_id("sprt", deal)
+    if not opponents:
+        tables = [[a, b], [b, a]]
+        watch = [1, 0]  # B's seat in each game
+    else:
+        seat = deal % (1 + len(opponents))
+        tables = []
+        for name in (a, b):
+            table = opponents[:]
+            table.insert(seat, name)
+            tables.append(table)
+        watch = [seat, seat]
+    return [ScheduledGame(2 * deal + g, deal, g, tuple(t), seed_text) for g, t in enumerate(tables)], watch
 
 
 def settings_for(bots: list[BotEntry], config: MatchConfig, players: int, seed: str,
@@ -253,22 +273,9 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
                 store.insert_game(row)
 
     async def play_pair(play_one: PlayOne, deal: int) -> tuple[float, float]:
-        seed_text = deal_id("sprt", deal)
-        if not opponents:
-            tables = [[a.name, b.name], [b.name, a.name]]
-            watch = [1, 0]  # B's seat in each game
-        else:
-            seat = deal % n
-            others = [o.name for o in opponents]
-            tables = []
-            for name in (a.name, b.name):
-                table = others[:]
-                table.insert(seat, name)
-                tables.append(table)
-            watch = [seat, seat]
+        games, watch = pair_games(a.name, b.name, [o.name for o in opponents], deal)
         played = []
-        for g, table in enumerate(tables):
-            sg = ScheduledGame(2 * deal + g, deal, g, tuple(table), seed_text)
+        for sg in games:
             played.append((sg, await play_one(sg)))
         if store is not None:
             store_pair(played)

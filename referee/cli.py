@@ -20,6 +20,7 @@ from .clock import DEFAULT_MOVE_TIME, TimeControl, TimeControlError
 from .match import MatchConfig, OnIllegalError, parse_on_illegal
 from .players import BUILTINS, BotSpecError, BotStartError, parse_bot_spec, unique_names
 from .progress import progress_for
+from .storedb import PgUrl, TargetError, parse_target
 from .usererror import lifted
 from .rules.options import OPTIONS, PRESETS, RulesError, make_rules
 
@@ -111,6 +112,24 @@ def _range(value: float | None, option: str, low: float, high: float, *, low_ope
     if not math.isfinite(value) or value > high or value < low or (low_open and value == low):
         fail(f"{option} {value:g}: must be a number {'>' if low_open else '>='} {low:g} and "
              f"<= {high:g}")
+
+
+DEFAULT_DB = "logs/durak.sqlite"
+_DB_FORMS = ("A file path (SQLite), or postgresql://USER[:PASSWORD]@HOST[:PORT]/DB for a "
+             "PostgreSQL server several machines share; default: $DURAK_DB if set.")
+
+
+def _db_option(help: str) -> Any:
+    """The --db option of every command with a store (env DURAK_DB)."""
+    return typer.Option("--db", help=f"{help} {_DB_FORMS}", envvar="DURAK_DB", metavar="DB")
+
+
+def _db(text: str) -> Path | PgUrl:
+    """A --db value as a store location; exit 2 for a malformed URL."""
+    try:
+        return parse_target(text)
+    except TargetError as exc:
+        fail(str(exc))
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -398,10 +417,10 @@ def replay(
         show_default=False)] = None,
     verify: Annotated[bool, typer.Option(
         "--verify", help="Re-simulate every game with the rules engine and check every result.")] = False,
-    db: Annotated[Path | None, typer.Option(
+    db: Annotated[str | None, typer.Option(
         help="With --verify: also cross-check the result store against its logs, as "
-        "`durak-ref verify` does (LOG, if given, is checked against the store).",
-        show_default=False)] = None,
+        "`durak-ref verify` does (LOG, if given, is checked against the store). " + _DB_FORMS,
+        show_default=False, metavar="DB")] = None,
     game: Annotated[int | None, typer.Option(help="Show game N step by step.")] = None,
     seat: Annotated[int | None, typer.Option(
         help="With --game or --html: show only what this seat saw (default: everything).")] = None,
@@ -426,7 +445,7 @@ def replay(
     if db is not None:
         if not verify or game is not None:
             fail("--db cross-checks a store: use it with --verify (and without --game)")
-        _verify_store(db, [log] if log else [], None, as_json)
+        _verify_store(_db(db), [log] if log else [], None, as_json)
     if log is None:
         fail("give a LOG to replay, or --verify --db STORE to check a store against its logs")
     if html_out is not None:
@@ -499,7 +518,7 @@ def verify_cmd(
         metavar="LOG", help="Tournament, ladder or arena logs whose games must all be in the store (default: "
         "every log the store names, and the other logs of its tournaments beside them).",
         show_default=False)] = None,
-    db: Annotated[Path, typer.Option(help="The result store to check.")] = Path("logs/durak.sqlite"),
+    db: Annotated[str, _db_option("The result store to check.")] = DEFAULT_DB,
     tournament_id: Annotated[str | None, typer.Option(
         "--tournament", help="Check only this tournament (ladder: the ladder and arena games).",
         show_default=False)] = None,
@@ -512,10 +531,10 @@ def verify_cmd(
     log's value and the log's file:line. Exit 0 when store and logs agree, 1 when
     anything differs or is missing, 2 for unusable input (no store, an unreadable LOG).
     """
-    _verify_store(db, logs or [], tournament_id, as_json)
+    _verify_store(_db(db), logs or [], tournament_id, as_json)
 
 
-def _verify_store(db: Path, logs: list[Path], tournament_id: str | None, as_json: bool) -> NoReturn:
+def _verify_store(db: Path | PgUrl, logs: list[Path], tournament_id: str | None, as_json: bool) -> NoReturn:
     from .verify import Verification, VerifyInputError
 
     try:
@@ -650,7 +669,7 @@ def tournament(
     tc: Annotated[str | None, typer.Option("--tc", help="Game clock BASE+INC in seconds.")] = None,
     move_time: Annotated[float | None, typer.Option(help=_MOVE_TIME_HELP)] = None,
     on_illegal: Annotated[str | None, typer.Option(help="forfeit or retry:N.")] = None,
-    db: Annotated[Path, typer.Option(help="The result store (SQLite).")] = Path("logs/durak.sqlite"),
+    db: Annotated[str, _db_option("The result store: every game as it finishes.")] = DEFAULT_DB,
     log_dir: Annotated[Path, typer.Option(help="Where game logs and bots' stderr go.")] = Path("logs"),
     resume: Annotated[str | None, typer.Option(
         help="Finish tournament ID from the store: only the games not yet stored are played.")] = None,
@@ -659,6 +678,10 @@ def tournament(
     bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
     recover: Annotated[bool, _RECOVER] = False,
     http: Annotated[str | None, typer.Option(help=_HTTP_HELP, show_default=False)] = None,
+    distributed: Annotated[bool, typer.Option(
+        "--distributed", help="Do not play here: queue the games in the --db PostgreSQL store "
+        "for `durak-ref worker` processes on any machines, and show progress until every game "
+        "is stored (see README, Several machines).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the final table as JSON.")] = False,
 ) -> None:
     """Play a round robin or gauntlet with duplicate deals; rate the bots with error bars.
@@ -680,8 +703,12 @@ def tournament(
 
     web = _http_option(http)
 
+    target = _db(db)
+    if distributed and not isinstance(target, PgUrl):
+        fail(f"--distributed needs a PostgreSQL store every worker can reach (--db "
+             f"postgresql://USER@HOST:PORT/DB), not the file {target}")
     try:
-        store = open_store(db, check=resume is not None)
+        store = open_store(target, check=resume is not None)
     except StoreError as exc:
         fail(str(exc))
     with store:
@@ -701,7 +728,7 @@ def tournament(
                     settings = TournamentSettings.from_dict(saved)
                     settings.validate()
                 except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                    raise StoreError(f"{db}: damaged store: table tournaments, row ({resume!r}): "
+                    raise StoreError(f"{target}: damaged store: table tournaments, row ({resume!r}): "
                                      f"the settings cannot be used ({type(exc).__name__}: {exc}); "
                                      f"restore it from a backup") from None
                 if concurrency:
@@ -725,18 +752,28 @@ def tournament(
             settings.validate()
         except (TournamentError, StoreError) as exc:
             fail(str(exc))
-        resume_cmd = f"durak-ref tournament --resume {tid} --db {db}"
-        lock = _lock_tournament(db, tid)
+        _not_queued(store, tid, distributed, "tournament")
+        resume_cmd = f"durak-ref tournament --resume {tid} --db {target}" + (
+            " --distributed" if distributed else "")
+        lock = _lock_tournament(target, store, tid)
         err.print(f"tournament {tid}; if interrupted, resume with: {resume_cmd}", markup=False,
                   highlight=False)
         with lock, progress_for(schedule_size(settings), f"tournament {tid}", enabled=not as_json) as advance:
             try:
-                with lifted(LogError, StoreError, SandboxError, BotStartError):
-                    progress = play_tournament(settings, store, tid, log_dir=log_dir, fresh=fresh,
-                                               hide=[config] if config else [], recover=recover,
-                                               on_game=lambda record, prog: advance(prog.leader()),
-                                               http=web, on_url=lambda url: err.print(
-                                                   f"live page: {url}", markup=False, highlight=False))
+                if distributed:
+                    from .distributed import coordinate_tournament
+                    err.print(f"queued for workers; start one per machine with: durak-ref worker "
+                              f"--db {target} --tournament {tid}", markup=False, highlight=False)
+                    progress = coordinate_tournament(
+                        settings, store, tid, log_dir=log_dir, fresh=fresh,
+                        on_game=lambda record, prog: advance(prog.leader()), on_note=_note)
+                else:
+                    with lifted(LogError, StoreError, SandboxError, BotStartError):
+                        progress = play_tournament(settings, store, tid, log_dir=log_dir, fresh=fresh,
+                                                   hide=[config] if config else [], recover=recover,
+                                                   on_game=lambda record, prog: advance(prog.leader()),
+                                                   http=web, on_url=lambda url: err.print(
+                                                       f"live page: {url}", markup=False, highlight=False))
             except KeyboardInterrupt:
                 err.print(f"durak-ref: interrupted; finished games are stored. Resume with: {resume_cmd}",
                           markup=False, highlight=False)
@@ -767,11 +804,28 @@ def tournament(
     _print_seed(settings.seed, resume)
 
 
-def _lock_tournament(db: Path, tid: str) -> Any:
-    """Hold tournament ``tid`` for this run (see referee/storelock.py); exit 2 if another
-    run is playing it."""
+def _note(text: str) -> None:
+    """A worker's note on a distributed run, on stderr (names and errors printed literally)."""
+    err.print(f"durak-ref: {text}", markup=False, highlight=False)
+
+
+def _not_queued(store: Any, tid: str, distributed: bool, command: str) -> None:
+    """Exit 2 if run ``tid`` is queued for workers but this run would play it here."""
+    if not distributed and store.path is None:
+        from .distributed import is_queued
+        if is_queued(store, tid):
+            fail(f"{command} {tid} was queued for workers: resume it with --resume {tid} "
+                 f"--distributed (played here, its games would race theirs)")
+
+
+def _lock_tournament(db: Path | PgUrl, store: Any, tid: str) -> Any:
+    """Hold tournament ``tid`` for this run (see referee/storelock.py; a PostgreSQL
+    store's lock is on the server); exit 2 if another run is playing it."""
     from .storelock import LockedError, hold_tournament
     try:
+        if isinstance(db, PgUrl):
+            from .distributed import hold_tournament_on_server
+            return hold_tournament_on_server(store, tid)
         return hold_tournament(db, tid)
     except LockedError as exc:
         fail(str(exc))
@@ -808,12 +862,15 @@ def sprt(
     sandbox: Annotated[str, typer.Option(help=_SANDBOX_HELP)] = "auto",
     bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
     recover: Annotated[bool, _RECOVER] = False,
-    db: Annotated[Path, typer.Option(help="The result store (SQLite): the run and every game.")] = Path(
-        "logs/durak.sqlite"),
+    db: Annotated[str, _db_option("The result store: the run and every game.")] = DEFAULT_DB,
     log_dir: Annotated[Path, typer.Option(help="Where game logs and bots' stderr go.")] = Path("logs"),
     resume: Annotated[str | None, typer.Option(
         help="Finish SPRT run ID from the store: its stored pairs count, the others are played.",
         show_default=False)] = None,
+    distributed: Annotated[bool, typer.Option(
+        "--distributed", help="Do not play here: queue the pairs in the --db PostgreSQL store for "
+        "`durak-ref worker` processes on any machines, decide from the pairs as they are stored, "
+        "and tell the workers to stop once decided (see README, Several machines).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the final status as JSON.")] = False,
 ) -> None:
     """A/B test: is B stronger than A? Duplicate deal pairs, pentanomial GSPRT.
@@ -865,8 +922,12 @@ def sprt(
             fail(str(exc))
         names = unique_names([f"A-{specs[0].name}", f"B-{specs[1].name}"] + [x.name for x in specs[2:]])
         entries = [BotEntry(name, spec.text) for name, spec in zip(names, specs)]
+    target = _db(db)
+    if distributed and not isinstance(target, PgUrl):
+        fail(f"--distributed needs a PostgreSQL store every worker can reach (--db "
+             f"postgresql://USER@HOST:PORT/DB), not the file {target}")
     try:
-        store = open_store(db)
+        store = open_store(target)
     except StoreError as exc:
         fail(str(exc))
     with store:
@@ -884,11 +945,16 @@ def sprt(
             binds = (*job.settings.bind, *binds)
             tid = resume
         else:
-            tid = register_sprt(store, stored_settings(
-                entries[0], entries[1], entries[2:], config, test, max_pairs, config.seed, mode,
-                binds, fresh_bots))
+            try:
+                tid = register_sprt(store, stored_settings(
+                    entries[0], entries[1], entries[2:], config, test, max_pairs, config.seed, mode,
+                    binds, fresh_bots))
+            except StoreError as exc:
+                fail(str(exc))
         names = [e.name for e in entries]
-        resume_cmd = f"durak-ref sprt --resume {tid} --db {db}"
+        _not_queued(store, tid, distributed, "sprt")
+        resume_cmd = f"durak-ref sprt --resume {tid} --db {target}" + (
+            " --distributed" if distributed else "")
         err.print(f"sprt {tid}; if interrupted, resume with: {resume_cmd}", markup=False,
                   highlight=False)
 
@@ -900,12 +966,21 @@ def sprt(
 
         with status_line(f"sprt {tid}", enabled=not as_json) as update:
             try:
-                run = run_sprt_sync(entries[0], entries[1], entries[2:], config, sprt=test,
-                                    max_pairs=max_pairs, concurrency=concurrency,
-                                    on_pair=lambda r: update(line(r)), seed=config.seed,
-                                    sandbox=mode, bind=binds, fresh_bots=fresh_bots, recover=recover,
-                                    hide=[db], store=store, tid=tid, log_dir=log_dir)
-            except (BotStartError, SandboxError, LogError) as exc:
+                if distributed:
+                    from .distributed import coordinate_sprt
+                    err.print(f"queued for workers; start one per machine with: durak-ref worker "
+                              f"--db {target} --tournament {tid}", markup=False, highlight=False)
+                    run = coordinate_sprt(load_sprt(store, tid), store, tid, log_dir=log_dir,
+                                          fresh=resume is None, on_pair=lambda r: update(line(r)),
+                                          on_note=_note)
+                else:
+                    run = run_sprt_sync(entries[0], entries[1], entries[2:], config, sprt=test,
+                                        max_pairs=max_pairs, concurrency=concurrency,
+                                        on_pair=lambda r: update(line(r)), seed=config.seed,
+                                        sandbox=mode, bind=binds, fresh_bots=fresh_bots, recover=recover,
+                                        hide=[target] if isinstance(target, Path) else [], store=store,
+                                        tid=tid, log_dir=log_dir)
+            except (BotStartError, SandboxError, LogError, TournamentError) as exc:
                 fail(f"{exc}; resume with {resume_cmd} once it is fixed")
             except StoreError as exc:
                 fail(str(exc))
@@ -936,10 +1011,78 @@ def sprt(
         from .failfast import forfeit_line
         for name, row in status["bots"].items():
             out.print(forfeit_line(name, row["games"], row["forfeits"], None), markup=False, highlight=False)
-        where = f"run {tid} in {db}" + (f", log {run.log_path}" if run.log_path else "")
+        where = f"run {tid} in {target}" + (f", log {run.log_path}" if run.log_path else "")
         out.print(where, markup=False, highlight=False)
         _print_seed(config.seed, tid if resume else None)
     raise typer.Exit(0 if status["state"] == "accept_h1" else 1)
+
+
+@app.command()
+def worker(
+    db: Annotated[str, _db_option("The PostgreSQL store the coordinator queued the games in.")] = DEFAULT_DB,
+    concurrency: Annotated[int, typer.Option(min=1, help="Games played at once on this machine "
+                                             "(one referee process each).")] = 1,
+    tournament_id: Annotated[str | None, typer.Option(
+        "--tournament", help="Claim only this run's games (default: any running run's).",
+        show_default=False)] = None,
+    exit_when_idle: Annotated[bool, typer.Option(
+        "--exit-when-idle", help="Exit once no running run has a game left to store (default: "
+        "wait for new runs until Ctrl-C).")] = False,
+    lease: Annotated[float, typer.Option(
+        min=0.1, help="Seconds a claimed game stays this worker's without a heartbeat (renewed "
+        "every third of it); a dead worker's games are claimed again after it.")] = 60.0,
+    poll: Annotated[float, typer.Option(min=0.01, help="Seconds between looks at an empty queue.")] = 1.0,
+    log_dir: Annotated[Path, typer.Option(help="Where the bots' stderr logs go.")] = Path("logs"),
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Play queued games of distributed runs (`tournament ... --distributed`) on this machine.
+
+    Claims one game per slot from the shared PostgreSQL store, plays it with the bots the
+    run names (resolved and sandboxed here, as a local tournament would), and stores it
+    with its log record in one transaction. A bot that cannot start here is reported once
+    and that run's games are left to other workers. Exit 0 after --exit-when-idle (or 130
+    on Ctrl-C: games in flight are claimed again by others after their lease).
+    """
+    from .distributed import WorkerOptions, run_worker
+    from .interrupt import run_interruptible
+    from .store import StoreError, open_store
+
+    _range(lease, "--lease", 0.1, WEEK_S)
+    _range(poll, "--poll", 0.01, 3600)
+    target = _db(db)
+    if not isinstance(target, PgUrl):
+        fail(f"a worker needs the PostgreSQL store its coordinator uses (--db "
+             f"postgresql://USER@HOST:PORT/DB), not the file {target}")
+    options = WorkerOptions(concurrency=concurrency, tournament=tournament_id,
+                            exit_when_idle=exit_when_idle, lease_s=lease, poll_s=poll, log_dir=log_dir)
+    try:
+        store = open_store(target)
+    except StoreError as exc:
+        fail(str(exc))
+    with store:
+        if tournament_id is not None:
+            try:
+                store.tournament(tournament_id)
+            except StoreError as exc:
+                fail(str(exc))
+        err.print(f"worker {options.name} on {target}", markup=False, highlight=False)
+        report = lambda text: err.print(f"durak-ref: {text}", markup=False, highlight=False)  # noqa: E731
+        try:
+            with lifted(KeyboardInterrupt, StoreError):
+                summary = run_interruptible(lambda: run_worker(store, options, report))
+        except StoreError as exc:
+            fail(str(exc))
+        except KeyboardInterrupt:
+            err.print("durak-ref: worker interrupted; its unfinished games return to the queue when "
+                      "their leases run out", markup=False, highlight=False)
+            raise typer.Exit(130) from None
+    if as_json:
+        emit_json(summary.as_dict())
+        return
+    out.print(f"worker {summary.worker}: {summary.stored} games stored, {summary.dropped} dropped "
+              f"(stored by another worker first, or their run ended)", markup=False, highlight=False)
+    for tid, why in summary.refused.items():
+        out.print(f"  not played: run {tid}: {why}", markup=False, highlight=False)
 
 
 @app.command()
@@ -948,7 +1091,7 @@ def ratings(
     from_: Annotated[Path | None, typer.Option(
         "--from", help="Rate games from a JSON Lines file instead: one "
         '{"players": [...], "durak": NAME or null, "last_two": [A, B]} per line.')] = None,
-    db: Annotated[Path, typer.Option(help="The result store.")] = Path("logs/durak.sqlite"),
+    db: Annotated[str, _db_option("The result store.")] = DEFAULT_DB,
     as_json: Annotated[bool, typer.Option("--json", help="Ratings, errors and the LOS matrix as JSON.")] = False,
 ) -> None:
     """Maximum-likelihood ratings (Elo scale, sum zero) with 95% errors and LOS."""
@@ -960,10 +1103,11 @@ def ratings(
             games = read_games_jsonl(from_)
         else:
             from .store import StoreError, iter_rated, open_store
-            if not db.exists():
-                fail(f"no store at {db}; give --db PATH, or --from FILE to rate a JSON Lines file")
+            target = _db(db)
+            if isinstance(target, Path) and not target.exists():
+                fail(f"no store at {target}; give --db PATH, or --from FILE to rate a JSON Lines file")
             try:
-                with open_store(db, check=True) as store:
+                with open_store(target, check=True) as store:
                     if tournament_id:
                         store.tournament(tournament_id)
                     games = list(iter_rated(store.games(tournament_id)))
@@ -986,7 +1130,7 @@ def report(
     tournament_id: Annotated[str, typer.Option(
         "--tournament", help="The run to report: a tournament id, an sprt id, or 'ladder'.",
         show_default=False)],
-    db: Annotated[Path, typer.Option(help="The result store.")] = Path("logs/durak.sqlite"),
+    db: Annotated[str, _db_option("The result store.")] = DEFAULT_DB,
     html: Annotated[Path | None, typer.Option(
         "--html", help="Also write the report as one self-contained HTML page (plots as inline "
         "SVG, no JavaScript, nothing fetched).", show_default=False)] = None,
@@ -998,10 +1142,11 @@ def report(
     from .store import StoreError, open_store
     from .tourreport import report_data
 
-    if not db.exists():
-        fail(f"no store at {db}; give --db PATH")
+    target = _db(db)
+    if isinstance(target, Path) and not target.exists():
+        fail(f"no store at {target}; give --db PATH")
     try:
-        with open_store(db, check=True) as store:
+        with open_store(target, check=True) as store:
             data = report_data(store, tournament_id)
     except StoreError as exc:
         fail(str(exc))
@@ -1018,6 +1163,9 @@ def report(
     print_report(data, out)
     if html is not None:
         out.print(f"page: {html}", markup=False, highlight=False)
+
+
+@app.command()
 def stats(
     logs: Annotated[list[Path] | None, typer.Argument(
         metavar="LOG", help="Match, tournament or SPRT logs (.jsonl or .jsonl.gz).",
@@ -1025,7 +1173,7 @@ def stats(
     tournament_id: Annotated[str | None, typer.Option(
         "--tournament", help="Instead of LOGs: the games of this tournament or SPRT run of the "
         "store (read from the log records it names).", show_default=False)] = None,
-    db: Annotated[Path, typer.Option(help="The result store, with --tournament.")] = Path("logs/durak.sqlite"),
+    db: Annotated[str, _db_option("The result store, with --tournament.")] = DEFAULT_DB,
     export: Annotated[Path | None, typer.Option(
         help="Also write the per-game facts, one row per seat of each game (opening trumps, "
         "opener, position after the dealer, bouts, result), to this file: CSV or JSON Lines "
@@ -1051,7 +1199,7 @@ def stats(
     if bool(logs) == (tournament_id is not None):
         fail("give LOG files or --tournament ID (not both)")
     try:
-        collected = (collect_tournament(db, tournament_id) if tournament_id is not None
+        collected = (collect_tournament(_db(db), tournament_id) if tournament_id is not None
                      else collect_logs(logs or []))
         form_ = export_form(export, form) if export is not None else None
     except StatsInputError as exc:
@@ -1083,13 +1231,13 @@ def stats(
         out.print(f"facts written to {export}", markup=False, highlight=False)
 
 
-_DB_HELP = "The result store (SQLite)."
+_DB_HELP = "The result store."
 
 
-def _open_store(db: Path) -> Any:
+def _open_store(db: str) -> Any:
     from .store import StoreError, open_store
     try:
-        return open_store(db)
+        return open_store(_db(db))
     except StoreError as exc:
         fail(str(exc))
 
@@ -1098,16 +1246,17 @@ def _open_store(db: Path) -> Any:
 def ladder_add(
     name: Annotated[str, typer.Argument(help="The bot's ladder name.", show_default=False)],
     command: Annotated[str, typer.Argument(help="Its command line, or builtin:NAME.", show_default=False)],
-    db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
+    db: Annotated[str, _db_option(_DB_HELP)] = DEFAULT_DB,
 ) -> None:
     """Register a bot on the ladder at the start rating."""
     from .ladder import add_bot
+    from .store import StoreError
     from .tournament import TournamentError
 
     with _open_store(db) as store:
         try:
             add_bot(store, name, command)
-        except TournamentError as exc:
+        except (TournamentError, StoreError) as exc:
             fail(str(exc))
         rating = store.ladder_rating(name)
     out.print(f"{name} is on the ladder (rating {rating[0]:.0f}, {rating[1]} games)", markup=False)
@@ -1122,7 +1271,7 @@ def ladder_run(
     move_time: Annotated[float | None, typer.Option(help=_MOVE_TIME_HELP)] = None,
     seed: Annotated[str | None, typer.Option(help=_SEED_HELP + " It also breaks pairing ties.",
                                              show_default=False)] = None,
-    db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
+    db: Annotated[str, _db_option(_DB_HELP)] = DEFAULT_DB,
     log_dir: Annotated[Path, typer.Option(help="Where game logs go.")] = Path("logs"),
     sandbox: Annotated[str, typer.Option(help=_SANDBOX_HELP)] = "auto",
     bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
@@ -1194,7 +1343,7 @@ def _print_ladder(store: Any) -> None:
 
 @ladder_app.command("show")
 def ladder_show(
-    db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
+    db: Annotated[str, _db_option(_DB_HELP)] = DEFAULT_DB,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """The ladder table: rating and games per bot."""
@@ -1212,7 +1361,7 @@ def ladder_show(
 @ladder_app.command("history")
 def ladder_history(
     name: Annotated[str, typer.Argument(help="A ladder bot.", show_default=False)],
-    db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
+    db: Annotated[str, _db_option(_DB_HELP)] = DEFAULT_DB,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """A bot's rating after each of its ladder games."""
@@ -1295,7 +1444,7 @@ def register(
     rotate: Annotated[bool, typer.Option("--rotate", help="Give an already registered bot a new "
                                          "token; the old one stops working at once, also for a "
                                          "running serve (a game in progress finishes).")] = False,
-    db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
+    db: Annotated[str, _db_option(_DB_HELP)] = DEFAULT_DB,
     as_json: Annotated[bool, typer.Option("--json", help='Print {"name", "token"}.')] = False,
 ) -> None:
     """Register a bot for `durak-ref serve` and print its token (with --rotate: a new one).
@@ -1303,11 +1452,12 @@ def register(
     Only the token's hash is stored; the store is made readable by its owner only (0600).
     """
     from .arena import register as register_bot
+    from .store import StoreError
 
     with _open_store(db) as store:
         try:
             token = register_bot(store, name, rotate=rotate)
-        except ValueError as exc:
+        except (ValueError, StoreError) as exc:
             fail(str(exc))
     if as_json:
         emit_json({"name": name, "token": token})
@@ -1321,7 +1471,7 @@ def register(
 @app.command()
 def unregister(
     name: Annotated[str, typer.Argument(help="The registered bot's name.", show_default=False)],
-    db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
+    db: Annotated[str, _db_option(_DB_HELP)] = DEFAULT_DB,
     as_json: Annotated[bool, typer.Option("--json", help='Print {"name", "unregistered": true}.')] = False,
 ) -> None:
     """Revoke an arena bot's token: it can no longer connect, also to a running serve
@@ -1329,8 +1479,9 @@ def unregister(
     stay in the store; `register NAME` admits it again with a new token."""
     from .arena import unregister as unregister_bot
 
-    if not db.exists():
-        fail(f"{db}: no such store; give the --db where the bot was registered")
+    target = _db(db)
+    if isinstance(target, Path) and not target.exists():
+        fail(f"{target}: no such store; give the --db where the bot was registered")
     with _open_store(db) as store:
         try:
             unregister_bot(store, name)
@@ -1346,7 +1497,7 @@ def unregister(
 def serve(
     listen: Annotated[str, typer.Option(help="HOST:PORT to listen on (loopback unless you say otherwise).")]
     = "127.0.0.1:7724",
-    db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
+    db: Annotated[str, _db_option(_DB_HELP)] = DEFAULT_DB,
     games: Annotated[int | None, typer.Option(min=1, help="Stop after this many games (default: run until Ctrl-C).")] = None,
     max_games_per_bot: Annotated[int, typer.Option(min=1, help="Games one bot may play at once "
                                                    "(one connection each).")] = 1,
@@ -1409,7 +1560,7 @@ def serve(
                        max_per_network=max_per_network, ping_interval=ping_interval)
     with _open_store(db) as store:
         if not store.token_hashes():
-            fail(f"no bots are registered in {db}; register one with: durak-ref register NAME")
+            fail(f"no bots are registered in {_db(db)}; register one with: durak-ref register NAME")
         arena = Arena(store, config, limits, max_games_per_bot=max_games_per_bot, games=games,
                       log_dir=log_dir, duplicate=duplicate, reconnect_grace=reconnect_grace,
                       on_event=lambda text: err.print(text, markup=False, highlight=False))

@@ -15,6 +15,7 @@ import shlex
 from collections.abc import Sequence
 
 from .rules.deal import SeedError, check_seed
+from .storedb import redact
 
 __all__ = ["SeedError", "check_seed", "new_seed", "reproduce_command", "seed_or_new"]
 
@@ -31,7 +32,8 @@ def seed_or_new(value: str | int | None) -> str:
 
 def reproduce_command(argv: Sequence[str], seed: str, program: str = "durak-ref") -> str:
     """The command line ``argv`` (without the program name) with ``--seed SEED`` in place
-    of any seed it gave, quoted for a POSIX shell: running it deals the same decks."""
+    of any seed it gave, quoted for a POSIX shell: running it deals the same decks. A
+    store URL's password is shown as ``***``."""
     args: list[str] = []
     skip = False
     for arg in argv:
@@ -40,5 +42,5 @@ def reproduce_command(argv: Sequence[str], seed: str, program: str = "durak-ref"
         elif arg == "--seed":
             skip = True
         elif not arg.startswith("--seed="):
-            args.append(arg)
+            args.append(redact(arg) if "://" in arg else arg)  # a --db URL's password stays secret
     return shlex.join([program, *args, "--seed", seed])

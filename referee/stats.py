@@ -25,6 +25,7 @@ from typing import Any
 
 from .match import FORFEITS
 from .matchlog import LogError, read_log
+from .storedb import PgUrl
 from .replay import Divergence, log_rules
 from .rules import Game, RulesError
 from .rules.cards import CardError, card_str, iter_bits, parse_card
@@ -128,12 +129,12 @@ def collect_logs(paths: Sequence[Path], lines: dict[Path, set[int]] | None = Non
     return Collected(facts, games, forfeited, [str(p) for p in paths])
 
 
-def collect_tournament(db: Path, tid: str) -> Collected:
+def collect_tournament(db: Path | PgUrl, tid: str) -> Collected:
     """Facts of one stored tournament (or SPRT run), read from the log records its
     games name. Raises StatsInputError if the store, the tournament or a log is unusable."""
     from .store import StoreError, open_store
 
-    if not db.exists():
+    if isinstance(db, Path) and not db.exists():
         raise StatsInputError(f"no store at {db}; give --db PATH, or LOG files")
     try:
         with open_store(db, check=True) as store:

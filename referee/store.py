@@ -1,12 +1,15 @@
 """The result store: every tournament and ladder game in one SQL database.
 
-SQLite by default (``logs/durak.sqlite``). The SQL is plain and portable on purpose (no
-AUTOINCREMENT, no SQLite-only functions or upserts, natural composite keys, times as
-ISO-8601 text, JSON settings as text) so the same schema runs on PostgreSQL when several
-machines share one ladder. Only the placeholder style differs between drivers; every
-statement lives in this module.
+SQLite by default (``logs/durak.sqlite``), or a PostgreSQL server (``--db
+postgresql://USER@HOST:PORT/DB``) that several machines share (referee/storedb.py
+holds the two back ends). The SQL is plain and portable on purpose (no AUTOINCREMENT,
+no SQLite-only functions or upserts, natural composite keys, times as ISO-8601 text,
+JSON settings as text) so one schema and one migration path serve both. Every portable
+statement lives in this module; the dialects' few differences (listing tables, the
+integrity check, the migration lock) in storedb.py, and the PostgreSQL-only claiming of
+queued games (``FOR UPDATE SKIP LOCKED``) in referee/distributed.py.
 
-Schema version 1::
+Schema version 2 (version 1 and a migration; see ``_MIGRATIONS``)::
 
     schema_version(version)
     bots(name PK, command, first_seen, token_hash)
@@ -17,6 +20,10 @@ Schema version 1::
                                                             PK (tournament_id, game_index, seat)
     ladder(bot PK, rating, games, updated)
     ladder_history(bot, tournament_id, game_index, rating_before, rating_after, at)
+    queue(tournament_id, game_index, deal, rotation, seats, deal_id, state, worker,
+          lease_until, attempts)                            PK (tournament_id, game_index)
+    game_records(tournament_id, game_index, worker, record)  PK (tournament_id, game_index)
+    worker_notes(tournament_id, worker, at, note)           PK (tournament_id, worker)
 
 A game is written with its seats in one transaction, so a game is either wholly in
 the store or not at all: that is what makes resuming safe.
@@ -34,8 +41,10 @@ from typing import Any
 
 from . import jsonout
 from .matchlog import PRIVATE_FILE, private_mkdir, private_open, utc_now
+from .storedb import Backend, ConnectError, PgUrl, TargetError, connect, parse_target
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+MAX_NAME = 64  #: the longest bot name or tournament id the store keeps (VARCHAR(64))
 
 _SCHEMA = [
     "CREATE TABLE schema_version (version INTEGER NOT NULL)",
@@ -90,6 +99,43 @@ _SCHEMA = [
     "CREATE INDEX history_by_bot ON ladder_history (bot)",
 ]
 
+#: Each later version's statements, in order: a fresh store runs ``_SCHEMA`` (version 1)
+#: and then every migration, an older store the migrations past its version; both back
+#: ends take the same path.
+_MIGRATIONS: list[tuple[int, list[str]]] = [
+    # 2: distributed runs (referee/distributed.py). ``queue``: one row per scheduled game
+    # (what to play, and who holds it until when: ``lease_until`` in seconds since the
+    # epoch by the database server's clock); ``game_records``: each game's log record,
+    # stored in the game's transaction by whichever worker played it; ``worker_notes``: a
+    # worker's one report per run that it cannot play it (a bot that does not start there).
+    (2, ["""CREATE TABLE queue (
+        tournament_id VARCHAR(64) NOT NULL REFERENCES tournaments(id),
+        game_index INTEGER NOT NULL,
+        deal INTEGER NOT NULL,
+        rotation INTEGER NOT NULL,
+        seats TEXT NOT NULL,
+        deal_id TEXT NOT NULL,
+        state VARCHAR(10) NOT NULL,
+        worker VARCHAR(200),
+        lease_until DOUBLE PRECISION,
+        attempts INTEGER NOT NULL,
+        PRIMARY KEY (tournament_id, game_index))""",
+         "CREATE INDEX queue_by_state ON queue (state, tournament_id, game_index)",
+         """CREATE TABLE game_records (
+        tournament_id VARCHAR(64) NOT NULL,
+        game_index INTEGER NOT NULL,
+        worker VARCHAR(200) NOT NULL,
+        record TEXT NOT NULL,
+        PRIMARY KEY (tournament_id, game_index),
+        FOREIGN KEY (tournament_id, game_index) REFERENCES games(tournament_id, game_index))""",
+         """CREATE TABLE worker_notes (
+        tournament_id VARCHAR(64) NOT NULL REFERENCES tournaments(id),
+        worker VARCHAR(200) NOT NULL,
+        at VARCHAR(40) NOT NULL,
+        note TEXT NOT NULL,
+        PRIMARY KEY (tournament_id, worker))"""]),
+]
+
 
 #: The columns of each table, as the schema above makes them (checked on open).
 _COLUMNS = {
@@ -101,7 +147,13 @@ _COLUMNS = {
               "time_used"),
     "ladder": ("bot", "rating", "games", "updated"),
     "ladder_history": ("bot", "tournament_id", "game_index", "rating_before", "rating_after", "at"),
+    "queue": ("tournament_id", "game_index", "deal", "rotation", "seats", "deal_id", "state", "worker",
+              "lease_until", "attempts"),
+    "game_records": ("tournament_id", "game_index", "worker", "record"),
+    "worker_notes": ("tournament_id", "worker", "at", "note"),
 }
+#: The schema version that added a table (the others are version 1's).
+_SINCE = {"queue": 2, "game_records": 2, "worker_notes": 2}
 
 
 class StoreError(RuntimeError):
@@ -146,8 +198,46 @@ class GameRow:
 class Store:
     """An open result store. Use as a context manager, or call ``close()``."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, target: Path | PgUrl | str) -> None:
+        """Open the store at ``target``: an SQLite file path, or a PostgreSQL URL (a
+        ``PgUrl`` or its text; see referee/storedb.py). Raises StoreError."""
+        try:
+            target = parse_target(target)
+        except TargetError as exc:
+            raise StoreError(str(exc)) from None
+        if isinstance(target, PgUrl):
+            try:
+                self.backend: Backend = connect(target)
+            except ConnectError as exc:
+                raise StoreError(str(exc)) from None
+        else:
+            self.backend = self._open_sqlite(target)
+        self.path, self.name = self.backend.path, self.backend.name
+        self.db, self.errors = self.backend.db, self.backend.errors
+        try:
+            if self.path is not None:
+                self.db.execute("PRAGMA foreign_keys = ON")
+            # Check the schema before anything writes to the file: a store we refuse
+            # (not ours, or from a newer durak-ref) must be left byte for byte as it was.
+            tables = self._check_schema()
+            if self.path is not None:
+                # Readers (sqlite3 logs/durak.sqlite) never block the writer; one fsync per
+                # checkpoint rather than per game. Pragmas, not schema: portable SQL stays so.
+                self.db.execute("PRAGMA journal_mode = WAL")
+                self.db.execute("PRAGMA synchronous = NORMAL")
+                for suffix in ("-wal", "-shm", "-journal"):  # left by an older durak-ref
+                    _make_private(self.path.with_name(self.path.name + suffix))
+            self._migrate(tables)
+        except self.errors.DatabaseError as exc:
+            self.backend.close()
+            raise StoreError(f"{self.name}: not a usable durak-ref store ({_one_line(exc)}); give "
+                             f"another --db or move the file away") from None
+        except BaseException:
+            self.backend.close()
+            raise
+
+    @staticmethod
+    def _open_sqlite(path: Path) -> Backend:
         if path.exists() and path.is_dir():
             raise StoreError(f"{path} is a directory, not a database file")
         try:
@@ -161,29 +251,10 @@ class Store:
             raise StoreError(f"cannot create the store {path}: {exc.strerror or exc}; "
                              f"give another --db path") from None
         try:
-            self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+            return connect(path)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{path}: not a usable durak-ref store ({exc}); give another --db "
                              f"path or move the file away") from None
-        try:
-            self.db.execute("PRAGMA foreign_keys = ON")
-            # Check the schema before anything writes to the file: a store we refuse
-            # (not ours, or from a newer durak-ref) must be left byte for byte as it was.
-            tables = self._check_schema()
-            # Readers (sqlite3 logs/durak.sqlite) never block the writer; one fsync per
-            # checkpoint rather than per game. Pragmas, not schema: portable SQL stays so.
-            self.db.execute("PRAGMA journal_mode = WAL")
-            self.db.execute("PRAGMA synchronous = NORMAL")
-            for suffix in ("-wal", "-shm", "-journal"):  # left by an older durak-ref
-                _make_private(path.with_name(path.name + suffix))
-            self._migrate(tables)
-        except sqlite3.DatabaseError as exc:
-            self.db.close()
-            raise StoreError(f"{path}: not a usable durak-ref store ({exc}); give another --db "
-                             f"path or move the file away") from None
-        except BaseException:
-            self.db.close()
-            raise
 
     def __enter__(self) -> Store:
         return self
@@ -192,105 +263,122 @@ class Store:
         self.close()
 
     def close(self) -> None:
-        self.db.close()
+        self.backend.close()
 
     # -- schema
 
     def _check_schema(self) -> set[str]:
-        """Read-only checks: the file's tables; StoreError if it is not a store we can use."""
-        tables = {r[0] for r in self.db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        """Read-only checks: the store's tables; StoreError if it is not a store we can use."""
+        tables = self.backend.tables()
         if "schema_version" not in tables:
             if tables:
-                raise StoreError(f"{self.path}: holds tables {sorted(tables)} but no durak-ref "
+                raise StoreError(f"{self.name}: holds tables {sorted(tables)} but no durak-ref "
                                  f"schema version; it is not a durak-ref store")
             return tables
-        row = self.db.execute("SELECT version FROM schema_version").fetchone()
-        version = row[0] if row else None
-        if version is None or not isinstance(version, int):
-            raise StoreError(f"{self.path}: the schema version is missing or unreadable")
+        version = self._version()
         if version > SCHEMA_VERSION:
-            raise StoreError(f"{self.path}: schema version {version} is newer than this durak-ref "
+            raise StoreError(f"{self.name}: schema version {version} is newer than this durak-ref "
                              f"understands ({SCHEMA_VERSION}); upgrade durak-ref to use this store")
         for table, columns in _COLUMNS.items():
-            have = [r[1] for r in self.db.execute(f"PRAGMA table_info({table})")]
+            if _SINCE.get(table, 1) > version:
+                continue  # a migration below adds it
+            have = self.backend.columns(table)
             if not have:
-                raise StoreError(f"{self.path}: damaged store: table {table} is missing; restore "
+                raise StoreError(f"{self.name}: damaged store: table {table} is missing; restore "
                                  f"the store from a backup or give another --db path")
             lacking = [c for c in columns if c not in have]
             if lacking:
-                raise StoreError(f"{self.path}: damaged store: table {table} lacks column(s) "
+                raise StoreError(f"{self.name}: damaged store: table {table} lacks column(s) "
                                  f"{', '.join(lacking)}; restore it from a backup")
         return tables
 
+    def _version(self) -> int:
+        row = self.db.execute("SELECT version FROM schema_version").fetchone()
+        version = row[0] if row else None
+        if version is None or not isinstance(version, int) or isinstance(version, bool):
+            raise StoreError(f"{self.name}: the schema version is missing or unreadable")
+        return version
+
     def check_integrity(self) -> None:
-        """``PRAGMA quick_check``: StoreError naming the first problems if a page of the
-        file is damaged (a scribbled or truncated file). Reads the whole file once."""
-        try:
-            rows = [r[0] for r in self.db.execute("PRAGMA quick_check(5)")]
-        except sqlite3.DatabaseError as exc:
-            rows = [str(exc)]
-        if rows != ["ok"]:
-            raise StoreError(f"{self.path}: damaged store (SQLite integrity check: "
+        """The database's own consistency check (SQLite: ``PRAGMA quick_check``, reading
+        the whole file once; a server keeps its own): StoreError naming the first
+        problems if a page is damaged (a scribbled or truncated file)."""
+        rows = self.backend.integrity_problems()
+        if rows:
+            raise StoreError(f"{self.name}: damaged store (SQLite integrity check: "
                              f"{'; '.join(map(str, rows))}); restore it from a backup, or move it "
                              f"away and start a new one")
 
     def _migrate(self, tables: set[str]) -> None:
-        if "schema_version" not in tables:
-            # Two runs may create one fresh store at once: the write lock (BEGIN IMMEDIATE,
-            # waiting up to the busy timeout) lets one create it; the other then finds it.
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                if self._check_schema():
-                    self.db.execute("COMMIT")
-                    return
+        """Create the schema in an empty store, or bring an older one up to date, in one
+        transaction under the back end's migration lock: two runs opening one store at
+        once do it once (the second, waiting for the lock, then finds it done)."""
+        if "schema_version" in tables and self._version() == SCHEMA_VERSION:
+            return
+        self.backend.begin_migration()
+        try:
+            tables = self._check_schema()
+            if "schema_version" not in tables:
                 for stmt in _SCHEMA:
                     self.db.execute(stmt)
-                self.db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            self.db.execute("COMMIT")
-            return
-        # Version 1 is the first; later versions add their migrations here, in order.
+                self.db.execute("INSERT INTO schema_version (version) VALUES (?)", (1,))
+            version = self._version()
+            for target, statements in _MIGRATIONS:
+                if target > version:
+                    for stmt in statements:
+                        self.db.execute(stmt)
+                    self.db.execute("UPDATE schema_version SET version = ?", (target,))
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
 
     # -- transactions
 
     class _Tx:
-        """A write transaction. SQLite's I/O errors (disk full, file size limit, read-only
-        file) become StoreError: the user's environment, not our bug; nothing of the
-        transaction is kept and everything committed before is intact."""
+        """A write transaction. The database's I/O errors (disk full, file size limit,
+        read-only file, a server gone) become StoreError: the user's environment, not
+        our bug; nothing of the transaction is kept and everything committed before is
+        intact."""
 
-        def __init__(self, db: sqlite3.Connection, path: Path) -> None:
-            self.db, self.path = db, path
+        def __init__(self, store: Store) -> None:
+            self.db, self.name, self.errors = store.db, store.name, store.errors
 
         def __enter__(self) -> None:
             try:
                 self.db.execute("BEGIN")
-            except sqlite3.OperationalError as exc:
-                raise _write_error(self.path, exc) from None
+            except self.errors.OperationalError as exc:
+                raise _write_error(self.name, exc) from None
 
         def __exit__(self, kind: object, exc: object, tb: object) -> None:
             if kind is None:
                 try:
                     self.db.execute("COMMIT")
                     return
-                except sqlite3.OperationalError as commit_exc:
+                except self.errors.OperationalError as commit_exc:
                     exc = commit_exc
             try:
                 self.db.execute("ROLLBACK")
-            except sqlite3.Error:  # SQLite already rolled back (a disk I/O error does)
+            except self.errors.Error:  # already rolled back (a disk I/O error does)
                 pass
-            if isinstance(exc, sqlite3.OperationalError):
-                raise _write_error(self.path, exc) from None
+            if isinstance(exc, self.errors.OperationalError):
+                raise _write_error(self.name, exc) from None
+            if isinstance(exc, self.errors.DataError):  # a value the column cannot hold
+                raise StoreError(f"{self.name}: a value does not fit the store ({_one_line(exc)}); "
+                                 f"nothing of it was written") from None
 
     def transaction(self) -> Store._Tx:
         """``with store.transaction(): ...``: all or nothing."""
-        return Store._Tx(self.db, self.path)
+        return Store._Tx(self)
 
     # -- bots and tournaments
 
     def ensure_bot(self, name: str, command: str) -> None:
+        """Record bot ``name`` (with the command that first ran it) if it is new.
+        StoreError for a name longer than the store keeps (``MAX_NAME``, on every back end)."""
+        if len(name) > MAX_NAME:
+            raise StoreError(f"bot name {name[:MAX_NAME]!r}...: {len(name)} characters; the store keeps "
+                             f"names of at most {MAX_NAME}: give it a shorter name (NAME=CMD)")
         if self.db.execute("SELECT 1 FROM bots WHERE name = ?", (name,)).fetchone() is None:
             self.db.execute("INSERT INTO bots (name, command, first_seen) VALUES (?, ?, ?)",
                             (name, command, utc_now()))
@@ -307,7 +395,7 @@ class Store:
         """A number that changes whenever another connection (another process: say
         ``durak-ref register``) commits to the store; this connection's own writes do not
         change it. Cheap enough to ask before every authentication."""
-        return int(self.db.execute("PRAGMA data_version").fetchone()[0])
+        return self.backend.data_version()
 
     def token_hashes(self) -> dict[str, str]:
         return {r[0]: r[1] for r in self.db.execute(
@@ -329,7 +417,7 @@ class Store:
         if row is None:
             known = [r[0] for r in self.db.execute(
                 "SELECT id FROM tournaments ORDER BY created DESC")][:10]
-            raise StoreError(f"{self.path}: no tournament {tid!r}"
+            raise StoreError(f"{self.name}: no tournament {tid!r}"
                              + (f"; recent ones: {', '.join(known)}" if known else "; the store has none"))
         try:
             settings = json.loads(row[1])
@@ -352,8 +440,8 @@ class Store:
     def set_status(self, tid: str, status: str) -> None:
         try:
             self.db.execute("UPDATE tournaments SET status = ? WHERE id = ?", (status, tid))
-        except sqlite3.OperationalError as exc:
-            raise _write_error(self.path, exc) from None
+        except self.errors.OperationalError as exc:
+            raise _write_error(self.name, exc) from None
 
     # -- games
 
@@ -364,10 +452,10 @@ class Store:
         try:
             with self.transaction():
                 self.insert_game(row)
-        except (sqlite3.OperationalError, sqlite3.DatabaseError) as exc:
-            if isinstance(exc, sqlite3.IntegrityError):
+        except (self.errors.OperationalError, self.errors.DatabaseError) as exc:
+            if isinstance(exc, self.errors.IntegrityError):
                 raise
-            raise StoreError(f"cannot write to the store {self.path}: {exc}; every game stored "
+            raise StoreError(f"cannot write to the store {self.name}: {_one_line(exc)}; every game stored "
                              f"before is intact") from None
 
     def insert_game(self, row: GameRow) -> None:
@@ -419,7 +507,7 @@ class Store:
 
     def _damaged(self, table: str, key: tuple[Any, ...], what: str) -> StoreError:
         row = ", ".join(map(repr, key))
-        return StoreError(f"{self.path}: damaged store: table {table}, row ({row}): {what}; "
+        return StoreError(f"{self.name}: damaged store: table {table}, row ({row}): {what}; "
                           f"restore it from a backup or delete that row")
 
     def _reading(self, what: str) -> _Reading:
@@ -510,9 +598,14 @@ class Store:
         return [(r[0], r[1], float(r[2]), float(r[3]), r[4]) for r in rows]
 
 
-def _write_error(path: Path, exc: sqlite3.Error) -> StoreError:
-    return StoreError(f"cannot write to the store {path}: {exc} (disk full, a file size "
-                      f"limit, or no permission?); everything stored before is intact")
+def _write_error(name: str, exc: BaseException) -> StoreError:
+    return StoreError(f"cannot write to the store {name}: {_one_line(exc)} (disk full, a file "
+                      f"size limit, no permission, or the server gone?); everything stored before "
+                      f"is intact")
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _is(value: Any, kind: type) -> bool:
@@ -534,8 +627,8 @@ class _Reading:
         return None
 
     def __exit__(self, kind: object, exc: object, tb: object) -> None:
-        if isinstance(exc, sqlite3.DatabaseError):
-            raise StoreError(f"{self.store.path}: damaged store: reading {self.what}: {exc}; "
+        if isinstance(exc, self.store.errors.DatabaseError):
+            raise StoreError(f"{self.store.name}: damaged store: reading {self.what}: {exc}; "
                              f"restore it from a backup") from None
 
 
@@ -548,10 +641,10 @@ def _make_private(path: Path) -> None:
         pass
 
 
-def open_store(path: Path, check: bool = False) -> Store:
-    """Open (creating or migrating) the store at ``path``; with ``check``, run SQLite's
-    integrity check first (for commands that trust what the store holds: ratings,
-    --resume, verify). Raises StoreError."""
+def open_store(path: Path | PgUrl | str, check: bool = False) -> Store:
+    """Open (creating or migrating) the store at ``path`` (a file, or a PostgreSQL URL);
+    with ``check``, run the database's integrity check first (for commands that trust
+    what the store holds: ratings, --resume, verify). Raises StoreError."""
     store = Store(path)
     if check:
         try:

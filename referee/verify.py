@@ -30,6 +30,7 @@ from typing import Any
 
 from .matchlog import LogContents, LogError, read_log
 from .replay import Divergence, log_rules, verify_game
+from .storedb import PgUrl
 from .store import GameRow, Store, StoreError
 
 LADDER_ID = "ladder"  # the ladder's and the arena's games (referee/ladder.py)
@@ -161,16 +162,20 @@ def _header_owner(path: Path) -> str | None:
 class Verification:
     """A check of a store against its logs: ``total`` games, then ``run()``.
 
-    ``db``: the store (it must exist); ``logs``: log files to check as well (their games
+    ``db``: the store (a file, which must exist, or a server's URL); ``logs``: log files to check as well (their games
     must be in the store; only their tournaments are checked); ``tournament``: check only
     that one. Raises VerifyInputError for unusable input."""
 
-    def __init__(self, db: Path, logs: Sequence[Path] = (), tournament: str | None = None) -> None:
-        if not db.exists():
-            raise VerifyInputError(f"{db}: no such store; give the --db a tournament or ladder wrote")
-        if not db.is_file() or db.stat().st_size == 0:
-            raise VerifyInputError(f"{db}: not a durak-ref store (not a database file)")
+    def __init__(self, db: Path | PgUrl, logs: Sequence[Path] = (), tournament: str | None = None) -> None:
+        if isinstance(db, Path):
+            if not db.exists():
+                raise VerifyInputError(f"{db}: no such store; give the --db a tournament or ladder wrote")
+            if not db.is_file() or db.stat().st_size == 0:
+                raise VerifyInputError(f"{db}: not a durak-ref store (not a database file)")
         self.db = db
+        #: Where logs named by a relative path are looked for besides the working directory
+        #: (a server's store: only the working directory).
+        self.home = db.parent if isinstance(db, Path) else Path(".")
         self.logs: dict[Path, _Log] = {}
         given: set[str] = set()
         for path in logs:
@@ -221,7 +226,7 @@ class Verification:
         if LADDER_ID in self.settings:
             diffs.extend(self._check_ladder())
         if self.scan:
-            for d in sorted({log.path.parent for log in self.logs.values()} | {self.db.parent}):
+            for d in sorted({log.path.parent for log in self.logs.values()} | {self.home}):
                 for path in sorted(d.glob("*.jsonl")) + sorted(d.glob("*.jsonl.gz")):
                     if _key(path) not in self.logs and self._wants(_header_owner(path)):
                         self.logs[_key(path)] = _read(path)
@@ -266,7 +271,7 @@ class Verification:
             return None
         path = Path(g.log_file)
         if not path.exists() and not path.is_absolute():
-            beside = self.db.parent / path.name  # verify run from another directory
+            beside = self.home / path.name  # verify run from another directory
             path = beside if beside.exists() else path
         key = _key(path)
         if key not in self.logs:
