@@ -11,7 +11,8 @@ as the bot protocol (4-byte length + msgpack map):
                        "sandbox": {...} or nil,   (resolved in the parent; see sandbox.py)
                        "recover": bool}           (see referee/failfast.py)
     parent -> worker: {"type": "game", "index", "deal", "rotation", "table", "seed"}
-    worker -> parent: {"type": "record", "record": {...}, "seats": [...], "started", "ended"}
+    worker -> parent: {"type": "finished", **FinishedGame.as_message()}  (results.py:
+                       the game's log line already encoded, its seat rows, its counts)
     worker -> parent: {"type": "start_error", "message": str}    (a bot cannot start)
 
 End of stdin (the parent finished) makes the worker close its bots and exit. SIGTERM,
@@ -38,12 +39,13 @@ import trio
 
 from protocol.codec import FrameDecoder, encode
 
-from .match import GameRecord, record_from_dict
+from .match import GameRecord
 from .matchlog import utc_now
 from .players import BotStartError
+from .results import FinishedGame
 from .sandbox import Sandbox
 from .store import SeatRow
-from .tournament import PlayerPool, ScheduledGame, TournamentSettings, seat_rows
+from .tournament import PlayerPool, ScheduledGame, TournamentSettings
 
 MAX_FRAME = 64 << 20  # a game record with every decision; generous, still bounded
 EXIT_TERMINATED = 128 + signal.SIGTERM  #: the worker's exit code after SIGTERM
@@ -76,7 +78,7 @@ async def _read(stream: trio.abc.ReceiveStream, decoder: FrameDecoder) -> dict[s
 async def _send(stdout: trio.abc.SendStream, message: dict[str, Any]) -> bool:
     """Send one message to the parent; False if it no longer reads (it is gone)."""
     try:
-        await stdout.send_all(encode(message))
+        await stdout.send_all(encode(message, max_frame=MAX_FRAME))
     except trio.BrokenResourceError:
         return False
     return True
@@ -108,13 +110,15 @@ async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream
                 except BotStartError as exc:
                     await _send(stdout, {"type": "start_error", "message": str(exc)})
                     break
+                ended = utc_now()
+                # Encoded here, not in the parent: the parent only writes the bytes and
+                # rows, so it stays cheap however many workers feed it (results.py).
+                game = FinishedGame.from_record(record, started, ended, 0.0)
                 # This worker's CPU since its last game is the referee's cost of this one.
                 now = time.process_time()
                 spent, cpu = now - cpu, now
-                if not await _send(stdout, {
-                        "type": "record", "record": record.as_dict(), "started": started,
-                        "cpu_s": max(0.0, spent - record.inprocess_cpu_s),
-                        "ended": utc_now(), "seats": [dataclasses.asdict(s) for s in seat_rows(record)]}):
+                game.cpu_s = max(0.0, spent - record.inprocess_cpu_s)
+                if not await _send(stdout, {"type": "finished", **game.as_message()}):
                     break
         finally:
             await pool.close()
@@ -134,6 +138,7 @@ class WorkerClient:
         self.stderr_stem = stderr_stem
         self.process: trio.Process | None = None
         self._decoder = FrameDecoder(MAX_FRAME, strict=False)
+        self._gone = False  #: its stdin is broken: it exited
 
     async def start(self) -> None:
         # Spawned from one of trio's cached threads: see the module docstring for why
@@ -150,19 +155,40 @@ class WorkerClient:
             "stderr_stem": None if stem is None else str(stem.with_name(f"{stem.name}.w{self.number}"))}))
 
     async def play(self, sg: ScheduledGame) -> tuple[GameRecord, list[SeatRow], str, str]:
-        """Play one game in the worker: (record, seat rows, started, ended). Raises
+        """Play one game in the worker: (record, seat rows, started, ended); the record's
+        ``worker_cpu_s`` is the worker's CPU for it. Raises as ``play_game``."""
+        game = await self.play_game(sg)
+        record = game.record()
+        record.worker_cpu_s = game.cpu_s
+        return record, game.seats, game.started, game.ended
+
+    async def play_game(self, sg: ScheduledGame) -> FinishedGame:
+        """Play one game in the worker: the game ready to log and store. Raises
         BotStartError if a bot cannot be started, WorkerStopped if a signal stopped the
         worker (the run is being interrupted), WorkerError if it died otherwise."""
+        await self.send_game(sg)
+        return await self.receive_game(sg)
+
+    async def send_game(self, sg: ScheduledGame) -> None:
+        """Give the worker one more game. It plays its games in the order sent, one at a
+        time, so the parent may send the next before the last one's result is back
+        (``receive_game`` then takes the results in order). A worker that has exited is
+        found out by ``receive_game``."""
         process = self.process
-        assert process is not None and process.stdin is not None and process.stdout is not None
+        assert process is not None and process.stdin is not None
         try:
             await process.stdin.send_all(encode({
                 "type": "game", "index": sg.index, "deal": sg.deal, "rotation": sg.rotation,
                 "table": list(sg.table), "seed": sg.seed}))
         except trio.BrokenResourceError:  # it exited between games
-            answer = None
-        else:
-            answer = await _read(process.stdout, self._decoder)
+            self._gone = True
+
+    async def receive_game(self, sg: ScheduledGame) -> FinishedGame:
+        """The result of the oldest game sent and not yet received (``sg``, named in
+        errors). Raises as ``play_game``."""
+        process = self.process
+        assert process is not None and process.stdout is not None
+        answer = None if self._gone else await _read(process.stdout, self._decoder)
         if answer is None:
             with trio.move_on_after(10):  # its stdout is closed: it is exiting; learn how
                 await process.wait()
@@ -172,9 +198,7 @@ class WorkerClient:
                               f"during game {sg.index}")
         if answer["type"] == "start_error":
             raise BotStartError(answer["message"])
-        record = record_from_dict(answer["record"])
-        record.worker_cpu_s = answer.get("cpu_s")
-        return (record, [SeatRow(**row) for row in answer["seats"]], answer["started"], answer["ended"])
+        return FinishedGame.from_message(answer)
 
     async def close(self) -> None:
         """End the worker: end of its stdin; if it is mid-game (we were cancelled), SIGTERM,
