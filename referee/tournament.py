@@ -551,11 +551,14 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
     # grow with the length of the schedule.
     queue_send, queue_recv = trio.open_memory_channel[ScheduledGame](0)
 
+    handed_out = [0]
+
     async def feed() -> None:
         async with queue_send:
             for g in iter_schedule(settings):
                 if g.index not in done:
                     await queue_send.send(g)
+                    handed_out[0] += 1
 
     stem = log_path.with_suffix("") if log_path else None
     rules = config.rules.as_dict()
@@ -587,10 +590,16 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
             record, started = await pool.play(sg, settings.fresh_bots)
             sink.add(sg, FinishedGame.from_record(record, started, utc_now(), -record.inprocess_cpu_s))
 
-    async def in_worker(number: int) -> None:
-        await _drive_worker(number, settings, stem, queue_recv, sink.add, sandbox, recover)
-
     workers_needed = min(settings.concurrency, todo)
+
+    def fair_chunk() -> int:
+        # Guided scheduling: chunks shrink as the schedule runs out, so that at its end
+        # no worker sits on a queue of games while another has none.
+        return max(1, (todo - handed_out[0]) // (4 * workers_needed))
+
+    async def in_worker(number: int) -> None:
+        await _drive_worker(number, settings, stem, queue_recv, sink.add, sandbox, recover,
+                            fair_chunk)
 
     async def play_all(pool: PlayerPool) -> None:
         async with trio.open_nursery() as batching:
@@ -629,42 +638,57 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
     return progress
 
 
-#: A worker whose games take less than this (seconds, result to result) is sent its next
-#: game before the last one's result is back, so it never waits for the parent between
-#: quick games. Slower games are sent one at a time: a game held in one worker's queue
-#: at the end of the schedule could keep another worker idle for a whole game.
-QUICK_GAME_S = 0.05
+#: Games go to a worker in chunks worth about this many seconds of play, at most
+#: MAX_CHUNK games (and at most a fair share of what is left: ``fair_chunk``), and the
+#: next chunk goes out while it plays the last: a worker of quick games never waits for
+#: the parent, and parent and worker wake once per chunk, not per game (the worker sends
+#: a chunk's results together: referee/worker.py). Games slower than this go one at a time.
+CHUNK_S = 0.25
+MAX_CHUNK = 16
 
 
 async def _drive_worker(number: int, settings: TournamentSettings, stem: Path | None,
                         queue: trio.MemoryReceiveChannel[ScheduledGame],
                         finished: Callable[[ScheduledGame, FinishedGame], None],
-                        sandbox: Sandbox | None = None, recover: bool = False) -> None:
-    """Start worker process ``number``, hand it games from ``queue`` (one at a time, or
-    one ahead while games are quick: QUICK_GAME_S), and pass each result to ``finished``
-    in the order played. The worker is always ended (it closes its bots)."""
+                        sandbox: Sandbox | None = None, recover: bool = False,
+                        fair_chunk: Callable[[], int] = lambda: 1) -> None:
+    """Start worker process ``number``, hand it games from ``queue`` (in chunks while
+    games are quick: CHUNK_S; ``fair_chunk()``: the most games one chunk may take of the
+    schedule left), and pass each result to ``finished`` in the order played. The
+    worker is always ended (it closes its bots)."""
     from .worker import WorkerClient
 
     client = WorkerClient(number, settings, stem, sandbox, recover)
     try:
         await client.start()
         sent: collections.deque[ScheduledGame] = collections.deque()
-        more, quick, last = True, False, trio.current_time()
+        more, chunk = True, 1
+        first_result, results = 0.0, 0  # for the mean time per game, from the first result on
         while True:
-            while more and len(sent) < (2 if quick else 1):
-                try:
-                    sg = await queue.receive()
-                except trio.EndOfChannel:
-                    more = False
-                    break
-                await client.send_game(sg)
-                sent.append(sg)
+            # Refill: one game when games are slow; else up to two chunks, once one is done.
+            size = min(chunk, fair_chunk())
+            window, low = (2 * size, size) if size > 1 else (1, 0)
+            if more and len(sent) <= low:
+                games = []
+                while len(sent) + len(games) < window:
+                    try:
+                        games.append(await queue.receive())
+                    except trio.EndOfChannel:
+                        more = False
+                        break
+                if games:
+                    await client.send_games(games)
+                    sent.extend(games)
             if not sent:
                 break
             sg = sent.popleft()
             finished(sg, await client.receive_game(sg))
-            now = trio.current_time()
-            quick, last = now - last < QUICK_GAME_S, now
+            results += 1
+            if results == 1:
+                first_result = trio.current_time()
+            else:
+                per_game = (trio.current_time() - first_result) / (results - 1)
+                chunk = max(1, min(MAX_CHUNK, int(CHUNK_S / per_game))) if per_game > 0 else MAX_CHUNK
     finally:
         await client.close()
 

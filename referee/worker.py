@@ -15,6 +15,12 @@ as the bot protocol (4-byte length + msgpack map):
                        the game's log line already encoded, its seat rows, its counts)
     worker -> parent: {"type": "start_error", "message": str}    (a bot cannot start)
 
+The worker plays the games in the order sent and answers each, in that order. The
+parent may send several games at once (quick games, see tournament._drive_worker); the
+worker then keeps its results until no sent game is left waiting (or the first has
+waited HOLD_S) and sends them in one write: one wake-up of the parent per chunk of
+quick games, not per game.
+
 End of stdin (the parent finished) makes the worker close its bots and exit. SIGTERM,
 like Ctrl-C, makes the worker close its bots and exit (143; 130 for Ctrl-C), even in the
 middle of a game with a bot that never answers; the parent takes such an exit as the run
@@ -48,6 +54,8 @@ from .store import SeatRow
 from .tournament import PlayerPool, ScheduledGame, TournamentSettings
 
 MAX_FRAME = 64 << 20  # a game record with every decision; generous, still bounded
+#: A result waits at most about this long (seconds) for the rest of its chunk.
+HOLD_S = 0.1
 EXIT_TERMINATED = 128 + signal.SIGTERM  #: the worker's exit code after SIGTERM
 EXIT_INTERRUPTED = 128 + signal.SIGINT  #: ... after Ctrl-C
 #: Exit codes of a worker that somebody stopped with a signal (its own handler, or none yet).
@@ -75,10 +83,11 @@ async def _read(stream: trio.abc.ReceiveStream, decoder: FrameDecoder) -> dict[s
         decoder.feed(chunk)
 
 
-async def _send(stdout: trio.abc.SendStream, message: dict[str, Any]) -> bool:
-    """Send one message to the parent; False if it no longer reads (it is gone)."""
+async def _send(stdout: trio.abc.SendStream, frames: list[bytes]) -> bool:
+    """Send encoded messages to the parent in one write; False if it no longer reads
+    (it is gone)."""
     try:
-        await stdout.send_all(encode(message, max_frame=MAX_FRAME))
+        await stdout.send_all(b"".join(frames))
     except trio.BrokenResourceError:
         return False
     return True
@@ -98,17 +107,25 @@ async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream
     async with trio.open_nursery() as nursery:
         pool = PlayerPool(settings, config, nursery, stem, sandbox, bool(setup.get("recover")))
         cpu = time.process_time()
+        held: list[bytes] = []  # results not yet sent: see the module docstring
+        held_since = 0.0
         try:
             while True:
-                message = await _read(stdin, decoder)
-                if message is None:
-                    break
+                message = decoder.next_message()
+                if message is None:  # no game waiting: the parent gets what we have
+                    if held and not await _send(stdout, held):
+                        break
+                    held = []
+                    message = await _read(stdin, decoder)
+                    if message is None:
+                        break
                 sg = ScheduledGame(message["index"], message["deal"], message["rotation"],
                                    tuple(message["table"]), message["seed"])
                 try:
                     record, started = await pool.play(sg, settings.fresh_bots)
                 except BotStartError as exc:
-                    await _send(stdout, {"type": "start_error", "message": str(exc)})
+                    held.append(encode({"type": "start_error", "message": str(exc)}))
+                    await _send(stdout, held)
                     break
                 ended = utc_now()
                 # Encoded here, not in the parent: the parent only writes the bytes and
@@ -118,8 +135,13 @@ async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream
                 now = time.process_time()
                 spent, cpu = now - cpu, now
                 game.cpu_s = max(0.0, spent - record.inprocess_cpu_s)
-                if not await _send(stdout, {"type": "finished", **game.as_message()}):
-                    break
+                held.append(encode({"type": "finished", **game.as_message()}, max_frame=MAX_FRAME))
+                if len(held) == 1:
+                    held_since = trio.current_time()
+                elif trio.current_time() - held_since >= HOLD_S:
+                    if not await _send(stdout, held):
+                        break
+                    held = []
         finally:
             await pool.close()
             nursery.cancel_scope.cancel()
@@ -170,16 +192,20 @@ class WorkerClient:
         return await self.receive_game(sg)
 
     async def send_game(self, sg: ScheduledGame) -> None:
-        """Give the worker one more game. It plays its games in the order sent, one at a
-        time, so the parent may send the next before the last one's result is back
+        """Give the worker one more game (``send_games``)."""
+        await self.send_games([sg])
+
+    async def send_games(self, games: list[ScheduledGame]) -> None:
+        """Give the worker more games, in one write. It plays its games in the order sent,
+        one at a time, so the parent may send games before the last one's result is back
         (``receive_game`` then takes the results in order). A worker that has exited is
         found out by ``receive_game``."""
         process = self.process
         assert process is not None and process.stdin is not None
         try:
-            await process.stdin.send_all(encode({
+            await process.stdin.send_all(b"".join(encode({
                 "type": "game", "index": sg.index, "deal": sg.deal, "rotation": sg.rotation,
-                "table": list(sg.table), "seed": sg.seed}))
+                "table": list(sg.table), "seed": sg.seed}) for sg in games))
         except trio.BrokenResourceError:  # it exited between games
             self._gone = True
 
