@@ -20,7 +20,8 @@ What is guaranteed. A game is *counted* (``progress.done``, the ``on_game`` call
 the progress line) only once its transaction is committed, so every game a run reports
 as done is in the store and is skipped by ``--resume``. A run killed with SIGKILL loses
 at most the games of the batch not yet committed (at most ``max_delay`` seconds of
-games); they were never reported as done, and ``--resume`` plays them again. Their log
+games, plus the results a worker holds back for its chunk: worker.HOLD_S); they were
+never reported as done, and ``--resume`` plays them again. Their log
 lines may already be in that run's log, as a game in flight between its log line and its
 commit always could: ``verify`` accepts a logged game that a later run stored.
 """
