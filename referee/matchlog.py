@@ -133,6 +133,12 @@ class MatchLogWriter:
             raise LogError(f"cannot write the log {path}: {exc.strerror or exc}; "
                            f"give another --log-dir") from None
 
+    @property
+    def lines(self) -> int:
+        """How many lines (records) this writer has written: the next one is line
+        ``lines + 1`` of the log."""
+        return self._lines
+
     def write(self, record: dict[str, Any]) -> None:
         """Append one record as one line. Raises LogError if it cannot be written (disk
         full, permission, file size limit); the lines before it stay complete."""

@@ -122,15 +122,14 @@ class ResultSink:
     ``add(key, game)`` takes a game; ``row(key, game, log_line)`` makes its store row
     (``key``: what the caller gave with it, e.g. its ScheduledGame; ``log_line``: its line
     in the log, None without a log); ``on_commit(game)`` is called for each game once it
-    is committed, in the order the games arrived. ``first_line``: the log's lines so far
-    (the header). Run ``run_timer`` in a task while games arrive and call ``flush`` when
+    is committed, in the order the games arrived. Run ``run_timer`` in a task while games arrive and call ``flush`` when
     the run ends, whatever the way (``flush`` in a ``finally``)."""
 
-    def __init__(self, store: Store, writer: MatchLogWriter | None, first_line: int,
+    def __init__(self, store: Store, writer: MatchLogWriter | None,
                  row: Callable[[Any, FinishedGame, int | None], GameRow],
                  on_commit: Callable[[FinishedGame], None], *,
                  max_delay: float = MAX_DELAY_S, max_games: int = MAX_GAMES) -> None:
-        self.store, self.writer, self.line = store, writer, first_line
+        self.store, self.writer = store, writer
         self.row, self.on_commit = row, on_commit
         self.max_delay, self.max_games = max_delay, max_games
         self.pending: list[tuple[Any, FinishedGame]] = []
@@ -154,11 +153,11 @@ class ResultSink:
         self._waiting = trio.Event()
         if not batch:
             return
-        first = self.line + 1
-        if self.writer is not None:
-            self.writer.write_lines(b"".join(g.line for _, g in batch), len(batch))
-            self.line += len(batch)
-        self.store.add_games([self.row(key, g, first + i if self.writer is not None else None)
+        writer = self.writer
+        first = None if writer is None else writer.lines + 1  # the batch's first line
+        if writer is not None:
+            writer.write_lines(b"".join(g.line for _, g in batch), len(batch))
+        self.store.add_games([self.row(key, g, None if first is None else first + i)
                               for i, (key, g) in enumerate(batch)])
         for _, g in batch:
             self.on_commit(g)

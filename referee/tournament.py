@@ -583,7 +583,7 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
             on_game(game, progress)
 
     # Logged and stored in batches, counted once committed: see referee/results.py.
-    sink = ResultSink(store, writer, 1, row, count)
+    sink = ResultSink(store, writer, row, count)
 
     async def in_process(pool: PlayerPool) -> None:
         async for sg in queue_recv:

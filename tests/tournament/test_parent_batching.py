@@ -134,7 +134,7 @@ def sink_for(store: Store, committed: list[int], **limits: Any) -> ResultSink:
     def row(key: Any, game: FinishedGame, log_line: int | None) -> GameRow:
         return GameRow("t", game.index, f"tournament:{game.index}", 0, {}, None, log_line,
                        game.termination, "b", game.started, game.ended, game.seats)
-    return ResultSink(store, None, 1, row, lambda g: committed.append(g.index), **limits)
+    return ResultSink(store, None, row, lambda g: committed.append(g.index), **limits)
 
 
 @pytest.fixture
