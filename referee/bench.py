@@ -384,7 +384,8 @@ def _tournament_bots(kind: str) -> list[Any]:
 
 def _play_bench_tournament(kind: str, games: int, level: int, tmp: Path, name: str) -> dict[str, Any]:
     """One timed tournament (logged and stored, as a real one is): games, wall seconds,
-    games/s, the sandbox of its program bots."""
+    games/s, CPU seconds of this process (the parent) and of its reaped children (worker
+    processes and bots), the sandbox of its program bots."""
     from .store import open_store
     from .tournament import TournamentSettings, play_tournament
 
@@ -395,11 +396,12 @@ def _play_bench_tournament(kind: str, games: int, level: int, tmp: Path, name: s
             for b in bots:
                 store.ensure_bot(b.name, b.command)
         store.create_tournament("bench", "tournament", settings.as_dict())
-        t0 = time.perf_counter()
+        t0, cpu0, children0 = time.perf_counter(), time.process_time(), _children_cpu()
         progress = play_tournament(settings, store, "bench", log_dir=tmp / name)
         wall = time.perf_counter() - t0
+        cpu, children = time.process_time() - cpu0, _children_cpu() - children0
     return {"games": progress.done, "wall_s": wall, "games_per_s": progress.done / wall,
-            "sandbox": progress.sandbox}
+            "parent_cpu_s": cpu, "children_cpu_s": children, "sandbox": progress.sandbox}
 
 
 def bench_tournament(games: int = 40, builtin_games: int = 1000, rounds: int = 3,
@@ -413,7 +415,10 @@ def bench_tournament(games: int = 40, builtin_games: int = 1000, rounds: int = 3
     machine's load touches every level alike); per kind and level it reports each
     round's games/s and their median, and ``<kind>_speedup``: the median games/s at the
     highest level over the median at the lowest. Nothing is pinned (a tournament uses
-    every core); the load average before and after says how busy the machine was.
+    every core); the load average before and after says how busy the machine was. CPU
+    per game (medians) shows where the work went whatever the load: in this process
+    (``parent_cpu_ms_per_game``: at concurrency > 1 only logging, storing and dispatch)
+    and in its children (workers and program bots).
     """
     import tempfile
 
@@ -433,10 +438,16 @@ def bench_tournament(games: int = 40, builtin_games: int = 1000, rounds: int = 3
         runs = {}
         for level, results in raw[kind].items():
             rates = [x["games_per_s"] for x in results]
-            runs[str(level)] = {"games": results[0]["games"],
+            games_played = results[0]["games"]
+
+            def per_game_ms(key: str) -> float:
+                return round(1000 * statistics.median(x[key] for x in results) / games_played, 3)
+            runs[str(level)] = {"games": games_played,
                                 "wall_s": [round(x["wall_s"], 3) for x in results],
                                 "games_per_s": [round(x, 2) for x in rates],
-                                "games_per_s_median": round(statistics.median(rates), 2)}
+                                "games_per_s_median": round(statistics.median(rates), 2),
+                                "parent_cpu_ms_per_game": per_game_ms("parent_cpu_s"),
+                                "children_cpu_ms_per_game": per_game_ms("children_cpu_s")}
         base = runs[str(levels[0])]["games_per_s_median"]
         out[kind] = {"bots": [b.name for b in _tournament_bots(kind)],
                      "games_per_pairing": per_pairing[kind],

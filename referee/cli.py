@@ -1215,7 +1215,9 @@ def bench_tournament_cmd(
             out.print(f"{kind} concurrency {level}: {run['games']} games, median "
                       f"{run['games_per_s_median']:.1f} games/s (rounds: "
                       f"{', '.join(f'{x:.1f}' for x in run['games_per_s'])}) "
-                      f"(x{r[kind]['speedup'][level]:.2f})", markup=False, highlight=False)
+                      f"(x{r[kind]['speedup'][level]:.2f}); CPU per game: this process "
+                      f"{run['parent_cpu_ms_per_game']} ms, workers and bots "
+                      f"{run['children_cpu_ms_per_game']} ms", markup=False, highlight=False)
     out.print(f"load average before {r['load_average_before']}, after {r['load_average_after']}; "
               f"not pinned", markup=False, highlight=False)
 

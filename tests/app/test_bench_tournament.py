@@ -24,6 +24,9 @@ def test_bench_tournament_reports_builtin_and_program_speedups(tmp_path: Path) -
             assert level["games"] == 6  # 3 pairings x 2 games, every game played
             assert len(level["games_per_s"]) == 2
             assert level["games_per_s_median"] > 0
+            assert level["parent_cpu_ms_per_game"] > 0 and level["children_cpu_ms_per_game"] >= 0
+        # At concurrency 2 workers play: the children's CPU is theirs.
+        assert runs["2"]["children_cpu_ms_per_game"] > 0
         assert r[f"{kind}_speedup"] == r[kind]["speedup"]["2"]
     assert r["pinned_cpus"] is None and r["rounds"] == 2
     text = cli("bench", "tournament", "--games", "2", "--builtin-games", "2", "--rounds", "1",
