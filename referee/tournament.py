@@ -563,7 +563,7 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
     stem = log_path.with_suffix("") if log_path else None
     rules = config.rules.as_dict()
 
-    def row(sg: ScheduledGame, game: FinishedGame, log_line: int | None) -> GameRow:
+    def game_row(sg: ScheduledGame, game: FinishedGame, log_line: int | None) -> GameRow:
         return GameRow(tid, sg.index, sg.seed, sg.rotation, rules,
                        str(log_path) if log_path else None, log_line, game.termination,
                        None if game.durak is None else game.players[game.durak],
@@ -583,7 +583,7 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
             on_game(game, progress)
 
     # Logged and stored in batches, counted once committed: see referee/results.py.
-    sink = ResultSink(store, writer, row, count)
+    sink = ResultSink(store, writer, game_row, count)
 
     async def in_process(pool: PlayerPool) -> None:
         async for sg in queue_recv:
@@ -669,7 +669,7 @@ async def _drive_worker(number: int, settings: TournamentSettings, stem: Path | 
             size = min(chunk, fair_chunk())
             window, low = (2 * size, size) if size > 1 else (1, 0)
             if more and len(sent) <= low:
-                games = []
+                games: list[ScheduledGame] = []
                 while len(sent) + len(games) < window:
                     try:
                         games.append(await queue.receive())
