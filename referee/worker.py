@@ -17,9 +17,9 @@ as the bot protocol (4-byte length + msgpack map):
 
 The worker plays the games in the order sent and answers each, in that order. The
 parent may send several games at once (quick games, see tournament._drive_worker); the
-worker then keeps its results until no sent game is left waiting (or the first has
-waited HOLD_S) and sends them in one write: one wake-up of the parent per chunk of
-quick games, not per game.
+worker then keeps its results until no sent game is left waiting, or the first has
+waited HOLD_S (even in the middle of a slow game), and sends them in one write: one
+wake-up of the parent per chunk of quick games, not per game.
 
 End of stdin (the parent finished) makes the worker close its bots and exit. SIGTERM,
 like Ctrl-C, makes the worker close its bots and exit (143; 130 for Ctrl-C), even in the
@@ -93,6 +93,43 @@ async def _send(stdout: trio.abc.SendStream, frames: list[bytes]) -> bool:
     return True
 
 
+class _Outbox:
+    """The results a worker holds back for the rest of their chunk (see the module
+    docstring): ``send`` sends them in one write (the game loop does when no sent game is
+    left waiting), and ``run_timer`` does HOLD_S after the first was held, even while a
+    slow game is being played. Sends never interleave and keep the order held."""
+
+    def __init__(self, stdout: trio.abc.SendStream) -> None:
+        self.stdout = stdout
+        self.frames: list[bytes] = []
+        self.since = 0.0  #: when the first of ``frames`` was held
+        self.waiting = trio.Event()  #: set while frames are held
+        self.lock = trio.Lock()
+        self.gone = False  #: the parent no longer reads
+
+    def hold(self, frame: bytes) -> None:
+        if not self.frames:
+            self.since = trio.current_time()
+            self.waiting.set()
+        self.frames.append(frame)
+
+    async def send(self) -> bool:
+        """Send what is held; False if the parent is gone."""
+        async with self.lock:
+            frames, self.frames = self.frames, []
+            self.waiting = trio.Event()
+            if frames and not self.gone:
+                self.gone = not await _send(self.stdout, frames)
+        return not self.gone
+
+    async def run_timer(self) -> None:
+        while True:
+            await self.waiting.wait()
+            await trio.sleep_until(self.since + HOLD_S)
+            if self.frames and trio.current_time() >= self.since + HOLD_S:
+                await self.send()
+
+
 async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream) -> None:
     """The worker's loop: set up, then play each game it is sent and send its record."""
     decoder = FrameDecoder(MAX_FRAME, strict=False)
@@ -107,15 +144,14 @@ async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream
     async with trio.open_nursery() as nursery:
         pool = PlayerPool(settings, config, nursery, stem, sandbox, bool(setup.get("recover")))
         cpu = time.process_time()
-        held: list[bytes] = []  # results not yet sent: see the module docstring
-        held_since = 0.0
+        outbox = _Outbox(stdout)
+        nursery.start_soon(outbox.run_timer)
         try:
             while True:
                 message = decoder.next_message()
                 if message is None:  # no game waiting: the parent gets what we have
-                    if held and not await _send(stdout, held):
+                    if not await outbox.send():
                         break
-                    held = []
                     message = await _read(stdin, decoder)
                     if message is None:
                         break
@@ -124,8 +160,8 @@ async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream
                 try:
                     record, started = await pool.play(sg, settings.fresh_bots)
                 except BotStartError as exc:
-                    held.append(encode({"type": "start_error", "message": str(exc)}))
-                    await _send(stdout, held)
+                    outbox.hold(encode({"type": "start_error", "message": str(exc)}))
+                    await outbox.send()
                     break
                 ended = utc_now()
                 # Encoded here, not in the parent: the parent only writes the bytes and
@@ -135,13 +171,7 @@ async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream
                 now = time.process_time()
                 spent, cpu = now - cpu, now
                 game.cpu_s = max(0.0, spent - record.inprocess_cpu_s)
-                held.append(encode({"type": "finished", **game.as_message()}, max_frame=MAX_FRAME))
-                if len(held) == 1:
-                    held_since = trio.current_time()
-                elif trio.current_time() - held_since >= HOLD_S:
-                    if not await _send(stdout, held):
-                        break
-                    held = []
+                outbox.hold(encode({"type": "finished", **game.as_message()}, max_frame=MAX_FRAME))
         finally:
             await pool.close()
             nursery.cancel_scope.cancel()

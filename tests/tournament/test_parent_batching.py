@@ -192,3 +192,35 @@ def test_a_batch_that_cannot_be_stored_is_not_counted(store: Store) -> None:
     trio.run(main)
     assert committed == [0]
     assert store.finished_indices("t") == {0}
+
+
+def test_a_worker_holds_a_result_back_at_most_hold_s_even_during_a_slow_game() -> None:
+    """A worker answers a chunk of quick games in one write, but a slow game after quick
+    ones does not hold their results back: they go out HOLD_S after the first."""
+    from referee.worker import HOLD_S, _Outbox
+
+    async def main() -> None:
+        stream = trio.testing.MemorySendStream()
+        outbox = _Outbox(stream)
+
+        def sent() -> bytes:
+            try:
+                return stream.get_data_nowait()
+            except trio.WouldBlock:  # nothing written yet
+                return b""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(outbox.run_timer)
+            outbox.hold(b"one")
+            outbox.hold(b"two")
+            await trio.sleep(HOLD_S * 0.9)  # the next game of the chunk is still running
+            assert sent() == b""
+            await trio.sleep(HOLD_S * 0.2)
+            assert sent() == b"onetwo"
+            outbox.hold(b"three")
+            assert await outbox.send()  # no game left waiting: sent at once
+            assert sent() == b"three"
+            await trio.sleep(10 * HOLD_S)  # nothing held: nothing sent
+            assert sent() == b""
+            nursery.cancel_scope.cancel()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
