@@ -404,7 +404,7 @@ def _play_bench_tournament(kind: str, games: int, level: int, tmp: Path, name: s
             "parent_cpu_s": cpu, "children_cpu_s": children, "sandbox": progress.sandbox}
 
 
-def bench_tournament(games: int = 40, builtin_games: int = 1000, rounds: int = 3,
+def bench_tournament(games: int = 60, builtin_games: int = 2000, rounds: int = 3,
                      concurrency_levels: tuple[int, ...] = (1, 2),
                      kinds: tuple[str, ...] = ("builtin", "program")) -> dict[str, Any]:
     """Round robins of three bots at each concurrency level: the built-ins

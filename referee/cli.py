@@ -1196,8 +1196,8 @@ def bench_match_cmd(
 
 @bench_app.command("tournament")
 def bench_tournament_cmd(
-    games: Annotated[int, typer.Option(min=2, help="Games per pairing with the Python example bots (programs).")] = 40,
-    builtin_games: Annotated[int, typer.Option(min=2, help="Games per pairing with the built-in bots.")] = 1000,
+    games: Annotated[int, typer.Option(min=2, help="Games per pairing with the Python example bots (programs).")] = 60,
+    builtin_games: Annotated[int, typer.Option(min=2, help="Games per pairing with the built-in bots.")] = 2000,
     rounds: Annotated[int, typer.Option(min=1, help="Rounds; the medians are reported.")] = 3,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
