@@ -1199,7 +1199,7 @@ def bench_tournament_cmd(
     games: Annotated[int, typer.Option(min=2, help="Games per pairing with the Python example bots (programs).")] = 60,
     builtin_games: Annotated[int, typer.Option(min=2, help="Games per pairing with the built-in bots.")] = 2000,
     rounds: Annotated[int, typer.Option(min=1, help="Rounds; the medians are reported.")] = 3,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Round robins of three built-in bots and of three Python example bots at concurrency
     1 and 2, logged and stored: games/s per round, medians, and the speed-up of 2 over 1
