@@ -41,12 +41,13 @@ from .failfast import ForfeitTally
 from .match import GameRecord, MatchConfig
 from .matchlog import FORMAT, MatchLogWriter, fresh_log_path, safe_name, utc_now
 from .rules.deal import DEAL_TEXT, deal_id
+from .results import seat_rows
 from .sandbox import duplicate_soundness, warn_unsound_duplicates
 from .sprt import Sprt
 from .store import GameRow, Store, StoreError
 from .tournament import (
     BotEntry, PlayerPool, ScheduledGame, TournamentError, TournamentSettings, new_tournament_id,
-    resolve_sandbox, seat_rows, with_pool,
+    resolve_sandbox, with_pool,
 )
 
 

@@ -426,35 +426,96 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def bench_tournament(games: int = 20, concurrency_levels: tuple[int, ...] = (1, 2)) -> dict[str, Any]:
-    """A round robin of three Python example bots over pipes at each concurrency level:
-    games per second, and the speed-up over concurrency 1 (not pinned: it uses every core)."""
+def _tournament_bots(kind: str) -> list[Any]:
+    """The three bots of a ``bench tournament`` round robin: the built-ins (in-process:
+    the referee's own cost dominates) or the Python example bots (programs over pipes)."""
     import sys
-    import tempfile
 
-    from .store import open_store
-    from .tournament import BotEntry, TournamentSettings, play_tournament
+    from .tournament import BotEntry
 
+    if kind == "builtin":
+        return [BotEntry("greedy", "builtin:greedy"), BotEntry("random1", "builtin:random"),
+                BotEntry("random2", "builtin:random")]
     py = sys.executable
     ex = _examples() / "python"
-    bots = [BotEntry("greedy", f"{py} {ex / 'greedy_bot.py'}"),
+    return [BotEntry("greedy", f"{py} {ex / 'greedy_bot.py'}"),
             BotEntry("random1", f"{py} {ex / 'random_bot.py'} 1"),
             BotEntry("random2", f"{py} {ex / 'random_bot.py'} 2")]
-    runs = {}
+
+
+def _play_bench_tournament(kind: str, games: int, level: int, tmp: Path, name: str) -> dict[str, Any]:
+    """One timed tournament (logged and stored, as a real one is): games, wall seconds,
+    games/s, CPU seconds of this process (the parent) and of its reaped children (worker
+    processes and bots), the sandbox of its program bots."""
+    from .store import open_store
+    from .tournament import TournamentSettings, play_tournament
+
+    bots = _tournament_bots(kind)
+    settings = TournamentSettings(bots, games=games, concurrency=level, seed="7")
+    with open_store(tmp / f"{name}.sqlite") as store:
+        with store.transaction():
+            for b in bots:
+                store.ensure_bot(b.name, b.command)
+        store.create_tournament("bench", "tournament", settings.as_dict())
+        t0, cpu0, children0 = time.perf_counter(), time.process_time(), _children_cpu()
+        progress = play_tournament(settings, store, "bench", log_dir=tmp / name)
+        wall = time.perf_counter() - t0
+        cpu, children = time.process_time() - cpu0, _children_cpu() - children0
+    return {"games": progress.done, "wall_s": wall, "games_per_s": progress.done / wall,
+            "parent_cpu_s": cpu, "children_cpu_s": children, "sandbox": progress.sandbox}
+
+
+def bench_tournament(games: int = 60, builtin_games: int = 2000, rounds: int = 3,
+                     concurrency_levels: tuple[int, ...] = (1, 2),
+                     kinds: tuple[str, ...] = ("builtin", "program")) -> dict[str, Any]:
+    """Round robins of three bots at each concurrency level: the built-ins
+    (``builtin_games`` games per pairing) and the Python example bots over pipes
+    (``games`` per pairing), logged and stored as a real tournament is.
+
+    Each of ``rounds`` rounds plays every kind at every level in turn (so a change in the
+    machine's load touches every level alike); per kind and level it reports each
+    round's games/s and their median, and ``<kind>_speedup``: the median games/s at the
+    highest level over the median at the lowest. Nothing is pinned (a tournament uses
+    every core); the load average before and after says how busy the machine was. CPU
+    per game (medians) shows where the work went whatever the load: in this process
+    (``parent_cpu_ms_per_game``: at concurrency > 1 only logging, storing and dispatch)
+    and in its children (workers and program bots).
+    """
+    import tempfile
+
+    levels = tuple(sorted(set(concurrency_levels)))
+    per_pairing = {"builtin": builtin_games, "program": games}
+    load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
+    raw: dict[str, dict[int, list[dict[str, Any]]]] = {k: {lv: [] for lv in levels} for k in kinds}
     with tempfile.TemporaryDirectory() as tmp:
-        for level in concurrency_levels:
-            settings = TournamentSettings(bots, games=games, concurrency=level, seed="7")
-            with open_store(Path(tmp) / f"c{level}.sqlite") as store:
-                with store.transaction():
-                    for b in bots:
-                        store.ensure_bot(b.name, b.command)
-                store.create_tournament("bench", "tournament", settings.as_dict())
-                t0 = time.perf_counter()
-                progress = play_tournament(settings, store, "bench", log_dir=None)
-                wall = time.perf_counter() - t0
-            runs[level] = {"games": progress.done, "wall_s": round(wall, 3),
-                           "games_per_s": round(progress.done / wall, 2)}
-    base = runs[concurrency_levels[0]]["games_per_s"]
-    return {"benchmark": "tournament", "bots": [b.name for b in bots], "runs": runs,
-            "speedup": {str(k): round(v["games_per_s"] / base, 3) for k, v in runs.items()},
-            "machine": _machine()}
+        for r in range(rounds):
+            for kind in kinds:
+                for level in levels:
+                    raw[kind][level].append(_play_bench_tournament(
+                        kind, per_pairing[kind], level, Path(tmp), f"{kind}-c{level}-r{r}"))
+    out: dict[str, Any] = {"benchmark": "tournament", "rounds": rounds,
+                           "concurrency_levels": list(levels), "pinned_cpus": None}
+    for kind in kinds:
+        runs = {}
+        for level, results in raw[kind].items():
+            rates = [x["games_per_s"] for x in results]
+            games_played = results[0]["games"]
+
+            def per_game_ms(key: str) -> float:
+                return round(1000 * statistics.median(x[key] for x in results) / games_played, 3)
+            runs[str(level)] = {"games": games_played,
+                                "wall_s": [round(x["wall_s"], 3) for x in results],
+                                "games_per_s": [round(x, 2) for x in rates],
+                                "games_per_s_median": round(statistics.median(rates), 2),
+                                "parent_cpu_ms_per_game": per_game_ms("parent_cpu_s"),
+                                "children_cpu_ms_per_game": per_game_ms("children_cpu_s")}
+        base = runs[str(levels[0])]["games_per_s_median"]
+        out[kind] = {"bots": [b.name for b in _tournament_bots(kind)],
+                     "games_per_pairing": per_pairing[kind],
+                     "sandbox": raw[kind][levels[0]][0]["sandbox"], "runs": runs,
+                     "speedup": {k: round(v["games_per_s_median"] / base, 3) for k, v in runs.items()}}
+        out[f"{kind}_speedup"] = out[kind]["speedup"][str(levels[-1])]
+    out["load_average_before"] = list(load_before) if load_before else None
+    out["load_average_after"] = list(os.getloadavg()) if load_before else None
+    out["machine"] = _machine()
+    return out

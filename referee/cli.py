@@ -1656,19 +1656,30 @@ def bench_match_cmd(
 
 @bench_app.command("tournament")
 def bench_tournament_cmd(
-    games: Annotated[int, typer.Option(min=2, help="Games per pairing.")] = 20,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    games: Annotated[int, typer.Option(min=2, help="Games per pairing with the Python example bots (programs).")] = 60,
+    builtin_games: Annotated[int, typer.Option(min=2, help="Games per pairing with the built-in bots.")] = 2000,
+    rounds: Annotated[int, typer.Option(min=1, help="Rounds; the medians are reported.")] = 3,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """A round robin of three Python example bots at concurrency 1 and 2: games/s, speed-up."""
+    """Round robins of three built-in bots and of three Python example bots at concurrency
+    1 and 2, logged and stored: games/s per round, medians, and the speed-up of 2 over 1
+    (builtin_speedup, program_speedup)."""
     from .bench import bench_tournament
 
-    r = bench_tournament(games)
+    r = bench_tournament(games, builtin_games, rounds)
     if as_json:
         emit_json(r)
         return
-    for level, run in r["runs"].items():
-        out.print(f"concurrency {level}: {run['games']} games in {run['wall_s']:.2f} s, "
-                  f"{run['games_per_s']:.1f} games/s (x{r['speedup'][str(level)]:.2f})")
+    for kind in ("builtin", "program"):
+        for level, run in r[kind]["runs"].items():
+            out.print(f"{kind} concurrency {level}: {run['games']} games, median "
+                      f"{run['games_per_s_median']:.1f} games/s (rounds: "
+                      f"{', '.join(f'{x:.1f}' for x in run['games_per_s'])}) "
+                      f"(x{r[kind]['speedup'][level]:.2f}); CPU per game: this process "
+                      f"{run['parent_cpu_ms_per_game']} ms, workers and bots "
+                      f"{run['children_cpu_ms_per_game']} ms", markup=False, highlight=False)
+    out.print(f"load average before {r['load_average_before']}, after {r['load_average_after']}; "
+              f"not pinned", markup=False, highlight=False)
 
 
 @bench_app.command("soak")

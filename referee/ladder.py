@@ -24,10 +24,11 @@ from .match import GameRecord, MatchConfig
 from .matchlog import FORMAT, MatchLogWriter, fresh_log_path, timestamp, utc_now
 from .rules.deal import DEAL_TEXT, deal_id
 from .ratings import DEFAULT_K, DEFAULT_START, RatedGame, ladder_update
+from .results import seat_rows
 from .sandbox import duplicate_soundness, warn_unsound_duplicates
 from .store import GameRow, Store, StoreError
 from .tournament import (
-    BotEntry, PlayerPool, ScheduledGame, TournamentError, TournamentSettings, seat_rows, with_pool,
+    BotEntry, PlayerPool, ScheduledGame, TournamentError, TournamentSettings, with_pool,
     resolve_sandbox,
 )
 

@@ -102,6 +102,12 @@ def new_log_path(log_dir: Path) -> Path:
     return fresh_log_path(log_dir, f"match-{timestamp()}")
 
 
+def encode_line(record: dict[str, Any]) -> bytes:
+    """One log record as its line in the log: compact strict JSON (jsonout), UTF-8, with
+    the newline. The one encoding of every line, whichever process makes it."""
+    return (jsonout.dumps(record, separators=(",", ":")) + "\n").encode("utf-8")
+
+
 class MatchLogWriter:
     """Appends records to a match log, one JSON object per line, flushed per record."""
 
@@ -127,19 +133,31 @@ class MatchLogWriter:
             raise LogError(f"cannot write the log {path}: {exc.strerror or exc}; "
                            f"give another --log-dir") from None
 
+    @property
+    def lines(self) -> int:
+        """How many lines (records) this writer has written: the next one is line
+        ``lines + 1`` of the log."""
+        return self._lines
+
     def write(self, record: dict[str, Any]) -> None:
         """Append one record as one line. Raises LogError if it cannot be written (disk
         full, permission, file size limit); the lines before it stay complete."""
-        line = jsonout.dumps(record, separators=(",", ":")) + "\n"
+        self.write_lines(encode_line(record))
+
+    def write_lines(self, lines: bytes, count: int = 1) -> None:
+        """Append ``count`` records already encoded by ``encode_line`` (concatenated), in
+        one write: how the tournament writes the records its workers encoded. Raises
+        LogError as ``write`` does; on failure the file is cut back to the last complete
+        line before these, so none of them is in the log."""
         try:
             if self._plain is not None:
-                data = memoryview(line.encode("utf-8"))
+                data = memoryview(lines)
                 fd = self._plain.fileno()
                 while data:
                     data = data[os.write(fd, data):]
-                self._good += len(line.encode("utf-8"))
+                self._good += len(lines)
             elif self._file is not None:
-                self._file.write(line)
+                self._file.write(lines.decode("utf-8"))
                 self._file.flush()
         except OSError as exc:
             if self._plain is not None:
@@ -149,7 +167,7 @@ class MatchLogWriter:
                     pass
             raise LogError(f"cannot write the log {self.path}: {exc.strerror or exc}; its first "
                            f"{self._lines} line(s) are complete") from None
-        self._lines += 1
+        self._lines += count
 
     def close(self) -> None:
         """Close the log; a failure to flush its last bytes (gzip) is ignored: every

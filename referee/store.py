@@ -343,10 +343,11 @@ class Store:
 
         def __init__(self, store: Store) -> None:
             self.db, self.name, self.errors = store.db, store.name, store.errors
+            self.begin = store.backend.begin_write
 
         def __enter__(self) -> None:
             try:
-                self.db.execute("BEGIN")
+                self.db.execute(self.begin)
             except self.errors.OperationalError as exc:
                 raise _write_error(self.name, exc) from None
 
@@ -449,9 +450,15 @@ class Store:
         """Write one finished game and its seats atomically. Raises StoreError if the
         store cannot be written (disk full, file size limit, permission): the games
         stored before are intact."""
+        self.add_games([row])
+
+    def add_games(self, rows: Sequence[GameRow]) -> None:
+        """Write finished games and their seats in one transaction: all of them or none
+        (one commit for many games is what keeps a fast tournament's parent cheap).
+        Raises StoreError as ``add_game`` does; then none of ``rows`` is stored."""
         try:
             with self.transaction():
-                self.insert_game(row)
+                self.insert_games(rows)
         except (self.errors.OperationalError, self.errors.DatabaseError) as exc:
             if isinstance(exc, self.errors.IntegrityError):
                 raise
@@ -460,17 +467,27 @@ class Store:
 
     def insert_game(self, row: GameRow) -> None:
         """Write one game and its seats inside the caller's transaction."""
-        self.db.execute(
+        self.insert_games([row])
+
+    def insert_games(self, rows: Sequence[GameRow]) -> None:
+        """Write games and their seats inside the caller's transaction."""
+        rules, text = None, ""
+        games = []
+        for row in rows:
+            if row.rules is not rules:  # a run's games share one rules map: encode it once
+                rules, text = row.rules, jsonout.dumps(row.rules)
+            games.append((row.tournament_id, row.game_index, row.deal_seed, row.rotation, text,
+                          row.log_file, row.log_line, row.termination, row.durak, row.started,
+                          row.ended))
+        self.db.executemany(
             "INSERT INTO games (tournament_id, game_index, deal_seed, rotation, rules, log_file, "
             "log_line, termination, durak, started, ended) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (row.tournament_id, row.game_index, row.deal_seed, row.rotation,
-             jsonout.dumps(row.rules), row.log_file, row.log_line, row.termination, row.durak,
-             row.started, row.ended))
+            games)
         self.db.executemany(
             "INSERT INTO seats (tournament_id, game_index, seat, bot, result, forfeit, decisions, "
             "time_used) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [(row.tournament_id, row.game_index, s.seat, s.bot, s.result, s.forfeit,
-              s.decisions, s.time_used) for s in row.seats])
+              s.decisions, s.time_used) for row in rows for s in row.seats])
 
     def delete_game(self, tid: str, index: int) -> None:
         """Remove one game and its seats (if stored), inside the caller's transaction."""

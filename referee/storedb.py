@@ -104,6 +104,8 @@ class Backend:
     path: Path | None  #: the SQLite file (None: a server)
     errors: Any
     db: Any
+    #: Starts a write transaction.
+    begin_write = "BEGIN"
 
     def tables(self) -> set[str]:
         raise NotImplementedError
@@ -128,6 +130,12 @@ class Backend:
 
 
 class SqliteBackend(Backend):
+    # Take the write lock at BEGIN: a deferred transaction that reads and then writes
+    # while another process has committed meanwhile fails at once with "database is
+    # locked" (SQLite cannot wait there without risking a deadlock), whatever the busy
+    # timeout; an immediate one waits for the lock up to the busy timeout instead.
+    begin_write = "BEGIN IMMEDIATE"
+
     def __init__(self, path: Path) -> None:
         self.path, self.name, self.errors = path, str(path), sqlite3
         self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)

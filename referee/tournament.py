@@ -13,14 +13,17 @@ processes from a pool per bot, started on demand and reused across games. With K
 K worker processes (``referee/worker.py``) play one game each at a time, every worker
 with a pool of its own: one trio process referees at most one core's worth of
 decisions, so parallel games need parallel referees. Either way each finished game
-comes back here and goes to the match log and, in one transaction with its seats, to
-the store. Resuming replays the schedule and skips
+comes back here, ready to write (its log line encoded, its seat rows made where it was
+played), and goes to the match log and, with its seats, to the store, many games per
+transaction (referee/results.py); it counts as done once committed. Resuming replays
+the schedule and skips
 every game already in the store, so a finished game is never played twice or lost; a
 game in flight when the process died is simply played again from scratch.
 """
 
 from __future__ import annotations
 
+import collections
 import itertools
 import math
 import secrets
@@ -45,7 +48,8 @@ from .rules.deal import DEAL_TEXT, SeedError, check_seed, deal_id
 from .rules.options import RulesError, make_rules
 from .seeds import new_seed
 from .sandbox import Sandbox, SandboxError, duplicate_soundness, warn_unsound_duplicates
-from .store import GameRow, SeatRow, Store
+from .results import FinishedGame, ResultSink
+from .store import GameRow, Store
 
 FORMATS = ("round-robin", "gauntlet")
 
@@ -494,22 +498,6 @@ class Progress:
         return f"{best} ({self.durak.get(best, 0)}/{self.games[best]} durak)"
 
 
-def seat_rows(record: GameRecord) -> list[SeatRow]:
-    decisions = [0] * len(record.players)
-    seconds = [0.0] * len(record.players)
-    for d in record.decisions:
-        if not d.forced:
-            decisions[d.seat] += 1
-            seconds[d.seat] += d.seconds
-    rows = []
-    drawn = record.drawn_seats
-    for seat, name in enumerate(record.players):
-        result = "durak" if seat == record.durak else "draw" if seat in drawn else "safe"
-        forfeit = record.forfeit["kind"] if record.forfeit and record.forfeit["seat"] == seat else None
-        rows.append(SeatRow(seat, name, result, forfeit, decisions[seat], round(seconds[seat], 6)))
-    return rows
-
-
 def resolve_sandbox(settings: TournamentSettings, *hide: str | Path | None) -> Sandbox | None:
     """The resolved sandbox for the settings' program bots, hiding ``hide`` (None: no
     program bots). Raises SandboxError (the user's option) when it cannot be used."""
@@ -520,7 +508,7 @@ def resolve_sandbox(settings: TournamentSettings, *hide: str | Path | None) -> S
 
 async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *,
                          log_dir: Path | None,
-                         on_game: Callable[[GameRecord, Progress], None] | None = None,
+                         on_game: Callable[[FinishedGame, Progress], None] | None = None,
                          fresh: bool = True, hide: Sequence[str | Path] = (),
                          recover: bool = False, watch: Watch | None = None) -> Progress:
     """Play every scheduled game not yet in the store. Returns the progress counts.
@@ -530,7 +518,9 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
     SandboxError if the sandbox asked for cannot be used; unless ``recover``, raises
     BotFirstStartError when a bot fails its first start-up (referee/failfast.py; finished
     games are stored, the tournament stays resumable). KeyboardInterrupt (Ctrl-C)
-    propagates after every bot is closed; finished games are already stored. ``watch``:
+    propagates after every bot is closed and every finished game is stored.
+    ``on_game(game, progress)`` is called for each game once it is stored (games are
+    committed in batches: referee/results.py), with ``progress`` counting it. ``watch``:
     a spectator hook for every game (the live page), in a worker too; None costs nothing.
     """
     config = settings.validate()
@@ -562,65 +552,81 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
                       "time_control": config.tc.as_dict(), "seed": settings.seed,
                       "sandbox": progress.sandbox, "duplicates": soundness,
                       "deal": DEAL_TEXT})
-    line = [1]
     # Unbuffered: the feeder makes each game as a player takes it, so memory does not
     # grow with the length of the schedule.
     queue_send, queue_recv = trio.open_memory_channel[ScheduledGame](0)
+
+    handed_out = [0]
 
     async def feed() -> None:
         async with queue_send:
             for g in iter_schedule(settings):
                 if g.index not in done:
                     await queue_send.send(g)
+                    handed_out[0] += 1
 
     stem = log_path.with_suffix("") if log_path else None
+    rules = config.rules.as_dict()
 
-    def finished(sg: ScheduledGame, record: GameRecord, seats: list[SeatRow], started: str,
-                 ended: str) -> None:
-        """Log, store and count one finished game (in the parent, whoever played it)."""
-        log_line = None
-        if writer is not None:
-            line[0] += 1
-            log_line = line[0]
-            writer.write(record.as_dict())
-        store.add_game(GameRow(tid, sg.index, sg.seed, sg.rotation, config.rules.as_dict(),
-                               str(log_path) if log_path else None, log_line, record.termination,
-                               None if record.durak is None else record.players[record.durak],
-                               started, ended, seats))
+    def game_row(sg: ScheduledGame, game: FinishedGame, log_line: int | None) -> GameRow:
+        return GameRow(tid, sg.index, sg.seed, sg.rotation, rules,
+                       str(log_path) if log_path else None, log_line, game.termination,
+                       None if game.durak is None else game.players[game.durak],
+                       game.started, game.ended, game.seats)
+
+    def count(game: FinishedGame) -> None:
+        """Count one stored game (whoever played it)."""
         progress.done += 1
-        progress.decisions += sum(1 for d in record.decisions if not d.forced)
-        progress.overhead_s += record.overhead_s
-        # A worker's CPU comes with its record; this process's own is measured at the end.
-        progress.cpu_s += (record.worker_cpu_s or 0.0) - record.inprocess_cpu_s
-        for seat, name in enumerate(record.players):
+        progress.decisions += game.decisions
+        progress.overhead_s += game.overhead_s
+        # A worker's CPU comes with its game; this process's own is measured at the end.
+        progress.cpu_s += game.cpu_s
+        for seat, name in enumerate(game.players):
             progress.games[name] = progress.games.get(name, 0) + 1
-            progress.durak[name] = progress.durak.get(name, 0) + (seat == record.durak)
+            progress.durak[name] = progress.durak.get(name, 0) + (seat == game.durak)
         if on_game is not None:
-            on_game(record, progress)
+            on_game(game, progress)
+
+    # Logged and stored in batches, counted once committed: see referee/results.py.
+    sink = ResultSink(store, writer, game_row, count)
 
     async def in_process(pool: PlayerPool) -> None:
         async for sg in queue_recv:
             record, started = await pool.play(sg, settings.fresh_bots, watch)
-            finished(sg, record, seat_rows(record), started, utc_now())
-
-    async def in_worker(number: int) -> None:
-        await _drive_worker(number, settings, stem, queue_recv, finished, sandbox, recover, watch)
+            sink.add(sg, FinishedGame.from_record(record, started, utc_now(), -record.inprocess_cpu_s))
 
     workers_needed = min(settings.concurrency, todo)
 
+    def fair_chunk() -> int:
+        # Guided scheduling: chunks shrink as the schedule runs out, so that at its end
+        # no worker sits on a queue of games while another has none.
+        return max(1, (todo - handed_out[0]) // (4 * workers_needed))
+
+    async def in_worker(number: int) -> None:
+        await _drive_worker(number, settings, stem, queue_recv, sink.add, sandbox, recover,
+                            fair_chunk, watch)
+
+    async def play_all(pool: PlayerPool) -> None:
+        async with trio.open_nursery() as batching:
+            batching.start_soon(sink.run_timer)
+            async with trio.open_nursery() as games:
+                games.start_soon(feed)
+                if workers_needed > 1:
+                    # One referee process per worker: see referee/worker.py.
+                    for number in range(workers_needed):
+                        games.start_soon(in_worker, number)
+                else:
+                    games.start_soon(in_process, pool)
+            batching.cancel_scope.cancel()
+
     def start_tasks(pool: PlayerPool, tasks: trio.Nursery) -> None:
-        tasks.start_soon(feed)
-        if workers_needed > 1:
-            # One referee process per worker: see referee/worker.py.
-            for number in range(workers_needed):
-                tasks.start_soon(in_worker, number)
-        else:
-            tasks.start_soon(in_process, pool)
+        tasks.start_soon(play_all, pool)
 
     cpu = time.process_time()
     try:
         await with_pool(settings, config, stem, start_tasks, sandbox, recover)
     finally:
+        sink.flush()  # every game finished so far, however the run ends
         progress.cpu_s += time.process_time() - cpu
         if stem is not None:
             # Named <stem>[.wN].<bot>-<k>.stderr.log by PlayerPool (in a worker: .wN).
@@ -637,19 +643,58 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
     return progress
 
 
+#: Games go to a worker in chunks worth about this many seconds of play, at most
+#: MAX_CHUNK games (and at most a fair share of what is left: ``fair_chunk``), and the
+#: next chunk goes out while it plays the last: a worker of quick games never waits for
+#: the parent, and parent and worker wake once per chunk, not per game (the worker sends
+#: a chunk's results together: referee/worker.py). Games slower than this go one at a time.
+CHUNK_S = 0.25
+MAX_CHUNK = 16
+
+
 async def _drive_worker(number: int, settings: TournamentSettings, stem: Path | None,
                         queue: trio.MemoryReceiveChannel[ScheduledGame],
-                        finished: Callable[..., None], sandbox: Sandbox | None = None,
-                        recover: bool = False, watch: Watch | None = None) -> None:
-    """Start worker process ``number``, hand it games from ``queue`` one at a time, and
-    pass each result to ``finished``. The worker is always ended (it closes its bots)."""
+                        finished: Callable[[ScheduledGame, FinishedGame], None],
+                        sandbox: Sandbox | None = None, recover: bool = False,
+                        fair_chunk: Callable[[], int] = lambda: 1,
+                        watch: Watch | None = None) -> None:
+    """Start worker process ``number``, hand it games from ``queue`` (in chunks while
+    games are quick: CHUNK_S; ``fair_chunk()``: the most games one chunk may take of the
+    schedule left), and pass each result to ``finished`` in the order played. The
+    worker is always ended (it closes its bots). ``watch``: the spectator hook."""
     from .worker import WorkerClient
 
     client = WorkerClient(number, settings, stem, sandbox, recover, watch)
     try:
         await client.start()
-        async for sg in queue:
-            finished(sg, *await client.play(sg))
+        sent: collections.deque[ScheduledGame] = collections.deque()
+        more, chunk = True, 1
+        first_result, results = 0.0, 0  # for the mean time per game, from the first result on
+        while True:
+            # Refill: one game when games are slow; else up to two chunks, once one is done.
+            size = min(chunk, fair_chunk())
+            window, low = (2 * size, size) if size > 1 else (1, 0)
+            if more and len(sent) <= low:
+                games: list[ScheduledGame] = []
+                while len(sent) + len(games) < window:
+                    try:
+                        games.append(await queue.receive())
+                    except trio.EndOfChannel:
+                        more = False
+                        break
+                if games:
+                    await client.send_games(games)
+                    sent.extend(games)
+            if not sent:
+                break
+            sg = sent.popleft()
+            finished(sg, await client.receive_game(sg))
+            results += 1
+            if results == 1:
+                first_result = trio.current_time()
+            else:
+                per_game = (trio.current_time() - first_result) / (results - 1)
+                chunk = max(1, min(MAX_CHUNK, int(CHUNK_S / per_game))) if per_game > 0 else MAX_CHUNK
     finally:
         await client.close()
 

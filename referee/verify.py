@@ -6,7 +6,7 @@ by their game number). ``Verification`` reads the store, opens each log once,
 re-simulates every logged game with the rules engine (``replay.verify_game``: the log
 must follow from its deck and decisions) and derives from the record what the store
 must hold: the deal seed, the bots by seat, the termination, the durak, and for each
-seat its result, forfeit, decisions and time used (``tournament.seat_rows``, the very
+seat its result, forfeit, decisions and time used (``results.seat_rows``, the very
 function that wrote them); for tournament games also the rules and settings of the log
 header, the rotation of the schedule, and times inside the log's run. Every field where
 the store differs is a ``Difference``, and so is every stored game whose log, line or
@@ -401,7 +401,7 @@ def _compare(g: GameRow, record: dict[str, Any], header: dict[str, Any],
              diff: Callable[..., Difference]) -> Iterator[Difference]:
     """The store's game row against the log record it came from."""
     from .match import record_from_dict
-    from .tournament import seat_rows
+    from .results import seat_rows
 
     players = record.get("players") or []
     durak = record.get("durak")

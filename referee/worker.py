@@ -12,11 +12,18 @@ as the bot protocol (4-byte length + msgpack map):
                        "recover": bool,           (see referee/failfast.py)
                        "watch": bool}             (the live page watches: send "public")
     parent -> worker: {"type": "game", "index", "deal", "rotation", "table", "seed"}
-    worker -> parent: {"type": "record", "record": {...}, "seats": [...], "started", "ended"}
+    worker -> parent: {"type": "finished", **FinishedGame.as_message()}  (results.py:
+                       the game's log line already encoded, its seat rows, its counts)
     worker -> parent: {"type": "start_error", "message": str}    (a bot cannot start)
     worker -> parent: {"type": "public", "message": {...}}  (only with "watch": each
                        spectator message of the game in play, before its record;
                        referee/web/spectator.py. Public by construction: no hidden card)
+
+The worker plays the games in the order sent and answers each, in that order. The
+parent may send several games at once (quick games, see tournament._drive_worker); the
+worker then keeps its results until no sent game is left waiting, or the first has
+waited HOLD_S (even in the middle of a slow game), and sends them in one write: one
+wake-up of the parent per chunk of quick games, not per game.
 
 End of stdin (the parent finished) makes the worker close its bots and exit. SIGTERM,
 like Ctrl-C, makes the worker close its bots and exit (143; 130 for Ctrl-C), even in the
@@ -42,14 +49,17 @@ import trio
 
 from protocol.codec import FrameDecoder, encode
 
-from .match import GameRecord, Watch, record_from_dict
+from .match import GameRecord, Watch
 from .matchlog import utc_now
 from .players import BotStartError
+from .results import FinishedGame
 from .sandbox import Sandbox
 from .store import SeatRow
-from .tournament import PlayerPool, ScheduledGame, TournamentSettings, seat_rows
+from .tournament import PlayerPool, ScheduledGame, TournamentSettings
 
 MAX_FRAME = 64 << 20  # a game record with every decision; generous, still bounded
+#: A result waits at most about this long (seconds) for the rest of its chunk.
+HOLD_S = 0.1
 EXIT_TERMINATED = 128 + signal.SIGTERM  #: the worker's exit code after SIGTERM
 EXIT_INTERRUPTED = 128 + signal.SIGINT  #: ... after Ctrl-C
 #: Exit codes of a worker that somebody stopped with a signal (its own handler, or none yet).
@@ -77,13 +87,51 @@ async def _read(stream: trio.abc.ReceiveStream, decoder: FrameDecoder) -> dict[s
         decoder.feed(chunk)
 
 
-async def _send(stdout: trio.abc.SendStream, message: dict[str, Any]) -> bool:
-    """Send one message to the parent; False if it no longer reads (it is gone)."""
+async def _send(stdout: trio.abc.SendStream, frames: list[bytes]) -> bool:
+    """Send encoded messages to the parent in one write; False if it no longer reads
+    (it is gone)."""
     try:
-        await stdout.send_all(encode(message))
+        await stdout.send_all(b"".join(frames))
     except trio.BrokenResourceError:
         return False
     return True
+
+
+class _Outbox:
+    """The results a worker holds back for the rest of their chunk (see the module
+    docstring): ``send`` sends them in one write (the game loop does when no sent game is
+    left waiting), and ``run_timer`` does HOLD_S after the first was held, even while a
+    slow game is being played. Sends never interleave and keep the order held."""
+
+    def __init__(self, stdout: trio.abc.SendStream) -> None:
+        self.stdout = stdout
+        self.frames: list[bytes] = []
+        self.since = 0.0  #: when the first of ``frames`` was held
+        self.waiting = trio.Event()  #: set while frames are held
+        self.lock = trio.Lock()
+        self.gone = False  #: the parent no longer reads
+
+    def hold(self, frame: bytes) -> None:
+        if not self.frames:
+            self.since = trio.current_time()
+            self.waiting.set()
+        self.frames.append(frame)
+
+    async def send(self) -> bool:
+        """Send what is held; False if the parent is gone."""
+        async with self.lock:
+            frames, self.frames = self.frames, []
+            self.waiting = trio.Event()
+            if frames and not self.gone:
+                self.gone = not await _send(self.stdout, frames)
+        return not self.gone
+
+    async def run_timer(self) -> None:
+        while True:
+            await self.waiting.wait()
+            await trio.sleep_until(self.since + HOLD_S)
+            if self.frames and trio.current_time() >= self.since + HOLD_S:
+                await self.send()
 
 
 async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream) -> None:
@@ -98,33 +146,45 @@ async def serve_games(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream
     # The parent resolved the sandbox (and warned); None: it had no program bots.
     sandbox = Sandbox.from_dict(setup["sandbox"]) if setup.get("sandbox") else None
 
+    outbox = _Outbox(stdout)
+
     async def forward(message: dict[str, Any]) -> None:
-        await _send(stdout, {"type": "public", "message": message})
+        # Through the outbox, so that spectator messages never interleave with a held
+        # chunk's write and keep their order relative to the results.
+        outbox.hold(encode({"type": "public", "message": message}))
+        await outbox.send()
 
     watch = forward if setup.get("watch") else None
     async with trio.open_nursery() as nursery:
         pool = PlayerPool(settings, config, nursery, stem, sandbox, bool(setup.get("recover")))
         cpu = time.process_time()
+        nursery.start_soon(outbox.run_timer)
         try:
             while True:
-                message = await _read(stdin, decoder)
-                if message is None:
-                    break
+                message = decoder.next_message()
+                if message is None:  # no game waiting: the parent gets what we have
+                    if not await outbox.send():
+                        break
+                    message = await _read(stdin, decoder)
+                    if message is None:
+                        break
                 sg = ScheduledGame(message["index"], message["deal"], message["rotation"],
                                    tuple(message["table"]), message["seed"])
                 try:
                     record, started = await pool.play(sg, settings.fresh_bots, watch)
                 except BotStartError as exc:
-                    await _send(stdout, {"type": "start_error", "message": str(exc)})
+                    outbox.hold(encode({"type": "start_error", "message": str(exc)}))
+                    await outbox.send()
                     break
+                ended = utc_now()
+                # Encoded here, not in the parent: the parent only writes the bytes and
+                # rows, so it stays cheap however many workers feed it (results.py).
+                game = FinishedGame.from_record(record, started, ended, 0.0)
                 # This worker's CPU since its last game is the referee's cost of this one.
                 now = time.process_time()
                 spent, cpu = now - cpu, now
-                if not await _send(stdout, {
-                        "type": "record", "record": record.as_dict(), "started": started,
-                        "cpu_s": max(0.0, spent - record.inprocess_cpu_s),
-                        "ended": utc_now(), "seats": [dataclasses.asdict(s) for s in seat_rows(record)]}):
-                    break
+                game.cpu_s = max(0.0, spent - record.inprocess_cpu_s)
+                outbox.hold(encode({"type": "finished", **game.as_message()}, max_frame=MAX_FRAME))
         finally:
             await pool.close()
             nursery.cancel_scope.cancel()
@@ -145,6 +205,7 @@ class WorkerClient:
         self.stderr_stem = stderr_stem
         self.process: trio.Process | None = None
         self._decoder = FrameDecoder(MAX_FRAME, strict=False)
+        self._gone = False  #: its stdin is broken: it exited
 
     async def start(self) -> None:
         # Spawned from one of trio's cached threads: see the module docstring for why
@@ -161,22 +222,47 @@ class WorkerClient:
             "stderr_stem": None if stem is None else str(stem.with_name(f"{stem.name}.w{self.number}"))}))
 
     async def play(self, sg: ScheduledGame) -> tuple[GameRecord, list[SeatRow], str, str]:
-        """Play one game in the worker: (record, seat rows, started, ended). Raises
+        """Play one game in the worker: (record, seat rows, started, ended); the record's
+        ``worker_cpu_s`` is the worker's CPU for it. Raises as ``play_game``."""
+        game = await self.play_game(sg)
+        record = game.record()
+        record.worker_cpu_s = game.cpu_s
+        return record, game.seats, game.started, game.ended
+
+    async def play_game(self, sg: ScheduledGame) -> FinishedGame:
+        """Play one game in the worker: the game ready to log and store. Raises
         BotStartError if a bot cannot be started, WorkerStopped if a signal stopped the
         worker (the run is being interrupted), WorkerError if it died otherwise."""
+        await self.send_game(sg)
+        return await self.receive_game(sg)
+
+    async def send_game(self, sg: ScheduledGame) -> None:
+        """Give the worker one more game (``send_games``)."""
+        await self.send_games([sg])
+
+    async def send_games(self, games: list[ScheduledGame]) -> None:
+        """Give the worker more games, in one write. It plays its games in the order sent,
+        one at a time, so the parent may send games before the last one's result is back
+        (``receive_game`` then takes the results in order). A worker that has exited is
+        found out by ``receive_game``."""
         process = self.process
-        assert process is not None and process.stdin is not None and process.stdout is not None
+        assert process is not None and process.stdin is not None
         try:
-            await process.stdin.send_all(encode({
+            await process.stdin.send_all(b"".join(encode({
                 "type": "game", "index": sg.index, "deal": sg.deal, "rotation": sg.rotation,
-                "table": list(sg.table), "seed": sg.seed}))
+                "table": list(sg.table), "seed": sg.seed}) for sg in games))
         except trio.BrokenResourceError:  # it exited between games
-            answer = None
-        else:
+            self._gone = True
+
+    async def receive_game(self, sg: ScheduledGame) -> FinishedGame:
+        """The result of the oldest game sent and not yet received (``sg``, named in
+        errors). Raises as ``play_game``."""
+        process = self.process
+        assert process is not None and process.stdout is not None
+        answer = None if self._gone else await _read(process.stdout, self._decoder)
+        while answer is not None and answer["type"] == "public" and self.watch is not None:
+            await self.watch(answer["message"])
             answer = await _read(process.stdout, self._decoder)
-            while answer is not None and answer["type"] == "public" and self.watch is not None:
-                await self.watch(answer["message"])
-                answer = await _read(process.stdout, self._decoder)
         if answer is None:
             with trio.move_on_after(10):  # its stdout is closed: it is exiting; learn how
                 await process.wait()
@@ -186,9 +272,7 @@ class WorkerClient:
                               f"during game {sg.index}")
         if answer["type"] == "start_error":
             raise BotStartError(answer["message"])
-        record = record_from_dict(answer["record"])
-        record.worker_cpu_s = answer.get("cpu_s")
-        return (record, [SeatRow(**row) for row in answer["seats"]], answer["started"], answer["ended"])
+        return FinishedGame.from_message(answer)
 
     async def close(self) -> None:
         """End the worker: end of its stdin; if it is mid-game (we were cancelled), SIGTERM,

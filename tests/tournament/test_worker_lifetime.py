@@ -157,7 +157,7 @@ def test_a_worker_outlives_the_thread_that_spawned_it() -> None:
     thread.start()
     thread.join()
     worker, first = spawned["worker"], spawned["first"]
-    assert first is not None and first["type"] == "record" and first["record"]["game"] == 0
+    assert first is not None and first["type"] == "finished" and first["index"] == 0
     # join() returns when the Python thread is done; wait until the OS thread is gone too.
     wait_until(lambda: not Path(f"/proc/self/task/{spawned['thread']}").exists(),
                "the spawning thread to exit")
@@ -167,7 +167,7 @@ def test_a_worker_outlives_the_thread_that_spawned_it() -> None:
             answer = worker.play(game)
             assert answer is not None, (f"the worker exited (code {worker.proc.wait()}) after the "
                                         f"thread that spawned it exited")
-            assert answer["type"] == "record" and answer["record"]["game"] == game.index
+            assert answer["type"] == "finished" and answer["index"] == game.index
         assert worker.proc.stdin is not None
         worker.proc.stdin.close()  # the parent is done: the worker exits on its own
         assert worker.proc.wait(timeout=TIMEOUT) == 0
