@@ -715,10 +715,11 @@ def play_tournament(settings: TournamentSettings, store: Store, tid: str, *,
     header = replay_header(settings.validate())
     on_game = kwargs.pop("on_game", None)
 
-    def listed(record: GameRecord, progress: Progress) -> None:
-        hub.finished(header, record.as_dict())
+    def listed(game: FinishedGame, progress: Progress) -> None:
+        # The full record only when a page shows it (the replay of a finished game).
+        hub.finished(header, game.record().as_dict())
         if on_game is not None:
-            on_game(record, progress)
+            on_game(game, progress)
 
     return run_interruptible(lambda: with_live(hub, *http, lambda: run_tournament(
         settings, store, tid, watch=hub.watch, on_game=listed, **kwargs), on_url=on_url))
