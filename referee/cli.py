@@ -579,16 +579,17 @@ def tournament(
     _print_seed(settings.seed, resume)
 
 
-def _lock_tournament(db: Path, tid: str) -> Any:
-    """Hold tournament ``tid`` for this run (see referee/storelock.py); exit 2 if another
-    run is playing it."""
+def _lock_tournament(db: Path, tid: str, **wording: str) -> Any:
+    """Hold tournament ``tid`` (an sprt run, the ladder) for this run (see
+    referee/storelock.py; ``wording``: its message's ``what`` and ``then``); exit 2 if
+    another run is playing it."""
     from .storelock import LockedError, hold_tournament
     try:
-        return hold_tournament(db, tid)
+        return hold_tournament(db, tid, **wording)
     except LockedError as exc:
         fail(str(exc))
     except OSError as exc:
-        fail(f"cannot lock tournament {tid} beside {db}: {exc.strerror or exc}")
+        fail(f"cannot lock {wording.get('what', f'tournament {tid}')} beside {db}: {exc.strerror or exc}")
 
 
 @app.command()
@@ -746,8 +747,10 @@ def sprt(
         out.print(f"pentanomial counts (B's pair score 0, 0.5, 1, 1.5, 2): {status['counts']}",
                   markup=False, highlight=False)
         from .failfast import forfeit_line
+        from .report import stderr_where
         for name, row in status["bots"].items():
-            out.print(forfeit_line(name, row["games"], row["forfeits"], None), markup=False, highlight=False)
+            out.print(forfeit_line(name, row["games"], row["forfeits"], stderr_where(run.stderr_logs.get(name))),
+                      markup=False, highlight=False)
         where = f"run {tid} in {db}" + (f", log {run.log_path}" if run.log_path else "")
         out.print(where, markup=False, highlight=False)
         _print_seed(config.seed, tid if resume else None)
@@ -859,30 +862,44 @@ def ladder_run(
         tally.add(record)
         advance("")
 
+    from .ladder import LADDER_ID
+    from .store import StoreError
+    from .usererror import lifted
+
     with _open_store(db) as store:
-        with progress_for(games, "ladder") as advance:
+        # One ladder run per store at a time: two would number their games alike and
+        # overwrite each other's rating updates.
+        lock = _lock_tournament(db, LADDER_ID, what=f"the ladder of {db}",
+                                then="then run it again")
+        with lock, progress_for(games, "ladder") as advance:
             try:
-                played = play_ladder(store, config, games=games, concurrency=concurrency,
-                                     log_dir=log_dir, on_game=on_game,
-                                     sandbox=mode, bind=binds, recover=recover)
+                with lifted(LogError, StoreError, SandboxError, BotStartError):
+                    run = play_ladder(store, config, games=games, concurrency=concurrency,
+                                      log_dir=log_dir, on_game=on_game,
+                                      sandbox=mode, bind=binds, recover=recover)
             except (TournamentError, BotStartError, LogError, SandboxError) as exc:
-                fail(str(exc))
+                fail(f"{exc}; every finished game and rating is stored")
+            except StoreError as exc:
+                fail(f"{exc}; every game and rating committed before is stored")
             except KeyboardInterrupt:
                 err.print("durak-ref: interrupted; every finished game and rating is stored")
                 raise typer.Exit(130) from None
         if as_json:
             from .sandbox import Sandbox  # resolved as the run resolved it (cached, no warning)
-            emit_json({"played": played, "ladder": _ladder_rows(store),
+            emit_json({"played": run.played, "ladder": _ladder_rows(store),
                        "sandbox": Sandbox(mode, warn=False).resolve().mode,
                        "bots": tally.as_dict(), "warnings": tally.warnings(),
+                       "log": run.log_path, "stderr_logs": run.stderr_logs,
                        **_reproduce(config.seed)})
             return
-        from .report import print_warnings
+        from .report import print_warnings, stderr_where
         print_warnings(tally.warnings(), out)
-        out.print(f"{played} ladder games played", markup=False)
+        out.print(f"{run.played} ladder games played"
+                  + (f"; log {run.log_path}" if run.log_path else ""), markup=False, highlight=False)
         _print_ladder(store)
         for name, row in tally.as_dict().items():
-            out.print(forfeit_line(name, row["games"], row["forfeits"], None), markup=False, highlight=False)
+            out.print(forfeit_line(name, row["games"], row["forfeits"], stderr_where(run.stderr_logs.get(name))),
+                      markup=False, highlight=False)
         _print_seed(config.seed)
 
 

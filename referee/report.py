@@ -131,6 +131,13 @@ def tournament_forfeits(data: dict[str, Any], console: Console) -> None:
     """Under the standings: each bot's forfeits by kind and this run's stderr logs."""
     logs = data.get("stderr_logs") or {}
     for b in data["table"]:
-        files = logs.get(b["bot"]) or []
-        where = None if not files else files[0] if len(files) == 1 else f"{files[0]} (+{len(files) - 1} more)"
-        console.print(forfeit_line(b["bot"], b["games"], b["forfeits"], where), markup=False, highlight=False)
+        console.print(forfeit_line(b["bot"], b["games"], b["forfeits"], stderr_where(logs.get(b["bot"]))),
+                      markup=False, highlight=False)
+
+
+def stderr_where(files: list[str] | None) -> str | None:
+    """Where a bot's stderr went, for a summary line: its log, the first of several
+    (``(+N more)``: one per process it ran in), or None (not logged)."""
+    if not files:
+        return None
+    return files[0] if len(files) == 1 else f"{files[0]} (+{len(files) - 1} more)"
