@@ -702,6 +702,7 @@ def sprt(
                 binds, fresh_bots))
         names = [e.name for e in entries]
         resume_cmd = f"durak-ref sprt --resume {tid} --db {db}"
+        lock = _lock_tournament(db, tid, what=f"sprt run {tid}")  # two --resume ID at once
         err.print(f"sprt {tid}; if interrupted, resume with: {resume_cmd}", markup=False,
                   highlight=False)
 
@@ -711,13 +712,15 @@ def sprt(
             return (f"pairs {run.pairs}  games {run.games}  LLR {st['llr']:+.2f} "
                     f"[{st['lower']:.2f}, {st['upper']:.2f}]{elo}")
 
-        with status_line(f"sprt {tid}", enabled=not as_json) as update:
+        with lock, status_line(f"sprt {tid}", enabled=not as_json) as update:
             try:
-                run = run_sprt_sync(entries[0], entries[1], entries[2:], config, sprt=test,
-                                    max_pairs=max_pairs, concurrency=concurrency,
-                                    on_pair=lambda r: update(line(r)), seed=config.seed,
-                                    sandbox=mode, bind=binds, fresh_bots=fresh_bots, recover=recover,
-                                    hide=[db], store=store, tid=tid, log_dir=log_dir)
+                with lifted(LogError, StoreError, SandboxError, BotStartError):
+                    run = run_sprt_sync(entries[0], entries[1], entries[2:], config, sprt=test,
+                                        max_pairs=max_pairs, concurrency=concurrency,
+                                        on_pair=lambda r: update(line(r)), seed=config.seed,
+                                        sandbox=mode, bind=binds, fresh_bots=fresh_bots,
+                                        recover=recover, hide=[db], store=store, tid=tid,
+                                        log_dir=log_dir)
             except (BotStartError, SandboxError, LogError) as exc:
                 fail(f"{exc}; resume with {resume_cmd} once it is fixed")
             except StoreError as exc:
@@ -1245,8 +1248,9 @@ def bench_soak_cmd(
 ) -> None:
     """A tournament at concurrency 2 with honest and hostile bots (crashing, hanging,
     garbage bytes, stderr flood) for --minutes: games, forfeits by kind, the referee's
-    RSS and open fds (parent and workers) after warm-up and at the end, leftover
-    processes, internal errors. Exit 1 if any internal error or leftover process."""
+    RSS and open fds (parent and workers) at the start, after warm-up and at the end,
+    growth after warm-up (judged against 5%) and from the start, leftover processes,
+    internal errors. Exit 1 if any internal error or leftover process."""
     from .soak import memory_figure, run_soak
 
     if games_memory:
@@ -1280,7 +1284,7 @@ def bench_soak_cmd(
                   markup=False, highlight=False)
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(r["forfeits"].items())) or "none"
         out.print(f"forfeits by kind: {kinds}", markup=False, highlight=False)
-        for label in ("start", "end"):
+        for label in ("start", "warm", "end"):
             s = r[label]
             if s is None:
                 out.print(f"{label}: no sample (run too short)", markup=False)
@@ -1289,9 +1293,17 @@ def bench_soak_cmd(
                       f"{s['parent_rss_kib'] / 1024:.1f} MiB, {s['parent_fds']} fds; {s['workers']} "
                       f"workers RSS {s['workers_rss_kib'] / 1024:.1f} MiB, {s['workers_fds']} fds",
                       markup=False, highlight=False)
+
+        def growths(g: dict[str, float | None]) -> str:
+            return ", ".join(f"{k} {v:+.2f}%" if v is not None else f"{k} n/a" for k, v in g.items())
         if r["growth_pct"] is not None:
-            out.print("growth: " + ", ".join(f"{k} {v:+.2f}%" if v is not None else f"{k} n/a"
-                                             for k, v in r["growth_pct"].items()),
+            worst = max((v for k, v in r["growth_pct"].items() if v is not None and k != "workers_fds"),
+                        default=0.0)
+            verdict = "within" if worst < r["target_growth_pct"] else "ABOVE"
+            out.print(f"growth after warm-up ({r['warmup_s']:g} s): {growths(r['growth_pct'])} "
+                      f"({verdict} the {r['target_growth_pct']:g}% target)", markup=False, highlight=False)
+        if r["growth_from_start_pct"] is not None:
+            out.print(f"growth from the start (caches filling included): {growths(r['growth_from_start_pct'])}",
                       markup=False, highlight=False)
         out.print(f"leftover processes: {len(r['leftover_processes'])}"
                   + ("" if r["leftover_tracking"] else " (not tracked on this system)"),
