@@ -187,6 +187,10 @@ class Store:
             self._migrate(tables)
         except sqlite3.DatabaseError as exc:
             self.db.close()
+            denied = _not_writable(path)
+            if denied is not None and isinstance(exc, sqlite3.OperationalError):
+                raise StoreError(f"cannot write to the store {path}: {denied} ({exc}); nothing in "
+                                 f"it was changed: make it writable, or give another --db path") from None
             raise StoreError(f"{path}: not a usable durak-ref store ({exc}); give another --db "
                              f"path or move the file away") from None
         except BaseException:
@@ -545,6 +549,18 @@ class _Reading:
         if isinstance(exc, sqlite3.DatabaseError):
             raise StoreError(f"{self.store.path}: damaged store: reading {self.what}: {exc}; "
                              f"restore it from a backup") from None
+
+
+def _not_writable(path: Path) -> str | None:
+    """Why this process may not write the store ``path`` by permission (None: it may).
+    SQLite keeps its -wal and -shm files beside the store, so its directory counts."""
+    directory = path.parent if str(path.parent) else Path(".")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return (f"no permission to write in its directory {directory}, where SQLite keeps the "
+                f"store's -wal and -shm files")
+    if path.exists() and not os.access(path, os.W_OK):
+        return "no permission to write the file"
+    return None
 
 
 def _make_private(path: Path) -> None:
