@@ -1,0 +1,123 @@
+"""Every size and length limit of the protocol, on both sides of the limit: the frame
+limit when encoding and when decoding (exactly the limit passes, one byte more fails),
+the bot name length, the suit letter of ``trump_suit``, the clock's wire fields, and the
+decoder's promise that a long stream of small frames costs memory for one frame, not
+for the stream."""
+
+from __future__ import annotations
+
+import struct
+import tracemalloc
+
+import msgpack
+import pytest
+
+from protocol import messages as m
+from protocol.codec import FrameDecoder, decode, encode
+from protocol.errors import LocalProtocolError, RemoteProtocolError
+
+
+def padded(body_size: int) -> dict[str, object]:
+    """A message whose msgpack body is exactly ``body_size`` bytes."""
+    for pad in range(body_size, -1, -1):
+        message = {"type": "event", "pad": b"x" * pad}
+        size = len(msgpack.packb(message, use_bin_type=True))
+        if size == body_size:
+            return message
+        if size < body_size:
+            break
+    raise AssertionError(f"no padding gives a {body_size}-byte body")
+
+
+@pytest.mark.parametrize("limit", [100, 300, 70_000])
+def test_encode_takes_a_body_of_exactly_the_limit_and_refuses_one_byte_more(limit: int) -> None:
+    frame = encode(padded(limit), max_frame=limit)
+    assert len(frame) == 4 + limit and struct.unpack(">I", frame[:4]) == (limit,)
+    with pytest.raises(LocalProtocolError, match=f"{limit + 1} bytes; the limit is {limit}"):
+        encode(padded(limit + 1), max_frame=limit)
+
+
+@pytest.mark.parametrize("limit", [100, 300, 70_000])
+def test_decode_takes_a_frame_of_exactly_the_limit_and_refuses_one_byte_more(limit: int) -> None:
+    exact = encode(padded(limit), max_frame=limit)
+    assert decode(exact, max_frame=limit) == padded(limit)
+    decoder = FrameDecoder(max_frame=limit)
+    decoder.feed(exact)
+    assert decoder.next_message() == padded(limit)
+    over = encode(padded(limit + 1), max_frame=limit + 1)
+    with pytest.raises(RemoteProtocolError, match=f"{limit + 1} bytes; the limit is {limit}"):
+        decode(over, max_frame=limit)
+
+
+@pytest.mark.parametrize("length,ok", [(1, True), (63, True), (64, True), (65, False), (0, False)])
+def test_a_bot_name_may_be_up_to_64_characters(length: int, ok: bool) -> None:
+    hello = {"type": "hello", "protocol": 1, "name": "n" * length}
+    if ok:
+        assert m.parse_bot_hello(hello).name == "n" * length
+    else:
+        with pytest.raises(RemoteProtocolError, match="name"):
+            m.parse_bot_hello(hello)
+
+
+GAME_START = m.game_start_msg(game=0, seat=0, players=2, names=["a", "b"], rules={}, dealer=1,
+                              trump="TH", hand=["6S", "7H", "9C", "JD", "QS", "AS"], attacker=0)
+
+
+@pytest.mark.parametrize("suit", ["C", "D", "H", "S"])
+def test_each_suit_letter_is_a_trump_suit(suit: str) -> None:
+    message = dict(GAME_START, trump="T" + suit, trump_suit=suit)
+    assert m.parse_referee_message(message)["trump_suit"] == suit
+
+
+@pytest.mark.parametrize("suit", ["X", "", "CD", "c", "h", 1, None, ["H"]])
+def test_anything_else_is_not_a_trump_suit(suit: object) -> None:
+    with pytest.raises(RemoteProtocolError, match="trump_suit"):
+        m.parse_referee_message(dict(GAME_START, trump_suit=suit))
+    with pytest.raises(RemoteProtocolError, match="trump_suit"):
+        m.parse_referee_message({k: v for k, v in GAME_START.items() if k != "trump_suit"})
+
+
+def test_the_clock_map_keeps_whole_milliseconds_and_none_for_no_limit() -> None:
+    assert m.clock_map() == {"remaining_ms": None, "increment_ms": None, "move_ms": None}
+    assert m.clock_map(remaining_ms=1500, increment_ms=100, move_ms=2000) == {
+        "remaining_ms": 1500, "increment_ms": 100, "move_ms": 2000}
+    assert m.clock_map(move_ms=0) == {"remaining_ms": None, "increment_ms": None, "move_ms": 0}
+    for field in ("remaining_ms", "increment_ms", "move_ms"):
+        for bad in (1.5, "10", True):
+            with pytest.raises(LocalProtocolError, match=f"clock.{field}"):
+                m.clock_map(**{field: bad})  # type: ignore[arg-type]
+
+
+def test_a_long_stream_of_small_frames_costs_memory_for_a_frame_not_for_the_stream() -> None:
+    """2 MB through the decoder, fed and drained a frame at a time (a bot answering
+    request after request): what the decoder holds stays a few frames' worth."""
+    frame = encode({"type": "action", "id": 1, "action": {"type": "pass"}, "pad": "y" * 90})
+    decoder = FrameDecoder()
+    tracemalloc.start()
+    try:
+        for _ in range(2_000):  # warm-up
+            decoder.feed(frame)
+            assert decoder.next_message() is not None
+        base, _ = tracemalloc.get_traced_memory()
+        for _ in range(2_000_000 // len(frame)):
+            decoder.feed(frame)
+            assert decoder.next_message() is not None
+        now, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert decoder.buffered == 0
+    assert now - base < 64 * 1024, f"the decoder kept {now - base} bytes after 2 MB"
+
+
+def test_frames_fed_a_byte_at_a_time_and_in_bulk_give_the_same_messages() -> None:
+    frames = [encode({"type": "pong", "id": i}) for i in range(300)]
+    whole = FrameDecoder()
+    whole.feed(b"".join(frames))
+    bulk = list(whole.messages())
+    trickle = FrameDecoder()
+    got = []
+    for byte in b"".join(frames):
+        trickle.feed(bytes([byte]))
+        got.extend(trickle.messages())
+    assert bulk == got == [{"type": "pong", "id": i} for i in range(300)]
+    assert trickle.buffered == 0
