@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.support import cli
+import pytest
+from tests.support import LONG_TIMEOUT_S, cli
 
 
+@pytest.mark.timeout(LONG_TIMEOUT_S)
 def test_a_short_soak_plays_hostile_bots_and_leaves_nothing_behind(tmp_path: Path) -> None:
     out = tmp_path / "soak.json"
     result = cli("bench", "soak", "--minutes", "0.2", "--json", "--json-file", out, cwd=tmp_path,

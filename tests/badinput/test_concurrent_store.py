@@ -13,7 +13,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from support import DURAK_REF, cli
+import pytest
+from support import DURAK_REF, LONG_TIMEOUT_S, cli, default_signals
 
 BOTS = ("--bot", "a=builtin:greedy", "--bot", "b=builtin:random")
 
@@ -21,9 +22,11 @@ BOTS = ("--bot", "a=builtin:greedy", "--bot", "b=builtin:random")
 def _popen(*args: str | Path, cwd: Path) -> subprocess.Popen[str]:
     return subprocess.Popen([str(DURAK_REF), *map(str, args)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=cwd,
-                            env=dict(os.environ, COLUMNS="200", NO_COLOR="1"))
+                            env=dict(os.environ, COLUMNS="200", NO_COLOR="1"),
+                            preexec_fn=default_signals())  # the test signals it
 
 
+@pytest.mark.timeout(LONG_TIMEOUT_S)
 def test_four_tournaments_create_one_fresh_store_at_once(tmp_path: Path) -> None:
     db = tmp_path / "fresh.sqlite"
     runs = [_popen("tournament", *BOTS, "--games", "2", "--db", db, "--log-dir", tmp_path / f"l{i}",

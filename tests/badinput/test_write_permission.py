@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import DURAK_REF
+from support import DURAK_REF, LONG_TIMEOUT_S
 
 NOBODY = 65534
 AS_NOBODY = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
@@ -79,6 +79,7 @@ def assert_users_error(r: subprocess.CompletedProcess[str], *says: str) -> None:
         assert text in r.stderr, r.stderr
 
 
+@pytest.mark.timeout(LONG_TIMEOUT_S)
 def test_a_tournament_whose_log_dir_turned_unwritable_stops_clearly_and_resumes(work: Path) -> None:
     db = work / "store" / "db.sqlite"
     first = nobody("tournament", *BOTS, "--games", "4", "--db", db, "--log-dir", "logs", "--json", cwd=work)
@@ -100,6 +101,7 @@ def test_a_tournament_whose_log_dir_turned_unwritable_stops_clearly_and_resumes(
     assert check.returncode == 0 and "8 stored games" in check.stdout, check.stdout + check.stderr
 
 
+@pytest.mark.timeout(LONG_TIMEOUT_S)
 def test_a_store_in_a_directory_turned_unwritable_is_left_as_it_was(work: Path) -> None:
     db = work / "store" / "db.sqlite"
     assert nobody("tournament", *BOTS, "--games", "2", "--db", db, "--log-dir", "logs",
@@ -115,6 +117,7 @@ def test_a_store_in_a_directory_turned_unwritable_is_left_as_it_was(work: Path) 
     assert sum(stored(db).values()) == 2
 
 
+@pytest.mark.timeout(LONG_TIMEOUT_S)
 def test_sprt_ladder_and_match_with_an_unwritable_log_dir_stop_clearly(work: Path) -> None:
     db = work / "store" / "db.sqlite"
     (work / "logs").chmod(0o500)
