@@ -1301,7 +1301,8 @@ def bench_soak_cmd(
                         default=0.0)
             verdict = "within" if worst < r["target_growth_pct"] else "ABOVE"
             out.print(f"growth after warm-up ({r['warmup_s']:g} s): {growths(r['growth_pct'])} "
-                      f"({verdict} the {r['target_growth_pct']:g}% target)", markup=False, highlight=False)
+                      f"({verdict} the {r['target_growth_pct']:g}% target for RSS and the parent's fds; the "
+                      f"workers' fds follow the bots alive at the sample)", markup=False, highlight=False)
         if r["growth_from_start_pct"] is not None:
             out.print(f"growth from the start (caches filling included): {growths(r['growth_from_start_pct'])}",
                       markup=False, highlight=False)
