@@ -170,3 +170,109 @@ def test_refused_rating_inputs() -> None:
     for prior in (0.0, -1.0, math.nan):
         with pytest.raises(RatingError):
             fit_ratings(games, prior_sd=prior)
+
+
+def test_the_running_ladder_counts_games_uses_its_k_and_returns_each_seats_change() -> None:
+    from referee.ratings import Ladder
+
+    ladder = Ladder(k=16, start=1000, ratings={"a": 1100.0})
+    assert ladder.games == 0 and ladder.rating("a") == 1100.0 and ladder.rating("new") == 1000.0
+    game = RatedGame(("a", "new"), durak="a")
+    p = p_durak(("a", "new"), {"a": 1100.0, "new": 1000.0})
+    change = ladder.update(game)
+    assert ladder.games == 1
+    assert change == pytest.approx({"a": 16 * (p["a"] - 1), "new": 16 * p["new"]}, rel=1e-12)
+    assert ladder.rating("a") == pytest.approx(1100.0 + change["a"])
+    ladder.update(RatedGame(("a", "new", "c"), last_two=("new", "c")))
+    assert ladder.games == 2 and ladder.rating("c") != 1000.0
+
+
+def test_counts_of_zero_are_results_too() -> None:
+    test = Sprt()
+    test.add_counts([0, 0, 1, 0, 0])
+    assert test.counts == [0, 0, 1, 0, 0]
+    with pytest.raises(ValueError, match=r"need 5 non-negative counts, got \[1, 1, -1, 1, 1\]"):
+        Sprt().add_counts([1, 1, -1, 1, 1])
+    with pytest.raises(ValueError, match="need 3 non-negative counts"):
+        Sprt(pentanomial=False).add_counts([1, 1, 1, 1, 1])
+
+
+def test_duel_score_is_for_two_player_games_of_that_bot() -> None:
+    from referee.ratings import duel_score
+
+    assert duel_score(RatedGame(("a", "b"), durak="b"), "a") == 1.0
+    assert duel_score(RatedGame(("a", "b"), durak="a"), "a") == 0.0
+    assert duel_score(RatedGame(("a", "b"), last_two=("a", "b")), "b") == 0.5
+    with pytest.raises(RatingError, match=r"'c' did not play the two-player game \('a', 'b'\)"):
+        duel_score(RatedGame(("a", "b"), durak="a"), "c")
+    with pytest.raises(RatingError, match="did not play the two-player game"):
+        duel_score(RatedGame(("a", "b", "c"), durak="a"), "a")
+
+
+def test_the_trinomial_status_in_full() -> None:
+    test = Sprt(0, 10, alpha=0.05, beta=0.1, pentanomial=False)
+    for score in [1, 1, 0, 0.5, 1, 1, 1, 0, 1, 1]:
+        test.add_game(score)
+    st = test.status()
+    exact = {"elo0": 0.0, "elo1": 10.0, "alpha": 0.05, "beta": 0.1, "model": "trinomial",
+             "counts": [2, 1, 7], "n": 10, "state": "continue", "decided_after": None}
+    figures = {"lower": -2.251291798606495, "upper": 2.8903717578961645, "llr": 0.15543786955280164,
+               "elo": 190.848501887865, "elo_error95": 763.2029285047873, "los": 0.9750698981215465}
+    assert set(st) == set(exact) | set(figures)
+    assert {k: st[k] for k in exact} == exact
+    assert {k: st[k] for k in figures} == pytest.approx(figures, rel=1e-9)
+
+
+def test_a_decision_is_kept_with_the_count_at_which_it_was_made() -> None:
+    test = Sprt(0, 50)
+    pairs = 0
+    while test.state == "continue":
+        test.add_pair(1.0, 0.5)
+        pairs += 1
+    assert pairs == 23
+    st = test.status()
+    assert (st["state"], st["decided_after"], st["model"], st["counts"]) == ("accept_h1", 23, "pentanomial",
+                                                                            [0, 0, 0, 23, 0])
+    assert st["elo_error95"] == 0.0 and st["los"] == 1.0  # every pair the same: no spread
+    test.add_pair(0.0, 0.0)  # a game in flight at the decision still counts, the decision stays
+    assert test.state == "accept_h1" and test.status()["decided_after"] == 23 and test.n == 24
+
+
+def test_without_a_game_clock_there_is_no_increment() -> None:
+    from referee.clock import TimeControl
+
+    for t in (TimeControl.parse(), TimeControl.parse(None, move=3.0)):
+        assert t.increment == 0.0 and t.as_dict()["increment_s"] == 0.0
+
+
+def test_error_messages_say_what_was_wrong() -> None:
+    with pytest.raises(ValueError, match=r"a pentanomial SPRT takes pairs \(add_pair\), not single games"):
+        Sprt().add_game(1.0)
+    with pytest.raises(ValueError, match="a game score is 0, 0.5 or 1, got 0.25"):
+        Sprt(pentanomial=False).add_game(0.25)
+    with pytest.raises(RatingError, match=r"counts must be non-negative, got \(1, -1, 0\)"):
+        elo_from_wdl(1, -1, 0)
+    with pytest.raises(RatingError, match="no results to estimate an Elo difference from"):
+        elo_from_wdl(0, 0, 0)
+    with pytest.raises(RatingError, match="pentanomial counts need 5 bins, got 4"):
+        elo_from_pentanomial([1, 2, 3, 4])
+    with pytest.raises(ValueError, match="pentanomial counts need 5 bins, got 4"):
+        llr_pentanomial([1, 2, 3, 4], 0, 10)
+    fit = fit_ratings([RatedGame(("a", "b"), durak="a"), RatedGame(("a", "b"), durak="b")])
+    with pytest.raises(RatingError, match="unknown bot 'zed'"):
+        fit.stderr("zed")
+
+
+def test_errors_and_los_of_a_fit_follow_its_covariance() -> None:
+    from referee.ratings import RatingFit
+
+    def fit(cov: float) -> RatingFit:
+        return RatingFit(players=("a", "b"), ratings={"a": 10.0, "b": -10.0},
+                         covariance=((cov, -cov), (-cov, cov)), log_likelihood=0.0, iterations=1)
+
+    small = fit(0.01)  # a very precise fit: variances well under 1 Elo squared
+    assert small.stderr("a") == pytest.approx(0.1)
+    assert small.diff_stderr("a", "b") == pytest.approx(0.2)  # var a + var b - 2 cov
+    exact = fit(0.0)  # no spread at all: the LOS is certain, by the sign of the difference
+    assert exact.los("a", "b") == 1.0 and exact.los("b", "a") == 0.0 and exact.los("a", "a") == 0.5
+    assert fit(1e4).los("a", "b") == pytest.approx(0.5 + 0.5 * math.erf(20 / math.sqrt(4e4) / math.sqrt(2)))
