@@ -839,13 +839,17 @@ def ladder_run(
     seed: Annotated[str | None, typer.Option(help=_SEED_HELP + " It also breaks pairing ties.",
                                              show_default=False)] = None,
     db: Annotated[Path, typer.Option(help=_DB_HELP)] = Path("logs/durak.sqlite"),
-    log_dir: Annotated[Path, typer.Option(help="Where game logs go.")] = Path("logs"),
+    log_dir: Annotated[Path, typer.Option(help="Where game logs and bots' stderr go.")] = Path("logs"),
     sandbox: Annotated[str, typer.Option(help=_SANDBOX_HELP)] = "auto",
     bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
     recover: Annotated[bool, _RECOVER] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print games played and the ladder as JSON.")] = False,
 ) -> None:
-    """Play ladder games: the bot with the fewest games meets the closest rating."""
+    """Play ladder games: the bot with the fewest games meets the closest rating.
+
+    Every game and rating update is stored as it finishes; one ladder run per store at a
+    time (a second is refused, naming the running one). Program bots' stderr goes to a
+    log beside the game log in --log-dir; the summary says where."""
     from .ladder import play_ladder
     from .matchlog import LogError
     from .sandbox import SandboxError
