@@ -276,3 +276,26 @@ def test_errors_and_los_of_a_fit_follow_its_covariance() -> None:
     exact = fit(0.0)  # no spread at all: the LOS is certain, by the sign of the difference
     assert exact.los("a", "b") == 1.0 and exact.los("b", "a") == 0.0 and exact.los("a", "a") == 0.5
     assert fit(1e4).los("a", "b") == pytest.approx(0.5 + 0.5 * math.erf(20 / math.sqrt(4e4) / math.sqrt(2)))
+
+
+def test_fit_refusals_say_what_is_wrong() -> None:
+    with pytest.raises(RatingError, match="^no games to rate$"):
+        fit_ratings([])
+    games = [RatedGame(("a", "b"), durak="a"), RatedGame(("a", "b"), durak="b")]
+    with pytest.raises(RatingError, match=r"prior_sd must be positive, got 0\.0"):
+        fit_ratings(games, prior_sd=0.0)
+    with pytest.raises(RatingError, match="anchor 'zed' played no game"):
+        fit_ratings(games, anchor="zed")
+    apart = games + [RatedGame(("c", "z"), durak="c"), RatedGame(("d", "e", "f"), durak="e"),
+                     RatedGame(("g", "h"), durak="h")]
+    # Groups listed by their first name, each in name order.
+    with pytest.raises(RatingError, match=r"not connected: 4 groups .*: \{a, b\}; \{c, z\}; \{d, e, f\}; "
+                                          r"\{g, h\}$"):
+        fit_ratings(apart)
+
+
+def test_a_narrow_prior_is_a_prior_too() -> None:
+    games = [RatedGame(("a", "b"), durak="a"), RatedGame(("a", "b"), durak="a")]
+    narrow = fit_ratings(games, prior_sd=0.5).ratings
+    wide = fit_ratings(games, prior_sd=400).ratings
+    assert 0 < narrow["b"] < 1 < wide["b"]  # half an Elo point of prior keeps b near 0
