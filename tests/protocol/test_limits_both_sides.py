@@ -121,3 +121,22 @@ def test_frames_fed_a_byte_at_a_time_and_in_bulk_give_the_same_messages() -> Non
         got.extend(trickle.messages())
     assert bulk == got == [{"type": "pong", "id": i} for i in range(300)]
     assert trickle.buffered == 0
+
+
+@pytest.mark.parametrize("length,shown", [(79, None), (80, None), (81, 77), (500, 77)])
+def test_a_local_error_quotes_at_most_80_characters_of_the_bad_value(length: int, shown: int | None) -> None:
+    value = ["x" * (length - 4)]  # its repr, ['xx...'], is the length asked for
+    text = repr(value)
+    assert len(text) == length
+    with pytest.raises(LocalProtocolError) as error:
+        encode(value)  # type: ignore[arg-type]
+    quoted = str(error.value).split("got list: ", 1)[1]
+    assert quoted == (text if shown is None else text[:shown] + "...")
+
+
+@pytest.mark.parametrize("make,kind", [(m.ping_msg, "ping"), (m.pong_msg, "pong")])
+def test_ping_and_pong_ids_are_non_negative_ints_and_the_error_names_the_message(make: object, kind: str) -> None:
+    assert make(0) == {"type": kind, "id": 0}  # type: ignore[operator]
+    for bad in (-1, 1.0, "1", None, True):
+        with pytest.raises(LocalProtocolError, match=f"^{kind}: id must be a non-negative int, got "):
+            make(bad)  # type: ignore[operator]
