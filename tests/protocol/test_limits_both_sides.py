@@ -140,3 +140,72 @@ def test_ping_and_pong_ids_are_non_negative_ints_and_the_error_names_the_message
     for bad in (-1, 1.0, "1", None, True):
         with pytest.raises(LocalProtocolError, match=f"^{kind}: id must be a non-negative int, got "):
             make(bad)  # type: ignore[operator]
+
+
+def nested(depth: int, key: str = "k") -> dict[str, object]:
+    """A message whose maps nest ``depth`` deep (the message itself is depth 1)."""
+    message: dict[str, object] = {"type": "event"}
+    inner = message
+    for _ in range(depth - 1):
+        child: dict[str, object] = {}
+        inner[key] = child
+        inner = child
+    return message
+
+
+@pytest.mark.parametrize("limit", [2, 5, 32])
+def test_nesting_up_to_the_depth_limit_decodes_and_one_more_is_refused_naming_where(limit: int) -> None:
+    assert decode(encode(nested(limit)), max_depth=limit) == nested(limit)
+    with pytest.raises(RemoteProtocolError) as error:
+        decode(encode(nested(limit + 1)), max_depth=limit)
+    path = ".".join(["k"] * limit)
+    where = path if len(path) <= 40 else path[:37] + "..."
+    assert str(error.value) == (f"frame nests arrays/maps more than {limit} deep (at {where}); "
+                                f"the limit is {limit}")
+
+
+def test_the_path_of_a_refused_nesting_names_array_indexes_and_is_cut_at_40_characters() -> None:
+    deep = {"type": "event", "a": [0, [1, {"b": [[2]]}]]}
+    with pytest.raises(RemoteProtocolError, match=r"more than 4 deep \(at a\[1\]\[1\]\.b\)"):
+        decode(encode(deep), max_depth=4)
+    long = nested(3, key="x" * 30)
+    with pytest.raises(RemoteProtocolError, match=r"\(at " + "x" * 30 + r"\.x{6}\.\.\.\)"):
+        decode(encode(long), max_depth=2)
+    exactly = nested(3, key="y" * 20)  # the path "yyy...y.yyy...y" is 41 characters: cut
+    with pytest.raises(RemoteProtocolError, match=r"\(at " + "y" * 20 + r"\.y{16}\.\.\.\)"):
+        decode(encode(exactly), max_depth=2)
+    fits = {"type": "event", "z" * 40: {"q": 1}}  # a 40-character path is shown whole
+    with pytest.raises(RemoteProtocolError, match=r"\(at " + "z" * 40 + r"\)"):
+        decode(encode(fits), max_depth=1)
+
+
+def test_a_timestamp_is_refused_naming_where_it_is() -> None:
+    body = msgpack.packb({"type": "event", "a": {"when": msgpack.Timestamp(1, 0)}, "l": [0]})
+    with pytest.raises(RemoteProtocolError, match=r"msgpack timestamp \(extension type -1\) at a\.when;"):
+        decode(struct.pack(">I", len(body)) + body)
+    body = msgpack.packb({"type": "event", "t": msgpack.Timestamp(1, 0)})
+    with pytest.raises(RemoteProtocolError, match=r"timestamp \(extension type -1\) at t;"):
+        decode(struct.pack(">I", len(body)) + body)
+    body = msgpack.packb({"type": "event", "l": [1, msgpack.Timestamp(1, 0)]})
+    with pytest.raises(RemoteProtocolError, match=r"timestamp \(extension type -1\) at l\[1\];"):
+        decode(struct.pack(">I", len(body)) + body)
+
+
+def test_decode_keeps_the_evidence_of_what_was_wrong() -> None:
+    with pytest.raises(RemoteProtocolError, match="^no frame in the data: the input is empty$") as empty:
+        decode(b"")
+    assert empty.value.evidence == ""  # the (empty) input, as hex
+    frame = encode({"type": "pong", "id": 1})
+    with pytest.raises(RemoteProtocolError, match="^3 bytes follow the frame") as extra:
+        decode(frame + b"abc")
+    assert extra.value.evidence == "61 62 63"  # the bytes after the frame, as hex
+
+
+@pytest.mark.parametrize("value,text", [
+    ({}, "a map of 0 entries"), ({"a": 1}, "a map of 1 entry"), ({"a": 1, "b": 2}, "a map of 2 entries"),
+    ([], "an array of 0 elements"), ([1], "an array of 1 element"), ([1, 2], "an array of 2 elements"),
+    (None, "nil"), (True, "true"), (False, "false"), ("x" * 40, repr("x" * 40)[:37] + "..."),
+    ("x" * 38, repr("x" * 38)), (b"ab", "bin b'ab'"),
+])
+def test_values_in_error_messages_are_described_as_a_bot_author_knows_them(value: object, text: str) -> None:
+    assert m.describe(value) == text
