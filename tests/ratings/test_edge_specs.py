@@ -299,3 +299,67 @@ def test_a_narrow_prior_is_a_prior_too() -> None:
     narrow = fit_ratings(games, prior_sd=0.5).ratings
     wide = fit_ratings(games, prior_sd=400).ratings
     assert 0 < narrow["b"] < 1 < wide["b"]  # half an Elo point of prior keeps b near 0
+
+
+FIT_GAMES = [RatedGame(("a", "b", "c"), durak="a"), RatedGame(("a", "b", "c"), durak="b"),
+             RatedGame(("a", "b", "c"), durak="a"), RatedGame(("a", "b"), durak="b"),
+             RatedGame(("b", "c"), durak="c"), RatedGame(("a", "b", "c"), last_two=("a", "c")),
+             RatedGame(("a", "c"), durak="c")]
+
+
+def test_a_small_fit_against_its_reference_values() -> None:
+    """Ratings (summing to zero), covariance (Elo squared, of ratings that sum to zero),
+    95% errors and LOS of a fixed pool, against values of the published model (3)+(4)."""
+    fit = fit_ratings(FIT_GAMES)
+    assert fit.ratings == pytest.approx({"a": -13.070104770359311, "b": 26.140209540718608,
+                                         "c": -13.070104770359297}, rel=1e-7)
+    expected_cov = ((8716.791566704052, -4673.782408902073, -4043.0091578019787),
+                    (-4673.782408902073, 9347.564817804147, -4673.782408902073),
+                    (-4043.0091578019787, -4673.782408902073, 8716.791566704047))
+    for row, want in zip(fit.covariance, expected_cov):
+        assert row == pytest.approx(want, rel=1e-6)
+    for row in fit.covariance:  # the ratings sum to zero, so do their covariances
+        assert sum(row) == pytest.approx(0.0, abs=1e-6)
+    assert {n: fit.error95(n) for n in fit.players} == pytest.approx(
+        {"a": 182.98960585800344, "b": 189.49481608045062, "c": 182.9896058580034}, rel=1e-6)
+    assert fit.los("a", "b") == pytest.approx(0.40639563487788766, rel=1e-6)
+    assert fit.log_likelihood == pytest.approx(-6.433408043777261, rel=1e-9)
+
+
+def test_an_anchored_fit_puts_the_anchor_at_its_rating_with_no_variance() -> None:
+    fit = fit_ratings(FIT_GAMES, anchor="b", anchor_rating=1500)
+    free = fit_ratings(FIT_GAMES)
+    assert fit.ratings["b"] == 1500.0
+    for n in ("a", "c"):  # the differences are the fit's, only shifted
+        assert fit.ratings[n] - 1500.0 == pytest.approx(free.ratings[n] - free.ratings["b"], rel=1e-7)
+    assert fit.variance("b") == 0.0 and fit.covariance[1] == (0.0, 0.0, 0.0)
+    assert fit.variance("a") == pytest.approx(27411.921202312344, rel=1e-6)
+    assert fit.cov("a", "c") == pytest.approx(14652.120477806313, rel=1e-6)
+
+
+def test_a_fit_that_cannot_converge_says_so() -> None:
+    games = [RatedGame(("a", "b", "c"), durak="a")] * 3 + [
+        RatedGame(("b", "c"), durak="b"), RatedGame(("b", "c"), durak="c")]
+    with pytest.raises(RatingError, match=r"^rating fit did not converge in 5 iterations \(a bot that "
+                                          r"never lost or always lost, with no prior\?\)$"):
+        fit_ratings(games, prior_sd=math.inf, max_iter=5)
+    with pytest.raises(RatingError, match="not positive definite"):
+        fit_ratings(games, prior_sd=math.inf)
+    assert fit_ratings(games).ratings["a"] < -100  # the prior keeps it finite
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"players": ("a",), "durak": "a"}, r"a table has 2 to 6 players, got 1: \('a',\)"),
+    ({"players": tuple("abcdefg"), "durak": "a"}, "a table has 2 to 6 players, got 7"),
+    ({"players": ("a", "a"), "durak": "a"}, r"a player appears twice at the table: \('a', 'a'\)"),
+    ({"players": ("a", "b"), "durak": "a", "last_two": ("a", "b")},
+     "^a game has either a durak or a drawn last two, not both$"),
+    ({"players": ("a", "b"), "durak": "c"}, r"durak 'c' is not at the table \('a', 'b'\)"),
+    ({"players": ("a", "b")}, r"^a drawn game \(durak None\) must name its last two players$"),
+    ({"players": ("a", "b", "c"), "last_two": ("a",)}, "must be two or more distinct players"),
+    ({"players": ("a", "b", "c"), "last_two": ("a", "a")}, "must be two or more distinct players"),
+    ({"players": ("a", "b", "c"), "last_two": ("a", "z")}, "must be two or more distinct players"),
+])
+def test_a_game_the_ratings_cannot_use_is_refused_saying_why(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(RatingError, match=message):
+        RatedGame(**kwargs)  # type: ignore[arg-type]
