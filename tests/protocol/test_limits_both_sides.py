@@ -209,3 +209,31 @@ def test_decode_keeps_the_evidence_of_what_was_wrong() -> None:
 ])
 def test_values_in_error_messages_are_described_as_a_bot_author_knows_them(value: object, text: str) -> None:
     assert m.describe(value) == text
+
+
+REQUEST = m.request_msg(1, 0, {"phase": "attack"}, [{"type": "pass"}], m.clock_map(move_ms=100))
+
+
+@pytest.mark.parametrize("message,field,value,error", [
+    (GAME_START, "rules", None, "rules: missing; expected a map"),
+    (GAME_START, "rules", [1], "rules: expected a map, got an array of 1 element"),
+    (GAME_START, "names", None, "names: missing; expected an array"),
+    (GAME_START, "names", "ab", "names: expected an array, got 'ab'"),
+    (GAME_START, "names", {}, "names: expected an array, got a map of 0 entries"),
+    (GAME_START, "hand", None, "hand: missing; expected an array"),
+    (REQUEST, "observation", None, "observation: missing; expected a map"),
+    (REQUEST, "observation", 3, "observation: expected a map, got 3"),
+    (REQUEST, "legal", None, "legal: missing; expected an array"),
+    (REQUEST, "legal", {"type": "pass"}, "legal: expected an array, got a map of 1 entry"),
+    (REQUEST, "clock", None, "clock: missing; expected a map"),
+])
+def test_a_missing_or_mistyped_map_or_array_is_named_in_the_error(
+        message: dict[str, object], field: str, value: object, error: str) -> None:
+    bad = dict(message)
+    if value is None:
+        del bad[field]
+    else:
+        bad[field] = value
+    with pytest.raises(RemoteProtocolError) as raised:
+        m.parse_referee_message(bad)
+    assert str(raised.value) == error and raised.value.field == field
