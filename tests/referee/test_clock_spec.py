@@ -98,3 +98,13 @@ def test_describe_and_as_dict_state_the_time_control() -> None:
     assert t.describe() == "60+0.5, 2 s/decision"
     assert t.as_dict() == {"base_s": 60.0, "increment_s": 0.5, "move_s": 2.0, "startup_s": 3.0}
     assert TimeControl.parse().describe() == f"{DEFAULT_MOVE_TIME:g} s/decision"
+
+
+def test_stopping_a_clock_that_was_not_started_is_a_referee_bug_caught_at_once() -> None:
+    clock = Clock(TimeControl.parse("5"))
+    with pytest.raises(AssertionError, match=r"^stop\(\) without start\(\)$"):
+        clock.stop(1.0)
+    clock.start(1.0)
+    clock.stop(2.0)
+    with pytest.raises(AssertionError, match=r"^stop\(\) without start\(\)$"):
+        clock.stop(3.0)  # each start is stopped once
