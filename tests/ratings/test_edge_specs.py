@@ -110,7 +110,7 @@ def test_wald_bounds_use_alpha_and_beta_each_in_its_place() -> None:
 
 @pytest.mark.parametrize("alpha,beta", [(0.0, 0.1), (0.1, 0.0), (0.6, 0.5), (1.0, 0.1), (0.1, 1.0)])
 def test_wald_bounds_refuse_error_rates_out_of_range(alpha: float, beta: float) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=f"^need 0 < alpha, beta and alpha \\+ beta < 1, got {alpha}, {beta}$"):
         sprt_bounds(alpha, beta)
 
 
@@ -133,7 +133,7 @@ def test_an_empty_bin_gets_a_pseudo_count_of_one_thousandth() -> None:
 
 
 def test_refused_sprt_inputs() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^SPRT needs finite elo0 < elo1, got \[5, 5\]$"):
         Sprt(5, 5)  # elo0 == elo1: no test
     with pytest.raises(ValueError):
         Sprt(10, 0)
