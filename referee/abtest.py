@@ -47,7 +47,7 @@ from .sprt import Sprt
 from .store import GameRow, Store, StoreError
 from .tournament import (
     BotEntry, PlayerPool, ScheduledGame, TournamentError, TournamentSettings, new_tournament_id,
-    resolve_sandbox, with_pool,
+    resolve_sandbox, stderr_logs_of, with_pool,
 )
 
 
@@ -63,6 +63,8 @@ class SprtRun:
     tid: str | None = None  #: the run's id in the store (None: not stored)
     log_path: str | None = None  #: this session's log (None: no log)
     resumed_pairs: int = 0  #: pairs taken from the store, not played in this session
+    #: bot name -> this session's stderr logs of its processes (beside the log)
+    stderr_logs: dict[str, list[str]] = field(default_factory=dict)
 
     def status(self) -> dict[str, Any]:
         out = self.sprt.status()
@@ -70,7 +72,8 @@ class SprtRun:
                    sandbox=self.sandbox, duplicates=self.duplicates,
                    bots=self.tally.as_dict(), warnings=self.tally.warnings())
         if self.tid is not None:
-            out.update(run=self.tid, log=self.log_path, resumed_pairs=self.resumed_pairs)
+            out.update(run=self.tid, log=self.log_path, resumed_pairs=self.resumed_pairs,
+                       stderr_logs=self.stderr_logs)
         return out
 
 
@@ -332,6 +335,7 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
     try:
         await with_pool(settings, config, stem, start_tasks, box, recover)
     finally:
+        run.stderr_logs = stderr_logs_of(stem, [x.name for x in settings.bots])
         if writer is not None:
             writer.write({"type": "footer", "ended": utc_now(),
                           "interrupted": sprt.state == "continue" and run.pairs < max_pairs,

@@ -818,19 +818,20 @@ def _not_queued(store: Any, tid: str, distributed: bool, command: str) -> None:
                  f"--distributed (played here, its games would race theirs)")
 
 
-def _lock_tournament(db: Path | PgUrl, store: Any, tid: str) -> Any:
-    """Hold tournament ``tid`` for this run (see referee/storelock.py; a PostgreSQL
-    store's lock is on the server); exit 2 if another run is playing it."""
+def _lock_tournament(db: Path | PgUrl, store: Any, tid: str, **wording: str) -> Any:
+    """Hold tournament ``tid`` (an sprt run, the ladder) for this run (see
+    referee/storelock.py; a PostgreSQL store's lock is on the server; ``wording``: its
+    message's ``what`` and ``then``); exit 2 if another run is playing it."""
     from .storelock import LockedError, hold_tournament
     try:
         if isinstance(db, PgUrl):
             from .distributed import hold_tournament_on_server
             return hold_tournament_on_server(store, tid)
-        return hold_tournament(db, tid)
+        return hold_tournament(db, tid, **wording)
     except LockedError as exc:
         fail(str(exc))
     except OSError as exc:
-        fail(f"cannot lock tournament {tid} beside {db}: {exc.strerror or exc}")
+        fail(f"cannot lock {wording.get('what', f'tournament {tid}')} beside {db}: {exc.strerror or exc}")
 
 
 @app.command()
@@ -955,6 +956,7 @@ def sprt(
         _not_queued(store, tid, distributed, "sprt")
         resume_cmd = f"durak-ref sprt --resume {tid} --db {target}" + (
             " --distributed" if distributed else "")
+        lock = _lock_tournament(target, store, tid, what=f"sprt run {tid}")  # two --resume ID at once
         err.print(f"sprt {tid}; if interrupted, resume with: {resume_cmd}", markup=False,
                   highlight=False)
 
@@ -964,7 +966,7 @@ def sprt(
             return (f"pairs {run.pairs}  games {run.games}  LLR {st['llr']:+.2f} "
                     f"[{st['lower']:.2f}, {st['upper']:.2f}]{elo}")
 
-        with status_line(f"sprt {tid}", enabled=not as_json) as update:
+        with lock, status_line(f"sprt {tid}", enabled=not as_json) as update:
             try:
                 if distributed:
                     from .distributed import coordinate_sprt
@@ -974,12 +976,14 @@ def sprt(
                                           fresh=resume is None, on_pair=lambda r: update(line(r)),
                                           on_note=_note)
                 else:
-                    run = run_sprt_sync(entries[0], entries[1], entries[2:], config, sprt=test,
-                                        max_pairs=max_pairs, concurrency=concurrency,
-                                        on_pair=lambda r: update(line(r)), seed=config.seed,
-                                        sandbox=mode, bind=binds, fresh_bots=fresh_bots, recover=recover,
-                                        hide=[target] if isinstance(target, Path) else [], store=store,
-                                        tid=tid, log_dir=log_dir)
+                    with lifted(LogError, StoreError, SandboxError, BotStartError):
+                        run = run_sprt_sync(entries[0], entries[1], entries[2:], config, sprt=test,
+                                            max_pairs=max_pairs, concurrency=concurrency,
+                                            on_pair=lambda r: update(line(r)), seed=config.seed,
+                                            sandbox=mode, bind=binds, fresh_bots=fresh_bots,
+                                            recover=recover,
+                                            hide=[target] if isinstance(target, Path) else [],
+                                            store=store, tid=tid, log_dir=log_dir)
             except (BotStartError, SandboxError, LogError, TournamentError) as exc:
                 fail(f"{exc}; resume with {resume_cmd} once it is fixed")
             except StoreError as exc:
@@ -1009,8 +1013,10 @@ def sprt(
         out.print(f"pentanomial counts (B's pair score 0, 0.5, 1, 1.5, 2): {status['counts']}",
                   markup=False, highlight=False)
         from .failfast import forfeit_line
+        from .report import stderr_where
         for name, row in status["bots"].items():
-            out.print(forfeit_line(name, row["games"], row["forfeits"], None), markup=False, highlight=False)
+            out.print(forfeit_line(name, row["games"], row["forfeits"], stderr_where(run.stderr_logs.get(name))),
+                      markup=False, highlight=False)
         where = f"run {tid} in {target}" + (f", log {run.log_path}" if run.log_path else "")
         out.print(where, markup=False, highlight=False)
         _print_seed(config.seed, tid if resume else None)
@@ -1272,13 +1278,17 @@ def ladder_run(
     seed: Annotated[str | None, typer.Option(help=_SEED_HELP + " It also breaks pairing ties.",
                                              show_default=False)] = None,
     db: Annotated[str, _db_option(_DB_HELP)] = DEFAULT_DB,
-    log_dir: Annotated[Path, typer.Option(help="Where game logs go.")] = Path("logs"),
+    log_dir: Annotated[Path, typer.Option(help="Where game logs and bots' stderr go.")] = Path("logs"),
     sandbox: Annotated[str, typer.Option(help=_SANDBOX_HELP)] = "auto",
     bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
     recover: Annotated[bool, _RECOVER] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print games played and the ladder as JSON.")] = False,
 ) -> None:
-    """Play ladder games: the bot with the fewest games meets the closest rating."""
+    """Play ladder games: the bot with the fewest games meets the closest rating.
+
+    Every game and rating update is stored as it finishes; one ladder run per store at a
+    time (a second is refused, naming the running one). Program bots' stderr goes to a
+    log beside the game log in --log-dir; the summary says where."""
     from .ladder import play_ladder
     from .matchlog import LogError
     from .sandbox import SandboxError
@@ -1298,30 +1308,44 @@ def ladder_run(
         tally.add(record)
         advance("")
 
+    from .ladder import LADDER_ID
+    from .store import StoreError
+    from .usererror import lifted
+
     with _open_store(db) as store:
-        with progress_for(games, "ladder") as advance:
+        # One ladder run per store at a time: two would number their games alike and
+        # overwrite each other's rating updates.
+        lock = _lock_tournament(_db(db), store, LADDER_ID, what=f"the ladder of {store.name}",
+                                then="then run it again")
+        with lock, progress_for(games, "ladder") as advance:
             try:
-                played = play_ladder(store, config, games=games, concurrency=concurrency,
-                                     log_dir=log_dir, on_game=on_game,
-                                     sandbox=mode, bind=binds, recover=recover)
+                with lifted(LogError, StoreError, SandboxError, BotStartError):
+                    run = play_ladder(store, config, games=games, concurrency=concurrency,
+                                      log_dir=log_dir, on_game=on_game,
+                                      sandbox=mode, bind=binds, recover=recover)
             except (TournamentError, BotStartError, LogError, SandboxError) as exc:
-                fail(str(exc))
+                fail(f"{exc}; every finished game and rating is stored")
+            except StoreError as exc:
+                fail(f"{exc}; every game and rating committed before is stored")
             except KeyboardInterrupt:
                 err.print("durak-ref: interrupted; every finished game and rating is stored")
                 raise typer.Exit(130) from None
         if as_json:
             from .sandbox import Sandbox  # resolved as the run resolved it (cached, no warning)
-            emit_json({"played": played, "ladder": _ladder_rows(store),
+            emit_json({"played": run.played, "ladder": _ladder_rows(store),
                        "sandbox": Sandbox(mode, warn=False).resolve().mode,
                        "bots": tally.as_dict(), "warnings": tally.warnings(),
+                       "log": run.log_path, "stderr_logs": run.stderr_logs,
                        **_reproduce(config.seed)})
             return
-        from .report import print_warnings
+        from .report import print_warnings, stderr_where
         print_warnings(tally.warnings(), out)
-        out.print(f"{played} ladder games played", markup=False)
+        out.print(f"{run.played} ladder games played"
+                  + (f"; log {run.log_path}" if run.log_path else ""), markup=False, highlight=False)
         _print_ladder(store)
         for name, row in tally.as_dict().items():
-            out.print(forfeit_line(name, row["games"], row["forfeits"], None), markup=False, highlight=False)
+            out.print(forfeit_line(name, row["games"], row["forfeits"], stderr_where(run.stderr_logs.get(name))),
+                      markup=False, highlight=False)
         _print_seed(config.seed)
 
 
@@ -1699,8 +1723,9 @@ def bench_soak_cmd(
 ) -> None:
     """A tournament at concurrency 2 with honest and hostile bots (crashing, hanging,
     garbage bytes, stderr flood) for --minutes: games, forfeits by kind, the referee's
-    RSS and open fds (parent and workers) after warm-up and at the end, leftover
-    processes, internal errors. Exit 1 if any internal error or leftover process."""
+    RSS and open fds (parent and workers) at the start, after warm-up and at the end,
+    growth after warm-up (judged against 5%) and from the start, leftover processes,
+    internal errors. Exit 1 if any internal error or leftover process."""
     from .soak import memory_figure, run_soak
 
     if games_memory:
@@ -1734,7 +1759,7 @@ def bench_soak_cmd(
                   markup=False, highlight=False)
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(r["forfeits"].items())) or "none"
         out.print(f"forfeits by kind: {kinds}", markup=False, highlight=False)
-        for label in ("start", "end"):
+        for label in ("start", "warm", "end"):
             s = r[label]
             if s is None:
                 out.print(f"{label}: no sample (run too short)", markup=False)
@@ -1743,9 +1768,18 @@ def bench_soak_cmd(
                       f"{s['parent_rss_kib'] / 1024:.1f} MiB, {s['parent_fds']} fds; {s['workers']} "
                       f"workers RSS {s['workers_rss_kib'] / 1024:.1f} MiB, {s['workers_fds']} fds",
                       markup=False, highlight=False)
+
+        def growths(g: dict[str, float | None]) -> str:
+            return ", ".join(f"{k} {v:+.2f}%" if v is not None else f"{k} n/a" for k, v in g.items())
         if r["growth_pct"] is not None:
-            out.print("growth: " + ", ".join(f"{k} {v:+.2f}%" if v is not None else f"{k} n/a"
-                                             for k, v in r["growth_pct"].items()),
+            worst = max((v for k, v in r["growth_pct"].items() if v is not None and k != "workers_fds"),
+                        default=0.0)
+            verdict = "within" if worst < r["target_growth_pct"] else "ABOVE"
+            out.print(f"growth after warm-up ({r['warmup_s']:g} s): {growths(r['growth_pct'])} "
+                      f"({verdict} the {r['target_growth_pct']:g}% target for RSS and the parent's fds; the "
+                      f"workers' fds follow the bots alive at the sample)", markup=False, highlight=False)
+        if r["growth_from_start_pct"] is not None:
+            out.print(f"growth from the start (caches filling included): {growths(r['growth_from_start_pct'])}",
                       markup=False, highlight=False)
         out.print(f"leftover processes: {len(r['leftover_processes'])}"
                   + ("" if r["leftover_tracking"] else " (not tracked on this system)"),

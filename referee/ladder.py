@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,8 @@ from .results import seat_rows
 from .sandbox import duplicate_soundness, warn_unsound_duplicates
 from .store import GameRow, Store, StoreError
 from .tournament import (
-    BotEntry, PlayerPool, ScheduledGame, TournamentError, TournamentSettings, with_pool,
-    resolve_sandbox,
+    BotEntry, PlayerPool, ScheduledGame, TournamentError, TournamentSettings, resolve_sandbox,
+    stderr_logs_of, with_pool,
 )
 
 LADDER_ID = "ladder"
@@ -107,11 +108,23 @@ def next_ladder_index(store: Store) -> Iterator[int]:
     return itertools.count(max(store.finished_indices(LADDER_ID), default=-1) + 1)
 
 
+@dataclass
+class LadderRun:
+    """What one ``ladder run`` did."""
+
+    played: int = 0  #: games played and stored by this run
+    log_path: str | None = None  #: this run's game log (None: not logged)
+    #: bot name -> the stderr logs of its processes in this run (beside the game log)
+    stderr_logs: dict[str, list[str]] = field(default_factory=dict)
+
+
 async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurrency: int = 1,
                      log_dir: Path | None = None,
                      on_game: Callable[[GameRecord], None] | None = None,
-                     sandbox: str = "auto", bind: Sequence[str] = (), recover: bool = False) -> int:
-    """Play ``games`` ladder games (in deal pairs); returns how many were played.
+                     sandbox: str = "auto", bind: Sequence[str] = (),
+                     recover: bool = False) -> LadderRun:
+    """Play ``games`` ladder games (in deal pairs); returns how many were played, and
+    where the game log and (with a log dir) each program bot's stderr log are.
     ``sandbox``, ``bind``: how program bots are confined (referee/sandbox.py); the log dir
     and the store are hidden from them. Raises SandboxError for an unusable sandbox, and
     (unless ``recover``) BotFirstStartError when a bot fails its first start-up (every game
@@ -136,12 +149,15 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
     store.set_settings(LADDER_ID, settings)
     rng = random.Random(f"{config.seed}:pairing")  # ties; string seeding hashes the seed
     busy: set[str] = set()
-    played = 0
+    run = LadderRun()
     reserved = 0  # games handed to a worker (played or in flight)
     writer = None
+    stem = None
     if log_dir is not None:
         path = fresh_log_path(log_dir, f"ladder-{timestamp()}")
         writer = MatchLogWriter(path)
+        run.log_path = str(path)
+        stem = path.with_suffix("")  # the bots' stderr logs are named after the game log
         writer.write({"type": "header", "format": FORMAT, "ladder": True, "started": utc_now(),
                       "preset": config.rules.preset, "rules": config.rules.as_dict(),
                       "bots": [{"name": e.name, "command": e.command} for e in entries],
@@ -151,7 +167,6 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
     async def play_one(pool: PlayerPool, table: list[str], deal_seed: str | None,
                        rotation: int) -> str:
         """Play and store one game of deal ``deal_seed`` (None: a new deal); its deal id."""
-        nonlocal played
         index = next(next_index)
         if deal_seed is None:
             deal_seed = deal_id("ladder", index)
@@ -160,7 +175,7 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
             writer.write(record.as_dict())
         store_ladder_game(store, record, deal_seed, rotation, config, k=k, start=start,
                           started=started, log_file=str(writer.path) if writer else None)
-        played += 1
+        run.played += 1
         if on_game is not None:
             on_game(record)
         return deal_seed
@@ -168,6 +183,9 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
     async def worker(pool: PlayerPool) -> None:
         nonlocal reserved
         while reserved < games:
+            # Builtin bots play a whole game without yielding: without this a ladder of
+            # builtins never reaches a checkpoint, so Ctrl-C and SIGTERM never stop it.
+            await trio.lowlevel.checkpoint()
             ratings = {b: store.ladder_rating(b) or (start, 0) for b in bots}
             pair = pairing(ratings, rng, busy)
             if pair is None:  # every bot is busy in another worker's game
@@ -189,16 +207,17 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
             tasks.start_soon(worker, pool)
 
     try:
-        await with_pool(pool_settings, config, None, start_tasks, box, recover)
+        await with_pool(pool_settings, config, stem, start_tasks, box, recover)
     finally:
+        run.stderr_logs = stderr_logs_of(stem, list(bots))
         if writer is not None:
-            writer.write({"type": "footer", "ended": utc_now(), "interrupted": played < games,
-                          "summary": {"games": played}})
+            writer.write({"type": "footer", "ended": utc_now(), "interrupted": run.played < games,
+                          "summary": {"games": run.played}})
             writer.close()
-    return played
+    return run
 
 
-def play_ladder(store: Store, config: MatchConfig, **kwargs: Any) -> int:
+def play_ladder(store: Store, config: MatchConfig, **kwargs: Any) -> LadderRun:
     """``run_ladder`` under ``trio.run`` (Ctrl-C and SIGTERM only at checkpoints)."""
     from .interrupt import run_interruptible
     return run_interruptible(lambda: run_ladder(store, config, **kwargs))

@@ -56,7 +56,10 @@ class ProcInfo:
 def _stat(pid: int) -> tuple[str, list[str]] | None:
     """(name, the fields after it) of /proc/PID/stat; None if the process is gone."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        # open(), not Path: pathlib interns every path part (a pid each), which grows
+        # the interpreter's interned-strings table in a long watch (bench soak).
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
+            stat = f.read()
     except OSError:
         return None
     return stat[stat.find("(") + 1:stat.rfind(")")], stat.rsplit(")", 1)[1].split()
@@ -64,7 +67,8 @@ def _stat(pid: int) -> tuple[str, list[str]] | None:
 
 def _info(pid: int, name: str, fields: list[str]) -> ProcInfo:
     try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            raw = f.read()
     except OSError:
         raw = b""
     argv = [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]

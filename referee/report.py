@@ -146,9 +146,8 @@ def tournament_forfeits(data: dict[str, Any], console: Console) -> None:
     """Under the standings: each bot's forfeits by kind and this run's stderr logs."""
     logs = data.get("stderr_logs") or {}
     for b in data["table"]:
-        files = logs.get(b["bot"]) or []
-        where = None if not files else files[0] if len(files) == 1 else f"{files[0]} (+{len(files) - 1} more)"
-        console.print(forfeit_line(b["bot"], b["games"], b["forfeits"], where), markup=False, highlight=False)
+        console.print(forfeit_line(b["bot"], b["games"], b["forfeits"], stderr_where(logs.get(b["bot"]))),
+                      markup=False, highlight=False)
 
 
 def crosstable_table(ct: dict[str, Any]) -> Table:
@@ -195,6 +194,8 @@ def print_report(data: dict[str, Any], console: Console) -> None:
             console.print(f"  {bot}: {points[0][1]:.0f} after game {points[0][0]:.0f} -> "
                           f"{points[-1][1]:.0f} after game {points[-1][0]:.0f}",
                           markup=False, highlight=False)
+
+
 def _pct(r: dict[str, Any]) -> str:
     """A rate with its interval, e.g. ``45.2% [41.0, 49.5]``; ``-`` without data."""
     if r["rate"] is None:
@@ -229,3 +230,11 @@ def stats_tables(table: list[dict[str, Any]]) -> list[Any]:
             p.add_row(str(row["position"]), str(row["n"]), _pct(row))
         out.append(p)
     return out
+
+
+def stderr_where(files: list[str] | None) -> str | None:
+    """Where a bot's stderr went, for a summary line: its log, the first of several
+    (``(+N more)``: one per process it ran in), or None (not logged)."""
+    if not files:
+        return None
+    return files[0] if len(files) == 1 else f"{files[0]} (+{len(files) - 1} more)"

@@ -5,7 +5,9 @@ built-in bots, the Python example bots and the hostile bots of ``referee.benchbo
 (crashing, hanging, garbage bytes, stderr flood), a short move time and unlimited
 restarts, for a given number of minutes. It reports the games played, the forfeits by
 kind, the referee's resident memory and open file descriptors (this process and its
-workers, read from /proc) after warm-up and at the end, with growth in %, the
+workers, read from /proc) at the start, after warm-up and at the end, with growth in %
+from warm-up to the end (what is judged: the growth of an empty process filling its
+caches up to their caps is no leak) and from the start (for information), the
 processes left behind afterwards (every descendant still there, zombies included;
 this process is a child subreaper meanwhile, so orphans count too) and internal
 errors (exceptions that are the referee's bug). ``memory_figure`` measures a builtin
@@ -36,15 +38,20 @@ HOSTILE = {"crasher": "{py} {bots}/hostile.py crash 0.03",
            "garbage": "{py} {bots}/hostile.py garbage 0.03",
            "flooder": "{py} {bots}/hostile.py flood"}
 SAMPLE_EVERY_S = 2.0
+#: Growth from warm-up to the end (RSS and fds) above this is a failed soak, in %.
+TARGET_GROWTH_PCT = 5.0
 
 
 def _proc_figures(pid: int) -> tuple[int, int] | None:
     """(RSS in KiB, open fds) of ``pid``; None if it is gone."""
     try:
         rss = 0
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                rss = int(line.split()[1])
+        # open(), not Path: pathlib interns every path part, and a new pid per sample
+        # would grow the interpreter's interned-strings table: the soak's own noise.
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    rss = int(line.split()[1])
         fds = len(os.listdir(f"/proc/{pid}/fd"))
     except (OSError, ValueError):
         return None
@@ -70,6 +77,16 @@ def _growth(start: float, end: float) -> float | None:
     return round(100.0 * (end - start) / start, 2) if start else None
 
 
+def _growths(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, float | None] | None:
+    """Growth in % from sample ``a`` to sample ``b`` of each figure (None: a sample is missing)."""
+    if a is None or b is None:
+        return None
+    return {"parent_rss": _growth(a["parent_rss_kib"], b["parent_rss_kib"]),
+            "parent_fds": _growth(a["parent_fds"], b["parent_fds"]),
+            "workers_rss": _growth(a["workers_rss_kib"], b["workers_rss_kib"]),
+            "workers_fds": _growth(a["workers_fds"], b["workers_fds"])}
+
+
 def soak_bots() -> dict[str, str]:
     """The soak's bots, name -> command."""
     here = Path(__file__).resolve().parent
@@ -87,18 +104,20 @@ def soak_bots() -> dict[str, str]:
 def run_soak(minutes: float, move_time: float = 0.25, concurrency: int = 2,
              warmup_s: float | None = None, sandbox: str = "auto") -> dict[str, Any]:
     """Play the soak for ``minutes``; return the report (see the module docstring).
-    ``warmup_s``: when the start sample is taken (default: 10% of the run, 5 to 60 s)."""
+    ``warmup_s``: when the warm sample is taken (default: 10% of the run, 5 to 120 s:
+    long enough for the store's page cache, PAGE_CACHE_KIB, to fill)."""
     from .store import open_store
     from .tournament import BotEntry, TournamentSettings, run_tournament
 
     seconds = minutes * 60.0
-    warmup = warmup_s if warmup_s is not None else min(60.0, max(5.0, seconds / 10)) if seconds >= 10 else seconds / 4
+    warmup = warmup_s if warmup_s is not None else min(120.0, max(5.0, seconds / 10)) if seconds >= 10 else seconds / 4
     bots = [BotEntry(name, cmd) for name, cmd in soak_bots().items()]
     forfeits: dict[str, int] = {}
     forfeits_by_bot: dict[str, dict[str, int]] = {}
     terminations: dict[str, int] = {}
     errors: list[str] = []
-    state: dict[str, Any] = {"games": 0, "start": None, "end": None, "last": 0.0, "tournaments": 0}
+    state: dict[str, Any] = {"games": 0, "start": None, "warm": None, "end": None, "last": 0.0,
+                             "tournaments": 0}
     t0 = time.monotonic()
 
     def on_game(record: Any, progress: Any) -> None:
@@ -113,9 +132,14 @@ def run_soak(minutes: float, move_time: float = 0.25, concurrency: int = 2,
         if now - state["last"] >= SAMPLE_EVERY_S:
             state["last"] = now
             figures = dict(sample(), at_s=round(now - t0, 1), games=state["games"])
-            if state["start"] is None and now - t0 >= warmup:
+            if figures["workers"] != concurrency:
+                return  # a worker starting or ending: not comparable
+            if state["start"] is None:
                 state["start"] = figures
-            elif state["start"] is not None and figures["workers"] == concurrency:
+            elif state["warm"] is None:
+                if now - t0 >= warmup:
+                    state["warm"] = figures
+            else:
                 state["end"] = figures
 
     # Enough games per table that one tournament outlasts the run at a generous rate.
@@ -156,7 +180,7 @@ def run_soak(minutes: float, move_time: float = 0.25, concurrency: int = 2,
         zombies = [p for p in watch.new().values() if p.zombie and p.ppid != os.getpid()]
         if leftovers:
             trio.run(watch.kill_all)
-    start, end = state["start"], state["end"]
+    start, warm, end = state["start"], state["warm"], state["end"]
     report: dict[str, Any] = {
         "benchmark": "soak", "minutes": minutes, "wall_s": round(wall, 1),
         "interrupted": state.get("interrupted", False),
@@ -165,12 +189,9 @@ def run_soak(minutes: float, move_time: float = 0.25, concurrency: int = 2,
         "tournaments": state["tournaments"], "games": state["games"],
         "games_per_s": round(state["games"] / wall, 2) if wall else None,
         "terminations": terminations, "forfeits": forfeits, "forfeits_by_bot": forfeits_by_bot,
-        "start": start, "end": end, "after": after,
-        "growth_pct": None if start is None or end is None else {
-            "parent_rss": _growth(start["parent_rss_kib"], end["parent_rss_kib"]),
-            "parent_fds": _growth(start["parent_fds"], end["parent_fds"]),
-            "workers_rss": _growth(start["workers_rss_kib"], end["workers_rss_kib"]),
-            "workers_fds": _growth(start["workers_fds"], end["workers_fds"])},
+        "warmup_s": round(warmup, 1), "start": start, "warm": warm, "end": end, "after": after,
+        "growth_pct": _growths(warm, end), "growth_from_start_pct": _growths(start, end),
+        "target_growth_pct": TARGET_GROWTH_PCT,
         "leftover_tracking": tracked,
         "leftover_processes": [p.as_dict() for p in leftovers.values()] + [p.as_dict() for p in zombies],
         "internal_errors": len(errors), "errors": errors,

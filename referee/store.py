@@ -46,6 +46,9 @@ from .storedb import Backend, ConnectError, PgUrl, TargetError, connect, parse_t
 SCHEMA_VERSION = 2
 MAX_NAME = 64  #: the longest bot name or tournament id the store keeps (VARCHAR(64))
 
+#: The cap of SQLite's page cache per open store, in KiB (see Store.__init__).
+PAGE_CACHE_KIB = 256
+
 _SCHEMA = [
     "CREATE TABLE schema_version (version INTEGER NOT NULL)",
     """CREATE TABLE bots (
@@ -225,11 +228,21 @@ class Store:
                 # checkpoint rather than per game. Pragmas, not schema: portable SQL stays so.
                 self.db.execute("PRAGMA journal_mode = WAL")
                 self.db.execute("PRAGMA synchronous = NORMAL")
+                # SQLite's page cache grows with the file up to its cap (2 MiB by default): in a
+                # days-long run that reads as growing memory. The referee appends games and
+                # reads them back in sequential scans, which a cache smaller than the file does
+                # not speed up; a small cap keeps the referee's memory flat after warm-up.
+                self.db.execute(f"PRAGMA cache_size = -{PAGE_CACHE_KIB}")
                 for suffix in ("-wal", "-shm", "-journal"):  # left by an older durak-ref
                     _make_private(self.path.with_name(self.path.name + suffix))
             self._migrate(tables)
         except self.errors.DatabaseError as exc:
             self.backend.close()
+            denied = None if self.path is None else _not_writable(self.path)
+            if denied is not None and isinstance(exc, self.errors.OperationalError):
+                raise StoreError(f"cannot write to the store {self.path}: {denied} ({_one_line(exc)}); "
+                                 f"nothing in it was changed: make it writable, or give another "
+                                 f"--db path") from None
             raise StoreError(f"{self.name}: not a usable durak-ref store ({_one_line(exc)}); give "
                              f"another --db or move the file away") from None
         except BaseException:
@@ -647,6 +660,18 @@ class _Reading:
         if isinstance(exc, self.store.errors.DatabaseError):
             raise StoreError(f"{self.store.name}: damaged store: reading {self.what}: {exc}; "
                              f"restore it from a backup") from None
+
+
+def _not_writable(path: Path) -> str | None:
+    """Why this process may not write the store ``path`` by permission (None: it may).
+    SQLite keeps its -wal and -shm files beside the store, so its directory counts."""
+    directory = path.parent if str(path.parent) else Path(".")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return (f"no permission to write in its directory {directory}, where SQLite keeps the "
+                f"store's -wal and -shm files")
+    if path.exists() and not os.access(path, os.W_OK):
+        return "no permission to write the file"
+    return None
 
 
 def _make_private(path: Path) -> None:

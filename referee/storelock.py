@@ -3,6 +3,7 @@
 ``hold_tournament(db, tid)`` takes ``DB.locks/<hash of tid>.lock`` with ``flock``; a
 second process asking for the same tournament (two ``--resume ID`` at once) is refused
 with who holds it (pid, host, since when) instead of both writing the same games. The
+same holds for an SPRT run and for the ladder (``ladder run``: id ``ladder``). The
 kernel drops the lock when its holder exits however it ends (kill -9 included), so a
 lock is never stale; the file itself stays, harmless. ``flock`` is local to one machine:
 runs on several machines sharing one store over a network file system are not covered.
@@ -46,9 +47,11 @@ class TournamentLock:
         self.release()
 
 
-def hold_tournament(db: Path, tid: str) -> TournamentLock:
+def hold_tournament(db: Path, tid: str, what: str | None = None,
+                    then: str = "then resume it") -> TournamentLock:
     """Take tournament ``tid`` of store ``db`` for this process. Raises LockedError if
-    another process holds it, OSError if the lock file cannot be made."""
+    another process holds it (its message: ``what``, default ``tournament TID``, is being
+    played by whom; wait ..., ``then``), OSError if the lock file cannot be made."""
     path = lock_path(db, tid)
     private_mkdir(path.parent)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE)
@@ -57,8 +60,8 @@ def hold_tournament(db: Path, tid: str) -> TournamentLock:
     except BlockingIOError:
         holder = os.pread(fd, 300, 0).decode("utf-8", "replace").strip() or "another process"
         os.close(fd)
-        raise LockedError(f"tournament {tid} is being played right now by {holder}; wait for "
-                          f"that run to end (or stop it), then resume it") from None
+        raise LockedError(f"{what or f'tournament {tid}'} is being played right now by {holder}; "
+                          f"wait for that run to end (or stop it), {then}") from None
     except BaseException:
         os.close(fd)
         raise

@@ -498,6 +498,21 @@ class Progress:
         return f"{best} ({self.durak.get(best, 0)}/{self.games[best]} durak)"
 
 
+def stderr_logs_of(stem: Path | None, names: Sequence[str]) -> dict[str, list[str]]:
+    """Bot name -> the stderr logs its processes wrote in a run whose PlayerPools (and
+    workers) were given ``stem`` (None: not logged, an empty map). Names without a log
+    (builtin bots) are left out."""
+    logs: dict[str, list[str]] = {}
+    if stem is None:
+        return logs
+    for name in names:
+        # Named <stem>[.wN].<bot>-<k>.stderr.log by PlayerPool (in a worker: .wN).
+        files = sorted(str(p) for p in stem.parent.glob(f"{stem.name}*.{safe_name(name)}-*.stderr.log"))
+        if files:
+            logs[name] = files
+    return logs
+
+
 def resolve_sandbox(settings: TournamentSettings, *hide: str | Path | None) -> Sandbox | None:
     """The resolved sandbox for the settings' program bots, hiding ``hide`` (None: no
     program bots). Raises SandboxError (the user's option) when it cannot be used."""
@@ -628,12 +643,7 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
     finally:
         sink.flush()  # every game finished so far, however the run ends
         progress.cpu_s += time.process_time() - cpu
-        if stem is not None:
-            # Named <stem>[.wN].<bot>-<k>.stderr.log by PlayerPool (in a worker: .wN).
-            for b in settings.bots:
-                files = sorted(str(p) for p in stem.parent.glob(f"{stem.name}*.{safe_name(b.name)}-*.stderr.log"))
-                if files:
-                    progress.stderr_logs[b.name] = files
+        progress.stderr_logs = stderr_logs_of(stem, [b.name for b in settings.bots])
         if writer is not None:
             writer.write({"type": "footer", "ended": utc_now(), "interrupted": progress.done < progress.total,
                           "summary": {"games": progress.done, "total": progress.total}})

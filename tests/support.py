@@ -4,16 +4,31 @@ from __future__ import annotations
 
 import ctypes
 import os
+import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 DURAK_REF = Path(sys.executable).parent / "durak-ref"
+#: pytest-timeout for the few tests that run several long subprocesses (the default,
+#: ``timeout`` in pyproject.toml, is for everything else): ``@pytest.mark.timeout(LONG_TIMEOUT_S)``.
+LONG_TIMEOUT_S = 900
 PR_SET_CHILD_SUBREAPER = 36
+
+
+def default_signals(ignore_sigint: bool = False) -> Callable[[], None]:
+    """A ``preexec_fn`` for a child the test will signal: it starts with SIGINT and SIGTERM
+    as a terminal gives them (or SIGINT ignored, if asked), not as inherited from however
+    pytest itself was started (a background job of a non-interactive shell, ``nohup``, has
+    SIGINT ignored, and a child would then never see a Ctrl-C)."""
+    def preexec() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN if ignore_sigint else signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    return preexec
 
 
 def cli(*args: str | Path, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:

@@ -10,7 +10,8 @@ import json
 import sys
 from pathlib import Path
 
-from support import cli
+import pytest
+from support import LONG_TIMEOUT_S, cli
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT = f"{sys.executable} {ROOT / 'examples/python/random_bot.py'} 3"
@@ -31,6 +32,7 @@ def test_a_match_reports_referee_cpu_and_wall_per_decision(tmp_path: Path) -> No
     assert "referee per decision:" in text.stdout and "µs CPU" in text.stdout
 
 
+@pytest.mark.timeout(LONG_TIMEOUT_S)
 def test_a_concurrent_tournament_reports_referee_cost_with_its_workers(tmp_path: Path) -> None:
     args = ["tournament", "--bot", f"py={BOT}", "--bot", "g=builtin:greedy", "--bot", "r=builtin:random",
             "--games", "2", "--concurrency", "2", "--db", tmp_path / "t.sqlite",

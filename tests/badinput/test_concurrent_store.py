@@ -10,9 +10,11 @@ import re
 import signal
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 
-from support import DURAK_REF, cli
+import pytest
+from support import DURAK_REF, LONG_TIMEOUT_S, cli, default_signals
 
 BOTS = ("--bot", "a=builtin:greedy", "--bot", "b=builtin:random")
 
@@ -20,9 +22,11 @@ BOTS = ("--bot", "a=builtin:greedy", "--bot", "b=builtin:random")
 def _popen(*args: str | Path, cwd: Path) -> subprocess.Popen[str]:
     return subprocess.Popen([str(DURAK_REF), *map(str, args)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=cwd,
-                            env=dict(os.environ, COLUMNS="200", NO_COLOR="1"))
+                            env=dict(os.environ, COLUMNS="200", NO_COLOR="1"),
+                            preexec_fn=default_signals())  # the test signals it
 
 
+@pytest.mark.timeout(LONG_TIMEOUT_S)
 def test_four_tournaments_create_one_fresh_store_at_once(tmp_path: Path) -> None:
     db = tmp_path / "fresh.sqlite"
     runs = [_popen("tournament", *BOTS, "--games", "2", "--db", db, "--log-dir", tmp_path / f"l{i}",
@@ -69,3 +73,40 @@ def test_a_second_run_of_one_tournament_is_refused_until_the_first_dies(tmp_path
         _, err = again.communicate(timeout=120)
     assert again.returncode == 130, err
     assert "being played" not in err
+
+
+def test_a_second_ladder_run_on_one_store_is_refused_while_the_first_plays(tmp_path: Path) -> None:
+    from referee.storelock import lock_path
+
+    db = tmp_path / "l.sqlite"
+    for name, command in (("g", "builtin:greedy"), ("r", "builtin:random")):
+        assert cli("ladder", "add", name, command, "--db", db, cwd=tmp_path).returncode == 0
+    first = _popen("ladder", "run", "--games", "1000000", "--db", db, "--log-dir", tmp_path / "logs",
+                   cwd=tmp_path)
+    try:
+        holder = lock_path(db, "ladder")
+        for _ in range(6000):  # until the first run holds the ladder (it writes its pid)
+            if holder.exists() and f"pid {first.pid} " in holder.read_text():
+                break
+            assert first.poll() is None, first.communicate()
+            time.sleep(0.01)
+        second = cli("ladder", "run", "--games", "2", "--db", db, "--log-dir", tmp_path / "logs2",
+                     cwd=tmp_path)
+        assert second.returncode == 2, second.stderr
+        assert (f"durak-ref: error: the ladder of {db} is being played right now by pid {first.pid}"
+                in second.stderr), second.stderr
+        assert "Traceback" not in second.stderr
+        assert first.poll() is None  # the first run goes on, undisturbed
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.communicate(timeout=120)
+    assert first.returncode == 130
+    # Every game the first run stored has its rating update: games and history agree.
+    with sqlite3.connect(db) as con:
+        games = con.execute("SELECT COUNT(*) FROM games WHERE tournament_id = 'ladder'").fetchone()[0]
+        history = con.execute("SELECT COUNT(*) FROM ladder_history").fetchone()[0]
+    con.close()
+    assert games > 0 and history == 2 * games
+    # Once the first has ended, the ladder plays again.
+    again = cli("ladder", "run", "--games", "2", "--db", db, "--log-dir", tmp_path / "logs", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr

@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from support import DURAK_REF, cli
+from support import DURAK_REF, LONG_TIMEOUT_S, cli
 
 pytestmark = pytest.mark.skipif(shutil.which("prlimit") is None, reason="needs prlimit (util-linux)")
 
@@ -37,6 +37,7 @@ def test_a_match_whose_log_cannot_grow_ends_with_exit_2_and_a_readable_log(tmp_p
     assert '"complete": false' in r.stdout
 
 
+@pytest.mark.timeout(LONG_TIMEOUT_S)
 def test_a_tournament_whose_store_cannot_grow_ends_with_exit_2_and_resumes(tmp_path: Path) -> None:
     db = tmp_path / "s.sqlite"
     # The limit lets the fresh store's schema (its WAL: ~100 kB since schema version 2) and

@@ -176,3 +176,45 @@ def test_a_tournament_with_the_default_store_in_the_log_dir_starts_its_sandboxed
     assert r.returncode == 0, r.stderr
     data = strict_loads(r.stdout)
     assert all(row["forfeits"] == {} for row in data["table"])
+
+
+def _logged_file(where: str, cwd: Path) -> Path:
+    path = Path(where)
+    return path if path.is_absolute() else cwd / path
+
+
+def test_sprt_summary_and_json_name_each_program_bots_stderr_log(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    r = cli("sprt", "builtin:greedy", f"x={broken('exit1')}", "--recover", "--max-pairs", "2",
+            "--db", tmp_path / "s.sqlite", "--log-dir", logs, "--json", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    data = strict_loads(r.stdout)
+    (log,) = data["stderr_logs"]["B-x"][:1]  # sprt names the bots A-... and B-...
+    assert "cannot load weights.bin" in _logged_file(log, tmp_path).read_text()
+    assert _logged_file(log, tmp_path).parent == logs  # in the run's log dir
+    assert "A-greedy" not in data["stderr_logs"]  # a builtin bot has no process, no log
+
+    text = cli("sprt", "builtin:greedy", f"x={broken('exit1')}", "--recover", "--max-pairs", "2",
+               "--db", tmp_path / "s.sqlite", "--log-dir", logs, cwd=tmp_path)
+    line = next(x for x in text.stdout.splitlines() if x.startswith("B-x: forfeits crash"))
+    assert "not logged" not in line and ".stderr.log" in line
+    assert "A-greedy: forfeits none" in text.stdout
+
+
+def test_ladder_run_summary_and_json_name_each_program_bots_stderr_log(tmp_path: Path) -> None:
+    db, logs = tmp_path / "l.sqlite", tmp_path / "logs"
+    assert cli("ladder", "add", "--db", db, "g", "builtin:greedy", cwd=tmp_path).returncode == 0
+    assert cli("ladder", "add", "--db", db, "x", broken("exit1"), cwd=tmp_path).returncode == 0
+    r = cli("ladder", "run", "--db", db, "--games", "2", "--recover", "--log-dir", logs, "--json",
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    data = strict_loads(r.stdout)
+    assert data["log"] and _logged_file(data["log"], tmp_path).parent == logs
+    (log, *_) = data["stderr_logs"]["x"]
+    assert "cannot load weights.bin" in _logged_file(log, tmp_path).read_text()
+    assert "g" not in data["stderr_logs"]
+
+    text = cli("ladder", "run", "--db", db, "--games", "2", "--recover", "--log-dir", logs,
+               cwd=tmp_path)
+    line = next(x for x in text.stdout.splitlines() if x.startswith("x: forfeits crash"))
+    assert "not logged" not in line and ".stderr.log" in line

@@ -47,7 +47,7 @@ from referee.players import parse_bot_spec
 from referee.replay import verify_log
 from referee.rules.options import make_rules
 from referee.runner import SeatOptions, run_match_async
-from support import child_subreaper, proc_stat
+from support import child_subreaper, default_signals, proc_stat
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT = Path(__file__).resolve().parent / "bots" / "hostile_bot.py"
@@ -423,7 +423,7 @@ def test_cli_match_interrupted_with_sigint(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [str(DURAK_REF), "match", f"slow={bot}", "builtin:greedy", "--games", "1000",
          "--log-dir", str(logs), "--json", "--startup-time", "10", "--sandbox", "none"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=default_signals())
     try:
         deadline = time.monotonic() + MATCH_LIMIT
         while not any(_games_in(p) >= 2 for p in logs.glob("*.jsonl")):

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from referee.matchlog import read_log
-from support import DURAK_REF, child_subreaper, proc_stat
+from support import DURAK_REF, child_subreaper, default_signals, proc_stat
 
 BOT = Path(__file__).resolve().parents[1] / "tournament" / "bots" / "slow_bot.py"
 TIMEOUT = 60.0
@@ -48,11 +48,6 @@ def complete_games(log_dir: Path) -> int:
     return max(0, sum(line.endswith("\n") for line in lines) - 1)
 
 
-def preexec() -> None:  # dispositions chosen here, not inherited from pytest's own start
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
 def test_a_signalled_match_closes_its_bot_and_keeps_its_log(tmp_path: Path, sig: int) -> None:
     tag = f"tag-{uuid.uuid4().hex}"
@@ -62,7 +57,7 @@ def test_a_signalled_match_closes_its_bot_and_keeps_its_log(tmp_path: Path, sig:
         proc = subprocess.Popen(
             [str(DURAK_REF), "match", f"{sys.executable} {BOT} {tag}", "builtin:random", "--games", "50",
              "--log-dir", str(logs)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-            cwd=tmp_path, preexec_fn=preexec)
+            cwd=tmp_path, preexec_fn=default_signals())
         try:
             deadline = time.monotonic() + TIMEOUT
             while not (complete_games(logs) >= 1 and tagged(tag)):

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from support import cli
+from support import LONG_TIMEOUT_S, cli
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
                                 reason="bubblewrap (bwrap) not installed: apt-get install bubblewrap")
@@ -314,6 +314,7 @@ command = "builtin:random"
     assert proc.returncode == 2 and "--sandbox 'docker'" in proc.stderr, proc.stderr
 
 
+@pytest.mark.timeout(LONG_TIMEOUT_S)
 def test_sprt_and_check_bot_sandbox_their_bots(tmp_path: Path) -> None:
     proc = cli("sprt", bot("write"), "builtin:random", "--max-pairs", "2", "--sandbox", "bwrap",
                "--json", cwd=tmp_path, timeout=120)

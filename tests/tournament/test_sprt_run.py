@@ -20,8 +20,9 @@ from typing import Any
 
 from rich.console import Console
 
+import pytest
 from referee.progress import PlainLines, progress_for, status_line
-from support import DURAK_REF, cli
+from support import DURAK_REF, LONG_TIMEOUT_S, cli, default_signals
 
 BOT = Path(__file__).resolve().parent / "bots" / "slow_bot.py"
 #: The keys of ``sprt --json`` before this issue: all still there.
@@ -113,16 +114,13 @@ def test_sprt_tc_and_move_time_are_parsed_as_for_match(tmp_path: Path) -> None:
 
 
 def _start(tmp_path: Path, tag: str, db: Path, *extra: str) -> subprocess.Popen[bytes]:
-    def preexec() -> None:  # the test's dispositions, not pytest's inherited ones
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
     env = dict(os.environ, COLUMNS="200", NO_COLOR="1", SLOW_BOT_STALL_AFTER="150")
     with open(tmp_path / "first.err", "wb") as err:
         return subprocess.Popen(
             [str(DURAK_REF), "sprt", f"{sys.executable} {BOT} {tag}", "builtin:random", "--elo1", "5",
              "--max-pairs", "6", "--move-time", "120", "--db", str(db), "--log-dir",
              str(tmp_path / "logs"), "--sandbox", "none", *extra],
-            stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=tmp_path, preexec_fn=preexec)
+            stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=tmp_path, preexec_fn=default_signals())
 
 
 def test_sprt_resumes_after_ctrl_c_with_the_stored_pairs_counted_once(tmp_path: Path) -> None:
@@ -209,6 +207,7 @@ def plain_lines(proc: subprocess.CompletedProcess[str], prefix: str) -> list[str
     return [line for line in proc.stderr.splitlines() if line.startswith(prefix)]
 
 
+@pytest.mark.timeout(LONG_TIMEOUT_S)
 def test_runs_print_plain_progress_lines_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
     env = dict(os.environ, COLUMNS="200", NO_COLOR="1", DURAK_REF_PROGRESS_INTERVAL="0")
 

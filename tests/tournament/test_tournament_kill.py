@@ -39,7 +39,7 @@ import pytest
 from referee.matchlog import read_log
 from referee.store import GameRow, Store
 from referee.tournament import TournamentSettings, schedule
-from support import child_subreaper, proc_stat
+from support import child_subreaper, default_signals, proc_stat
 
 DURAK_REF = Path(sys.executable).parent / "durak-ref"
 BOT = Path(__file__).resolve().parent / "bots" / "slow_bot.py"
@@ -115,13 +115,6 @@ def wait_until(check, what: str, proc: subprocess.Popen[bytes] | None = None):  
 # -- the tournament ----------------------------------------------------------------------
 
 
-def _default_signals() -> None:
-    """In the referee: SIGINT and SIGTERM as a terminal gives them, not as inherited from
-    however pytest was started (a background job of a script has SIGINT ignored)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
 class Run:
     def __init__(self, tmp_path: Path) -> None:
         self.tmp = tmp_path
@@ -146,7 +139,7 @@ class Run:
         proc = subprocess.Popen(
             [str(DURAK_REF), "tournament", *self.args, "--db", str(self.db), "--log-dir",
              str(self.logs)], stdout=self.out, stderr=self.err, env=self.env(60), cwd=self.tmp,
-            preexec_fn=_default_signals)
+            preexec_fn=default_signals())
         _popen_pids.add(proc.pid)
         return proc
 

@@ -168,3 +168,13 @@ def test_cli_resume_unknown_id_exits_2_listing_known_ids(tmp_path: Path) -> None
     lines = error_lines(proc)
     assert len(lines) == 1, lines
     assert "t-gamma" in lines[0] and "t-alpha" in lines[0] and "t-beta" in lines[0]
+
+
+def test_an_open_store_caps_sqlites_page_cache_so_a_long_run_stays_flat(tmp_path: Path) -> None:
+    """SQLite's page cache grows with the file up to its cap (2 MiB by default), which a
+    days-long tournament shows as growing memory (bench soak saw +6.4% RSS in 30 min)."""
+    from referee.store import PAGE_CACHE_KIB
+
+    assert PAGE_CACHE_KIB <= 512
+    with Store(tmp_path / "s.sqlite") as store:
+        assert store.db.execute("PRAGMA cache_size").fetchone()[0] == -PAGE_CACHE_KIB

@@ -33,7 +33,7 @@ import pytest
 
 from protocol.codec import FrameDecoder, encode
 from referee.tournament import BotEntry, TournamentSettings, schedule
-from support import DURAK_REF, child_subreaper, proc_stat
+from support import DURAK_REF, child_subreaper, default_signals, proc_stat
 
 BOT = Path(__file__).resolve().parent / "bots" / "slow_bot.py"
 TIMEOUT = 60.0  # for every wait; none should take a tenth of this
@@ -99,14 +99,6 @@ def children() -> set[int]:
             if e.name.isdigit() and (proc_stat(int(e.name)) or ("", 0))[1] == me}
 
 
-def default_signals(ignore_sigint: bool = False) -> Any:
-    """For preexec_fn: the signal dispositions the child starts with are the test's
-    choice, not inherited from however pytest was started (a background job of a
-    non-interactive shell has SIGINT ignored)."""
-    def preexec() -> None:
-        signal.signal(signal.SIGINT, signal.SIG_IGN if ignore_sigint else signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    return preexec
 
 
 # -- one worker, driven by hand ------------------------------------------------------------
