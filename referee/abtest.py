@@ -218,7 +218,7 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
     goes to the store and, with ``log_dir``, to a log there; the pairs already stored
     count first (the state is rebuilt from them) and only the others are played.
     KeyboardInterrupt propagates after every bot is closed; finished pairs are stored."""
-    from .worker import WorkerClient
+    from .workerclient import WorkerClient
 
     n = 1 + len(opponents) if opponents else 2
     config.rules.check_table(n)

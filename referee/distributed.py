@@ -56,7 +56,7 @@ from .sandbox import SandboxError
 from .store import GameRow, SeatRow, Store, StoreError
 from .storedb import PASSFILE_AT_START
 from .usererror import lifted
-from .worker import WorkerClient, WorkerStopped
+from .workerclient import WorkerClient, WorkerStopped
 from .tournament import (
     Progress, ScheduledGame, TournamentError, TournamentSettings, iter_schedule, resolve_sandbox,
     schedule_size,

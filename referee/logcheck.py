@@ -16,6 +16,12 @@ from typing import Any
 from .rules.actions import MalformedAction, parse_action
 from .rules.cards import CardError, parse_card
 
+
+class LogError(ValueError):
+    """A log file cannot be read (missing, not JSON Lines, a bad or truncated record) or
+    cannot be written. The message names the file, and the line where there is one."""
+
+
 #: The most seats a table has (rules.options checks the table; this bounds a log's).
 MAX_SEATS = 6
 
@@ -51,7 +57,6 @@ def _seat(field: str, value: Any, seats: int) -> None:
 
 def check_header(path: Path, lineno: int, record: dict[str, Any]) -> None:
     """Raise LogError if the header's fields that readers use have the wrong type."""
-    from .matchlog import LogError
     try:
         if "rules" in record:
             _need(isinstance(record["rules"], dict), "rules", record["rules"], "a map of rule options")
@@ -71,7 +76,6 @@ def check_header(path: Path, lineno: int, record: dict[str, Any]) -> None:
 
 def check_game(path: Path, lineno: int, record: dict[str, Any]) -> None:
     """Raise LogError unless ``record`` is a well-formed game record (see module doc)."""
-    from .matchlog import LogError
     try:
         _check_game(record)
     except _Bad as exc:
@@ -146,7 +150,6 @@ def _check_game(r: dict[str, Any]) -> None:
 
 def check_footer(path: Path, lineno: int, record: dict[str, Any]) -> None:
     """Raise LogError if the footer's fields that readers use have the wrong type."""
-    from .matchlog import LogError
     try:
         if "summary" in record and record["summary"] is not None:
             _need(isinstance(record["summary"], dict), "summary", record["summary"], "a map")

@@ -24,13 +24,10 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO, Literal, TextIO, overload
 
 from . import jsonout
+# LogError lives with the checks that raise it; it is part of this module's interface.
+from .logcheck import LogError, check_footer, check_game, check_header
 
 FORMAT = "durak-ref-log/1"
-
-
-class LogError(ValueError):
-    """A log file cannot be read (missing, not JSON Lines, a bad or truncated record) or
-    cannot be written. The message names the file, and the line where there is one."""
 
 
 def utc_now() -> str:
@@ -199,7 +196,6 @@ def read_log(path: Path) -> LogContents:
     """Read a whole log. Raises LogError if the file or its header is unusable; a bad
     line later on (not JSON, or a record that fails ``logcheck``'s schema checks) stops
     reading and is reported in ``error`` with its line number."""
-    from .logcheck import check_footer, check_game, check_header
 
     header: dict[str, Any] | None = None
     games: list[dict[str, Any]] = []

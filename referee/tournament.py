@@ -672,7 +672,7 @@ async def _drive_worker(number: int, settings: TournamentSettings, stem: Path | 
     games are quick: CHUNK_S; ``fair_chunk()``: the most games one chunk may take of the
     schedule left), and pass each result to ``finished`` in the order played. The
     worker is always ended (it closes its bots). ``watch``: the spectator hook."""
-    from .worker import WorkerClient
+    from .workerclient import WorkerClient
 
     client = WorkerClient(number, settings, stem, sandbox, recover, watch)
     try:

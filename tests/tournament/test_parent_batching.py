@@ -23,7 +23,7 @@ from referee.store import GameRow, SeatRow, Store, open_store
 from referee.tournament import (
     BotEntry, PlayerPool, TournamentSettings, play_tournament, register_tournament, schedule,
 )
-from referee.worker import WorkerClient
+from referee.workerclient import WorkerClient
 from support import cli
 
 BOTS = [BotEntry("greedy", "builtin:greedy"), BotEntry("random", "builtin:random"),

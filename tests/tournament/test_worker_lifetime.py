@@ -381,7 +381,7 @@ async def test_a_worker_stopped_by_sigterm_interrupts_the_run_and_is_no_internal
     (a KeyboardInterrupt: the run is interrupted), never a WorkerError."""
     import trio
 
-    from referee.worker import WorkerClient, WorkerError, WorkerStopped
+    from referee.workerclient import WorkerClient, WorkerError, WorkerStopped
 
     tag = f"tag-{uuid.uuid4().hex}"
     settings = TournamentSettings([BotEntry("a", f"{sys.executable} {BOT} {tag}"),
