@@ -2,7 +2,7 @@
 
 Exit codes: 0 success; 1 the job ran but failed its check; 2 the user's input was
 unusable (bad option, bot spec, file); 3 an internal error (a bug in durak-ref); 130
-interrupted (Ctrl-C, or SIGTERM for the long jobs: see referee/interrupt.py).
+interrupted (Ctrl-C, or SIGTERM for the long jobs: see referee/console/interrupt.py).
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ import typer
 from rich.console import Console
 
 from . import __version__
-from .clock import DEFAULT_MOVE_TIME, TimeControl, TimeControlError
-from .match import MatchConfig, OnIllegalError, parse_on_illegal
-from .players import BUILTINS, BotSpecError, BotStartError, parse_bot_spec, unique_names
-from .progress import progress_for
-from .storedb import PgUrl, TargetError, parse_target
-from .usererror import lifted
+from .table.clock import DEFAULT_MOVE_TIME, TimeControl, TimeControlError
+from .table.match import MatchConfig, OnIllegalError, parse_on_illegal
+from .seats.players import BUILTINS, BotSpecError, BotStartError, parse_bot_spec, unique_names
+from .console.progress import progress_for
+from .records.storedb import PgUrl, TargetError, parse_target
+from .console.usererror import lifted
 from .rules.options import OPTIONS, PRESETS, RulesError, make_rules
 
 app = typer.Typer(
@@ -63,7 +63,7 @@ _RECOVER = typer.Option("--recover", help=_RECOVER_HELP)
 
 def _sandbox_options(mode: str, bind: list[Path] | None) -> tuple[str, tuple[str, ...]]:
     """--sandbox and --bind checked (exit 2 if unusable): (mode, absolute bind paths)."""
-    from .sandbox import Sandbox, SandboxError
+    from .seats.sandbox import Sandbox, SandboxError
 
     binds = tuple(str(p.resolve()) for p in bind or [])
     try:
@@ -139,14 +139,14 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 
 def emit_json(data: Any) -> None:
-    """Print ``data`` as strict JSON (non-finite floats as null: see referee/jsonout.py)."""
-    from .jsonout import dumps
+    """Print ``data`` as strict JSON (non-finite floats as null: see referee/console/jsonout.py)."""
+    from .console.jsonout import dumps
     sys.stdout.write(dumps(data, indent=2) + "\n")
 
 
 def _seed(value: str | None) -> str:
     """The run's seed: the user's --seed, checked (exit 2 if unusable), or a secret one."""
-    from .seeds import SeedError, seed_or_new
+    from .table.seeds import SeedError, seed_or_new
     try:
         return seed_or_new(value)
     except SeedError as exc:
@@ -157,7 +157,7 @@ def _reproduce(seed: str, resumed: str | None = None) -> dict[str, str | None]:
     """The ``seed`` and ``reproduce`` entries of a run's --json result: the command line
     that deals the same decks again (None for tournament ``resumed``: its first run's
     command with ``--seed SEED`` does)."""
-    from .seeds import reproduce_command
+    from .table.seeds import reproduce_command
     return {"seed": seed,
             "reproduce": None if resumed else reproduce_command(sys.argv[1:], seed)}
 
@@ -241,7 +241,7 @@ def match(
     forfeits are results, not errors), 2 for unusable input (a bot that fails its first
     start-up, unless --recover), 130 when interrupted.
     """
-    from .runner import SeatOptions, run_match
+    from .table.runner import SeatOptions, run_match
 
     try:
         table_rules = make_rules(rules, set_ or [])
@@ -256,9 +256,9 @@ def match(
         fail(str(exc))
     _range(connect_wait, "--connect-wait", 0, WEEK_S, low_open=True)
     _range(reconnect_grace, "--reconnect-grace", 0, WEEK_S)
-    from .matchlog import LogError
-    from .sandbox import SandboxError
-    from .tcp import ListenError, is_loopback, new_token, parse_listen
+    from .records.matchlog import LogError
+    from .seats.sandbox import SandboxError
+    from .seats.tcp import ListenError, is_loopback, new_token, parse_listen
     try:
         listen_at = parse_listen(listen)
     except ListenError as exc:
@@ -289,7 +289,7 @@ def match(
     if as_json:
         emit_json(dict(summary, **_reproduce(config.seed)))
     else:
-        from .report import print_match
+        from .table.report import print_match
         print_match(summary, out)
         _print_seed(config.seed)
     if result.interrupted:
@@ -298,7 +298,7 @@ def match(
 
 
 def _replay_html(log: Path, html_out: Path, game: int | None, seat: int | None, as_json: bool) -> None:
-    from .matchlog import private_open
+    from .records.matchlog import private_open
     from .web.replay_html import ReplayHtmlError, render_replay_html
 
     if html_out.exists() and log.exists() and html_out.resolve() == log.resolve():
@@ -362,9 +362,9 @@ def play(
     --seat S`, or with `--html OUT` as a page, shows the game again). Ctrl-D leaves the table (the game in progress is
     lost, the log keeps it); Ctrl-C stops at once (exit 130; finished games stay logged).
     """
-    from .clock import MAX_SECONDS
-    from .human import run_play, stdout_writer
-    from .players import is_seat_name
+    from .table.clock import MAX_SECONDS
+    from .table.human import run_play, stdout_writer
+    from .seats.players import is_seat_name
 
     if not is_seat_name(name):
         fail(f"--name {name!r}: use letters, digits, '_', '-', '.'")
@@ -382,9 +382,9 @@ def play(
         config = MatchConfig(rules=table_rules, games=games, seed=_seed(seed), tc=time_control)
     except (RulesError, BotSpecError, TimeControlError) as exc:
         fail(str(exc))
-    from .matchlog import LogError
-    from .runner import SeatOptions
-    from .sandbox import SandboxError
+    from .records.matchlog import LogError
+    from .table.runner import SeatOptions
+    from .seats.sandbox import SandboxError
     mode, binds = _sandbox_options(sandbox, bind)
     screen = stdout_writer(sys.stderr if as_json else sys.stdout)
     try:
@@ -398,7 +398,7 @@ def play(
     if as_json:
         emit_json(dict(summary, **_reproduce(config.seed)))
     else:
-        from .report import print_match
+        from .table.report import print_match
         print_match(summary, out)
         if result.log_path:
             out.print(f"see the game again: durak-ref replay {result.log_path} --game 0 --seat {seat}"
@@ -439,8 +439,8 @@ def replay(
     is damaged (every complete game before the damage is still checked and shown).
     --html OUT.html: exit 2 if the log is damaged or a game diverges (no page is written).
     """
-    from .matchlog import LogError, read_log
-    from .replay import Divergence, game_steps, verify_log
+    from .records.matchlog import LogError, read_log
+    from .table.replay import Divergence, game_steps, verify_log
 
     if db is not None:
         if not verify or game is not None:
@@ -535,7 +535,7 @@ def verify_cmd(
 
 
 def _verify_store(db: Path | PgUrl, logs: list[Path], tournament_id: str | None, as_json: bool) -> NoReturn:
-    from .verify import Verification, VerifyInputError
+    from .league.verify import Verification, VerifyInputError
 
     try:
         check = Verification(db, logs, tournament_id)
@@ -567,7 +567,7 @@ def rules_cmd(
             "presets": PRESETS,
         })
         return
-    from .report import presets_table, rules_table
+    from .table.report import presets_table, rules_table
     out.print(rules_table())
     out.print(presets_table())
 
@@ -582,7 +582,7 @@ def bench_engine_cmd(
 ) -> None:
     """Random games in-process: games and actions per second (median of rounds), with
     the checked apply (as for a bot's answer) and the unchecked one side by side."""
-    from .bench import bench_engine
+    from .bench.bench import bench_engine
 
     try:
         make_rules(rules).check_table(players)
@@ -615,7 +615,7 @@ def bench_protocol_cmd(
     import shlex
     import shutil
 
-    from .bench import bench_protocol
+    from .bench.bench import bench_protocol
 
     argv = None
     if bot is not None:
@@ -692,10 +692,10 @@ def tournament(
     --fresh-bots; unsandboxed bots get a warning. With --http, a live page shows the
     games in play (public information only), the standings and the recent games.
     """
-    from .sandbox import SandboxError
-    from .matchlog import LogError
-    from .store import StoreError, open_store
-    from .tournament import (
+    from .seats.sandbox import SandboxError
+    from .records.matchlog import LogError
+    from .records.store import StoreError, open_store
+    from .league.tournament import (
         TournamentError, TournamentSettings, play_tournament, register_tournament, schedule_size,
         settings_from_options, standings,
     )
@@ -761,7 +761,7 @@ def tournament(
         with lock, progress_for(schedule_size(settings), f"tournament {tid}", enabled=not as_json) as advance:
             try:
                 if distributed:
-                    from .distributed import coordinate_tournament
+                    from .league.distributed import coordinate_tournament
                     err.print(f"queued for workers; start one per machine with: durak-ref worker "
                               f"--db {target} --tournament {tid}", markup=False, highlight=False)
                     progress = coordinate_tournament(
@@ -792,7 +792,7 @@ def tournament(
     if as_json:
         emit_json(dict(data, **_reproduce(settings.seed, resume)))
         return
-    from .report import print_warnings, referee_cost_text, standings_table, tournament_forfeits
+    from .table.report import print_warnings, referee_cost_text, standings_table, tournament_forfeits
     print_warnings(data["warnings"], out)
     out.print(standings_table(data))
     tournament_forfeits(data, out)
@@ -812,7 +812,7 @@ def _note(text: str) -> None:
 def _not_queued(store: Any, tid: str, distributed: bool, command: str) -> None:
     """Exit 2 if run ``tid`` is queued for workers but this run would play it here."""
     if not distributed and store.path is None:
-        from .distributed import is_queued
+        from .league.distributed import is_queued
         if is_queued(store, tid):
             fail(f"{command} {tid} was queued for workers: resume it with --resume {tid} "
                  f"--distributed (played here, its games would race theirs)")
@@ -820,12 +820,12 @@ def _not_queued(store: Any, tid: str, distributed: bool, command: str) -> None:
 
 def _lock_tournament(db: Path | PgUrl, store: Any, tid: str, **wording: str) -> Any:
     """Hold tournament ``tid`` (an sprt run, the ladder) for this run (see
-    referee/storelock.py; a PostgreSQL store's lock is on the server; ``wording``: its
+    referee/records/storelock.py; a PostgreSQL store's lock is on the server; ``wording``: its
     message's ``what`` and ``then``); exit 2 if another run is playing it."""
-    from .storelock import LockedError, hold_tournament
+    from .records.storelock import LockedError, hold_tournament
     try:
         if isinstance(db, PgUrl):
-            from .distributed import hold_tournament_on_server
+            from .league.distributed import hold_tournament_on_server
             return hold_tournament_on_server(store, tid)
         return hold_tournament(db, tid, **wording)
     except LockedError as exc:
@@ -883,13 +883,13 @@ def sprt(
     1 when H0 is accepted or the test ends undecided, 2 for unusable input (a bot that
     fails its first start-up, unless --recover).
     """
-    from .abtest import load_sprt, register_sprt, run_sprt_sync, stored_settings
-    from .matchlog import LogError
-    from .progress import status_line
-    from .sandbox import SandboxError
-    from .sprt import Sprt
-    from .store import StoreError, open_store
-    from .tournament import BotEntry, TournamentError
+    from .league.abtest import load_sprt, register_sprt, run_sprt_sync, stored_settings
+    from .records.matchlog import LogError
+    from .console.progress import status_line
+    from .seats.sandbox import SandboxError
+    from .scoring.sprt import Sprt
+    from .records.store import StoreError, open_store
+    from .league.tournament import BotEntry, TournamentError
 
     for value, option in ((elo0, "--elo0"), (elo1, "--elo1")):
         _range(value, option, -2000, 2000)
@@ -969,7 +969,7 @@ def sprt(
         with lock, status_line(f"sprt {tid}", enabled=not as_json) as update:
             try:
                 if distributed:
-                    from .distributed import coordinate_sprt
+                    from .league.distributed import coordinate_sprt
                     err.print(f"queued for workers; start one per machine with: durak-ref worker "
                               f"--db {target} --tournament {tid}", markup=False, highlight=False)
                     run = coordinate_sprt(load_sprt(store, tid), store, tid, log_dir=log_dir,
@@ -999,7 +999,7 @@ def sprt(
     if as_json:
         emit_json(dict(status, **_reproduce(config.seed, resume)))
     else:
-        from .report import print_warnings
+        from .table.report import print_warnings
         print_warnings(status["warnings"], out)
         verdict = {"accept_h1": f"H1 accepted: {names[1]} is stronger than {names[0]}",
                    "accept_h0": f"H0 accepted: {names[1]} is not {elo1:g} Elo stronger than {names[0]}",
@@ -1012,8 +1012,8 @@ def sprt(
                   f"in [{status['lower']:.2f}, {status['upper']:.2f}]{elo}", markup=False, highlight=False)
         out.print(f"pentanomial counts (B's pair score 0, 0.5, 1, 1.5, 2): {status['counts']}",
                   markup=False, highlight=False)
-        from .failfast import forfeit_line
-        from .report import stderr_where
+        from .table.failfast import forfeit_line
+        from .table.report import stderr_where
         for name, row in status["bots"].items():
             out.print(forfeit_line(name, row["games"], row["forfeits"], stderr_where(run.stderr_logs.get(name))),
                       markup=False, highlight=False)
@@ -1049,9 +1049,9 @@ def worker(
     and that run's games are left to other workers. Exit 0 after --exit-when-idle (or 130
     on Ctrl-C: games in flight are claimed again by others after their lease).
     """
-    from .distributed import WorkerOptions, run_worker
-    from .interrupt import run_interruptible
-    from .store import StoreError, open_store
+    from .league.distributed import WorkerOptions, run_worker
+    from .console.interrupt import run_interruptible
+    from .records.store import StoreError, open_store
 
     _range(lease, "--lease", 0.1, WEEK_S)
     _range(poll, "--poll", 0.01, 3600)
@@ -1101,14 +1101,14 @@ def ratings(
     as_json: Annotated[bool, typer.Option("--json", help="Ratings, errors and the LOS matrix as JSON.")] = False,
 ) -> None:
     """Maximum-likelihood ratings (Elo scale, sum zero) with 95% errors and LOS."""
-    from .ratings import RatingError, fit_ratings
-    from .ratingsio import RatingsInputError, read_games_jsonl, rating_report
+    from .scoring.ratings import RatingError, fit_ratings
+    from .scoring.ratingsio import RatingsInputError, read_games_jsonl, rating_report
 
     try:
         if from_ is not None:
             games = read_games_jsonl(from_)
         else:
-            from .store import StoreError, iter_rated, open_store
+            from .records.store import StoreError, iter_rated, open_store
             target = _db(db)
             if isinstance(target, Path) and not target.exists():
                 fail(f"no store at {target}; give --db PATH, or --from FILE to rate a JSON Lines file")
@@ -1127,7 +1127,7 @@ def ratings(
     if as_json:
         emit_json(report)
         return
-    from .report import ratings_table
+    from .table.report import ratings_table
     out.print(ratings_table(report))
 
 
@@ -1145,8 +1145,8 @@ def report(
     """A stored run's report: standings, ratings with 95% intervals, the crosstable (W-L-D
     at two-player tables, else each pair's games and durak shares), each bot's rating
     history over the games, and forfeits by bot and kind."""
-    from .store import StoreError, open_store
-    from .tourreport import report_data
+    from .records.store import StoreError, open_store
+    from .league.tourreport import report_data
 
     target = _db(db)
     if isinstance(target, Path) and not target.exists():
@@ -1165,7 +1165,7 @@ def report(
     if as_json:
         emit_json(dict(data, html=str(html) if html else None))
         return
-    from .report import print_report
+    from .table.report import print_report
     print_report(data, out)
     if html is not None:
         out.print(f"page: {html}", markup=False, highlight=False)
@@ -1197,7 +1197,7 @@ def stats(
     dealer; the draw rate; the mean bouts per game. Forfeited games are counted apart
     and left out. docs/STATS.md compares the built-in bots with published figures.
     """
-    from .stats import (
+    from .league.stats import (
         StatsInputError, collect_logs, collect_tournament, export_form, export_text, summarize,
         write_export,
     )
@@ -1224,7 +1224,7 @@ def stats(
                    "forfeited": collected.forfeited, "export": str(export) if export else None,
                    "by_players": table})
         return
-    from .report import stats_tables
+    from .table.report import stats_tables
     out.print(f"{collected.games} games from {len(collected.sources)} log(s)"
               + (f"; {collected.forfeited} forfeited games left out" if collected.forfeited else ""),
               markup=False, highlight=False)
@@ -1241,7 +1241,7 @@ _DB_HELP = "The result store."
 
 
 def _open_store(db: str) -> Any:
-    from .store import StoreError, open_store
+    from .records.store import StoreError, open_store
     try:
         return open_store(_db(db))
     except StoreError as exc:
@@ -1255,9 +1255,9 @@ def ladder_add(
     db: Annotated[str, _db_option(_DB_HELP)] = DEFAULT_DB,
 ) -> None:
     """Register a bot on the ladder at the start rating."""
-    from .ladder import add_bot
-    from .store import StoreError
-    from .tournament import TournamentError
+    from .league.ladder import add_bot
+    from .records.store import StoreError
+    from .league.tournament import TournamentError
 
     with _open_store(db) as store:
         try:
@@ -1289,10 +1289,10 @@ def ladder_run(
     Every game and rating update is stored as it finishes; one ladder run per store at a
     time (a second is refused, naming the running one). Program bots' stderr goes to a
     log beside the game log in --log-dir; the summary says where."""
-    from .ladder import play_ladder
-    from .matchlog import LogError
-    from .sandbox import SandboxError
-    from .tournament import TournamentError
+    from .league.ladder import play_ladder
+    from .records.matchlog import LogError
+    from .seats.sandbox import SandboxError
+    from .league.tournament import TournamentError
 
     mode, binds = _sandbox_options(sandbox, bind)
 
@@ -1301,16 +1301,16 @@ def ladder_run(
                              tc=TimeControl.parse(None, move_time))
     except (RulesError, TimeControlError) as exc:
         fail(str(exc))
-    from .failfast import ForfeitTally, forfeit_line
+    from .table.failfast import ForfeitTally, forfeit_line
     tally = ForfeitTally()  # this run's games and forfeits per bot, for the summary
 
     def on_game(record: Any) -> None:
         tally.add(record)
         advance("")
 
-    from .ladder import LADDER_ID
-    from .store import StoreError
-    from .usererror import lifted
+    from .league.ladder import LADDER_ID
+    from .records.store import StoreError
+    from .console.usererror import lifted
 
     with _open_store(db) as store:
         # One ladder run per store at a time: two would number their games alike and
@@ -1331,14 +1331,14 @@ def ladder_run(
                 err.print("durak-ref: interrupted; every finished game and rating is stored")
                 raise typer.Exit(130) from None
         if as_json:
-            from .sandbox import Sandbox  # resolved as the run resolved it (cached, no warning)
+            from .seats.sandbox import Sandbox  # resolved as the run resolved it (cached, no warning)
             emit_json({"played": run.played, "ladder": _ladder_rows(store),
                        "sandbox": Sandbox(mode, warn=False).resolve().mode,
                        "bots": tally.as_dict(), "warnings": tally.warnings(),
                        "log": run.log_path, "stderr_logs": run.stderr_logs,
                        **_reproduce(config.seed)})
             return
-        from .report import print_warnings, stderr_where
+        from .table.report import print_warnings, stderr_where
         print_warnings(tally.warnings(), out)
         out.print(f"{run.played} ladder games played"
                   + (f"; log {run.log_path}" if run.log_path else ""), markup=False, highlight=False)
@@ -1371,7 +1371,7 @@ def ladder_show(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """The ladder table: rating and games per bot."""
-    from .store import StoreError
+    from .records.store import StoreError
     with _open_store(db) as store:
         try:
             if as_json:
@@ -1389,7 +1389,7 @@ def ladder_history(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """A bot's rating after each of its ladder games."""
-    from .store import StoreError
+    from .records.store import StoreError
     with _open_store(db) as store:
         try:
             if store.ladder_rating(name) is None:
@@ -1435,8 +1435,8 @@ def check_bot_cmd(
 
     from rich.text import Text
 
-    from .checkbot import check_bot_sync, render
-    from .sandbox import Sandbox, SandboxError
+    from .table.checkbot import check_bot_sync, render
+    from .seats.sandbox import Sandbox, SandboxError
 
     mode, binds = _sandbox_options(sandbox, bind)
 
@@ -1475,8 +1475,8 @@ def register(
 
     Only the token's hash is stored; the store is made readable by its owner only (0600).
     """
-    from .arena import register as register_bot
-    from .store import StoreError
+    from .league.arena import register as register_bot
+    from .records.store import StoreError
 
     with _open_store(db) as store:
         try:
@@ -1501,7 +1501,7 @@ def unregister(
     """Revoke an arena bot's token: it can no longer connect, also to a running serve
     (a game in progress finishes; the connection is then closed). Its games and rating
     stay in the store; `register NAME` admits it again with a new token."""
-    from .arena import unregister as unregister_bot
+    from .league.arena import unregister as unregister_bot
 
     target = _db(db)
     if isinstance(target, Path) and not target.exists():
@@ -1562,9 +1562,9 @@ def serve(
     a live page shows the games in play (public information only), the standings and
     the recent games, each with its replay.
     """
-    from .arena import Arena, serve as serve_arena
-    from .matchlog import LogError
-    from .tcp import ListenError, TcpLimits, is_loopback, parse_listen
+    from .league.arena import Arena, serve as serve_arena
+    from .records.matchlog import LogError
+    from .seats.tcp import ListenError, TcpLimits, is_loopback, parse_listen
     from .web.live import LiveError
 
     web = _http_option(http)
@@ -1622,8 +1622,8 @@ def bench_match_cmd(
     """Two bots over pipes: games/s, decisions/s, the referee's CPU and wall time per
     decision, the bots' CPU per decision, a bot's start-up time and its time per decision
     (sandboxed or not)."""
-    from .bench import BenchBotsError, bench_match, bench_match_sandbox, bot_pair
-    from .sandbox import SandboxError
+    from .bench.bench import BenchBotsError, bench_match, bench_match_sandbox, bot_pair
+    from .seats.sandbox import SandboxError
 
     pin = None if cpu < 0 else cpu
     try:
@@ -1688,7 +1688,7 @@ def bench_tournament_cmd(
     """Round robins of three built-in bots and of three Python example bots at concurrency
     1 and 2, logged and stored: games/s per round, medians, and the speed-up of 2 over 1
     (builtin_speedup, program_speedup)."""
-    from .bench import bench_tournament
+    from .bench.bench import bench_tournament
 
     r = bench_tournament(games, builtin_games, rounds)
     if as_json:
@@ -1726,7 +1726,7 @@ def bench_soak_cmd(
     RSS and open fds (parent and workers) at the start, after warm-up and at the end,
     growth after warm-up (judged against 5%) and from the start, leftover processes,
     internal errors. Exit 1 if any internal error or leftover process."""
-    from .soak import memory_figure, run_soak
+    from .bench.soak import memory_figure, run_soak
 
     if games_memory:
         try:
@@ -1747,7 +1747,7 @@ def bench_soak_cmd(
     r = run_soak(minutes, move_time=move_time, sandbox=sandbox)
     if json_file is not None:
         try:
-            from .jsonout import dumps
+            from .console.jsonout import dumps
             json_file.write_text(dumps(r, indent=2) + "\n", encoding="utf-8")
         except OSError as exc:
             fail(f"--json-file {json_file}: cannot write: {exc.strerror or exc}")
@@ -1805,7 +1805,7 @@ def bench_tcp_cmd(
 ) -> None:
     """Round trip per decision over loopback TCP next to pipes, and the referee's memory
     with idle authenticated connections."""
-    from .bench_tcp import bench_tcp
+    from .bench.bench_tcp import bench_tcp
 
     try:
         result = bench_tcp(round_trips, idle)

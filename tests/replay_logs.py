@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.matchlog import read_log
+from referee.records.matchlog import read_log
 from referee.rules import Game
 from referee.rules.actions import parse_action
 from referee.rules.cards import card_str, iter_bits, mask_str, parse_card

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from support import cli
 
-from referee.store import GameRow, SeatRow, open_store
+from referee.records.store import GameRow, SeatRow, open_store
 
 #: A bot name that would run script or load an image if a page let it in as markup.
 HOSTILE_NAME = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'

@@ -7,7 +7,7 @@ inlines it with ``asset``; data reaches a page's script as JSON inside the page
 (``json_script``), never as markup.
 
 Pure: no trio, no sockets. Modules: ``replay_html`` (``durak-ref replay --html``),
-``spectator`` (what a spectator of a game in play may see; ``referee/match.py`` uses it,
+``spectator`` (what a spectator of a game in play may see; ``referee/table/match.py`` uses it,
 so this package stays cheap to import) and ``live`` (the live page of ``serve --http``
 and ``tournament --http``: the one module here that runs a server, on trio).
 """
@@ -18,7 +18,7 @@ import html
 from importlib import resources
 from typing import Any
 
-from .. import jsonout
+from ..console import jsonout
 
 #: The shared drawing kit: cards (faces as CSS + inline SVG suit marks, backs), the
 #: table felt, seats and hands. ``cards.js`` defines ``window.DurakCards``.

@@ -3,7 +3,7 @@
 Three parts:
 
 - ``LiveHub`` holds what the page shows: the tables in play (each a ``PublicTable``
-  rebuilt from the spectator stream of ``referee/web/spectator.py``, so it holds public
+  rebuilt from the spectator stream of ``referee/table/spectator.py``, so it holds public
   facts only), the recent finished games and the standings. The referee feeds it
   (``watch`` is ``play_game``'s spectator hook; ``finished`` takes a game's log record
   once that game is over); feeding never blocks and never fails the referee. Each web
@@ -36,10 +36,10 @@ from typing import Any, TypeVar
 
 import trio
 
-from ..jsonout import dumps
-from ..tcp import ListenError, is_loopback, parse_listen
+from ..console.jsonout import dumps
+from ..seats.tcp import ListenError, is_loopback, parse_listen
 from .replay_html import ReplayHtmlError
-from .spectator import PublicTable
+from ..table.spectator import PublicTable
 
 T = TypeVar("T")
 
@@ -156,7 +156,7 @@ class LiveHub:
     # ---------------------------------------------------------------- fed by the referee
 
     async def watch(self, message: dict[str, Any]) -> None:
-        """``play_game``'s spectator hook (``referee.match.Watch``): never blocks."""
+        """``play_game``'s spectator hook (``referee.table.match.Watch``): never blocks."""
         self.follow(message)
 
     def follow(self, message: dict[str, Any]) -> None:

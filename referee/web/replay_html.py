@@ -4,7 +4,7 @@ The page shows a game at a table, one state per decision: seats with names, hand
 the trump and talon, the attack/cover pairs, the discard pile, whose turn it is, each
 decision's time, forced moves, and the result with its forfeit evidence; controls step
 through it (buttons, scrub bar, keyboard). The states are computed here by the rules
-engine re-simulating the log (``referee.replay``), never by the page's script, which
+engine re-simulating the log (``referee.table.replay``), never by the page's script, which
 only draws what it is given.
 
 Two views:
@@ -25,11 +25,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..match import FORFEITS, forfeit_reason
-from ..matchlog import LogError, read_log
-from ..replay import Divergence, _decisions, _start, log_rules, verify_game
+from ..table.match import FORFEITS, forfeit_reason
+from ..records.matchlog import LogError, read_log
+from ..table.replay import Divergence, _decisions, _start, log_rules, verify_game
 from ..rules.cards import card_str, mask_str
-from .. import jsonout
+from ..console import jsonout
 from . import CARD_KIT, escape, json_script, page
 
 #: At most this many games get their steps in one page (~40 KB a game for 3 seats);

@@ -247,7 +247,7 @@ def _live_workers() -> set[int]:
             state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError, ValueError):
             continue
-        if b"referee.worker" in cmd and cmd.startswith(venv) and state != "Z":
+        if b"referee.league.worker" in cmd and cmd.startswith(venv) and state != "Z":
             found.add(int(proc.name))
     return found
 

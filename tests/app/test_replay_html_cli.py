@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.matchlog import read_log
+from referee.records.matchlog import read_log
 from referee.rules import Game
 from referee.rules.actions import parse_action
 from referee.rules.cards import parse_card

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from referee.matchlog import read_log
+from referee.records.matchlog import read_log
 from referee.rules.cards import card_str
 from referee.rules.deal import deal_deck
 from tests.support import cli
@@ -107,7 +107,7 @@ def test_the_seed_is_on_no_command_line_or_environment_a_bot_can_read(tmp_path: 
                     "--concurrency", "2", "--db", tmp_path / "t.sqlite", "--sandbox", "none",
                     cwd=tmp_path)
     seen = (tmp_path / "seen.bin").read_bytes()
-    assert b"referee.worker" in seen  # it did read a worker's
+    assert b"referee.league.worker" in seen  # it did read a worker's
     assert SECRET.fullmatch(data["seed"]) and data["seed"].encode() not in seen
 
 
@@ -176,7 +176,7 @@ def test_ladder_run_seed_is_secret_logged_stored_and_printed(tmp_path: Path) -> 
 
 
 def test_the_reproducing_command_replaces_any_seed_and_quotes_for_the_shell() -> None:
-    from referee.seeds import new_seed, reproduce_command
+    from referee.table.seeds import new_seed, reproduce_command
 
     assert SECRET.fullmatch(new_seed()) and new_seed() != new_seed()
     assert reproduce_command(["match", "builtin:random", "python3 my bot.py", "--seed", "7",

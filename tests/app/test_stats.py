@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.stats import SeatFact, export_text, summarize, wilson
+from referee.league.stats import SeatFact, export_text, summarize, wilson
 from tests.support import cli
 
 

@@ -76,7 +76,7 @@ def test_a_second_run_of_one_tournament_is_refused_until_the_first_dies(tmp_path
 
 
 def test_a_second_ladder_run_on_one_store_is_refused_while_the_first_plays(tmp_path: Path) -> None:
-    from referee.storelock import lock_path
+    from referee.records.storelock import lock_path
 
     db = tmp_path / "l.sqlite"
     for name, command in (("g", "builtin:greedy"), ("r", "builtin:random")):

@@ -48,7 +48,7 @@ def test_a_tournament_whose_store_cannot_grow_ends_with_exit_2_and_resumes(tmp_p
     assert code == 2, stderr
     assert "Traceback" not in stderr
     # The log grows by each batch of lines and the store by each transaction of that batch
-    # (referee/results.py): whichever reaches the limit first ends the run, with a message
+    # (referee/league/results.py): whichever reaches the limit first ends the run, with a message
     # naming that file and what of it is intact.
     assert ((f"cannot write to the store {db}" in stderr and "everything stored before is intact" in stderr)
             or re.search(r"cannot write the log \S+: File too large; its first \d+ line\(s\) are "

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support import cli
 
-from referee.players import BotSpecError, parse_bot_spec
+from referee.seats.players import BotSpecError, parse_bot_spec
 
 MATCH = ("match", "builtin:greedy", "builtin:random", "-n", "1", "--no-log")
 SPRT = ("sprt", "builtin:greedy", "builtin:random", "--max-pairs", "1")

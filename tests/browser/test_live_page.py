@@ -20,8 +20,8 @@ from typing import Any
 
 from browserkit import RecordedPage
 from livekit import CARD, Running, expected_views
-from referee.match import MatchConfig
-from referee.matchlog import read_log
+from referee.table.match import MatchConfig
+from referee.records.matchlog import read_log
 from referee.rules.options import rules_from_dict
 from support import cli
 

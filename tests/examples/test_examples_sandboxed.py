@@ -1,7 +1,7 @@
 """The example bots (Python, JavaScript, C) play full matches in the default sandbox.
 
 ``durak-ref match`` with no --sandbox option sandboxes bot programs with bubblewrap
-where it works (see referee/sandbox.py): each example must still start (its
+where it works (see referee/seats/sandbox.py): each example must still start (its
 interpreter, its libraries, its compiled binary are readable), play every game without
 a forfeit and exit after bye. Without bwrap the same match runs unsandboxed, and the
 test says which it checked.

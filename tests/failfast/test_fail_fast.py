@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.jsonout import strict_loads
+from referee.console.jsonout import strict_loads
 from tests.support import cli
 
 BOT = Path(__file__).parent / "bots" / "broken_bot.py"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.jsonout import dumps, finite, strict_loads
+from referee.console.jsonout import dumps, finite, strict_loads
 from tests.support import cli
 
 BROKEN = f"{sys.executable} {Path(__file__).parent / 'bots' / 'broken_bot.py'} exit1"

@@ -10,11 +10,11 @@ import math
 
 import pytest
 
-from referee.ratings import (
+from referee.scoring.ratings import (
     RatedGame, RatingError, durak_probabilities, elo_from_pentanomial, elo_from_wdl, fit_ratings,
     ladder_update, log_likelihood, outcome_weights,
 )
-from referee.sprt import Sprt, llr_from_counts, llr_pentanomial, llr_trinomial, sprt_bounds
+from referee.scoring.sprt import Sprt, llr_from_counts, llr_pentanomial, llr_trinomial, sprt_bounds
 
 NAMES = ("a", "b", "c", "d", "e", "f")
 RATINGS = {"a": 0.0, "b": 100.0, "c": -50.0, "d": 250.0, "e": -200.0, "f": 30.0}
@@ -173,7 +173,7 @@ def test_refused_rating_inputs() -> None:
 
 
 def test_the_running_ladder_counts_games_uses_its_k_and_returns_each_seats_change() -> None:
-    from referee.ratings import Ladder
+    from referee.scoring.ratings import Ladder
 
     ladder = Ladder(k=16, start=1000, ratings={"a": 1100.0})
     assert ladder.games == 0 and ladder.rating("a") == 1100.0 and ladder.rating("new") == 1000.0
@@ -198,7 +198,7 @@ def test_counts_of_zero_are_results_too() -> None:
 
 
 def test_duel_score_is_for_two_player_games_of_that_bot() -> None:
-    from referee.ratings import duel_score
+    from referee.scoring.ratings import duel_score
 
     assert duel_score(RatedGame(("a", "b"), durak="b"), "a") == 1.0
     assert duel_score(RatedGame(("a", "b"), durak="a"), "a") == 0.0
@@ -239,7 +239,7 @@ def test_a_decision_is_kept_with_the_count_at_which_it_was_made() -> None:
 
 
 def test_without_a_game_clock_there_is_no_increment() -> None:
-    from referee.clock import TimeControl
+    from referee.table.clock import TimeControl
 
     for t in (TimeControl.parse(), TimeControl.parse(None, move=3.0)):
         assert t.increment == 0.0 and t.as_dict()["increment_s"] == 0.0
@@ -264,7 +264,7 @@ def test_error_messages_say_what_was_wrong() -> None:
 
 
 def test_errors_and_los_of_a_fit_follow_its_covariance() -> None:
-    from referee.ratings import RatingFit
+    from referee.scoring.ratings import RatingFit
 
     def fit(cov: float) -> RatingFit:
         return RatingFit(players=("a", "b"), ratings={"a": 10.0, "b": -10.0},

@@ -1,4 +1,4 @@
-"""Tests for referee/ratings.py: ladder, maximum-likelihood fit, head-to-head Elo estimates.
+"""Tests for referee/scoring/ratings.py: ladder, maximum-likelihood fit, head-to-head Elo estimates.
 
 Reference values and their sources:
 * ladder figures: the ratings issue (#5) statement; formula R_j += K (p_j - w_j) from
@@ -16,12 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.ratings import (
+from referee.scoring.ratings import (
     ELO_TO_NATURAL, Ladder, RatedGame, RatingError, Z95, duel_score, durak_probabilities,
     elo_from_pentanomial, elo_from_wdl, elo_to_score, fit_ratings, ladder_update,
     log_likelihood, normal_cdf, score_to_elo,
 )
-from referee.sprt import penta_from_fastchess
+from referee.scoring.sprt import penta_from_fastchess
 
 # ----------------------------------------------------------------------------- helpers
 

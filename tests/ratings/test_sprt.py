@@ -1,4 +1,4 @@
-"""Tests for referee/sprt.py: generalised SPRT on the logistic Elo scale.
+"""Tests for referee/scoring/sprt.py: generalised SPRT on the logistic Elo scale.
 
 Reference LLR values: fastchess test suite, app/tests/sprt_test.cpp ("logistic trinomial 1/2",
 "logistic pentanomial 1/2"; Stats(wins, losses, draws) and Stats(LL, LD, WL, DD, WD, WW));
@@ -13,8 +13,8 @@ import random
 
 import pytest
 
-from referee.ratings import elo_to_score
-from referee.sprt import (
+from referee.scoring.ratings import elo_to_score
+from referee.scoring.sprt import (
     PSEUDO_COUNT, Sprt, llr_pentanomial, llr_trinomial, pair_bin, penta_from_fastchess,
     sprt_bounds,
 )
@@ -83,7 +83,7 @@ def test_degenerate_cases():
     top = llr_pentanomial([0, 0, 0, 0, 104], 0, 5)
     assert math.isfinite(top) and top > 0
     # Regularisation touches only empty bins: equal to the explicit pseudo-count version.
-    from referee.sprt import PENTANOMIAL_SCORES, llr_from_counts
+    from referee.scoring.sprt import PENTANOMIAL_SCORES, llr_from_counts
     explicit = llr_from_counts(PENTANOMIAL_SCORES, [PSEUDO_COUNT, 3, PSEUDO_COUNT, 7, 9], 0, 50)
     assert llr_pentanomial([0, 3, 0, 7, 9], 0, 50) == pytest.approx(explicit)
     # Only draws: evidence for elo = 0 (H0) against H1 = 5.

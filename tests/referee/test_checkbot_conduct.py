@@ -30,9 +30,9 @@ from typing import Any
 
 import pytest
 
-from referee.checkbot import CONFIGS, check_bot
-from referee.leftovers import PR_GET_CHILD_SUBREAPER, PR_SET_CHILD_SUBREAPER
-from referee.sandbox import Sandbox
+from referee.table.checkbot import CONFIGS, check_bot
+from referee.seats.leftovers import PR_GET_CHILD_SUBREAPER, PR_SET_CHILD_SUBREAPER
+from referee.seats.sandbox import Sandbox
 from support import child_subreaper, cli, proc_stat
 
 BOT = Path(__file__).resolve().parent / "bots" / "conduct_bot.py"

@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from referee.clock import DEFAULT_MOVE_TIME, MAX_SECONDS, Clock, TimeControl, TimeControlError
+from referee.table.clock import DEFAULT_MOVE_TIME, MAX_SECONDS, Clock, TimeControl, TimeControlError
 
 
 @pytest.mark.parametrize("tc,base,inc", [("60", 60.0, 0.0), ("60+0.5", 60.0, 0.5), (" 1+0 ", 1.0, 0.0),

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.matchlog import MatchLogWriter, read_log
-from referee.store import GameRow, SeatRow, Store
+from referee.records.matchlog import MatchLogWriter, read_log
+from referee.records.store import GameRow, SeatRow, Store
 from support import cli
 
 ROOT = Path(__file__).resolve().parents[2]

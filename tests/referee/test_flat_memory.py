@@ -11,10 +11,10 @@ from __future__ import annotations
 import gc
 from typing import Any
 
-from referee.match import FORFEIT_DETAILS_KEPT, GameRecord, MatchConfig, MatchResult, play_match
-from referee.players import BuiltinPlayer, parse_bot_spec
+from referee.table.match import FORFEIT_DETAILS_KEPT, GameRecord, MatchConfig, MatchResult, play_match
+from referee.seats.players import BuiltinPlayer, parse_bot_spec
 from referee.rules import make_rules
-from referee.tournament import BotEntry, TournamentSettings, iter_schedule, schedule, schedule_size
+from referee.league.tournament import BotEntry, TournamentSettings, iter_schedule, schedule, schedule_size
 
 
 SCALARS = (int, float, str, bytes, bool, type(None))
@@ -67,7 +67,7 @@ def forfeit_record(index: int) -> GameRecord:
 
 
 def test_forfeit_evidence_is_kept_for_the_first_forfeits_and_the_rest_are_counted() -> None:
-    from referee.match import BotStats
+    from referee.table.match import BotStats
 
     result = MatchResult(MatchConfig(rules=make_rules(), games=5000, seed=1),
                          [BotStats("a"), BotStats("b")])

@@ -13,9 +13,9 @@ import pytest
 import trio
 import trio.testing
 
-from referee.clock import TimeControl
-from referee.match import MatchConfig, play_match
-from referee.players import BuiltinPlayer, parse_bot_spec
+from referee.table.clock import TimeControl
+from referee.table.match import MatchConfig, play_match
+from referee.seats.players import BuiltinPlayer, parse_bot_spec
 from referee.rules import make_rules
 
 from tests.referee.test_match_loop import Answer, MemoryBot, far_side, slow

@@ -40,13 +40,13 @@ from typing import Any
 import pytest
 import trio
 
-from referee.clock import TimeControl
-from referee.match import FORFEITS, MatchConfig, MatchResult
-from referee.matchlog import LogContents, read_log
-from referee.players import parse_bot_spec
-from referee.replay import verify_log
+from referee.table.clock import TimeControl
+from referee.table.match import FORFEITS, MatchConfig, MatchResult
+from referee.records.matchlog import LogContents, read_log
+from referee.seats.players import parse_bot_spec
+from referee.table.replay import verify_log
 from referee.rules.options import make_rules
-from referee.runner import SeatOptions, run_match_async
+from referee.table.runner import SeatOptions, run_match_async
 from support import child_subreaper, default_signals, proc_stat
 
 ROOT = Path(__file__).resolve().parents[2]

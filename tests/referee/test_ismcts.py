@@ -14,10 +14,10 @@ import random
 
 import pytest
 
-from referee.ismcts import (
+from referee.bots.ismcts import (
     Determinizer, IsmctsParams, IsmctsStrategy, determinize, parse_params, unseen_cards,
 )
-from referee.players import BotSpecError, BuiltinPlayer, parse_bot_spec
+from referee.seats.players import BotSpecError, BuiltinPlayer, parse_bot_spec
 from referee.rules import Game, action_to_wire, make_rules
 from referee.rules.cards import iter_bits
 

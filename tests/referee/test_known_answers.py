@@ -15,8 +15,8 @@ import trio
 
 from protocol import messages as msg
 from protocol.codec import FrameDecoder, encode
-from referee.players import BotFailure, BotSpec
-from referee.wire import StreamPlayer
+from referee.seats.players import BotFailure, BotSpec
+from referee.seats.wire import StreamPlayer
 
 PASS, TAKE = {"type": "pass"}, {"type": "take"}
 

@@ -16,11 +16,11 @@ import trio.testing
 
 from protocol import messages as msg
 from protocol.codec import FrameDecoder, encode
-from referee.clock import DEFAULT_MOVE_TIME, Clock, TimeControl
-from referee.match import GameRecord, MatchConfig, play_match
-from referee.players import BotFailure, BotSpec, BuiltinPlayer, parse_bot_spec
+from referee.table.clock import DEFAULT_MOVE_TIME, Clock, TimeControl
+from referee.table.match import GameRecord, MatchConfig, play_match
+from referee.seats.players import BotFailure, BotSpec, BuiltinPlayer, parse_bot_spec
 from referee.rules import make_rules
-from referee.wire import StreamPlayer
+from referee.seats.wire import StreamPlayer
 
 Answer = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]
 
@@ -244,7 +244,7 @@ async def test_duplicate_mode_plays_each_deal_once_per_seat_rotation(autojump_cl
 
 
 def test_who_shares_a_draw_is_one_rule_for_every_score() -> None:
-    from referee.match import GameRecord
+    from referee.table.match import GameRecord
 
     def record(durak: int | None, last_out: tuple[int, ...]) -> GameRecord:
         return GameRecord(0, "s", 2, [], ["a", "b", "c"], [], "x", durak, last_out, "", 1, 0.0)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.matchlog import read_log
+from referee.records.matchlog import read_log
 from support import DURAK_REF, child_subreaper, default_signals, proc_stat
 
 BOT = Path(__file__).resolve().parents[1] / "tournament" / "bots" / "slow_bot.py"

@@ -19,9 +19,9 @@ import pytest
 
 from protocol.codec import decode
 from protocol.strategies import greedy_choose, random_choose
-from referee.match import GameRecord, MatchConfig, forfeit_reason, play_match
-from referee.players import BotSpec, Player
-from referee.replay import game_steps
+from referee.table.match import GameRecord, MatchConfig, forfeit_reason, play_match
+from referee.seats.players import BotSpec, Player
+from referee.table.replay import game_steps
 from referee.rules import Game, make_rules
 from referee.rules.actions import parse_action
 from referee.rules.cards import card_str, parse_card
@@ -265,7 +265,7 @@ async def test_replay_seat_view_shows_no_hidden_card_no_others_forced_or_decline
 
 async def test_the_spy_would_catch_a_leak(monkeypatch: pytest.MonkeyPatch) -> None:
     """The checker itself can fail: a referee that shows every hand in game_end is caught."""
-    import referee.match as match_module
+    import referee.table.match as match_module
     real = match_module.msg.game_end_msg
 
     def leaky(**kwargs: Any) -> dict[str, Any]:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from referee.clock import TimeControl
-from referee.match import MatchConfig
-from referee.players import parse_bot_spec
+from referee.table.clock import TimeControl
+from referee.table.match import MatchConfig
+from referee.seats.players import parse_bot_spec
 from referee.rules import make_rules
-from referee.runner import SeatOptions, run_match_async
+from referee.table.runner import SeatOptions, run_match_async
 
 HOG = Path(__file__).with_name("bots") / "hog_bot.py"
 

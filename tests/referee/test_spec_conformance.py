@@ -14,12 +14,12 @@ from pathlib import Path
 import trio
 
 from protocol.messages import parse_bot_message
-from referee.clock import Clock, TimeControl
-from referee.match import GameRecord, MatchConfig, illegal_message
-from referee.players import parse_bot_spec
+from referee.table.clock import Clock, TimeControl
+from referee.table.match import GameRecord, MatchConfig, illegal_message
+from referee.seats.players import parse_bot_spec
 from referee.rules import EXCHANGE, Game, make_rules, parse_action
-from referee.runner import SeatOptions, run_match_async
-from referee.tcp import TcpLimits
+from referee.table.runner import SeatOptions, run_match_async
+from referee.seats.tcp import TcpLimits
 from support import cli
 from tests.protocol.test_spec_frames import FRAMES, SPEC
 

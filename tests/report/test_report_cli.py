@@ -10,8 +10,8 @@ from pathlib import Path
 from report_kit import hand_made, played_tournament
 from support import cli
 
-from referee.match import BotStats, head_to_head
-from referee.ratings import elo_from_wdl
+from referee.table.match import BotStats, head_to_head
+from referee.scoring.ratings import elo_from_wdl
 
 HOSTILE = '<script>alert("x")</script>'
 
@@ -124,7 +124,7 @@ def test_the_elo_figures_are_those_of_the_ratings_module() -> None:
 
 
 def test_a_run_without_games_yet_says_so(tmp_path: Path) -> None:
-    from referee.store import open_store
+    from referee.records.store import open_store
 
     db = tmp_path / "empty.sqlite"
     with open_store(db) as store:

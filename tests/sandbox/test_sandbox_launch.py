@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.sandbox import Sandbox
+from referee.seats.sandbox import Sandbox
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
                                 reason="bubblewrap (bwrap) is not installed: apt-get install bubblewrap")

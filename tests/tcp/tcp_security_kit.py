@@ -18,12 +18,12 @@ import trio
 
 from protocol import messages as m
 from protocol.codec import FrameDecoder, encode
-from referee.arena import Arena, register
-from referee.clock import TimeControl
-from referee.match import FORFEITS, MatchConfig
+from referee.league.arena import Arena, register
+from referee.table.clock import TimeControl
+from referee.table.match import FORFEITS, MatchConfig
 from referee.rules import make_rules
-from referee.store import Store
-from referee.tcp import TcpLimits
+from referee.records.store import Store
+from referee.seats.tcp import TcpLimits
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "python"

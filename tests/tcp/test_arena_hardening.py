@@ -1,7 +1,7 @@
 """Issue 9, arena hardening: the TCP arena against floods, token guessing, stale tokens
 and remote bots that remember deals.
 
-The attacks run against a real arena (``referee.arena.Arena`` on 127.0.0.1, port 0) in the
+The attacks run against a real arena (``referee.league.arena.Arena`` on 127.0.0.1, port 0) in the
 test's trio loop, with raw clients bound to many 127.x.y.z source addresses (all of
 127.0.0.0/8 is loopback on Linux) and in-process bots (``tcp_security_kit``). The CLI
 commands that change tokens (``register --rotate``, ``unregister``) run as real
@@ -26,10 +26,10 @@ import pytest
 import trio
 
 from protocol import messages as m
-from referee.arena import register, unregister
-from referee.ladder import add_bot
-from referee.store import Store
-from referee.tcp import AuthReport, AuthThrottle, TcpLimits, TokenBook, hash_token, network_of
+from referee.league.arena import register, unregister
+from referee.league.ladder import add_bot
+from referee.records.store import Store
+from referee.seats.tcp import AuthReport, AuthThrottle, TcpLimits, TokenBook, hash_token, network_of
 from support import DURAK_REF, cli
 from tcp_security_kit import EXAMPLES, PYTHON, SLACK, BotRecord, Client, legit_bot, running_arena, wait_until
 from test_tcp_security import GAMES, raise_fd_limit

@@ -16,11 +16,11 @@ from pathlib import Path
 import trio
 
 from protocol import messages as m
-from referee.clock import TimeControl
-from referee.match import GameRecord, MatchConfig
-from referee.players import parse_bot_spec
+from referee.table.clock import TimeControl
+from referee.table.match import GameRecord, MatchConfig
+from referee.seats.players import parse_bot_spec
 from referee.rules import make_rules
-from referee.runner import SeatOptions, run_match_async
+from referee.table.runner import SeatOptions, run_match_async
 from tcp_security_kit import BotRecord, Client, legit_bot, running_arena, wait_until
 
 

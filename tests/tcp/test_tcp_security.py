@@ -2,7 +2,7 @@
 logged with its reason, the server stays up, and legitimate bots go on playing games
 that come out right and are stored.
 
-Most tests run an arena (``referee.arena.Arena``, store in tmp_path) or a match
+Most tests run an arena (``referee.league.arena.Arena``, store in tmp_path) or a match
 (``run_match_async`` with a ``tcp:NAME`` seat) on 127.0.0.1 port 0 inside the test's
 trio loop, with in-process bots and raw attackers (``tcp_security_kit``). The end-to-end
 tests run the real example bots as subprocesses with ``--connect``. Real time is used
@@ -26,12 +26,12 @@ import trio
 
 from protocol import messages as m
 from protocol.codec import encode
-from referee.match import GameRecord, MatchConfig
-from referee.players import parse_bot_spec
+from referee.table.match import GameRecord, MatchConfig
+from referee.seats.players import parse_bot_spec
 from referee.rules import make_rules
-from referee.runner import SeatOptions, run_match_async
-from referee.tcp import TcpLimits
-from referee.wire import READ_CHUNK, STALE_NOTES_MAX
+from referee.table.runner import SeatOptions, run_match_async
+from referee.seats.tcp import TcpLimits
+from referee.seats.wire import READ_CHUNK, STALE_NOTES_MAX
 from tcp_security_kit import (EXAMPLES, PYTHON, ROOT, SLACK, BotRecord, Client, legit_bot,
                               running_arena, wait_until)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import trio
 
-from referee.verify import Verification
+from referee.league.verify import Verification
 from tcp_security_kit import running_arena
 
 

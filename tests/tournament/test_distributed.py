@@ -25,9 +25,9 @@ from typing import Any
 
 import pytest
 
-from referee import distributed
-from referee.store import GameRow, SeatRow, Store
-from referee.tournament import ScheduledGame
+from referee.league import distributed
+from referee.records.store import GameRow, SeatRow, Store
+from referee.league.tournament import ScheduledGame
 from pgserver import PgServer
 from support import DURAK_REF
 

@@ -1,6 +1,6 @@
 """The tournament parent stays cheap (issue 12, item 3): workers send each game ready to
 write, the parent logs and stores games in batches, and a game counts as done only once
-it is committed (referee/results.py, referee/worker.py, tournament._drive_worker).
+it is committed (referee/league/results.py, referee/league/worker.py, tournament._drive_worker).
 
 Real components: real worker processes, a real SQLite store read through a second
 connection, real logs read back by ``verify``. Batching by time runs on trio's virtual
@@ -17,13 +17,13 @@ import pytest
 import trio
 import trio.testing
 
-from referee.matchlog import encode_line, read_log
-from referee.results import FinishedGame, ResultSink
-from referee.store import GameRow, SeatRow, Store, open_store
-from referee.tournament import (
+from referee.records.matchlog import encode_line, read_log
+from referee.league.results import FinishedGame, ResultSink
+from referee.records.store import GameRow, SeatRow, Store, open_store
+from referee.league.tournament import (
     BotEntry, PlayerPool, TournamentSettings, play_tournament, register_tournament, schedule,
 )
-from referee.workerclient import WorkerClient
+from referee.league.workerclient import WorkerClient
 from support import cli
 
 BOTS = [BotEntry("greedy", "builtin:greedy"), BotEntry("random", "builtin:random"),
@@ -197,7 +197,7 @@ def test_a_batch_that_cannot_be_stored_is_not_counted(store: Store) -> None:
 def test_a_worker_holds_a_result_back_at_most_hold_s_even_during_a_slow_game() -> None:
     """A worker answers a chunk of quick games in one write, but a slow game after quick
     ones does not hold their results back: they go out HOLD_S after the first."""
-    from referee.worker import HOLD_S, _Outbox
+    from referee.league.worker import HOLD_S, _Outbox
 
     async def main() -> None:
         stream = trio.testing.MemorySendStream()

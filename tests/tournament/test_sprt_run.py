@@ -21,7 +21,7 @@ from typing import Any
 from rich.console import Console
 
 import pytest
-from referee.progress import PlainLines, progress_for, status_line
+from referee.console.progress import PlainLines, progress_for, status_line
 from support import DURAK_REF, LONG_TIMEOUT_S, cli, default_signals
 
 BOT = Path(__file__).resolve().parent / "bots" / "slow_bot.py"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.store import _SCHEMA, SCHEMA_VERSION, GameRow, SeatRow, Store, StoreError
-from referee.storedb import PgUrl, parse_target, redact
+from referee.records.store import _SCHEMA, SCHEMA_VERSION, GameRow, SeatRow, Store, StoreError
+from referee.records.storedb import PgUrl, parse_target, redact
 from pgserver import PASSWORD, PASSWORD_USER, PgServer
 from support import DURAK_REF
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.store import Store
-from referee.tournament import TournamentSettings, schedule, standings
+from referee.records.store import Store
+from referee.league.tournament import TournamentSettings, schedule, standings
 from support import cli
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from hypothesis import given, settings as hyp_settings, strategies as st
 
-from referee.matchlog import read_log
+from referee.records.matchlog import read_log
 from referee.rules.deal import deal_deck
-from referee.store import Store
-from referee.tournament import BotEntry, TournamentSettings, run_tournament, schedule, tables
+from referee.records.store import Store
+from referee.league.tournament import BotEntry, TournamentSettings, run_tournament, schedule, tables
 
 NAMES = ["a", "b", "c", "d", "e", "f"]
 
@@ -240,7 +240,7 @@ async def test_resume_plays_only_missing_games_and_never_overwrites_a_log(
     store, _ = await play(tmp_path, s, "resume")
     full = store.games("t1")
     # Two resumes within the same second (forced here): each gets a log of its own.
-    monkeypatch.setattr("referee.tournament.time.strftime", lambda fmt, *a: "120000")  # type: ignore[attr-defined]
+    monkeypatch.setattr("referee.league.tournament.time.strftime", lambda fmt, *a: "120000")  # type: ignore[attr-defined]
     log_dir = tmp_path / "logs-resume"
     for first in (4, 8):
         drop_games(store, "t1", first)
@@ -277,9 +277,9 @@ def test_fresh_bots_restart_program_bots_before_every_game(tmp_path: Path) -> No
     from its other seat rotation; restarts for freshness do not use up max_restarts."""
     import sys
 
-    from referee.process import ProcessPlayer
-    from referee.store import open_store
-    from referee.tournament import BotEntry, TournamentSettings, play_tournament
+    from referee.seats.process import ProcessPlayer
+    from referee.records.store import open_store
+    from referee.league.tournament import BotEntry, TournamentSettings, play_tournament
 
     root = Path(__file__).resolve().parents[2]
     bot = f"{sys.executable} {root / 'examples' / 'python' / 'greedy_bot.py'}"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.store import Store
-from referee.tournament import standings
+from referee.records.store import Store
+from referee.league.tournament import standings
 
 DURAK_REF = Path(sys.executable).parent / "durak-ref"
 STATUS_KEYS = {"elo0", "elo1", "alpha", "beta", "lower", "upper", "model", "counts", "n", "llr",

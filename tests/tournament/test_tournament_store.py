@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.store import SCHEMA_VERSION, GameRow, SeatRow, Store, StoreError
+from referee.records.store import SCHEMA_VERSION, GameRow, SeatRow, Store, StoreError
 from support import cli
 
 BOTS = ["--bot", "a=builtin:random", "--bot", "b=builtin:greedy"]
@@ -173,7 +173,7 @@ def test_cli_resume_unknown_id_exits_2_listing_known_ids(tmp_path: Path) -> None
 def test_an_open_store_caps_sqlites_page_cache_so_a_long_run_stays_flat(tmp_path: Path) -> None:
     """SQLite's page cache grows with the file up to its cap (2 MiB by default), which a
     days-long tournament shows as growing memory (bench soak saw +6.4% RSS in 30 min)."""
-    from referee.store import PAGE_CACHE_KIB
+    from referee.records.store import PAGE_CACHE_KIB
 
     assert PAGE_CACHE_KIB <= 512
     with Store(tmp_path / "s.sqlite") as store:

@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 
 from protocol.codec import FrameDecoder, encode
-from referee.tournament import BotEntry, TournamentSettings, schedule
+from referee.league.tournament import BotEntry, TournamentSettings, schedule
 from support import DURAK_REF, child_subreaper, default_signals, proc_stat
 
 BOT = Path(__file__).resolve().parent / "bots" / "slow_bot.py"
@@ -89,7 +89,7 @@ def processes(needle: str) -> set[int]:
 
 def workers_of(parent: int) -> set[int]:
     """Live referee workers whose parent is ``parent``."""
-    return {pid for pid in processes("referee.worker") if (proc_stat(pid) or ("", 0))[1] == parent}
+    return {pid for pid in processes("referee.league.worker") if (proc_stat(pid) or ("", 0))[1] == parent}
 
 
 def children() -> set[int]:
@@ -108,7 +108,7 @@ class Worker:
     """A worker process spoken to as the parent does, with blocking pipes."""
 
     def __init__(self, settings: TournamentSettings) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "referee.worker", "--parent", str(os.getpid())],
+        self.proc = subprocess.Popen([sys.executable, "-m", "referee.league.worker", "--parent", str(os.getpid())],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      preexec_fn=default_signals())
         SEEN.add(self.proc.pid)
@@ -178,7 +178,7 @@ import os, sys, threading
 from protocol.codec import encode
 import subprocess
 def spawn():
-    p = subprocess.Popen([sys.executable, "-m", "referee.worker", "--parent", str(os.getpid())],
+    p = subprocess.Popen([sys.executable, "-m", "referee.league.worker", "--parent", str(os.getpid())],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     p.stdin.write(encode({{"type": "setup", "settings": {settings.as_dict()!r}, "stderr_stem": None}}))
     p.stdin.write(encode({{"type": "game", "index": 0, "deal": {game.deal}, "rotation": {game.rotation},
@@ -381,7 +381,7 @@ async def test_a_worker_stopped_by_sigterm_interrupts_the_run_and_is_no_internal
     (a KeyboardInterrupt: the run is interrupted), never a WorkerError."""
     import trio
 
-    from referee.workerclient import WorkerClient, WorkerError, WorkerStopped
+    from referee.league.workerclient import WorkerClient, WorkerError, WorkerStopped
 
     tag = f"tag-{uuid.uuid4().hex}"
     settings = TournamentSettings([BotEntry("a", f"{sys.executable} {BOT} {tag}"),

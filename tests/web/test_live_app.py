@@ -20,7 +20,7 @@ import httpx
 import pytest
 import trio
 
-from referee.jsonout import strict_loads
+from referee.console.jsonout import strict_loads
 from referee.web.live import LiveError, LiveHub, parse_http, serve_live, with_live
 from livekit import CARD, classic, expected_views, live_server, play_watched, sse_events
 
@@ -315,9 +315,9 @@ async def test_a_forfeit_detail_naming_a_hidden_card_never_reaches_a_spectator(t
     """A cheating bot's illegal action names a card in its hand; the log keeps that
     evidence, the spectator stream only ``cheat forfeited (illegal)``."""
     import sys
-    from referee.players import parse_bot_spec
-    from referee.runner import SeatOptions, make_players
-    from referee.match import play_game
+    from referee.seats.players import parse_bot_spec
+    from referee.table.runner import SeatOptions, make_players
+    from referee.table.match import play_game
     from referee.web.live import replay_header
 
     config = classic()

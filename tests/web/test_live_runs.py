@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from referee.match import MatchConfig
-from referee.matchlog import read_log
-from referee.store import Store
-from referee.tournament import BotEntry, TournamentSettings, run_tournament
+from referee.table.match import MatchConfig
+from referee.records.matchlog import read_log
+from referee.records.store import Store
+from referee.league.tournament import BotEntry, TournamentSettings, run_tournament
 from livekit import public_timeline
 from support import cli
 
@@ -100,8 +100,8 @@ def test_without_http_no_server_code_is_even_imported() -> None:
     """--http off costs nothing: the referee's modules do not import the HTTP server."""
     import subprocess
     import sys
-    code = ("import sys, referee.cli, referee.match, referee.tournament, referee.arena, "
-            "referee.worker\nprint(sorted(m for m in ('hypercorn', 'h11', 'h2', 'wsproto') "
+    code = ("import sys, referee.cli, referee.table.match, referee.league.tournament, referee.league.arena, "
+            "referee.league.worker\nprint(sorted(m for m in ('hypercorn', 'h11', 'h2', 'wsproto') "
             "if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"

@@ -2,7 +2,7 @@
 the public part of the engine's state.
 
 A spectator rebuilds the table (``PublicTable``) from the messages of
-``referee/web/spectator.py`` alone. These tests play whole games with the engine and
+``referee/table/spectator.py`` alone. These tests play whole games with the engine and
 check, after every action, that the rebuilt table equals the public facts of the true
 state (hand sizes, talon, table, discard count, roles, who is out, the trump) and that no
 message ever names a card the engine says the spectator cannot see.
@@ -17,7 +17,7 @@ import pytest
 
 from referee.rules import Game, make_rules
 from referee.rules.cards import card_str, iter_bits, parse_card
-from referee.web.spectator import PublicTable, public_message, start_message
+from referee.table.spectator import PublicTable, public_message, start_message
 
 RULES = [("classic", []), ("perevodnoy", []), ("perevodnoy_trump", ["trump_exchange=on"]),
          ("classic", ["deck=24"]), ("deflection", ["deck=52"])]

@@ -1,0 +1,362 @@
+"""The arena (``durak-ref serve``): registered bots connect over TCP whenever they like,
+and the server keeps pairing them for rated ladder games.
+
+How it works. Bots are registered in the store (``durak-ref register NAME`` prints a
+token once; only its SHA-256 hash is stored). The ``TcpGate`` authenticates each
+connection and turns it into a ``TcpSeat``; a bot may hold up to
+``max_games_per_bot`` connections, each serving one game at a time. A scheduler
+pairs idle connections of different bots as the ladder does (fewest games first,
+then the closest rating) and plays two games, one per seat order; each game and its
+rating updates are written to the store in one transaction. Every game is dealt from
+a fresh seed drawn from ``secrets`` (recorded with the game in the log and the store),
+so no earlier deal tells anything about the next. With ``duplicate`` the two games share
+one deal instead; that is unsound against remote bots, which can remember the first
+game and so know the other's hand in the second, and is only for bots you trust.
+The token book is the store: it is re-read when another process commits to it
+(``register --rotate``, ``unregister``), so a new token works and a revoked one is
+refused at the next connection; an idle connection made with a revoked token is
+closed, and one in a game finishes that game first. Idle connections are
+pinged and dropped when they do not answer; one the bot has closed is dropped when it
+is found (before pairing, or when the bot reconnects), so a drop between games costs
+no game and the reconnect is not refused as busy. Shutdown (``stop``) lets the games in
+flight finish and records them; nothing finished is lost.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from .ladder import ensure_ladder, next_ladder_index, pairing, store_ladder_game
+from ..table.match import GameRecord, MatchConfig, play_game
+from ..records.matchlog import FORMAT, MatchLogWriter, fresh_log_path, timestamp, utc_now
+from ..rules.deal import DEAL_TEXT
+from ..records.store import Store
+from ..web.live import LiveHub, replay_header
+from ..seats.tcp import TcpGate, TcpLimits, TcpSeat, TokenBook, hash_token, new_token
+
+
+def _arena_bot(store: Store, name: str) -> str | None:
+    """The name's command if it is a TCP bot; ValueError for a local bot."""
+    command = store.bot_command(name)
+    if command is not None and command != f"tcp:{name}":
+        raise ValueError(f"{name!r} is registered as a local bot ({command}), not an arena bot")
+    return command
+
+
+def register(store: Store, name: str, rotate: bool = False) -> str:
+    """Register a TCP bot, or with ``rotate`` give a registered one a new token (the old
+    one stops working at once, also for a running ``serve``). Returns the new token
+    (shown once, stored hashed). ValueError: a bad name, a local bot of that name, a
+    name already registered (without ``rotate``) or not registered (with it)."""
+    if not re.fullmatch(r"[A-Za-z0-9_.\-]{1,64}", name):
+        raise ValueError(f"bot name {name!r}: use 1-64 letters, digits, '_', '-', '.'")
+    settings = ensure_ladder(store)
+    registered = _arena_bot(store, name) is not None and name in store.token_hashes()
+    if rotate and not registered:
+        raise ValueError(f"{name!r} is not registered for the arena; register it first "
+                         f"(durak-ref register {name})")
+    if registered and not rotate:
+        raise ValueError(f"{name!r} is already registered; for a new token (the old one then "
+                         f"stops working) use: durak-ref register --rotate {name}")
+    token = new_token()
+    with store.transaction():
+        store.ensure_bot(name, f"tcp:{name}")
+        store.set_token_hash(name, hash_token(token))
+        if store.ladder_rating(name) is None:
+            store.set_ladder(name, float(settings["start"]), 0)
+    return token
+
+
+def unregister(store: Store, name: str) -> None:
+    """Revoke a TCP bot's token: it can no longer connect (a running ``serve`` refuses it
+    at once; a game it is playing finishes). Its games and rating stay in the store.
+    ValueError when no arena bot of that name is registered."""
+    if _arena_bot(store, name) is None or name not in store.token_hashes():
+        known = ", ".join(sorted(store.token_hashes())) or "none"
+        raise ValueError(f"{name!r} is not registered for the arena (registered: {known})")
+    with store.transaction():
+        store.set_token_hash(name, None)
+
+
+def store_book(store: Store) -> TokenBook:
+    """The store's token book, re-read whenever another process has committed to it."""
+    seen = [store.data_version()]
+
+    def reload() -> dict[str, str] | None:
+        version = store.data_version()
+        if version == seen[0]:
+            return None
+        seen[0] = version
+        return store.token_hashes()
+
+    return TokenBook(store.token_hashes(), reload=reload)
+
+
+@dataclass
+class Arena:
+    store: Store
+    config: MatchConfig
+    limits: TcpLimits = field(default_factory=TcpLimits)
+    max_games_per_bot: int = 1
+    games: int | None = None  #: stop after this many games (None: until stopped)
+    duplicate: bool = False  #: both games of a pairing share one deal (only for trusted bots)
+    log_dir: Path | None = None
+    on_event: Callable[[str], None] | None = None
+    reconnect_grace: float = 0.0  #: seconds a game waits, paused, for a bot that dropped
+    seats: dict[str, list[TcpSeat]] = field(default_factory=dict)
+    played: int = 0
+    in_flight: int = 0
+    port: int | None = None
+    gate: TcpGate | None = None  #: the gate of the current run (its refusals, open connections)
+    #: The live page's hub (``serve --http``): it watches every game and lists finished ones.
+    live: LiveHub | None = None
+    _stopping: trio.Event = field(default_factory=trio.Event)
+    _book_seen: int = 0  #: the token book generation whose revocations were applied
+
+    def say(self, text: str) -> None:
+        if self.on_event is not None:
+            self.on_event(text)
+
+    def stop(self) -> None:
+        """Stop pairing; games in flight finish and are recorded."""
+        self._stopping.set()
+
+    def claim(self, name: str) -> TcpSeat | None:
+        for s in self.seats.get(name, []):
+            if s.paused:  # its game waits for this bot to come back (--reconnect-grace)
+                return s
+        live = [s for s in self.seats.get(name, []) if s.connected]
+        if len(live) >= self.max_games_per_bot:
+            # A bot reconnecting after its connection dropped between games: let its dead
+            # idle connections go first (a seat in a game finds out by itself).
+            self._drop_dead(s for s in live if not s.busy)
+            live = [s for s in live if s.connected]
+        if len(live) >= self.max_games_per_bot:
+            return None
+        seat = TcpSeat(name, wait_s=0.0, max_frame=self.limits.max_frame,
+                       reconnect_grace=self.reconnect_grace)
+        seat.on_event = self.on_event
+        self.seats[name] = live + [seat]
+        return seat
+
+    def _drop_dead(self, seats: Any) -> bool:
+        """Release the idle seats whose connection the bot has closed; True if any was."""
+        dropped = False
+        for s in list(seats):
+            if not s.alive():
+                s.release()
+                self.say(f"{s.name} ({s.peer}) closed its connection while idle; dropped")
+                dropped = True
+        return dropped
+
+    def _revoked(self, seat: TcpSeat) -> bool:
+        """Was the token this seat's connection used rotated or revoked since?"""
+        return (self.gate is not None and seat.token_hash is not None
+                and self.gate.tokens.current(seat.name) != seat.token_hash)
+
+    def _drop_revoked(self) -> None:
+        """Re-read the token book; close the idle connections made with a token that no
+        longer holds (one in a game is closed when its game ends)."""
+        if self.gate is None:
+            return
+        self.gate.tokens.refresh()  # (the gate may have refreshed first: compare generations)
+        if self.gate.tokens.generation == self._book_seen:
+            return
+        self._book_seen = self.gate.tokens.generation
+        for seats in self.seats.values():
+            for s in seats:
+                if s.connected and not s.busy and self._revoked(s):
+                    s.release()
+                    self.say(f"{s.name} ({s.peer}): its token was revoked; connection closed")
+
+    def status(self) -> dict[str, Any]:
+        return {"port": self.port, "played": self.played, "in_flight": self.in_flight,
+                "connected": {n: sum(s.connected for s in ss) for n, ss in self.seats.items()
+                              if any(s.connected for s in ss)}}
+
+    async def run(self, host: str, port: int, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> int:
+        """Serve until stopped (or ``games`` are played). Returns the games played."""
+        settings = ensure_ladder(self.store)
+        k, start = float(settings["k"]), float(settings["start"])
+        tokens = store_book(self.store)
+        gate = self.gate = TcpGate(tokens, self.claim, self.limits, on_event=self.say)
+        writer = None
+        if self.log_dir is not None:
+            path = fresh_log_path(self.log_dir, f"arena-{timestamp()}")
+            writer = MatchLogWriter(path)
+            writer.write({"type": "header", "format": FORMAT, "arena": True, "started": utc_now(),
+                          "preset": self.config.rules.preset, "rules": self.config.rules.as_dict(),
+                          "time_control": self.config.tc.as_dict(), "bots": [],
+                          "seed": self.config.seed, "deal": DEAL_TEXT,
+                          "deals": "duplicate" if self.duplicate else "independent"})
+        index = next_ladder_index(self.store)
+        rng = random.SystemRandom()  # pairing ties only; deals come from secrets below
+
+        async def play_pair(a: TcpSeat, b: TcpSeat) -> None:
+            deal_seed = f"A{secrets.token_hex(16)}"
+            try:
+                for rotation, table in enumerate(((a, b), (b, a))):
+                    if any(s.failure is not None or self._revoked(s) for s in table):
+                        break
+                    if rotation and not self.duplicate:
+                        deal_seed = f"A{secrets.token_hex(16)}"  # independent: a fresh deal
+                    started = utc_now()
+                    record: GameRecord = await play_game(
+                        list(table), self.config, index=next(index), seed=deal_seed,
+                        dealer=1, watch=None if self.live is None else self.live.watch)
+                    if writer is not None:
+                        writer.write(record.as_dict())
+                    if self.live is not None:
+                        self.live.finished(replay_header(self.config), record.as_dict())
+                    store_ladder_game(self.store, record, deal_seed, rotation, self.config, k=k,
+                                      start=start, started=started,
+                                      log_file=str(writer.path) if writer else None)
+                    self.played += 1
+                    self.say(f"game {record.index}: {table[0].name} v {table[1].name}: "
+                             f"{record.termination}, durak "
+                             f"{'-' if record.durak is None else record.players[record.durak]}")
+            finally:
+                self.in_flight -= 1
+                for s in (a, b):
+                    s.busy = False
+                    if s.failure is not None:
+                        s.release()
+                    elif self._revoked(s):
+                        s.release()
+                        self.say(f"{s.name} ({s.peer}): its token was revoked; connection "
+                                 f"closed after its game")
+
+        async def scheduler(games_nursery: trio.Nursery) -> None:
+            while not self._stopping.is_set():
+                if self.games is not None and self.played + 2 * self.in_flight >= self.games:
+                    if self.in_flight == 0:
+                        self.stop()
+                    await trio.sleep(0.05)
+                    continue
+                self._drop_revoked()
+                idle = {}
+                for name, seats in self.seats.items():
+                    free = [s for s in seats if s.connected and not s.busy and s.failure is None]
+                    if free:
+                        idle[name] = free[0]
+                ratings = {n: self.store.ladder_rating(n) or (start, 0) for n in idle}
+                pair = pairing(ratings, rng)
+                if pair is None:
+                    await trio.sleep(0.05)
+                    continue
+                a, b = idle[pair[0]], idle[pair[1]]
+                if self._drop_dead((a, b)):
+                    continue  # a drop between games costs no game: pair again without it
+                a.busy = b.busy = True
+                self.in_flight += 1
+                games_nursery.start_soon(play_pair, a, b)
+
+        async def ping_one(s: TcpSeat) -> None:
+            s.busy = True
+            try:
+                if not await s.ping(self.limits.ping_timeout):
+                    self.say(f"{s.name} did not answer a ping; dropped")
+            finally:
+                s.busy = False
+
+        pinger_done = trio.Event()
+
+        async def pinger() -> None:
+            try:
+                while True:
+                    with trio.move_on_after(self.limits.ping_interval):
+                        await self._stopping.wait()
+                    if self._stopping.is_set():
+                        return  # stopping: no new round (the bye must not cross a ping)
+                    async with trio.open_nursery() as pings:  # concurrently: one slow bot waits alone
+                        for seats in list(self.seats.values()):
+                            for s in seats:
+                                if s.connected and not s.busy:
+                                    pings.start_soon(ping_one, s)
+                    for seats in self.seats.values():
+                        seats[:] = [s for s in seats if s.connected]
+            finally:
+                pinger_done.set()
+
+        try:
+            async with trio.open_nursery() as nursery:
+                self.port = await nursery.start(gate.serve, host, port)
+                self.say(f"arena listening on {host}:{self.port}")
+                task_status.started(self.port)
+                nursery.start_soon(pinger)
+                async with trio.open_nursery() as games_nursery:
+                    await scheduler(games_nursery)
+                    # Stopping: the games in flight finish (this nursery waits for them).
+                # A ping round in flight ends first (within ping_timeout): a bye written
+                # while a ping is on the same socket failed the arena with BusyResourceError.
+                await pinger_done.wait()
+                with trio.CancelScope(shield=True):
+                    # A snapshot: bots connecting meanwhile must not change what we iterate.
+                    for s in [s for seats in list(self.seats.values()) for s in seats]:
+                        await s.close()
+                nursery.cancel_scope.cancel()
+        finally:
+            if writer is not None:
+                writer.write({"type": "footer", "ended": utc_now(), "interrupted": False,
+                              "summary": {"games": self.played}})
+                writer.close()
+        return self.played
+
+
+def serve(arena: Arena, host: str, port: int, http: tuple[str, int] | None = None) -> int:
+    """Run the arena under ``trio.run``. The first Ctrl-C stops pairing and lets the
+    games in flight finish (they are recorded); a second one aborts them. ``http``:
+    also serve the live page there (referee/web/live.py) while the arena runs; it
+    closes with the arena."""
+    import signal
+
+    from ..web.live import LiveError, live_url, serve_live
+
+    async def main() -> int:
+        async with trio.open_nursery() as nursery:
+            result: list[int] = []
+            if http is not None:
+                from .ladder import LADDER_ID
+                from .tournament import standings
+                arena.live = LiveHub("durak-ref arena",
+                                     standings=lambda: standings(arena.store, LADDER_ID))
+                bound = await nursery.start(serve_live, arena.live, *http)
+                arena.say(f"live page: {live_url(http[0], bound)}")
+
+            async def run() -> None:
+                try:
+                    result.append(await arena.run(host, port))
+                finally:
+                    if arena.live is not None:
+                        arena.live.close()
+                nursery.cancel_scope.cancel()
+
+            async def on_signals() -> None:
+                with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for _ in signals:
+                        if arena._stopping.is_set():
+                            arena.say("second interrupt: aborting the games in flight")
+                            nursery.cancel_scope.cancel()
+                            return
+                        arena.say("stopping: no new games; the games in flight finish "
+                                  "(interrupt again to abort them)")
+                        arena.stop()
+
+            nursery.start_soon(on_signals)
+            nursery.start_soon(run)
+        return result[0] if result else arena.played
+
+    from ..records.matchlog import LogError
+    from ..records.store import StoreError
+    from ..seats.tcp import ListenError
+    from ..console.usererror import lifted
+    with lifted(ListenError, LogError, StoreError, LiveError):
+        return trio.run(main)

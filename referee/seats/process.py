@@ -1,0 +1,276 @@
+"""Bots as subprocesses: spawn, handshake, talk frames over stdin/stdout, shut down.
+
+How it works. A ``ProcessPlayer`` owns one bot process at a time for a whole match
+and talks to it through ``wire.StreamPlayer`` (frames over stdin/stdout, read only
+while an answer is due, under its deadline). Two long-lived tasks per process run in
+the match's nursery: a stderr drain that copies the bot's stderr to a capped file and
+keeps the last lines as evidence, so the bot never blocks on a full stderr pipe; and
+an exit watcher that kills what is left of the bot's process group a grace period
+after the bot itself exited, so a forked child holding stdout cannot hang the match.
+
+Process hygiene. The bot runs in a session of its own (its own process group).
+Closing sends ``bye`` and closes stdin, waits a grace period, then SIGTERM and, after
+another grace period, SIGKILL for the whole group, so children it forked die too;
+the process is always reaped. Cleanup is shielded from cancellation, so Ctrl-C
+still closes every bot. A bot that failed (crash, timeout, protocol error) is
+restarted before its next game, up to ``max_restarts`` times per match.
+
+Failures never escape as exceptions of the referee: every bot fault is a
+``BotFailure`` with a kind from the failure taxonomy and the evidence.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import signal
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import trio
+
+from protocol import messages as msg
+
+from .players import BotFailure, BotSpec, BotStartError
+from .sandbox import Launch, Sandbox, limit_args
+from .spawn import BotProcess, spawn
+from .wire import StreamPlayer
+
+STDERR_TAIL = 4096
+READ_CHUNK = 65536
+
+
+class _Connection:
+    """One running bot process."""
+
+    def __init__(self, process: BotProcess, launch: Launch) -> None:
+        self.process = process
+        self.launch = launch  #: its cleanup wipes the scratch dir once the process is reaped
+        self.stderr_done = trio.Event()
+
+
+class ProcessPlayer(StreamPlayer):
+    """A bot program run as a subprocess, one process at a time for the whole match."""
+
+    def __init__(self, name: str, spec: BotSpec, *, startup_time: float = 10.0,
+                 grace: float = 1.0, stderr_path: Path | None = None,
+                 stderr_cap: int = 1 << 20, max_memory_mb: int | None = None,
+                 max_cpu_s: int | None = None, cwd: str | None = None,
+                 env: dict[str, str] | None = None, sandbox: Sandbox | None = None) -> None:
+        super().__init__(name, spec, wants_events=True)
+        # Resolved once per run by the caller (which also warns); ``auto`` is resolved here.
+        sandbox = sandbox or Sandbox()
+        self.sandbox = sandbox.resolve() if sandbox.mode == "auto" else sandbox
+        self.startup_time = startup_time
+        self.grace = grace
+        self.stderr_path = stderr_path
+        self.stderr_cap = stderr_cap
+        self.max_memory_mb = max_memory_mb
+        self.max_cpu_s = max_cpu_s
+        self.cwd, self.env = cwd, env
+        self.conn: _Connection | None = None
+        self.failure: BotFailure | None = None
+        self.starts = 0
+        self.restarts = 0  #: restarts after a failure (fresh restarts do not count)
+        self._nursery: trio.Nursery | None = None
+        self._stderr_tail = bytearray()
+        self._stderr_file: BinaryIO | None = None
+        self._stderr_written = 0
+        self._stderr_dropped = 0
+
+    @property
+    def pid(self) -> int | None:
+        return self.conn.process.pid if self.conn else None
+
+    # -- lifecycle
+
+    async def start(self, nursery: trio.Nursery) -> None:
+        self._nursery = nursery
+        if self.stderr_path is not None and self._stderr_file is None:
+            from ..records.matchlog import private_mkdir, private_open
+            private_mkdir(self.stderr_path.parent)
+            self._stderr_file = private_open(self.stderr_path, "wb")  # closed in close()
+        await self._spawn()
+
+    async def _spawn(self) -> None:
+        assert self._nursery is not None
+        self.starts += 1
+        if self._stderr_file is not None and self.starts > 1:
+            self._write_stderr(f"\n[durak-ref: bot restarted (start {self.starts})]\n".encode())
+        # prlimit sets the limits before bwrap and the bot exist; a pre-exec function
+        # (which forces fork instead of vfork) only where prlimit is missing.
+        has_prlimit = shutil.which("prlimit") is not None
+        limits = limit_args(self.max_memory_mb, self.max_cpu_s) if has_prlimit else []
+        launch: Launch | None = None
+        try:
+            launch = self.sandbox.launch(self.spec.argv, self.cwd, self.env, limits)
+            # In the trio thread, not a worker thread: see referee/seats/spawn.py (die-with-parent).
+            process = spawn(launch.argv, cwd=launch.cwd, env=launch.env,
+                            preexec_fn=None if has_prlimit else self._limits(),
+                            sandboxed=launch.mode == "bwrap")
+        except OSError as exc:
+            if launch is not None:
+                launch.cleanup()
+            raise BotStartError(f"bot {self.name}: cannot start {self.spec.argv[0]!r}: "
+                                f"{exc.strerror or exc}") from None
+        await trio.lowlevel.checkpoint()
+        conn = self.conn = _Connection(process, launch)
+        assert process.stdin is not None and process.stdout is not None
+        self._attach(process.stdin, process.stdout)
+        self._nursery.start_soon(self._drain_stderr, conn)
+        self._nursery.start_soon(self._watch_exit, conn)
+        await self._handshake(self.startup_time)
+
+    def _limits(self) -> Any:
+        mem, cpu = self.max_memory_mb, self.max_cpu_s
+        if mem is None and cpu is None:
+            return None
+
+        def apply() -> None:  # runs in the child between fork and exec
+            if mem is not None:
+                resource.setrlimit(resource.RLIMIT_AS, (mem << 20, mem << 20))
+            if cpu is not None:
+                resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        return apply
+
+    async def prepare_game(self, max_restarts: int, fresh: bool = False) -> None:
+        """Before a game: restart a failed bot if it has restarts left (if not, it stays
+        failed and forfeits the game at its first message). ``fresh``: restart a healthy
+        bot too (after a bye), so it carries nothing over from earlier games; that does
+        not count as a restart."""
+        if self.failure is None and not fresh:
+            return
+        if self.failure is not None:
+            if self.restarts >= max_restarts:
+                return
+            self.restarts += 1
+        await self._stop_process(say_bye=self.failure is None)
+        try:
+            await self._spawn()
+        except BotFailure:
+            pass  # stays failed; the game records the forfeit
+
+    async def close(self) -> None:
+        # Shielded: this runs on Ctrl-C and on errors too, and must finish the job.
+        with trio.CancelScope(shield=True):
+            await self._stop_process(say_bye=True)
+            if self._stderr_file is not None:
+                if self._stderr_dropped:
+                    self._stderr_file.write(
+                        f"\n[durak-ref: stderr capped at {self.stderr_cap} bytes; "
+                        f"{self._stderr_dropped} more bytes were discarded]\n".encode())
+                self._stderr_file.close()
+                self._stderr_file = None
+
+    async def _stop_process(self, say_bye: bool = False) -> None:
+        conn = self.conn
+        if conn is None:
+            return
+        p = conn.process
+        with trio.CancelScope(shield=True):
+            if say_bye and p.returncode is None and self.failure is None:
+                await self._try_send(msg.bye_msg())
+            try:
+                assert p.stdin is not None
+                await p.stdin.aclose()
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                pass
+            with trio.move_on_after(self.grace):
+                await p.wait()
+            if p.returncode is None:
+                p.send_signal(signal.SIGTERM)
+                with trio.move_on_after(self.grace):
+                    await p.wait()
+            # Whatever is left of the group (children the bot forked) gets killed too.
+            p.send_signal(signal.SIGKILL)
+            if p.returncode is None and p.sandboxed:
+                # bwrap exits once its namespace is gone; kill it only if it does not.
+                with trio.move_on_after(self.grace):
+                    await p.wait()
+                if p.returncode is None:
+                    _signal_group(p.pid, signal.SIGKILL)
+            if p.returncode is None:
+                await p.wait()
+            for stream in (p.stdout, p.stderr):
+                if stream is not None:
+                    await stream.aclose()
+            conn.launch.cleanup()
+
+    # -- what the stream means (see wire.StreamPlayer)
+
+    async def _stream_failure(self) -> BotFailure:
+        assert self.conn is not None
+        return await self._eof_failure(self.conn)
+
+    def _write_failure(self) -> BotFailure:
+        assert self.conn is not None
+        return BotFailure("crash", "the bot closed its stdin (the referee could not write)",
+                          {"exit_code": self.conn.process.returncode})
+
+    def _evidence(self) -> dict[str, Any]:
+        return {"stderr_tail": self.stderr_tail()}
+
+    # -- background tasks
+
+    async def _eof_failure(self, conn: _Connection) -> BotFailure:
+        with trio.move_on_after(self.grace):
+            await conn.process.wait()
+            # The last words of a dying bot are evidence: let the drain read them first.
+            await conn.stderr_done.wait()
+        code = conn.process.returncode
+        if code is None:
+            return BotFailure("crash", "the bot closed its stdout (still running)",
+                              {"exit_code": None, "stderr_tail": self.stderr_tail()})
+        how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        return BotFailure("crash", f"the bot {how}",
+                          {"exit_code": code, "stderr_tail": self.stderr_tail()})
+
+    async def _drain_stderr(self, conn: _Connection) -> None:
+        stream = conn.process.stderr
+        assert stream is not None
+        try:
+            while True:
+                try:
+                    chunk = await stream.receive_some(READ_CHUNK)
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                    return
+                if not chunk:
+                    return
+                self._stderr_tail += chunk
+                if len(self._stderr_tail) > STDERR_TAIL:
+                    del self._stderr_tail[:-STDERR_TAIL]
+                self._write_stderr(chunk)
+        finally:
+            conn.stderr_done.set()
+
+    async def _watch_exit(self, conn: _Connection) -> None:
+        """A bot that exits while a child it forked still holds its stdout would leave
+        a read waiting forever (with no time limit, the referee would hang): a grace
+        period after the bot itself has exited, kill what is left of its process group,
+        which closes the pipes. The pending read then reports the exit as a crash."""
+        await conn.process.wait()
+        await trio.sleep(self.grace)
+        conn.process.send_signal(signal.SIGKILL)
+
+    def _write_stderr(self, chunk: bytes | bytearray) -> None:
+        f = self._stderr_file
+        if f is None:
+            return
+        room = self.stderr_cap - self._stderr_written
+        if room > 0:
+            f.write(chunk[:room])
+            f.flush()
+            self._stderr_written += min(room, len(chunk))
+        self._stderr_dropped += max(0, len(chunk) - max(room, 0))
+
+    def stderr_tail(self, lines: int = 10) -> list[str]:
+        text = self._stderr_tail.decode("utf-8", "replace")
+        return text.splitlines()[-lines:]
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,0 +1,480 @@
+"""The referee's side of one framed byte stream to a bot: pipes or a TCP socket alike.
+
+``StreamPlayer`` holds one buffered ``FrameDecoder`` and one outgoing buffer per
+connection. Messages that need no answer are queued and written in one go with the
+next request, so a decision costs one write and, usually, one read. Reading happens
+only while the referee waits for an answer, under the decision's deadline; a bot that
+writes when nobody asked fills its pipe or socket buffer and then blocks, so the
+referee's memory stays bounded without a background reader. Before each request the
+referee looks, without waiting, at what the bot has sent since its last answer: any
+frame but a pong there is a protocol error (an answer written before its request
+existed, or a second answer), so an answer can only be taken after its request is sent.
+
+Subclasses say what the stream is (``_stream_failure`` names an end of stream: a
+``crash`` for a process, a ``disconnect`` for a socket) and add the lifecycle.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+from typing import Any
+
+import trio
+
+from protocol import messages as msg
+from protocol.codec import HEADER_SIZE, FrameDecoder, encode
+from protocol.errors import RemoteProtocolError, UnsupportedVersionError
+
+from .. import __version__
+from .players import BotFailure, Player
+
+READ_CHUNK = 65536
+#: Seconds a write to a bot may block (the bot not reading its input) before the bot
+#: is failed; a request's own deadline applies when it is sooner.
+WRITE_TIMEOUT = 30.0
+#: "stale" errors are queued for the bot only while its outgoing buffer is below this.
+STALE_NOTES_MAX = 65536
+#: At most this many chunks are read by the early-frame check before a request: a bot
+#: that keeps streaming pongs cannot hold the referee there.
+QUIET_CHECK_CHUNKS = 16
+#: Seconds the fatal error that tells a bot why it lost may take to write.
+TELL_TIMEOUT = 0.5
+#: Failures a bot is told about with a fatal ``error`` (code = kind) before it is closed;
+#: a crashed or disconnected bot is gone, so nothing is sent to it.
+TOLD_FAILURES = ("protocol", "timeout")
+#: Decisions in a row that never waited in trio, after which ``decide`` yields once.
+YIELD_EVERY = 16
+_NOTHING = object()
+_WRITE_ERRORS = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
+
+
+class StreamPlayer(Player):
+    """A bot at the far end of a trio byte stream (send + receive halves)."""
+
+    failure: BotFailure | None = None
+
+    def _attach(self, send_stream: trio.abc.SendStream, receive_stream: trio.abc.ReceiveStream,
+                max_frame: int = 1 << 20) -> None:
+        """Start talking over a (new) stream: fresh decoder, empty buffers, no failure."""
+        self._send_stream = send_stream
+        self._receive_stream = receive_stream
+        self._decoder = FrameDecoder(max_frame)
+        self._out = bytearray()
+        self.failure = None
+        self._answered: int | None = None  #: the id of the last request answered
+        self._frame_at = 0.0  #: trio time at which the latest chunk was read
+        # One poller per connection (not one per request): the early-frame check polls
+        # it before every request. None for streams without a file descriptor.
+        self._quiet_poll = _poller(receive_stream)
+        # Pipes (trio FdStreams, non-blocking fds) are written and read with os.write and
+        # os.read first; the referee waits in trio only when the pipe would block. The fd
+        # is asked for each time: a closed FdStream answers -1, never a reused number.
+        self._out_fileno = send_stream.fileno if isinstance(send_stream, trio.lowlevel.FdStream) else None
+        self._in_fileno = (receive_stream.fileno if isinstance(receive_stream, trio.lowlevel.FdStream)
+                           else None)
+        self._unyielded = 0  #: decisions in a row that never waited in trio (see decide)
+        self._expect: bytes | None = None  #: see _known_answer
+        self._known_hit = False
+        self._known = self._known_answer
+
+    # -- what subclasses provide
+
+    async def _stream_failure(self) -> BotFailure:
+        """The failure for the bot's end of stream (it exited / disconnected)."""
+        raise NotImplementedError
+
+    def _write_failure(self) -> BotFailure:
+        """The failure for a write that the stream refused."""
+        raise NotImplementedError
+
+    def _evidence(self) -> dict[str, Any]:
+        """Extra evidence for every failure (e.g. the last lines of stderr)."""
+        return {}
+
+    # -- handshake
+
+    async def _handshake(self, timeout: float) -> msg.BotHello:
+        """Send our hello, read theirs within ``timeout`` seconds, check the version."""
+        self._out += encode(msg.hello_msg(f"durak-ref {__version__}"))
+        await self._flush()
+        answer = await self._receive(trio.current_time() + timeout, "the handshake", timeout)
+        try:
+            hello = msg.parse_bot_message(answer)
+            if not isinstance(hello, msg.BotHello):
+                raise RemoteProtocolError("expected the bot's hello first", field="type")
+            msg.check_version(hello)
+        except UnsupportedVersionError as exc:
+            await self._try_send(msg.error_msg("version", str(exc), True))
+            raise self._fail("protocol", str(exc), answer) from None
+        except RemoteProtocolError as exc:
+            failure = self._fail("protocol", f"bad hello: {exc}", answer)
+            await self.tell(msg.error_msg("protocol", failure.reason, True))
+            raise failure from None
+        self.info = {"name": hello.name, "version": hello.version, "author": hello.author}
+        return hello
+
+    # -- talking
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Queue a message; it is written before the next request (game_end, error and
+        bye are written at once)."""
+        if self.failure is not None:
+            raise self.failure
+        self._out += encode(message)
+        if message["type"] in ("game_end", "error", "bye"):
+            await self._flush()
+
+    async def send_frame(self, frame: bytes) -> None:
+        if self.failure is not None:
+            raise self.failure
+        self._out += frame
+
+    async def decide(self, request: dict[str, Any], budget: float | None = None) -> dict[str, Any]:
+        """Write ``request`` (after anything queued), then read the bot's action within
+        ``budget`` seconds of the write completing. The bot's time is set in ``timing``:
+        it runs from the moment the request is fully written to the moment the answer's
+        frame is complete, so encoding, writing, scheduling and decoding are the
+        referee's. A bot that does not read its input is failed when the write has not
+        finished within ``budget`` (or WRITE_TIMEOUT) seconds."""
+        if self.failure is not None:
+            raise self.failure
+        try:
+            return await self._decide(request, budget)
+        except BotFailure as exc:
+            if exc.kind in TOLD_FAILURES:
+                await self.tell(msg.error_msg(exc.kind, exc.reason, True))
+            raise
+
+    async def tell(self, message: dict[str, Any]) -> None:
+        before = self.failure
+        self._out += encode(message)
+        data, self._out = bytes(self._out), bytearray()
+        written = False
+        with trio.move_on_after(TELL_TIMEOUT):
+            try:
+                await self._send_stream.send_all(data)
+                written = True
+            except _WRITE_ERRORS:
+                pass
+        if before is not None:
+            self.failure = before  # the failure that caused the telling stays the cause
+        elif not written:
+            # Part of a frame may be in the stream: the bot cannot play another game on it.
+            self._fail("timeout", f"the bot is not reading its input: writing {len(data)} "
+                       f"bytes did not finish in time", write_bytes=len(data))
+
+    async def _decide(self, request: dict[str, Any], budget: float | None) -> dict[str, Any]:
+        self.timing = None
+        # A decision whose pipes never block never enters trio's scheduler; every
+        # YIELD_EVERY such decisions in a row yield once, so that the stderr drains, the
+        # exit watchers and a Ctrl-C are served however fast the bot answers.
+        self._unyielded += 1
+        if self._unyielded >= YIELD_EVERY:
+            self._unyielded = 0
+            await trio.lowlevel.checkpoint()
+        await self._check_quiet(f"before request {request['id']} was sent")
+        self._out += encode(request)
+        self._expect = _answer_head(request["id"])
+        written = await self._flush(None if budget is None else trio.current_time() + budget)
+        deadline = None if budget is None else written + budget
+        stale = 0
+        while True:
+            try:
+                answer = await self._receive(deadline, f"request {request['id']}", budget)
+            except BotFailure as exc:
+                self._expect = None
+                if stale:
+                    exc.evidence["stale_answers"] = stale
+                raise
+            if self._known_hit:  # the canonical bytes of an answer to this request
+                self._known_hit, self._expect = False, None
+                self._answered = request["id"]
+                self.timing = (written, self._frame_at)
+                return answer["action"]
+            try:
+                parsed = msg.parse_bot_message(answer)
+            except RemoteProtocolError as exc:
+                raise self._fail("protocol", str(exc), answer) from None
+            if isinstance(parsed, msg.Pong):
+                continue  # a late answer to an idle-time ping: harmless
+            if not isinstance(parsed, msg.ActionMessage):
+                raise self._fail("protocol", f"expected an action for request {request['id']}, "
+                                 f"got a {answer.get('type')}", answer)
+            if parsed.id == request["id"]:
+                self._expect = None
+                self._answered = parsed.id
+                self.timing = (written, self._frame_at)
+                if parsed.action in request.get("legal", ()):
+                    _remember_action(parsed.action)
+                return parsed.action
+            # SPEC: an action for another request is ignored (error "stale", not fatal)
+            # and the open request still waits for its answer. The error is queued, not
+            # written now: the bot may not be reading, and we must not block.
+            stale += 1
+            if len(self._out) < STALE_NOTES_MAX:
+                self._out += encode(msg.error_msg(
+                    "stale", f"action for request {parsed.id} ignored: request {request['id']} "
+                    f"is open", False))
+
+    def _known_answer(self, body: bytearray) -> dict[str, Any] | None:
+        """The answer to the open request if ``body`` is exactly the canonical encoding
+        of an action message for it holding an action some bot answered with before
+        (and that was legal then), else None: the frame is then decoded and checked as
+        usual. Most answers are such copies of a legal action: they skip the decoder."""
+        head = self._expect
+        if head is None or body[:len(head)] != head:
+            return None
+        action = _KNOWN_ACTIONS.get(bytes(body[len(head):]))
+        if action is None:
+            return None
+        self._known_hit = True
+        return {"type": "action", "action": dict(action)}
+
+    async def _check_quiet(self, when: str) -> None:
+        """Fail the bot (``protocol``) if it sent any frame but a pong while no request
+        was open. Never waits: looks only at frames already received and at bytes the
+        stream can deliver right now. ``when`` says when the check ran, for the reason."""
+        decoder = self._decoder
+        try:
+            for _ in range(QUIET_CHECK_CHUNKS):
+                message = decoder.next_message()
+                while message is not None:
+                    self._unasked(message, when)
+                    message = decoder.next_message()
+                chunk = await self._chunk_now()
+                if not chunk:
+                    return  # nothing there now, or the end of the stream (the next read reports it)
+                decoder.feed(chunk)
+        except RemoteProtocolError as exc:
+            raise self._fail("protocol", str(exc), bytes=exc.evidence) from None
+
+    def _unasked(self, message: dict[str, Any], when: str) -> None:
+        """Judge one frame that arrived while no request was open: a pong is fine,
+        anything else raises the bot's protocol failure."""
+        try:
+            parsed = msg.parse_bot_message(message)
+        except RemoteProtocolError as exc:
+            raise self._fail("protocol", f"{exc} (sent {when})", message) from None
+        if isinstance(parsed, msg.Pong):
+            return
+        if isinstance(parsed, msg.ActionMessage):
+            if parsed.id == self._answered:
+                reason = f"answered request {parsed.id} twice (the second answer was there {when})"
+            else:
+                reason = f"answered {when} (an action for request {parsed.id})"
+        else:
+            reason = (f"sent a {message.get('type')} {when}; while no request is open only a "
+                      f"pong may come")
+        raise self._fail("protocol", reason, message)
+
+    async def _chunk_now(self) -> bytes | bytearray | None:
+        """Bytes the stream delivers without waiting: a chunk, ``b""`` at the end of the
+        stream (or on a read error: the next read reports it), None when nothing is there."""
+        if self._in_fileno is not None:
+            try:
+                return os.read(self._in_fileno(), READ_CHUNK)
+            except BlockingIOError:
+                return None
+            except OSError:
+                return b""
+        if not self._readable_now():
+            return None
+        try:
+            return await self._receive_stream.receive_some(READ_CHUNK)
+        except _WRITE_ERRORS:
+            return b""
+
+    async def _read_chunk(self) -> bytes | bytearray:
+        """The next chunk of the stream, waiting in trio for it if need be; ``b""`` at
+        the end of the stream (or a read error)."""
+        fileno = self._in_fileno
+        if fileno is None:
+            try:
+                return await self._receive_stream.receive_some(READ_CHUNK)
+            except _WRITE_ERRORS:
+                return b""
+        while True:
+            fd = fileno()
+            try:
+                return os.read(fd, READ_CHUNK)
+            except BlockingIOError:
+                pass
+            except OSError:
+                return b""
+            self._unyielded = 0
+            try:
+                await trio.lowlevel.wait_readable(fd)
+            except _WRITE_ERRORS:  # closed under us
+                return b""
+
+    def _readable_now(self) -> bool:
+        """Whether the bot's stream can deliver bytes (or its end) without waiting: a zero
+        timeout poll of its file descriptor (pipes and sockets alike); streams without
+        one (in-memory ones in tests) are never ready."""
+        if self._quiet_poll is None:
+            return False
+        try:
+            return bool(self._quiet_poll.poll(0))
+        except (OSError, ValueError):
+            return False
+
+    async def _flush(self, deadline: float | None = None) -> float:
+        """Write everything queued; return the trio time at which the write completed.
+        A bot that stops reading cannot stall the referee: the write fails the bot at
+        ``deadline`` or after WRITE_TIMEOUT seconds."""
+        if not self._out:
+            return trio.current_time()
+        data, self._out = self._out, bytearray()
+        total = len(data)
+        if self._out_fileno is not None:
+            # Usually the frame fits the pipe's buffer: one write, no trio round.
+            try:
+                sent = os.write(self._out_fileno(), data)
+            except BlockingIOError:
+                sent = 0
+            except OSError:
+                raise self._note(self._write_failure()) from None
+            if sent == total:
+                return trio.current_time()
+            data = data[sent:]
+        self._unyielded = 0
+        limit = trio.current_time() + WRITE_TIMEOUT
+        if deadline is not None:
+            limit = min(limit, deadline)
+        with trio.move_on_at(limit):
+            try:
+                await self._send_stream.send_all(data)
+                return trio.current_time()
+            except _WRITE_ERRORS:
+                raise self._note(self._write_failure()) from None
+        raise self._fail("timeout", f"the bot is not reading its input: writing {total} "
+                         f"bytes did not finish in time", write_bytes=total)
+
+    async def _try_send(self, message: dict[str, Any], timeout: float = 1.0) -> None:
+        """Best effort: write ``message`` (and anything queued) within ``timeout``."""
+        self._out += encode(message)
+        try:
+            with trio.move_on_after(timeout):
+                await self._flush()
+        except BotFailure:
+            pass
+
+    async def _receive(self, deadline: float | None, what: str, budget: float | None) -> dict[str, Any]:
+        """The next message, read under ``deadline``. Raises BotFailure (timeout, the end
+        of the stream, or a protocol error with the offending bytes)."""
+        message = self._message_now()
+        if message is not None:
+            return message
+        if deadline is None:  # no clock: skip the cancel scope (it is per decision)
+            return await self._read_message()
+        start = trio.current_time()
+        with trio.move_on_at(deadline):
+            return await self._read_message()
+        waited = trio.current_time() - start
+        raise self._fail("timeout", f"no answer to {what} within {budget:.3f} s",
+                         waited_s=round(waited, 3), budget_s=round(budget or 0.0, 3))
+
+    def _message_now(self) -> dict[str, Any] | None:
+        """The next message if it is already buffered or a pipe delivers it without
+        waiting, else None (then ``_read_message`` waits for it). Raises as
+        ``_read_message`` does, except at the end of the stream, which it leaves to it."""
+        decoder = self._decoder
+        try:
+            while True:
+                message = decoder.next_message(self._known)
+                if message is not None or self._in_fileno is None:
+                    return message
+                try:
+                    chunk = os.read(self._in_fileno(), READ_CHUNK)
+                except OSError:  # would block, or the pipe is gone: _read_message says which
+                    return None
+                if not chunk:
+                    return None
+                self._frame_at = trio.current_time()  # see _read_message
+                decoder.feed(chunk)
+        except RemoteProtocolError as exc:
+            raise self._fail("protocol", str(exc), bytes=exc.evidence) from None
+
+    async def _read_message(self) -> dict[str, Any]:
+        decoder = self._decoder
+        try:
+            while True:
+                message = decoder.next_message(self._known)
+                if message is not None:
+                    return message
+                chunk = await self._read_chunk()
+                # Frames are returned as soon as they are complete, so the frame returned
+                # next was completed by the latest chunk: its arrival is the answer's time.
+                self._frame_at = trio.current_time()
+                decoder.feed(chunk)
+                if not chunk:
+                    decoder.at_eof()  # raises if the stream ended inside a frame
+                    raise self._note(await self._stream_failure())
+        except RemoteProtocolError as exc:
+            raise self._fail("protocol", str(exc), bytes=exc.evidence) from None
+
+    def _note(self, failure: BotFailure) -> BotFailure:
+        for k, v in self._evidence().items():
+            failure.evidence.setdefault(k, v)
+        self.failure = failure
+        return failure
+
+    def _fail(self, kind: str, reason: str, received: Any = _NOTHING, **evidence: Any) -> BotFailure:
+        """Record the bot's failure (a failed bot is restarted or dropped before its next
+        game) and return it."""
+        if received is not _NOTHING:
+            evidence["received"] = brief(received)
+        return self._note(BotFailure(kind, reason, evidence))
+
+
+#: Canonical msgpack bytes of an action map -> the map, for the actions bots answered
+#: with that were legal then: at most one entry per distinct action (some thousands).
+_KNOWN_ACTIONS: dict[bytes, dict[str, Any]] = {}
+#: Request id -> the canonical bytes of an action message for it, up to its action map.
+_HEADS: dict[int, bytes] = {}
+_HEADS_MAX = 10000  #: ids count per seat per game: small ids repeat all the time
+
+
+def _answer_head(request_id: int) -> bytes:
+    """The canonical encoding (codec.encode's) of ``{"type": "action", "id": request_id,
+    "action": ...}`` up to the action map."""
+    head = _HEADS.get(request_id)
+    if head is None:
+        # The body of the message with a nil action (one byte, 0xc0) less that byte.
+        head = encode({"type": "action", "id": request_id, "action": None})[HEADER_SIZE:-1]
+        if len(_HEADS) < _HEADS_MAX:
+            _HEADS[request_id] = head
+    return head
+
+
+def _remember_action(action: dict[str, Any]) -> None:
+    """Note the canonical bytes of a legal action a bot answered with (see _known_answer)."""
+    body = encode({"type": "action", "id": 1, "action": action})[HEADER_SIZE:]
+    _KNOWN_ACTIONS.setdefault(body[len(_answer_head(1)):], dict(action))
+
+
+def _poller(stream: Any) -> Any:
+    """A ``select.poll`` watching the input of a pipe (trio's FdStream) or socket
+    (SocketStream), or None for a stream without a file descriptor."""
+    fileno = getattr(stream, "fileno", None) or getattr(getattr(stream, "socket", None),
+                                                        "fileno", None)
+    if fileno is None:
+        return None
+    try:
+        poller = select.poll()
+        poller.register(fileno(), select.POLLIN)
+    except (OSError, ValueError):
+        return None
+    return poller
+
+
+def brief(value: Any, limit: int = 600) -> Any:
+    """``value`` for a log's evidence: itself if its JSON form is short, else a cut repr."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+        return text[:limit] + ("..." if len(text) > limit else "")
+    return value if len(text) <= limit else text[:limit] + "..."

@@ -1,0 +1,610 @@
+"""One game and one match between players, in trio.
+
+The referee owns the only true game state (``referee.rules.Game``). For each decision
+it sends the seat to move a ``request`` holding that seat's observation, the complete
+legal action list and its clock, and it forwards every public event to the bots that
+want events. Forced moves (a lone pass or take) are applied without asking, unless
+the rules say ``ask_forced``.
+
+A bot's failure is a game result, never a referee crash: a timeout, a crash, a
+protocol error or an illegal action ends the game as that seat's forfeit (with
+``--on-illegal retry:N`` an illegal action is first answered with an error and asked
+again, up to N times). The record of the game keeps the evidence.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from protocol import messages as msg
+from protocol.codec import encode
+
+from .clock import Clock, TimeControl
+from .failfast import all_forfeit_warning, forfeited_all
+from ..seats.players import BotFailure, Player
+from ..rules import Game, Rules
+from ..rules.actions import MalformedAction, action_from_wire, action_str, shared_wire
+from ..rules.cards import card_str
+from ..rules.deal import check_seed, deal_deck, deal_id
+from ..rules.match import first_dealer, next_dealer
+from .seeds import new_seed
+from . import spectator
+
+#: A spectator's hook on one game (``play_game(watch=...)``): awaited with each public
+#: message of the game, in order (``referee/table/spectator.py`` says which).
+Watch = Callable[[dict[str, Any]], Awaitable[None]]
+
+#: Terminations where a seat forfeited (it is the durak).
+FORFEITS = ("timeout", "crash", "protocol", "illegal", "disconnect")
+
+
+class OnIllegalError(ValueError):
+    """The user's --on-illegal value is not ``forfeit`` or ``retry:N``."""
+
+
+def parse_on_illegal(text: str) -> int:
+    """``forfeit`` -> 0 retries; ``retry:N`` -> N. Raises OnIllegalError."""
+    t = text.strip().lower()
+    if t == "forfeit":
+        return 0
+    if t.startswith("retry:") and t[6:].isdigit() and int(t[6:]) >= 1:
+        return int(t[6:])
+    raise OnIllegalError(f"--on-illegal {text!r}: expected forfeit or retry:N (N >= 1)")
+
+
+@dataclass(frozen=True)
+class MatchConfig:
+    """How a match is played (everything but the bots). ``seed`` keys every deck
+    (``rules.deal``); it defaults to a fresh secret one."""
+
+    rules: Rules
+    games: int = 10
+    seed: str = field(default_factory=new_seed)
+    tc: TimeControl = field(default_factory=TimeControl)
+    illegal_retries: int = 0
+    max_restarts: int = 3
+    until_durak: int | None = None
+    duplicate: bool = False  #: each deal once per seat rotation (see play_match)
+
+    def __post_init__(self) -> None:
+        # An int seed (tests, tools) keys the deals as its decimal text.
+        object.__setattr__(self, "seed", check_seed(self.seed))
+
+
+@dataclass
+class Decision:
+    seat: int
+    action: int
+    forced: bool
+    seconds: float
+
+
+@dataclass
+class GameRecord:
+    """Everything needed to replay and verify one game. ``seed`` is the public deal id
+    (``"match:3"``): the deck was derived from it and the run's secret seed, and is
+    recorded in ``deck``, so a replay needs neither."""
+
+    index: int
+    seed: str
+    dealer: int
+    deck: list[int]
+    players: list[str]
+    decisions: list[Decision]
+    termination: str
+    durak: int | None
+    last_out: tuple[int, ...]
+    reason: str
+    bouts: int
+    wall_s: float
+    forfeit: dict[str, Any] | None = None
+    retries: list[dict[str, Any]] = field(default_factory=list)
+    #: CPU seconds in-process (builtin) bots spent deciding in this game: they run in the
+    #: referee's process, so the referee's own CPU is its process CPU minus this. Not logged.
+    inprocess_cpu_s: float = 0.0
+    #: For a game played in a worker process: that worker's own CPU seconds since its
+    #: previous game (in-process bots excluded). Not logged.
+    worker_cpu_s: float | None = None
+
+    @property
+    def drawn_seats(self) -> tuple[int, ...]:
+        """The seats that share a draw: those that went out in the final bout of a
+        ``last_two_out`` draw, the whole table after a stalemate or the action cap; empty
+        when there is a durak. (docs/RULES.md, decision 7: one rule for every score.)"""
+        if self.durak is not None:
+            return ()
+        return self.last_out or tuple(range(len(self.players)))
+
+    def score(self, seat: int) -> float:
+        """The game score of ``seat``: 1 safe, 1/2 sharing a draw, 0 the durak."""
+        if seat == self.durak:
+            return 0.0
+        return 0.5 if seat in self.drawn_seats else 1.0
+
+    @property
+    def overhead_s(self) -> float:
+        """Referee time not charged to any bot (wall time minus decision times)."""
+        return max(0.0, self.wall_s - sum(d.seconds for d in self.decisions))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The log record of this game."""
+        return {
+            "type": "game", "game": self.index, "seed": self.seed, "dealer": self.dealer,
+            "players": self.players,
+            "deck": [card_str(c) for c in self.deck],
+            "decisions": [[d.seat, action_str(d.action), d.forced, round(d.seconds * 1000, 3)]
+                          for d in self.decisions],
+            "termination": self.termination, "durak": self.durak,
+            "last_out": list(self.last_out), "reason": self.reason, "bouts": self.bouts,
+            "wall_ms": round(self.wall_s * 1000, 3), "forfeit": self.forfeit,
+            "retries": self.retries,
+        }
+
+
+def record_from_dict(data: dict[str, Any]) -> GameRecord:
+    """A GameRecord back from its log form (``GameRecord.as_dict``)."""
+    from ..rules.actions import parse_action
+    from ..rules.cards import parse_card
+
+    return GameRecord(
+        data["game"], data["seed"], data["dealer"], [parse_card(c) for c in data["deck"]],
+        list(data["players"]),
+        [Decision(seat, parse_action(text), forced, ms / 1000) for seat, text, forced, ms in data["decisions"]],
+        data["termination"], data["durak"], tuple(data["last_out"]), data["reason"], data["bouts"],
+        data["wall_ms"] / 1000, data["forfeit"], list(data.get("retries", [])))
+
+
+class Forfeit(Exception):
+    """A seat lost the game by its own fault (bad message, illegal action, ...)."""
+
+    def __init__(self, seat: int, kind: str, reason: str, evidence: dict[str, Any]) -> None:
+        super().__init__(reason)
+        self.seat, self.kind, self.reason, self.evidence = seat, kind, reason, evidence
+
+
+class _Table:
+    """The state of one game in play: the engine, clocks, and the players."""
+
+    def __init__(self, players: Sequence[Player], config: MatchConfig, index: int,
+                 watch: Watch | None = None) -> None:
+        self.players = players
+        self.watch = watch
+        self.config = config
+        self.index = index
+        # Request ids count per seat per game (1, 2, 3, ...): a seat's ids say nothing
+        # about how often other seats, or other tables, were asked.
+        self.request_ids = [0] * len(players)
+        self.wants = [p.wants_events for p in players]
+        self.clocks = [Clock(config.tc) for _ in players]
+        self.retries: list[dict[str, Any]] = []
+        self.inprocess_cpu_s = 0.0  #: see GameRecord.inprocess_cpu_s
+
+    async def send(self, seat: int, message: dict[str, Any]) -> None:
+        try:
+            await self.players[seat].send(message)
+        except BotFailure as exc:
+            raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
+
+    async def broadcast(self, game: Game, forced: bool) -> None:
+        """Send the events recorded since the last call to every bot that wants them.
+        ``forced``: the first event is an action the referee applied without asking;
+        only the seat that "made" it is told so (to others, that it had no choice is a
+        hidden fact about its hand)."""
+        events = game.events
+        if not events:
+            return
+        if self.watch is not None:
+            # A spectator sees each event as public_event shows it to no seat at all.
+            for ev in events:
+                message = spectator.public_message(game, self.index, ev)
+                if message is not None:
+                    await self.watch(message)
+        listeners = [seat for seat in range(len(self.players)) if self.wants[seat]]
+        for i, ev in enumerate(events if listeners else ()):
+            # Most events read the same for every seat: build and encode those once for
+            # the whole table. A draw (only the drawer sees the cards), a decline (only
+            # the decliner sees it) and a forced action are built per seat.
+            forced_ev = forced and i == 0
+            shared = None
+            if ev[0] not in ("draw", "decline") and not forced_ev:
+                shared = self._event_frame(game, ev, listeners[0], False)
+            for seat in listeners:
+                frame = shared or self._event_frame(game, ev, seat, forced_ev and seat == ev[1])
+                if frame is None:
+                    continue
+                try:
+                    await self.players[seat].send_frame(frame)
+                except BotFailure as exc:
+                    raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
+        events.clear()
+
+    def _event_frame(self, game: Game, event: tuple, seat: int, forced: bool) -> bytes | None:
+        wire = game.public_event(event, seat)
+        if wire is None:
+            return None
+        if forced:
+            wire["forced"] = True
+        return encode(msg.event_msg(game=self.index, event=wire))
+
+    async def ask(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float]:
+        """Ask ``seat`` to choose from ``legal``; apply it; return (action, seconds charged)."""
+        legal_wire = [shared_wire(a) for a in legal]  # read-only maps: encoded, compared
+        clock = self.clocks[seat]
+        charged = 0.0
+        attempt = 0
+        while True:
+            self.request_ids[seat] += 1
+            request_id = self.request_ids[seat]
+            player = self.players[seat]
+            view = ObservationOnDemand(game, seat) if player.lazy_view else game.observe(seat)
+            request = msg.request_msg(id=request_id, game=self.index, observation=view,
+                                      legal=legal_wire, clock=clock.wire())
+            budget = clock.budget()
+            asked = trio.current_time()
+            in_process = player.in_process
+            cpu = time.process_time() if in_process else 0.0
+            try:
+                answer = await player.decide(request, budget)
+            except BotFailure as exc:
+                raise Forfeit(seat, exc.kind, f"{exc.reason} (request {request_id})",
+                              exc.evidence) from None
+            if in_process:  # its CPU is not the referee's
+                self.inprocess_cpu_s += time.process_time() - cpu
+            # The bot's time: from its request fully written to its answer's frame
+            # complete (Player.timing); encoding, writing and decoding are ours.
+            written, answered = player.timing or (asked, trio.current_time())
+            clock.start(written)
+            used, in_time = clock.stop(answered)
+            charged += used
+            if not in_time:
+                late = (f"answered request {request_id} after {used:.3f} s, over its budget of "
+                        f"{budget:.3f} s")
+                await player.tell(msg.error_msg("timeout", late, True))
+                raise Forfeit(seat, "timeout", late,
+                              {"used_s": round(used, 4), "budget_s": budget, "received": answer})
+            # An answer equal to an element of the legal list (the usual case: bots copy
+            # one, and the protocol layer returns actions in canonical form) needs no
+            # second parse.
+            try:
+                action = legal[legal_wire.index(answer)]
+            except ValueError:
+                try:
+                    action = action_from_wire(answer)
+                except MalformedAction as exc:
+                    malformed = f"malformed action for request {request_id}: {exc}"
+                    await player.tell(msg.error_msg("protocol", malformed, True))
+                    raise Forfeit(seat, "protocol", malformed, {"received": answer}) from None
+            if action in legal:
+                game.apply_legal(action)
+                return action, charged
+            reason = illegal_message(game, action, request_id)
+            if attempt >= self.config.illegal_retries:
+                await player.tell(msg.error_msg("illegal", reason, True))
+                raise Forfeit(seat, "illegal", reason, {"received": answer,
+                              "legal": [action_str(a) for a in legal]})
+            attempt += 1
+            self.retries.append({"seat": seat, "request": request_id, "reason": reason})
+            await self.send(seat, msg.error_msg("illegal", reason, False))
+
+
+def illegal_message(game: Game, action: int, request_id: int) -> str:
+    """The ``error`` message (code ``illegal``) for a well-formed action that is not legal."""
+    return (f"illegal action {action_str(action)} for request {request_id}: "
+            f"{game.illegal_reason(action) or 'not legal now'}")
+class ObservationOnDemand(Mapping[str, Any]):
+    """``game.observe(seat)`` as a read-only Mapping, computed on first use: for an
+    in-process bot (``Player.lazy_view``) that may decide without looking at it. It
+    reads the game when first used, so it is valid only while the request is open."""
+
+    __slots__ = ("_game", "_seat", "_view")
+
+    def __init__(self, game: Game, seat: int) -> None:
+        self._game, self._seat = game, seat
+        self._view: dict[str, Any] | None = None
+
+    def _full(self) -> dict[str, Any]:
+        view = self._view
+        if view is None:
+            view = self._view = self._game.observe(self._seat)
+        return view
+
+    def __getitem__(self, key: str) -> Any:
+        return self._full()[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._full().get(key, default)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._full())
+
+    def __len__(self) -> int:
+        return len(self._full())
+
+
+def forfeit_reason(name: str, kind: str, detail: str | None = None) -> str:
+    """The ``reason`` of a game lost by forfeit. ``detail`` (what the bot did wrong, which
+    may name a card it holds) goes only to the log and to the forfeiting seat; the other
+    seats get the reason without it."""
+    return f"{name} forfeited ({kind})" + (f": {detail}" if detail is not None else "")
+
+
+async def play_game(players: Sequence[Player], config: MatchConfig, *, index: int, seed: str,
+                    dealer: int, watch: Watch | None = None) -> GameRecord:
+    """Play one game; return its record. Bot failures become forfeits in the record.
+
+    ``seed`` is the deal id (``rules.deal.deal_id``): the deck is
+    ``deal_deck(config.seed, seed, deck size)``, the same for every game given that id.
+    ``watch``: a spectator's hook, awaited with the game's public messages only (its
+    start, every public event, its end; see referee/table/spectator.py); None costs nothing."""
+    started = trio.current_time()
+    rules = config.rules
+    n = len(players)
+    table = _Table(players, config, index, watch)
+    game = Game.new(rules, n, deck=deal_deck(config.seed, seed, rules.deck), dealer=dealer,
+                    record_events=any(table.wants) or watch is not None)
+    names = [p.name for p in players]
+    if watch is not None:
+        await watch(spectator.start_message(game, index, names))
+    decisions: list[Decision] = []
+    forfeit = None
+    termination: str
+    durak: int | None
+    last_out: tuple[int, ...]
+    was_busy = [p.busy for p in players]
+    for p in players:
+        p.busy = True  # in a game: a TCP seat's connection is not swapped under it
+    try:
+        for seat in range(n):
+            if table.wants[seat]:
+                await table.send(seat, msg.game_start_msg(
+                    game=index, seat=seat, players=n, names=names, rules=rules.as_dict(),
+                    dealer=dealer, trump=card_str(game.trump_card),
+                    hand=game.observe(seat)["hand"], attacker=game.attacker))
+        await table.broadcast(game, False)
+        while not game.is_over:
+            seat = game.seat_to_move()
+            legal = game.legal_actions()
+            action = game.forced_action(legal)
+            forced = action is not None
+            used = 0.0
+            if action is None:
+                action, used = await table.ask(game, seat, legal)
+            else:
+                game.apply_legal(action)
+            decisions.append(Decision(seat, action, forced, used))
+            await table.broadcast(game, forced)
+    except Forfeit as f:
+        forfeit = {"seat": f.seat, "bot": names[f.seat], "kind": f.kind, "reason": f.reason,
+                   "decision": len(decisions), "evidence": f.evidence}
+        termination, durak, last_out = f.kind, f.seat, ()
+        reason = forfeit_reason(names[f.seat], f.kind, f.reason)
+    else:
+        o = game.outcome
+        assert o is not None
+        termination, durak, last_out, reason = o.termination, o.durak, o.last_out, o.reason
+    end = msg.game_end_msg(game=index, durak=durak, termination=termination, reason=reason)
+    public_end = end
+    if forfeit is not None and durak is not None:
+        public_end = msg.game_end_msg(game=index, durak=durak, termination=termination,
+                                      reason=forfeit_reason(names[durak], termination))
+    if watch is not None:
+        await watch(spectator.end_message(index, public_end))
+    for seat, p in enumerate(players):
+        if table.wants[seat]:
+            try:
+                await p.send(end if seat == durak else public_end)
+            except BotFailure:
+                pass  # the game is decided; a bot that is gone now fails its next game
+        p.busy = was_busy[seat]
+    return GameRecord(index, seed, dealer, list(game.deck), names, decisions, termination, durak,
+                      last_out, reason, game.bout, trio.current_time() - started, forfeit,
+                      table.retries, table.inprocess_cpu_s)
+
+
+@dataclass
+class BotStats:
+    name: str
+    durak: int = 0
+    draws: int = 0
+    forfeits: dict[str, int] = field(default_factory=dict)
+    decisions: int = 0
+    seconds: float = 0.0
+    max_seconds: float = 0.0
+
+    def as_dict(self, games: int) -> dict[str, Any]:
+        return {"name": self.name, "games": games, "durak": self.durak, "draws": self.draws,
+                "forfeits": dict(self.forfeits), "decisions": self.decisions,
+                "mean_decision_ms": round(1000 * self.seconds / self.decisions, 3)
+                if self.decisions else None,
+                "max_decision_ms": round(1000 * self.max_seconds, 3) if self.decisions else None}
+
+
+#: How many forfeits a MatchResult keeps with their evidence (the first ones); the
+#: rest are counted (``forfeits_total``), and the match log holds every one.
+FORFEIT_DETAILS_KEPT = 100
+
+
+@dataclass
+class MatchResult:
+    """A match's counts so far. It keeps counters, not game records, so its size does
+    not grow with the number of games (only the first ``FORFEIT_DETAILS_KEPT``
+    forfeits are kept with their evidence). A caller that needs the records keeps
+    them itself, from ``play_match``'s ``on_game``."""
+
+    config: MatchConfig
+    bots: list[BotStats]
+    played: int = 0  #: games finished
+    wall_s: float = 0.0
+    interrupted: bool = False
+    log_path: str | None = None
+    sandbox: str | None = None  #: the sandbox program bots ran in (bwrap | none; None: no program bots)
+    duplicates: str | None = None  #: sandbox.duplicate_soundness of a --duplicate match
+    stderr_logs: dict[str, str] = field(default_factory=dict)  #: bot name -> its stderr log
+    #: CPU seconds of the referee process while the match played (time.process_time: every
+    #: thread of this process; bot processes are not in it), and of in-process bots in it.
+    cpu_s: float = 0.0
+    inprocess_cpu_s: float = 0.0
+    draws: int = 0
+    terminations: dict[str, int] = field(default_factory=dict)
+    bouts: int = 0
+    asked: int = 0  #: decisions a bot was asked for
+    actions: int = 0  #: every action, forced ones included
+    overhead_s: float = 0.0  #: sum of GameRecord.overhead_s
+    forfeits_total: int = 0
+    forfeit_details: list[dict[str, Any]] = field(default_factory=list)  #: the first ones
+
+    def leader(self) -> str:
+        """The bot that was the durak least often so far, as short text."""
+        if not self.bots:
+            return ""
+        best = min(self.bots, key=lambda b: b.durak)
+        return f"{best.name} (durak {best.durak} of {self.played})"
+
+    def add(self, record: GameRecord) -> None:
+        """Count a finished game for the bots at its seats (by name: in duplicate mode
+        the bots change seats from game to game). The record is not kept."""
+        self.played += 1
+        self.inprocess_cpu_s += record.inprocess_cpu_s
+        by_name = {b.name: b for b in self.bots}
+        at = [by_name[name] for name in record.players]
+        for d in record.decisions:
+            if not d.forced:
+                stats = at[d.seat]
+                stats.decisions += 1
+                stats.seconds += d.seconds
+                stats.max_seconds = max(stats.max_seconds, d.seconds)
+                self.asked += 1
+        self.actions += len(record.decisions)
+        self.bouts += record.bouts
+        self.overhead_s += record.overhead_s
+        self.terminations[record.termination] = self.terminations.get(record.termination, 0) + 1
+        for seat in record.drawn_seats:
+            at[seat].draws += 1
+        if record.durak is None:
+            self.draws += 1
+        else:
+            at[record.durak].durak += 1
+        if record.forfeit is not None:
+            b = at[record.forfeit["seat"]]
+            b.forfeits[record.forfeit["kind"]] = b.forfeits.get(record.forfeit["kind"], 0) + 1
+            self.forfeits_total += 1
+            if len(self.forfeit_details) < FORFEIT_DETAILS_KEPT:
+                self.forfeit_details.append(dict(record.forfeit, game=record.index))
+
+    def summary(self) -> dict[str, Any]:
+        """The match result as one JSON-ready map (the CLI's ``--json`` form).
+        ``forfeit_details`` holds the first ``FORFEIT_DETAILS_KEPT`` forfeits;
+        ``forfeits_total`` counts them all."""
+        n = self.played
+        asked = self.asked
+        rules = self.config.rules
+        return {
+            "games": n,
+            "draws": self.draws,
+            "preset": rules.preset,
+            "rules": rules.as_dict(),
+            "rules_text": rules.describe(),
+            "time_control": self.config.tc.as_dict(),
+            "seed": self.config.seed,
+            "bots": [dict(b.as_dict(n), stderr_log=self.stderr_logs.get(b.name),
+                          forfeited_all=forfeited_all(n, b.forfeits)) for b in self.bots],
+            "warnings": [all_forfeit_warning(b.name, n, b.forfeits) for b in self.bots
+                         if forfeited_all(n, b.forfeits)],
+            "terminations": dict(self.terminations),
+            "bouts_mean": round(self.bouts / n, 3) if n else 0.0,
+            "decisions": asked,
+            "actions": self.actions,
+            "overhead_us_per_decision": round(1e6 * self.overhead_s / asked, 1) if asked else None,
+            **referee_cost(self.cpu_s - self.inprocess_cpu_s, self.overhead_s, asked),
+            "wall_s": round(self.wall_s, 3),
+            "interrupted": self.interrupted,
+            "log": self.log_path,
+            "sandbox": self.sandbox,
+            "duplicates": self.duplicates,
+            "forfeit_details": [dict(f) for f in self.forfeit_details],
+            "forfeits_total": self.forfeits_total,
+            "elo": head_to_head(self.bots, n),
+        }
+
+
+def head_to_head(bots: Sequence[BotStats], games: int) -> dict[str, Any] | None:
+    """For a two-bot match: the Elo difference of the first bot over the second from its
+    wins, losses and draws, with the 95% half-width and the likelihood of superiority
+    (as cutechess prints them; ``ratings.elo_from_wdl``). Infinite figures (one bot never
+    lost) are None in JSON. None for other tables or before any game."""
+    from ..scoring.ratings import elo_from_wdl
+
+    if len(bots) != 2 or games == 0:
+        return None
+    a, b = bots
+    wins, losses = b.durak, a.durak
+    draws = games - wins - losses
+    est = elo_from_wdl(wins, losses, draws)
+    return {"a": a.name, "b": b.name, "wins": wins, "losses": losses, "draws": draws,
+            "elo": round(est.elo, 1) if math.isfinite(est.elo) else est.elo,
+            "error95": round(est.error95, 1) if math.isfinite(est.error95) else est.error95,
+            "los": round(est.los, 4)}
+
+
+def referee_cost(cpu_s: float, wall_s: float, decisions: int) -> dict[str, float | None]:
+    """The referee's own cost per decision asked, in microseconds: ``cpu_s`` of measured
+    referee CPU (its process and any workers, in-process bots excluded) and ``wall_s`` of
+    game wall time not charged to any bot (None without decisions)."""
+    def per(seconds: float) -> float | None:
+        return round(1e6 * seconds / decisions, 1) if decisions else None
+    return {"referee_cpu_us_per_decision": per(max(0.0, cpu_s)),
+            "referee_wall_us_per_decision": per(wall_s)}
+
+
+async def play_match(players: Sequence[Player], config: MatchConfig, *,
+                     on_game: Callable[[GameRecord, MatchResult], None] | None = None,
+                     result: MatchResult | None = None) -> MatchResult:
+    """Play a match: ``config.games`` games, or until some bot has been the durak
+    ``config.until_durak`` times. Players must already be started. Pass ``result`` to
+    have it filled in as the match goes (it survives a Ctrl-C).
+
+    A player that has ``left`` the table (a person at ``durak-ref play``) ends the match
+    after the game in progress.
+
+    Normal mode: the bots keep their seats; game 1 is dealt by the last seat, the durak
+    deals the next game, after a draw the dealer stays; game i is deal ``match:i``.
+    Duplicate mode: each deal is played once per seat rotation (n players: n games on
+    the same deck, every bot taking every seat of it), always dealt by the last seat so
+    the deals are identical; deal d is ``match:d``. Decks: ``play_game``.
+    """
+    n = len(players)
+    config.rules.check_table(n)
+    if result is None:
+        result = MatchResult(config, [BotStats(p.name) for p in players])
+    dealer = first_dealer(n)
+    start = trio.current_time()
+    cpu_start = time.process_time() - result.cpu_s  # a result filled in before keeps counting
+    for index in range(config.games):
+        if config.duplicate:
+            deal, rotation = divmod(index, n)
+            table = list(players[rotation:]) + list(players[:rotation])
+            seed = deal_id("match", deal)
+        else:
+            table, seed = list(players), deal_id("match", index)
+        for p in table:
+            await p.prepare_game(config.max_restarts)
+        record = await play_game(table, config, index=index, seed=seed, dealer=dealer)
+        result.cpu_s = time.process_time() - cpu_start
+        result.add(record)
+        result.wall_s = trio.current_time() - start
+        if on_game is not None:
+            on_game(record, result)
+        if not config.duplicate:
+            dealer = next_dealer(dealer, record.durak)
+        if config.until_durak and any(b.durak >= config.until_durak for b in result.bots):
+            break
+        if any(p.left for p in players):
+            break
+    result.wall_s = trio.current_time() - start
+    return result

@@ -1,0 +1,185 @@
+"""Replay and verification of match logs with the rules engine.
+
+``verify_game`` re-simulates one logged game from its deck order and recorded
+decisions and checks every step: the seat that acted was the seat to act, each action
+was legal, the forced flag matches what the rules force, and the recorded result is
+what the rules (or the recorded forfeit) give. ``game_steps`` yields the same replay
+as printable lines, omniscient or as one seat saw it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .match import FORFEITS, forfeit_reason
+from ..rules import Game, Rules
+from ..rules.actions import MalformedAction, action_from_wire, action_str, parse_action
+from ..rules.cards import CardError, card_str, mask_str, parse_card
+from ..rules.options import RulesError, rules_from_dict
+
+
+class Divergence(ValueError):
+    """A logged game does not follow from its deck and decisions under the rules."""
+
+
+@dataclass
+class Verified:
+    game: int
+    ok: bool
+    message: str
+
+
+def log_rules(header: dict[str, Any]) -> Rules:
+    try:
+        return rules_from_dict(header["rules"], header.get("preset", "classic"))
+    except (RulesError, KeyError, TypeError) as exc:
+        raise Divergence(f"the header's rules cannot be used: {exc}") from None
+
+
+def _start(rules: Rules, record: dict[str, Any], events: bool = False) -> Game:
+    try:
+        deck = [parse_card(c) for c in record["deck"]]
+        return Game.new(rules, len(record["players"]), deck=deck, dealer=record["dealer"],
+                        record_events=events)
+    except (CardError, RulesError, TypeError, ValueError) as exc:
+        raise Divergence(f"game {record.get('game')}: cannot deal from the recorded deck: {exc}") from None
+
+
+def _decisions(game: Game, record: dict[str, Any]) -> Iterator[tuple[int, int, int, bool]]:
+    """Apply each recorded decision after checking it; yields (number, seat, action, forced)."""
+    g = record["game"]
+    for i, entry in enumerate(record["decisions"]):
+        try:
+            seat, text, forced = entry[0], entry[1], bool(entry[2])
+            action = parse_action(text)
+        except (MalformedAction, TypeError, IndexError, KeyError) as exc:
+            raise Divergence(f"game {g}, decision {i}: unreadable entry {entry!r}: {exc}") from None
+        if game.is_over:
+            raise Divergence(f"game {g}, decision {i}: {text} recorded after the game was over")
+        if seat != game.current_seat:
+            raise Divergence(f"game {g}, decision {i}: seat {seat} acted ({text}) but it was "
+                             f"seat {game.current_seat}'s turn")
+        reason = game.illegal_reason(action)
+        if reason is not None:
+            raise Divergence(f"game {g}, decision {i}: seat {seat} played {text}, which is "
+                             f"illegal: {reason}")
+        really_forced = game.forced_action() == action
+        if forced != really_forced:
+            raise Divergence(f"game {g}, decision {i}: {text} is logged as "
+                             f"{'forced' if forced else 'asked'} but the rules "
+                             f"{'force' if really_forced else 'do not force'} it")
+        game.apply_legal(action)
+        yield i, seat, action, forced
+
+
+def verify_game(rules: Rules, record: dict[str, Any]) -> Game:
+    """Re-simulate ``record`` and check it. Returns the final game; raises Divergence."""
+    game = _start(rules, record)
+    for _ in _decisions(game, record):
+        pass
+    g = record["game"]
+    term, durak = record["termination"], record["durak"]
+    if term in FORFEITS:
+        forfeit = record.get("forfeit") or {}
+        if forfeit.get("seat") != durak:
+            raise Divergence(f"game {g}: forfeit by seat {forfeit.get('seat')} but durak {durak}")
+        if game.is_over:
+            raise Divergence(f"game {g}: recorded as a forfeit ({term}) but the game was already over")
+        if term == "illegal":
+            received = (forfeit.get("evidence") or {}).get("received")
+            try:
+                action = action_from_wire(received)
+            except MalformedAction:
+                raise Divergence(f"game {g}: the illegal action's evidence {received!r} is not an action") from None
+            if forfeit.get("seat") != game.current_seat or game.illegal_reason(action) is None:
+                raise Divergence(f"game {g}: {action_str(action)} by seat {forfeit.get('seat')} is "
+                                 f"recorded as illegal, but it was legal")
+        return game
+    if not game.is_over:
+        raise Divergence(f"game {g}: the decisions end before the game does (termination {term})")
+    o = game.outcome
+    assert o is not None
+    if (o.termination, o.durak) != (term, durak):
+        raise Divergence(f"game {g}: the log says {term}, durak {durak}; the rules give "
+                         f"{o.termination}, durak {o.durak}")
+    if list(o.last_out) != list(record.get("last_out", [])):
+        raise Divergence(f"game {g}: last_out {record.get('last_out')} but the rules give {list(o.last_out)}")
+    return game
+
+
+def verify_log(header: dict[str, Any], games: list[dict[str, Any]]) -> list[Verified]:
+    """Verify every game; one entry per game (``ok`` False with the first divergence)."""
+    rules = log_rules(header)
+    out = []
+    for record in games:
+        try:
+            verify_game(rules, record)
+            out.append(Verified(record["game"], True, f"{record['termination']}, durak {record['durak']}"))
+        except Divergence as exc:
+            out.append(Verified(record.get("game", -1), False, str(exc)))
+    return out
+
+
+def game_steps(header: dict[str, Any], record: dict[str, Any], seat: int | None = None) -> Iterator[str]:
+    """The game as printable lines: omniscient (``seat`` None) or as ``seat`` saw it.
+
+    The seat view prints only what the seat's observation holds: its own hand, the
+    table, public events, hand sizes and the cards publicly known per seat."""
+    rules = log_rules(header)
+    names = record["players"]
+    game = _start(rules, record, events=True)
+    yield (f"game {record['game']}: {', '.join(f'{i}={n}' for i, n in enumerate(names))}; "
+           f"dealer {record['dealer']}; trump {card_str(game.trump_card)}")
+    yield from _state_lines(game, seat)
+    last_bout = game.bout
+    assert game.events is not None
+    for i, s, action, forced in _decisions(game, record):
+        ms = record["decisions"][i][3] if len(record["decisions"][i]) > 3 else None
+        note = " (forced)" if forced else (f" ({ms:.1f} ms)" if isinstance(ms, (int, float)) else "")
+        viewer = s if seat is None else seat
+        if game.public_event(game.events[0], viewer) is not None:  # not another's decline
+            # Whether another seat's move was forced (or how long it took) is not
+            # something that seat's opponents see.
+            yield f"  {i:4d}  seat {s} {names[s]}: {action_str(action)}{note if viewer == s else ''}"
+        for ev in game.events:
+            if ev[0] in ("bout_end", "draw", "out"):
+                wire = game.public_event(ev, seat if seat is not None else ev[1])
+                assert wire is not None
+                yield "        " + _event_text(wire, seat)
+        game.events.clear()
+        if game.bout != last_bout or game.is_over:
+            last_bout = game.bout
+            yield from _state_lines(game, seat)
+    reason = record.get("reason", "")
+    forfeit = record.get("forfeit")
+    if seat is not None and forfeit and forfeit.get("seat") != seat:
+        reason = forfeit_reason(names[forfeit["seat"]], record["termination"])
+    yield f"result: {record['termination']}, durak {record['durak']}: {reason}"
+
+
+def _event_text(ev: dict[str, Any], seat: int | None) -> str:
+    if ev["type"] == "bout_end":
+        return f"bout {ev['result']} (defender seat {ev['defender']})"
+    if ev["type"] == "draw":
+        cards = f": {' '.join(ev['cards'])}" if "cards" in ev else ""
+        return f"seat {ev['seat']} draws {ev['count']}{cards}"
+    return f"seat {ev['seat']} is out"
+
+
+def _state_lines(game: Game, seat: int | None) -> Iterator[str]:
+    if game.is_over:
+        return
+    yield (f"bout {game.bout}: seat {game.attacker} attacks seat {game.defender}; "
+           f"talon {len(game.talon)}")
+    for s in range(game.players):
+        if game.out[s]:
+            continue
+        if seat is None or s == seat:
+            yield f"    seat {s}: {' '.join(mask_str(game.hands[s]))}"
+        else:
+            obs = game.observe(seat)
+            known = obs["known"][s]
+            yield (f"    seat {s}: {obs['hand_sizes'][s]} cards"
+                   + (f", known: {' '.join(known)}" if known else ""))
