@@ -18,7 +18,7 @@ DURAK_REF = Path(sys.executable).parent / "durak-ref"
 STATUS_KEYS = {"elo0", "elo1", "alpha", "beta", "lower", "upper", "model", "counts", "n", "llr",
                "state", "decided_after", "elo", "elo_error95", "los", "pairs", "games", "forfeits",
                "seed", "reproduce", "sandbox", "duplicates", "bots", "warnings", "a", "b", "opponents",
-               "run", "log", "resumed_pairs"}
+               "run", "log", "resumed_pairs", "stderr_logs"}
 
 
 def cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
