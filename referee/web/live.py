@@ -400,6 +400,10 @@ def replay_page(done: Finished) -> str:
                                  source=f"live game {done.number}")
 
 
+#: A connection that has not sent a whole request within this many seconds is closed.
+IDLE_TIMEOUT_S = 5.0
+
+
 async def serve_live(hub: LiveHub, host: str, port: int, *,
                      task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
     """Serve ``hub``'s page on host:port with hypercorn's trio worker until ``hub.close()``.
@@ -413,8 +417,12 @@ async def serve_live(hub: LiveHub, host: str, port: int, *,
     config.accesslog = None
     config.loglevel = "WARNING"  # its "Running on" line is ours to print
     config.graceful_timeout = 1.0
-    config.read_timeout = 10  # a client that sends its request slower than this is cut off
-    config.keep_alive_timeout = 5.0
+    # No read timeout: a viewer's event stream is one long response during which the
+    # browser sends nothing, and hypercorn's read timeout would cut it (every viewer
+    # dropped and reconnecting every few seconds). A client that sends its request head
+    # slowly is cut by the idle timer instead, which runs until a whole request is in.
+    config.read_timeout = None
+    config.keep_alive_timeout = IDLE_TIMEOUT_S
     config.h11_max_incomplete_size = 8 * 1024  # request line and headers: small
     # Plain ASGI with dict messages; hypercorn's own annotations name each message type.
     app: Any = LiveApp(hub, host)

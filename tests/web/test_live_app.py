@@ -21,7 +21,7 @@ import pytest
 import trio
 
 from referee.console.jsonout import strict_loads
-from referee.web.live import LiveError, LiveHub, parse_http, serve_live, with_live
+from referee.web.live import IDLE_TIMEOUT_S, LiveError, LiveHub, parse_http, serve_live, with_live
 from livekit import CARD, classic, expected_views, live_server, play_watched, sse_events
 
 
@@ -195,6 +195,44 @@ async def test_closing_the_hub_ends_every_stream_and_the_server() -> None:
         # serve_live returned by itself: the nursery was not cancelled.
     with pytest.raises(OSError):
         await trio.open_tcp_stream("127.0.0.1", port)
+
+
+async def test_a_silent_viewer_outlives_every_server_timeout_and_still_gets_the_next_game() -> None:
+    """The long-run rule: an event stream is one response during which the browser sends
+    nothing. It must stay open past every timeout of the server beneath it (hypercorn's
+    idle timer; its read timeout, which would cut the stream, is off) and then deliver."""
+    hub = LiveHub("t")
+    got = bytearray()
+    with trio.fail_after(IDLE_TIMEOUT_S + 30):
+        async with live_server(hub) as url, httpx.AsyncClient(base_url=url, timeout=None) as client:
+            async with client.stream("GET", "/events") as response:
+                async with trio.open_nursery() as nursery:
+                    async def read() -> None:
+                        async for chunk in response.aiter_raw():
+                            got.extend(chunk)
+                    nursery.start_soon(read)
+                    # Real time: the server's timers run on the real clock of real sockets.
+                    await trio.sleep(2 * IDLE_TIMEOUT_S + 1)
+                    record = await play_watched(hub, classic(), 0)
+                    await trio.sleep(0.5)
+                    nursery.cancel_scope.cancel()
+    names = [name for name, data in sse_events(bytes(got))]
+    assert names[0] == "snapshot" and names.count("snapshot") == 1  # one connection throughout
+    assert ("finished", record["game"]) in [(n, d.get("game")) for n, d in sse_events(bytes(got))]
+
+
+async def test_a_client_that_never_finishes_its_request_is_closed_after_the_idle_time() -> None:
+    """Slow request heads (slowloris) are cut by the idle timer, not by a read timeout."""
+    hub = LiveHub("t")
+    with trio.fail_after(IDLE_TIMEOUT_S + 30):
+        async with live_server(hub) as url:
+            port = int(url.rpartition(":")[2])
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+            await stream.send_all(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never ends
+            start = trio.current_time()
+            assert await stream.receive_some(1024) == b""  # closed by the server
+            assert trio.current_time() - start >= IDLE_TIMEOUT_S - 0.5
+            await stream.aclose()
 
 
 async def test_a_port_in_use_is_the_users_error() -> None:
