@@ -52,6 +52,7 @@ async def play_watched(hub: LiveHub, config: MatchConfig, index: int, names: tup
 
 
 def hidden_from_spectator(game: Game) -> set[str]:
+    """Every card in a hand not publicly known, and the talon below the face-up trump."""
     hidden = 0
     for seat, hand in enumerate(game.hands):
         hidden |= hand & ~game.known[seat]

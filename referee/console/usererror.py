@@ -18,10 +18,27 @@ def lifted(*kinds: type[BaseException]) -> Iterator[None]:
     try:
         yield
     except BaseExceptionGroup as group:
-        wanted = group.subgroup(kinds)
-        if wanted is None:
+        leaf = first_of(group, kinds)
+        if leaf is None:
             raise
-        leaf: BaseException = wanted
-        while isinstance(leaf, BaseExceptionGroup):
-            leaf = leaf.exceptions[0]
         raise leaf from None
+
+
+def first_of(group: BaseExceptionGroup, kinds: tuple[type[BaseException], ...]) -> BaseException | None:
+    """The first exception of one of ``kinds`` in ``group`` (nested groups searched in
+    order), or None if it holds none."""
+    wanted = group.subgroup(kinds)
+    if wanted is None:
+        return None
+    leaf: BaseException = wanted
+    while isinstance(leaf, BaseExceptionGroup):
+        leaf = leaf.exceptions[0]
+    return leaf
+
+
+def leaves(group: BaseException) -> list[BaseException]:
+    """Every exception in ``group`` that is not itself a group, depth first (``[group]``
+    for a plain exception)."""
+    if isinstance(group, BaseExceptionGroup):
+        return [leaf for e in group.exceptions for leaf in leaves(e)]
+    return [group]

@@ -36,6 +36,7 @@ from typing import Any
 
 import trio
 
+from ..console.usererror import leaves
 from ..table.clock import TimeControl, TimeControlError
 from ..table.match import (
     GameRecord, MatchConfig, OnIllegalError, Watch, parse_on_illegal, play_game, referee_cost,
@@ -449,10 +450,10 @@ async def with_pool(settings: TournamentSettings, config: MatchConfig, stem: Pat
                 await pool.close()
                 nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:
-        leaves = _leaves(group)
-        if any(isinstance(e, KeyboardInterrupt) for e in leaves):
+        found = leaves(group)
+        if any(isinstance(e, KeyboardInterrupt) for e in found):
             raise KeyboardInterrupt from None
-        starts = [e for e in leaves if isinstance(e, BotStartError)]
+        starts = [e for e in found if isinstance(e, BotStartError)]
         if starts:
             raise starts[0] from None
         raise
@@ -733,12 +734,6 @@ def play_tournament(settings: TournamentSettings, store: Store, tid: str, *,
 
     return run_interruptible(lambda: with_live(hub, *http, lambda: run_tournament(
         settings, store, tid, watch=hub.watch, on_game=listed, **kwargs), on_url=on_url))
-
-
-def _leaves(group: BaseException) -> list[BaseException]:
-    if isinstance(group, BaseExceptionGroup):
-        return [leaf for e in group.exceptions for leaf in _leaves(e)]
-    return [group]
 
 
 def standings(store: Store, tid: str) -> dict[str, Any]:

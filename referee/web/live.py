@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
 from importlib import resources
@@ -37,6 +37,7 @@ from typing import Any, TypeVar
 import trio
 
 from ..console.jsonout import dumps
+from ..console.usererror import first_of, leaves
 from ..seats.tcp import ListenError, is_loopback, parse_listen
 from .replay_html import ReplayHtmlError
 from ..table.spectator import PublicTable
@@ -438,12 +439,9 @@ async def serve_live(hub: LiveHub, host: str, port: int, *,
             # serve returns once its connections are closed (within graceful_timeout)
     except BaseExceptionGroup as group:
         # The bind fails as the server starts, before anything else runs: nothing is lost.
-        failed = group.subgroup(OSError)
-        if failed is None:
+        leaf = first_of(group, (OSError,))
+        if leaf is None:
             raise
-        leaf: BaseException = failed
-        while isinstance(leaf, BaseExceptionGroup):
-            leaf = leaf.exceptions[0]
         raise LiveError(f"--http {host}:{port}: cannot listen there: "
                         f"{getattr(leaf, 'strerror', None) or leaf}") from None
 
@@ -472,9 +470,9 @@ async def with_live(hub: LiveHub, host: str, port: int, job: Callable[[], Awaita
             finally:
                 hub.close()
     except BaseExceptionGroup as group:
-        leaves = list(_leaves(group))
-        if len(leaves) == 1:
-            raise leaves[0] from None
+        found = leaves(group)
+        if len(found) == 1:
+            raise found[0] from None
         raise
     return result[0]
 
@@ -482,11 +480,3 @@ async def with_live(hub: LiveHub, host: str, port: int, job: Callable[[], Awaita
 def live_url(host: str, port: int) -> str:
     shown = f"[{host}]" if ":" in host else host
     return f"http://{shown}:{port}/"
-
-
-def _leaves(group: BaseException) -> Iterator[BaseException]:
-    if isinstance(group, BaseExceptionGroup):
-        for e in group.exceptions:
-            yield from _leaves(e)
-    else:
-        yield group

@@ -16,22 +16,12 @@ import random
 import pytest
 
 from referee.rules import Game, make_rules
-from referee.rules.cards import card_str, iter_bits, parse_card
+from referee.rules.cards import parse_card
 from referee.table.spectator import PublicTable, public_message, start_message
+from livekit import hidden_from_spectator
 
 RULES = [("classic", []), ("perevodnoy", []), ("perevodnoy_trump", ["trump_exchange=on"]),
          ("classic", ["deck=24"]), ("deflection", ["deck=52"])]
-
-
-def hidden_from_spectator(game: Game) -> set[str]:
-    """Every card in a hand not publicly known, and the talon below the face-up trump."""
-    hidden = 0
-    for seat, hand in enumerate(game.hands):
-        hidden |= hand & ~game.known[seat]
-    for c in game.talon:
-        if c != game.trump_card:
-            hidden |= 1 << c
-    return {card_str(c) for c in iter_bits(hidden)}
 
 
 def cards_named(message: dict) -> set[str]:
