@@ -400,7 +400,7 @@ class PlayerPool:
                 raise
             if not self.recover and name not in self.handshaken:
                 from ..table.failfast import first_start_error
-                raise first_start_error(player, exc) from None
+                raise await first_start_error(player, exc) from None
         else:
             self.handshaken.add(name)
         return player

@@ -264,6 +264,21 @@ class ProcessPlayer(StreamPlayer):
             self._stderr_written += min(room, len(chunk))
         self._stderr_dropped += max(0, len(chunk) - max(room, 0))
 
+    async def last_words(self, lines: int = 10) -> list[str]:
+        """The tail of the stderr of a bot whose failure is already decided, read to the
+        end: kill what is left of it, then wait (at most ``grace`` seconds, for a child
+        that still holds the pipe) until the drain has read its stderr to EOF. Without
+        this wait the tail would depend on whether the scheduler ran the drain before
+        the read that failed: a bot that says why on stderr and then writes garbage
+        would be reported with its last words missing."""
+        conn = self.conn
+        if conn is not None:
+            with trio.CancelScope(shield=True):
+                conn.process.send_signal(signal.SIGKILL)
+                with trio.move_on_after(self.grace):
+                    await conn.stderr_done.wait()
+        return self.stderr_tail(lines)
+
     def stderr_tail(self, lines: int = 10) -> list[str]:
         text = self._stderr_tail.decode("utf-8", "replace")
         return text.splitlines()[-lines:]

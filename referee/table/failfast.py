@@ -42,12 +42,14 @@ class BotFirstStartError(BotStartError):
                          f"command: {command}; stderr tail: {tail}{where}; {RECOVER_HINT}")
 
 
-def first_start_error(player: Player, failure: BotFailure) -> BotFirstStartError:
-    """The fail-fast error for ``player``'s failed first start-up (``failure``)."""
+async def first_start_error(player: Player, failure: BotFailure) -> BotFirstStartError:
+    """The fail-fast error for ``player``'s failed first start-up (``failure``). A
+    program bot is killed and its stderr read to the end first (ProcessPlayer.last_words),
+    so the message quotes its last words whatever order they arrived in."""
     tail = failure.evidence.get("stderr_tail")
-    stderr_tail = getattr(player, "stderr_tail", None)
-    if not tail and callable(stderr_tail):
-        tail = stderr_tail()
+    last_words = getattr(player, "last_words", None)
+    if callable(last_words):
+        tail = await last_words()
     path = getattr(player, "stderr_path", None)
     return BotFirstStartError(player.name, shlex.join(player.spec.argv), failure,
                               [str(x) for x in tail or []],

@@ -242,7 +242,7 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
                         except BotFailure as exc:
                             from ..seats.process import ProcessPlayer
                             if not recover and isinstance(p, ProcessPlayer):
-                                raise first_start_error(p, exc) from None
+                                raise await first_start_error(p, exc) from None
                             # --recover: the player stays failed; its first game restarts it or is a forfeit
                 _adopt_hello_names(players)
                 result.bots = [BotStats(p.name) for p in players]
