@@ -1706,6 +1706,76 @@ def bench_tournament_cmd(
               f"not pinned", markup=False, highlight=False)
 
 
+def _maybe(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.2f}"
+
+
+@bench_app.command("distributed")
+def bench_distributed_cmd(
+    db: Annotated[str | None, typer.Option(
+        "--db", help="The PostgreSQL server to measure: postgresql://USER[:PASSWORD]@HOST[:PORT]/DB "
+        "(the benchmark's runs stay in it, finished). Default: a private server made for the "
+        "benchmark with the machine's initdb/pg_ctl and removed afterwards. $DURAK_DB is not read: "
+        "a benchmark never writes to a store by accident.", metavar="DB", show_default=False)] = None,
+    builtin_games: Annotated[int, typer.Option(min=2, help="Games per pairing with the built-in bots.")] = 200,
+    programs: Annotated[bool, typer.Option(
+        "--programs", help="Also measure the Python example bots (programs over pipes).")] = False,
+    games: Annotated[int, typer.Option(min=2, help="Games per pairing with the Python example bots "
+                                       "(with --programs).")] = 20,
+    max_workers: Annotated[int, typer.Option(min=1, max=16, help="Measure 1, 2, ... this many "
+                                             "worker processes.")] = 3,
+    rounds: Annotated[int, typer.Option(min=1, help="Rounds; the medians are reported.")] = 3,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Games/s of 1, 2, 3 `durak-ref worker` processes sharing one PostgreSQL store.
+
+    Each run queues a round robin of three built-in bots as `tournament --distributed`
+    does and times that many workers (--exit-when-idle, one game at a time each) from
+    their start to the last one's exit; every game must be stored exactly once. Reports
+    each round's games/s, the medians, and the speed-up over one worker; the same for
+    the steady rate (while every worker plays: start-up and the last game's tail left
+    out, as in a long run). On a machine
+    with C cores, more than C workers cannot go faster (each worker and its referee
+    want a core).
+    """
+    from .bench.bench_distributed import BenchDistributedError, bench_distributed
+    from .records.pgserver import PgServerError
+    from .records.store import StoreError
+
+    target = None if db is None else _db(db)
+    if target is not None and not isinstance(target, PgUrl):
+        fail(f"bench distributed measures a PostgreSQL server (--db postgresql://USER@HOST:PORT/DB), "
+             f"not the file {target}")
+
+    def heard(kind: str, workers: int, round_: int, run: dict[str, Any]) -> None:
+        err.print(f"round {round_ + 1}, {kind}, {workers} worker(s): {run['games']} games in "
+                  f"{run['wall_s']:.2f} s, {run['games_per_s']:.1f} games/s", markup=False, highlight=False)
+
+    try:
+        r = bench_distributed(target, builtin_games, games, rounds, max_workers,
+                              ("builtin", "program") if programs else ("builtin",), on_run=heard)
+    except StoreError as exc:
+        fail(f"bench distributed: {exc}")
+    except PgServerError as exc:
+        fail(f"bench distributed: no --db given, and no private server could be made: {exc}",
+             2 if exc.unavailable else 1)
+    except BenchDistributedError as exc:
+        fail(f"bench distributed: {exc}", 1)
+    if as_json:
+        emit_json(r)
+        return
+    out.print(f"server: {r['server']}; workers play one game at a time each", markup=False, highlight=False)
+    for kind in ("builtin", "program"):
+        for n, run in r.get(kind, {}).get("runs", {}).items():
+            out.print(f"{kind}, {n} worker(s): {run['games']} games, median {run['games_per_s_median']:.1f} "
+                      f"games/s (rounds: {', '.join(f'{x:.1f}' for x in run['games_per_s'])}) "
+                      f"(x{r[kind]['speedup'][n]:.2f}); steady median {_maybe(run['steady_games_per_s_median'])} "
+                      f"games/s (x{_maybe(r[kind]['steady_speedup'][n])}); workers' CPU per game "
+                      f"{run['workers_cpu_ms_per_game']} ms", markup=False, highlight=False)
+    out.print(f"load average before {r['load_average_before']}, after {r['load_average_after']}; "
+              f"{r['machine']['cpus']} CPUs, not pinned", markup=False, highlight=False)
+
+
 @bench_app.command("soak")
 def bench_soak_cmd(
     minutes: Annotated[float, typer.Option(min=0.01, help="How long to play, in minutes.")] = 5.0,
