@@ -697,8 +697,9 @@ def tournament(
     from .records.store import StoreError, open_store
     from .league.tournament import (
         TournamentError, TournamentSettings, play_tournament, register_tournament, schedule_size,
-        settings_from_options, standings,
+        settings_from_options,
     )
+    from .league.standings import standings
     from .web.live import LiveError
 
     web = _http_option(http)

@@ -325,9 +325,9 @@ def serve(arena: Arena, host: str, port: int, http: tuple[str, int] | None = Non
             result: list[int] = []
             if http is not None:
                 from .ladder import LADDER_ID
-                from .tournament import standings
+                from .standings import StandingsTally
                 arena.live = LiveHub("durak-ref arena",
-                                     standings=lambda: standings(arena.store, LADDER_ID))
+                                     standings=StandingsTally(arena.store, LADDER_ID).update)
                 bound = await nursery.start(serve_live, arena.live, *http)
                 arena.say(f"live page: {live_url(http[0], bound)}")
 

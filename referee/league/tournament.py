@@ -50,6 +50,7 @@ from ..rules.options import RulesError, make_rules
 from ..table.seeds import new_seed
 from ..seats.sandbox import Sandbox, SandboxError, duplicate_soundness, warn_unsound_duplicates
 from .results import FinishedGame, ResultSink
+from .standings import StandingsTally
 from ..records.store import GameRow, Store
 
 FORMATS = ("round-robin", "gauntlet")
@@ -722,7 +723,7 @@ def play_tournament(settings: TournamentSettings, store: Store, tid: str, *,
         return run_interruptible(lambda: run_tournament(settings, store, tid, **kwargs))
     from ..web.live import LiveHub, replay_header, with_live
 
-    hub = LiveHub(f"tournament {tid}", standings=lambda: standings(store, tid))
+    hub = LiveHub(f"tournament {tid}", standings=StandingsTally(store, tid).update)
     header = replay_header(settings.validate())
     on_game = kwargs.pop("on_game", None)
 
@@ -734,50 +735,3 @@ def play_tournament(settings: TournamentSettings, store: Store, tid: str, *,
 
     return run_interruptible(lambda: with_live(hub, *http, lambda: run_tournament(
         settings, store, tid, watch=hub.watch, on_game=listed, **kwargs), on_url=on_url))
-
-
-def standings(store: Store, tid: str) -> dict[str, Any]:
-    """The final table of a tournament: rank, games, durak rate, rating ± 95%, LOS over
-    the next bot, forfeits. Ratings come from the maximum-likelihood fit."""
-    from ..scoring.ratings import RatingError, fit_ratings
-    from ..records.store import iter_rated
-
-    rows = store.games(tid)
-    stats: dict[str, dict[str, Any]] = {}
-    for g in rows:
-        for s in g.seats:
-            b = stats.setdefault(s.bot, {"bot": s.bot, "games": 0, "durak": 0, "draws": 0,
-                                         "forfeits": {}, "decisions": 0, "time_used": 0.0})
-            b["games"] += 1
-            b["durak"] += s.result == "durak"
-            b["draws"] += s.result == "draw"
-            b["decisions"] += s.decisions
-            b["time_used"] += s.time_used
-            if s.forfeit:
-                b["forfeits"][s.forfeit] = b["forfeits"].get(s.forfeit, 0) + 1
-    error = None
-    fit = None
-    try:
-        fit = fit_ratings(list(iter_rated(rows))) if rows else None
-    except RatingError as exc:
-        error = str(exc)
-    table = list(stats.values())
-    for b in table:
-        b["durak_rate"] = round(b["durak"] / b["games"], 4) if b["games"] else None
-        b["rating"] = round(fit.ratings[b["bot"]], 1) if fit else None
-        b["error95"] = round(fit.error95(b["bot"]), 1) if fit else None
-        b["mean_decision_ms"] = round(1000 * b["time_used"] / b["decisions"], 3) if b["decisions"] else None
-        del b["time_used"]
-    table.sort(key=lambda b: (-(b["rating"] if b["rating"] is not None else -b["durak_rate"]), b["bot"]))
-    for i, b in enumerate(table):
-        b["rank"] = i + 1
-        b["los_next"] = (round(fit.los(b["bot"], table[i + 1]["bot"]), 4)
-                         if fit and i + 1 < len(table) else None)
-    from ..table.failfast import all_forfeit_warning, forfeited_all
-    for b in table:
-        b["forfeited_all"] = forfeited_all(b["games"], b["forfeits"])
-    return {"tournament": tid, "games": len(rows), "table": table, "rating_error": error,
-            "warnings": [all_forfeit_warning(b["bot"], b["games"], b["forfeits"])
-                         for b in table if b["forfeited_all"]],
-            "los": ({a: {b: round(fit.los(a, b), 4) for b in fit.players if b != a}
-                     for a in fit.players} if fit else None)}

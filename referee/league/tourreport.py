@@ -1,7 +1,7 @@
 """The report of one stored run (``durak-ref report --tournament ID``): its facts as one
 JSON-ready map, built from the store.
 
-- ``standings``: ``tournament.standings`` as it is (rank, durak rate, rating ± 95%, LOS,
+- ``standings``: ``standings.standings`` as it is (rank, durak rate, rating ± 95%, LOS,
   forfeits by kind): the one place that ranks a tournament;
 - ``crosstable``: per pair of bots, the games they sat in together and how often each was
   the durak of them; at two-player tables that is the first bot's wins, losses and draws;
@@ -21,7 +21,7 @@ from typing import Any
 
 from ..scoring.ratings import DEFAULT_K, DEFAULT_START, Ladder
 from ..records.store import GameRow, Store, iter_rated
-from .tournament import standings
+from .standings import standings
 
 #: A plotted series keeps at most this many points (evenly spaced, the last always).
 MAX_POINTS = 400

@@ -245,7 +245,7 @@ class LiveHub:
 
 
 def standings_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """The columns the page shows from ``tournament.standings``' table."""
+    """The columns the page shows from ``league.standings``' table."""
     return [{k: b.get(k) for k in ("rank", "bot", "games", "durak", "draws", "durak_rate",
                                     "rating", "error95")} for b in data.get("table", [])]
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from referee.records.store import Store
-from referee.league.tournament import TournamentSettings, schedule, standings
+from referee.league.standings import standings
+from referee.league.tournament import TournamentSettings, schedule
 from support import cli
 
 ROOT = Path(__file__).resolve().parents[2]

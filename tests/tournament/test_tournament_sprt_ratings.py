@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from referee.records.store import Store
-from referee.league.tournament import standings
+from referee.league.standings import standings
 
 DURAK_REF = Path(sys.executable).parent / "durak-ref"
 STATUS_KEYS = {"elo0", "elo1", "alpha", "beta", "lower", "upper", "model", "counts", "n", "llr",

@@ -1,0 +1,106 @@
+"""A run's standings (rank, games, durak rate, rating ± 95%, LOS over the next bot,
+forfeits), tallied from the store.
+
+``StandingsTally`` keeps the tally of one run and, on each ``update()``, reads only the
+games stored since its last read: the live page of a long tournament or of the arena
+refreshes its standings without re-reading the whole store each time. ``standings()`` is
+a fresh tally read once: the full recount (the final table, reports). Both are one code
+path, so the live page's last standings are the final table's.
+
+Which games are new: games are stored in any order (concurrent games finish out of
+order), so the tally keeps a *watermark* W, every game index below which it has read, and
+the indices at or above W it has read too. Each update reads the stored games from W on
+and skips those; W then moves up past every index read. Normally the games at or above
+W are the few in flight, so an update reads about the games finished since the last.
+
+The sums are order-independent (exact fractions for the time used, the rating fit over
+the games in index order), so the tally equals a recount whatever order games came in.
+A game replaced in the store after it was read (an SPRT's half-stored pair, which no
+live page shows) is not read again.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from ..records.store import GameRow, Store, iter_rated
+
+
+class StandingsTally:
+    """The standings of run ``tid`` in ``store``, updated from the games stored since the
+    last ``update()``."""
+
+    def __init__(self, store: Store, tid: str) -> None:
+        self.store, self.tid = store, tid
+        self.watermark = 0  #: every game index below this has been read
+        self.read_above: set[int] = set()  #: indices read at or above the watermark
+        self.bots: dict[str, dict[str, Any]] = {}
+        self.rated: dict[int, Any] = {}  #: game index -> ratings.RatedGame
+        self.games = 0
+
+    def update(self) -> dict[str, Any]:
+        """Read the games stored since the last update; the standings of every game read."""
+        for row in self.store.games(self.tid, from_index=self.watermark):
+            if row.game_index not in self.read_above:
+                self._add(row)
+                self.read_above.add(row.game_index)
+        while self.watermark in self.read_above:
+            self.read_above.remove(self.watermark)
+            self.watermark += 1
+        return self.table()
+
+    def _add(self, g: GameRow) -> None:
+        self.games += 1
+        for s in g.seats:
+            b = self.bots.setdefault(s.bot, {"bot": s.bot, "games": 0, "durak": 0, "draws": 0,
+                                             "forfeits": {}, "decisions": 0, "time_used": Fraction(0)})
+            b["games"] += 1
+            b["durak"] += s.result == "durak"
+            b["draws"] += s.result == "draw"
+            b["decisions"] += s.decisions
+            b["time_used"] += Fraction(s.time_used)
+            if s.forfeit:
+                b["forfeits"][s.forfeit] = b["forfeits"].get(s.forfeit, 0) + 1
+        self.rated[g.game_index] = next(iter_rated([g]))
+
+    def table(self) -> dict[str, Any]:
+        """The standings of the games read so far. Ratings come from the maximum-likelihood
+        fit of every game read (in game order)."""
+        from ..scoring.ratings import RatingError, fit_ratings
+        from ..table.failfast import all_forfeit_warning, forfeited_all
+
+        error = None
+        fit = None
+        try:
+            fit = fit_ratings([self.rated[i] for i in sorted(self.rated)]) if self.rated else None
+        except RatingError as exc:
+            error = str(exc)
+        table = []
+        for tally in self.bots.values():
+            b = dict(tally, forfeits=dict(tally["forfeits"]))
+            del b["time_used"]
+            b["durak_rate"] = round(b["durak"] / b["games"], 4) if b["games"] else None
+            b["rating"] = round(fit.ratings[b["bot"]], 1) if fit else None
+            b["error95"] = round(fit.error95(b["bot"]), 1) if fit else None
+            b["mean_decision_ms"] = (round(float(1000 * tally["time_used"] / b["decisions"]), 3)
+                                     if b["decisions"] else None)
+            table.append(b)
+        table.sort(key=lambda b: (-(b["rating"] if b["rating"] is not None else -b["durak_rate"]), b["bot"]))
+        for i, b in enumerate(table):
+            b["rank"] = i + 1
+            b["los_next"] = (round(fit.los(b["bot"], table[i + 1]["bot"]), 4)
+                             if fit and i + 1 < len(table) else None)
+        for b in table:
+            b["forfeited_all"] = forfeited_all(b["games"], b["forfeits"])
+        return {"tournament": self.tid, "games": self.games, "table": table, "rating_error": error,
+                "warnings": [all_forfeit_warning(b["bot"], b["games"], b["forfeits"])
+                             for b in table if b["forfeited_all"]],
+                "los": ({a: {b: round(fit.los(a, b), 4) for b in fit.players if b != a}
+                         for a in fit.players} if fit else None)}
+
+
+def standings(store: Store, tid: str) -> dict[str, Any]:
+    """The final table of run ``tid``: every stored game counted afresh (see the module
+    docstring for what it holds)."""
+    return StandingsTally(store, tid).update()
