@@ -4,8 +4,8 @@
     python -m referee.bots.benchbots.hostile MODE [P]
 
 It plays the cheapest legal card; before each answer, with probability P (default
-0.02), it does what MODE says instead. Stdlib + msgpack only, no referee imports, so
-it runs wherever the referee's Python does (a sandbox included). Modes:
+0.02), it does what MODE says instead. Stdlib + msgpack and the bot kit (botkit.py) only, so it runs
+wherever the referee's Python does (a sandbox included). Modes:
 
     play     never misbehaves (an honest bot)
     crash    writes a line to stderr and exits 7 (a crash forfeit; the referee restarts it)
@@ -16,45 +16,12 @@ it runs wherever the referee's Python does (a sandbox included). Modes:
 
 import os
 import random
-import struct
 import sys
 import time
+from pathlib import Path
 
-import msgpack
-
-RANKS = "23456789TJQKA"
-
-
-def read_message(stream):
-    header = stream.read(4)
-    if len(header) < 4:
-        return None
-    (size,) = struct.unpack(">I", header)
-    body = stream.read(size)
-    return msgpack.unpackb(body, raw=False) if len(body) == size else None
-
-
-def write_raw(data):
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
-
-
-def write_message(message):
-    body = msgpack.packb(message, use_bin_type=True)
-    write_raw(struct.pack(">I", len(body)) + body)
-
-
-def cheapest(request):
-    trump = request["observation"]["trump_suit"]
-
-    def cost(action):
-        if action["type"] == "exchange":
-            return -1
-        if "card" not in action:
-            return 100
-        return RANKS.index(action["card"][0]) + (20 if action["card"][1] == trump else 0)
-
-    return min(request["legal"], key=cost)
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the directory that holds referee/
+from referee.bots.benchbots.botkit import cheapest, read_message, write_message, write_raw  # noqa: E402
 
 
 def main():

@@ -5,7 +5,7 @@
     python conduct_bot.py MODE PIDFILE
 
 Every process appends "ROLE PID" to PIDFILE first thing ("bot", "child", "daemon"), so
-the test can check afterwards that none of them is left. Stdlib + msgpack only. Modes:
+the test can check afterwards that none of them is left. Stdlib + msgpack and referee/bots/benchbots/botkit.py only. Modes:
 
     play      a well-behaved bot (cheapest card first)
     helper    well-behaved too: at its first request, forks a helper child that exits
@@ -24,51 +24,14 @@ the test can check afterwards that none of them is left. Stdlib + msgpack only. 
 """
 
 import os
-import struct
 import sys
 import time
+from pathlib import Path
 
-import msgpack
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the directory that holds referee/
+from referee.bots.benchbots.botkit import cheapest, frame, note_pid, read_message, write_raw  # noqa: E402
 
-RANKS = "23456789TJQKA"
 HANG = 60.0  # seconds: far longer than any check here; short enough not to linger
-
-
-def note_pid(pidfile, role):
-    with open(pidfile, "a") as f:
-        f.write(f"{role} {os.getpid()}\n")
-
-
-def read_message(stream):
-    header = stream.read(4)
-    if len(header) < 4:
-        return None
-    (size,) = struct.unpack(">I", header)
-    body = stream.read(size)
-    return msgpack.unpackb(body, raw=False) if len(body) == size else None
-
-
-def frame(message):
-    body = msgpack.packb(message, use_bin_type=True)
-    return struct.pack(">I", len(body)) + body
-
-
-def write(data):
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
-
-
-def cheapest(request):
-    trump = request["observation"]["trump_suit"]
-
-    def cost(action):
-        if action["type"] == "exchange":
-            return -1
-        if "card" not in action:
-            return 100
-        return RANKS.index(action["card"][0]) + (20 if action["card"][1] == trump else 0)
-
-    return min(request["legal"], key=cost)
 
 
 def detach():
@@ -122,7 +85,7 @@ def main():
     stdin = sys.stdin.buffer
     if read_message(stdin) is None:  # the referee's hello
         return
-    write(frame({"type": "hello", "protocol": 1, "name": f"conduct-{mode}", "version": "1",
+    write_raw(frame({"type": "hello", "protocol": 1, "name": f"conduct-{mode}", "version": "1",
                  "author": "tests"}))
     spawned = False
     last_id = 0
@@ -131,7 +94,7 @@ def main():
         if kind == "bye":
             return
         if kind == "game_start" and mode == "early":
-            write(frame({"type": "action", "id": last_id + 1, "action": {"type": "pass"}}))
+            write_raw(frame({"type": "action", "id": last_id + 1, "action": {"type": "pass"}}))
         if kind != "request":
             continue
         if mode in ("daemon", "fork", "crash") and not spawned:
@@ -143,7 +106,7 @@ def main():
             spawned = spawn_helper(pidfile)
         last_id = message["id"]
         answer = frame({"type": "action", "id": message["id"], "action": cheapest(message)})
-        write(answer * (2 if mode == "double" else 1))
+        write_raw(answer * (2 if mode == "double" else 1))
 
 
 if __name__ == "__main__":

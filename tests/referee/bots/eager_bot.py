@@ -3,7 +3,7 @@
 
     python eager_bot.py MODE
 
-Stdlib + msgpack only. Each mode plays the first legal action otherwise. Modes:
+Stdlib + msgpack and referee/bots/benchbots/botkit.py only. Each mode plays the first legal action otherwise. Modes:
 
     early    writes an action for request 1 together with its hello, before any request
     ahead    answers each request and, in the same write, guesses the next one (id + 1)
@@ -11,24 +11,11 @@ Stdlib + msgpack only. Each mode plays the first legal action otherwise. Modes:
     mute     says hello, then reads everything and never answers
 """
 
-import struct
 import sys
+from pathlib import Path
 
-import msgpack
-
-
-def frame(message):
-    body = msgpack.packb(message)
-    return struct.pack(">I", len(body)) + body
-
-
-def read_message(stream):
-    header = stream.read(4)
-    if len(header) < 4:
-        return None
-    (size,) = struct.unpack(">I", header)
-    body = stream.read(size)
-    return msgpack.unpackb(body, raw=False) if len(body) == size else None
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the directory that holds referee/
+from referee.bots.benchbots.botkit import frame, read_message  # noqa: E402
 
 
 def main():

@@ -5,7 +5,7 @@
 
 Every process appends "bot PID" to PIDFILE first thing (a forked child appends "child
 PID"), so the test can check afterwards that none of them is left. Errors the referee
-sends are printed to stderr. Stdlib + msgpack only. Modes:
+sends are printed to stderr. Stdlib + msgpack and referee/bots/benchbots/botkit.py only. Modes:
 
     play [DELAY]     a well-behaved bot (cheapest card first), DELAY s per decision
     die_early        prints to stderr and exits 3 before the handshake
@@ -31,52 +31,16 @@ sends are printed to stderr. Stdlib + msgpack only. Modes:
 
 import os
 import signal
-import struct
 import sys
 import time
+from pathlib import Path
 
-import msgpack
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the directory that holds referee/
+from referee.bots.benchbots.botkit import (  # noqa: E402
+    RANKS, SUITS, cheapest, note_pid, read_message, write_message, write_raw,
+)
 
-RANKS = "23456789TJQKA"
-SUITS = "CDHS"
 HANG = 60.0  # seconds; long enough to outlive any match here, short enough not to linger
-
-
-def note_pid(pidfile, role="bot"):
-    with open(pidfile, "a") as f:
-        f.write(f"{role} {os.getpid()}\n")
-
-
-def read_message(stream):
-    header = stream.read(4)
-    if len(header) < 4:
-        return None
-    (size,) = struct.unpack(">I", header)
-    body = stream.read(size)
-    return msgpack.unpackb(body, raw=False) if len(body) == size else None
-
-
-def write_raw(data):
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
-
-
-def write_message(message):
-    body = msgpack.packb(message, use_bin_type=True)
-    write_raw(struct.pack(">I", len(body)) + body)
-
-
-def cheapest(request):
-    trump = request["observation"]["trump_suit"]
-
-    def cost(action):
-        if action["type"] == "exchange":
-            return -1
-        if "card" not in action:
-            return 100
-        return RANKS.index(action["card"][0]) + (20 if action["card"][1] == trump else 0)
-
-    return min(request["legal"], key=cost)
 
 
 def illegal_action(request):
