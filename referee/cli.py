@@ -58,7 +58,6 @@ _BIND_HELP = "A file or directory sandboxed bots may read, e.g. a bot's data (re
 _RECOVER_HELP = ("Play on when a bot program fails its first start-up (missing script, exits at "
                  "once, bad hello, no hello in time): its games become forfeits. Without it the "
                  "run stops with exit 2, naming the bot, its command and its stderr.")
-_RECOVER = typer.Option("--recover", help=_RECOVER_HELP)
 
 
 def _sandbox_options(mode: str, bind: list[Path] | None) -> tuple[str, tuple[str, ...]]:
@@ -191,17 +190,40 @@ def _http_option(text: str | None) -> tuple[str, int] | None:
     return host, port
 
 
+
+# The options several commands share: one definition each (name, help, checks).
+_DB_HELP = "The result store."
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+ReportJsonFlag = Annotated[bool, typer.Option("--json", help="Print the report as JSON.")]
+DbOption = Annotated[str, _db_option(_DB_HELP)]
+RulesOption = Annotated[str, typer.Option("--rules", help=_RULES_HELP)]
+SetOption = Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)]
+BindOption = Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)]
+SandboxOption = Annotated[str, typer.Option(help=_SANDBOX_HELP)]
+MoveTimeOption = Annotated[float | None, typer.Option(help=_MOVE_TIME_HELP)]
+RecoverFlag = Annotated[bool, typer.Option("--recover", help=_RECOVER_HELP)]
+SeedOption = Annotated[str | None, typer.Option(help=_SEED_HELP, show_default=False)]
+LogDirOption = Annotated[Path, typer.Option(help="Where game logs and bots' stderr go.")]
+GamesOption = Annotated[int, typer.Option("--games", "-n", min=1, help="Games to play.")]
+ClockOption = Annotated[str | None, typer.Option(
+    "--tc", help="Game clock per seat, BASE+INCREMENT in seconds (Fischer), e.g. 60+0.5. "
+    "Default: no game clock.")]
+ReconnectGraceOption = Annotated[float, typer.Option(help=_RECONNECT_HELP)]
+CpuOption = Annotated[int, typer.Option(help="Pin the referee and the bots to this CPU (-1: do not pin).")]
+HttpOption = Annotated[str | None, typer.Option(help=_HTTP_HELP, show_default=False)]
+BuiltinGamesOption = Annotated[int, typer.Option(min=2, help="Games per pairing with the built-in bots.")]
+RoundsOption = Annotated[int, typer.Option(min=1, help="Rounds; the medians are reported.")]
+
+
 @app.command()
 def match(
     bots: Annotated[list[str], typer.Argument(help=_BOTS_HELP, show_default=False)],
-    games: Annotated[int, typer.Option("--games", "-n", min=1, help="Games to play.")] = 10,
-    seed: Annotated[str | None, typer.Option(help=_SEED_HELP, show_default=False)] = None,
-    rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
-    set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
-    tc: Annotated[str | None, typer.Option(
-        "--tc", help="Game clock per seat, BASE+INCREMENT in seconds (Fischer), e.g. 60+0.5. "
-        "Default: no game clock.")] = None,
-    move_time: Annotated[float | None, typer.Option(help=_MOVE_TIME_HELP)] = None,
+    games: GamesOption = 10,
+    seed: SeedOption = None,
+    rules: RulesOption = "classic",
+    set_: SetOption = None,
+    tc: ClockOption = None,
+    move_time: MoveTimeOption = None,
     startup_time: Annotated[float, typer.Option(
         help="Seconds a bot may take to start and answer the handshake.")] = 10.0,
     on_illegal: Annotated[str, typer.Option(
@@ -228,10 +250,10 @@ def match(
         "without one gets a generated token, printed at the start.", show_default=False)] = None,
     connect_wait: Annotated[float, typer.Option(
         help="Seconds to wait for each TCP bot to connect (and to reconnect between games).")] = 120.0,
-    reconnect_grace: Annotated[float, typer.Option(help=_RECONNECT_HELP)] = 0.0,
-    sandbox: Annotated[str, typer.Option(help=_SANDBOX_HELP)] = "auto",
-    bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
-    recover: Annotated[bool, _RECOVER] = False,
+    reconnect_grace: ReconnectGraceOption = 0.0,
+    sandbox: SandboxOption = "auto",
+    bind: BindOption = None,
+    recover: RecoverFlag = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")] = False,
 ) -> None:
     """Play a match between bots and print how often each was the durak.
@@ -331,12 +353,12 @@ def play(
         help="Your seat, 0-based (seat order is play order); the bots fill the others in the "
         "order given.")] = 0,
     name: Annotated[str, typer.Option(help="Your name at the table and in the log.")] = "you",
-    games: Annotated[int, typer.Option("--games", "-n", min=1, help="Games to play.")] = 1,
+    games: GamesOption = 1,
     hints: Annotated[bool, typer.Option(
         "--hints", help="Show with every decision what the built-in greedy bot would play.")] = False,
-    seed: Annotated[str | None, typer.Option(help=_SEED_HELP, show_default=False)] = None,
-    rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
-    set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
+    seed: SeedOption = None,
+    rules: RulesOption = "classic",
+    set_: SetOption = None,
     tc: Annotated[str | None, typer.Option(
         "--tc", "--clock", help="Game clock per seat (yours too), BASE+INCREMENT in seconds, e.g. "
         "300+5; the time left is shown with every move. Out of time is a lost game. Default: no "
@@ -346,8 +368,8 @@ def play(
         "the name (a week), so a program bot that hangs is stopped with Ctrl-C.")] = None,
     log_dir: Annotated[Path, typer.Option(help="Where the game log and bots' stderr go.")] = Path("logs"),
     no_log: Annotated[bool, typer.Option("--no-log", help="Write no game log.")] = False,
-    sandbox: Annotated[str, typer.Option(help=_SANDBOX_HELP)] = "auto",
-    bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
+    sandbox: SandboxOption = "auto",
+    bind: BindOption = None,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Show the table on stderr and print the result as one JSON object on "
         "stdout.")] = False,
@@ -577,8 +599,8 @@ def bench_engine_cmd(
     games: Annotated[int, typer.Option(min=1, help="Games per round.")] = 2000,
     rounds: Annotated[int, typer.Option(min=1, help="Rounds; the median is reported.")] = 5,
     players: Annotated[int, typer.Option(min=2, max=6)] = 2,
-    rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    rules: RulesOption = "classic",
+    as_json: JsonFlag = False,
 ) -> None:
     """Random games in-process: games and actions per second (median of rounds), with
     the checked apply (as for a bot's answer) and the unchecked one side by side."""
@@ -605,11 +627,11 @@ def bench_engine_cmd(
 def bench_protocol_cmd(
     codec_n: Annotated[int, typer.Option(min=100, help="Encode+decode repetitions per round.")] = 20000,
     round_trips: Annotated[int, typer.Option(min=10, help="Request/answer round trips per setup.")] = 2000,
-    cpu: Annotated[int, typer.Option(help="Pin the referee and the bots to this CPU (-1: do not pin).")] = 0,
+    cpu: CpuOption = 0,
     bot: Annotated[str | None, typer.Option(
         "--bot", help="The bot command line for the round trips (default: the Python example "
         "random bot), e.g. --bot examples/c/bot.")] = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: JsonFlag = False,
 ) -> None:
     """Codec speed on a typical request, and round trips over pipes: referee vs floor."""
     import shlex
@@ -665,19 +687,19 @@ def tournament(
     seed: Annotated[str | None, typer.Option(help=_SEED_HELP + " A config file's seed counts as given; "
                                              "--resume keeps the stored seed.", show_default=False)] = None,
     rules: Annotated[str | None, typer.Option("--rules", help=_RULES_HELP)] = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
+    set_: SetOption = None,
     tc: Annotated[str | None, typer.Option("--tc", help="Game clock BASE+INC in seconds.")] = None,
-    move_time: Annotated[float | None, typer.Option(help=_MOVE_TIME_HELP)] = None,
+    move_time: MoveTimeOption = None,
     on_illegal: Annotated[str | None, typer.Option(help="forfeit or retry:N.")] = None,
     db: Annotated[str, _db_option("The result store: every game as it finishes.")] = DEFAULT_DB,
-    log_dir: Annotated[Path, typer.Option(help="Where game logs and bots' stderr go.")] = Path("logs"),
+    log_dir: LogDirOption = Path("logs"),
     resume: Annotated[str | None, typer.Option(
         help="Finish tournament ID from the store: only the games not yet stored are played.")] = None,
     sandbox: Annotated[str | None, typer.Option(
         help=_SANDBOX_HELP + " Default: the config's, else auto.", show_default=False)] = None,
-    bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
-    recover: Annotated[bool, _RECOVER] = False,
-    http: Annotated[str | None, typer.Option(help=_HTTP_HELP, show_default=False)] = None,
+    bind: BindOption = None,
+    recover: RecoverFlag = False,
+    http: HttpOption = None,
     distributed: Annotated[bool, typer.Option(
         "--distributed", help="Do not play here: queue the games in the --db PostgreSQL store "
         "for `durak-ref worker` processes on any machines, and show progress until every game "
@@ -851,21 +873,19 @@ def sprt(
         "them) instead of head to head.",
         show_default=False)] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Pairs played at once.")] = 1,
-    seed: Annotated[str | None, typer.Option(help=_SEED_HELP, show_default=False)] = None,
-    rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
-    set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
-    tc: Annotated[str | None, typer.Option(
-        "--tc", help="Game clock per seat, BASE+INCREMENT in seconds (Fischer), e.g. 60+0.5. "
-        "Default: no game clock.")] = None,
-    move_time: Annotated[float | None, typer.Option(help=_MOVE_TIME_HELP)] = None,
+    seed: SeedOption = None,
+    rules: RulesOption = "classic",
+    set_: SetOption = None,
+    tc: ClockOption = None,
+    move_time: MoveTimeOption = None,
     fresh_bots: Annotated[bool, typer.Option(
         "--fresh-bots", help="Restart program bots before every game, so no bot can remember "
         "the first game of a deal pair (slower: one start-up per game).")] = False,
-    sandbox: Annotated[str, typer.Option(help=_SANDBOX_HELP)] = "auto",
-    bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
-    recover: Annotated[bool, _RECOVER] = False,
+    sandbox: SandboxOption = "auto",
+    bind: BindOption = None,
+    recover: RecoverFlag = False,
     db: Annotated[str, _db_option("The result store: the run and every game.")] = DEFAULT_DB,
-    log_dir: Annotated[Path, typer.Option(help="Where game logs and bots' stderr go.")] = Path("logs"),
+    log_dir: LogDirOption = Path("logs"),
     resume: Annotated[str | None, typer.Option(
         help="Finish SPRT run ID from the store: its stored pairs count, the others are played.",
         show_default=False)] = None,
@@ -1238,8 +1258,6 @@ def stats(
         out.print(f"facts written to {export}", markup=False, highlight=False)
 
 
-_DB_HELP = "The result store."
-
 
 def _open_store(db: str) -> Any:
     from .records.store import StoreError, open_store
@@ -1253,7 +1271,7 @@ def _open_store(db: str) -> Any:
 def ladder_add(
     name: Annotated[str, typer.Argument(help="The bot's ladder name.", show_default=False)],
     command: Annotated[str, typer.Argument(help="Its command line, or builtin:NAME.", show_default=False)],
-    db: Annotated[str, _db_option(_DB_HELP)] = DEFAULT_DB,
+    db: DbOption = DEFAULT_DB,
 ) -> None:
     """Register a bot on the ladder at the start rating."""
     from .league.ladder import add_bot
@@ -1273,16 +1291,16 @@ def ladder_add(
 def ladder_run(
     games: Annotated[int, typer.Option(min=1, help="Games to play (in deal pairs).")] = 20,
     concurrency: Annotated[int, typer.Option(min=1, help="Games at once.")] = 1,
-    rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
-    set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
-    move_time: Annotated[float | None, typer.Option(help=_MOVE_TIME_HELP)] = None,
+    rules: RulesOption = "classic",
+    set_: SetOption = None,
+    move_time: MoveTimeOption = None,
     seed: Annotated[str | None, typer.Option(help=_SEED_HELP + " It also breaks pairing ties.",
                                              show_default=False)] = None,
-    db: Annotated[str, _db_option(_DB_HELP)] = DEFAULT_DB,
-    log_dir: Annotated[Path, typer.Option(help="Where game logs and bots' stderr go.")] = Path("logs"),
-    sandbox: Annotated[str, typer.Option(help=_SANDBOX_HELP)] = "auto",
-    bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
-    recover: Annotated[bool, _RECOVER] = False,
+    db: DbOption = DEFAULT_DB,
+    log_dir: LogDirOption = Path("logs"),
+    sandbox: SandboxOption = "auto",
+    bind: BindOption = None,
+    recover: RecoverFlag = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print games played and the ladder as JSON.")] = False,
 ) -> None:
     """Play ladder games: the bot with the fewest games meets the closest rating.
@@ -1368,8 +1386,8 @@ def _print_ladder(store: Any) -> None:
 
 @ladder_app.command("show")
 def ladder_show(
-    db: Annotated[str, _db_option(_DB_HELP)] = DEFAULT_DB,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    db: DbOption = DEFAULT_DB,
+    as_json: JsonFlag = False,
 ) -> None:
     """The ladder table: rating and games per bot."""
     from .records.store import StoreError
@@ -1386,8 +1404,8 @@ def ladder_show(
 @ladder_app.command("history")
 def ladder_history(
     name: Annotated[str, typer.Argument(help="A ladder bot.", show_default=False)],
-    db: Annotated[str, _db_option(_DB_HELP)] = DEFAULT_DB,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    db: DbOption = DEFAULT_DB,
+    as_json: JsonFlag = False,
 ) -> None:
     """A bot's rating after each of its ladder games."""
     from .records.store import StoreError
@@ -1418,8 +1436,8 @@ def check_bot_cmd(
     startup_time: Annotated[float, typer.Option(
         help="Seconds the bot may take to start and answer the handshake.")] = 10.0,
     seed: Annotated[int, typer.Option(help="Seed of the deals.")] = 1,
-    sandbox: Annotated[str, typer.Option(help=_SANDBOX_HELP)] = "auto",
-    bind: Annotated[list[Path] | None, typer.Option(help=_BIND_HELP, show_default=False)] = None,
+    sandbox: SandboxOption = "auto",
+    bind: BindOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
 ) -> None:
     """Check a bot before a tournament: handshake, every decision type under several rule
@@ -1469,7 +1487,7 @@ def register(
     rotate: Annotated[bool, typer.Option("--rotate", help="Give an already registered bot a new "
                                          "token; the old one stops working at once, also for a "
                                          "running serve (a game in progress finishes).")] = False,
-    db: Annotated[str, _db_option(_DB_HELP)] = DEFAULT_DB,
+    db: DbOption = DEFAULT_DB,
     as_json: Annotated[bool, typer.Option("--json", help='Print {"name", "token"}.')] = False,
 ) -> None:
     """Register a bot for `durak-ref serve` and print its token (with --rotate: a new one).
@@ -1496,7 +1514,7 @@ def register(
 @app.command()
 def unregister(
     name: Annotated[str, typer.Argument(help="The registered bot's name.", show_default=False)],
-    db: Annotated[str, _db_option(_DB_HELP)] = DEFAULT_DB,
+    db: DbOption = DEFAULT_DB,
     as_json: Annotated[bool, typer.Option("--json", help='Print {"name", "unregistered": true}.')] = False,
 ) -> None:
     """Revoke an arena bot's token: it can no longer connect, also to a running serve
@@ -1522,7 +1540,7 @@ def unregister(
 def serve(
     listen: Annotated[str, typer.Option(help="HOST:PORT to listen on (loopback unless you say otherwise).")]
     = "127.0.0.1:7724",
-    db: Annotated[str, _db_option(_DB_HELP)] = DEFAULT_DB,
+    db: DbOption = DEFAULT_DB,
     games: Annotated[int | None, typer.Option(min=1, help="Stop after this many games (default: run until Ctrl-C).")] = None,
     max_games_per_bot: Annotated[int, typer.Option(min=1, help="Games one bot may play at once "
                                                    "(one connection each).")] = 1,
@@ -1544,12 +1562,12 @@ def serve(
                                             "that remembers the first game knows its opponent's "
                                             "hand in the second.")] = False,
     ping_interval: Annotated[float, typer.Option(help="Seconds between pings of idle bots.")] = 15.0,
-    reconnect_grace: Annotated[float, typer.Option(help=_RECONNECT_HELP)] = 0.0,
+    reconnect_grace: ReconnectGraceOption = 0.0,
     move_time: Annotated[float, typer.Option(help="Seconds per decision.")] = 10.0,
-    rules: Annotated[str, typer.Option("--rules", help=_RULES_HELP)] = "classic",
-    set_: Annotated[list[str] | None, typer.Option("--set", help=_SET_HELP, show_default=False)] = None,
+    rules: RulesOption = "classic",
+    set_: SetOption = None,
     log_dir: Annotated[Path, typer.Option(help="Where game logs go.")] = Path("logs"),
-    http: Annotated[str | None, typer.Option(help=_HTTP_HELP, show_default=False)] = None,
+    http: HttpOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="At the end, print games played and the ladder as JSON.")] = False,
 ) -> None:
     """Run the arena: registered bots connect over TCP and play rated games continuously.
@@ -1606,7 +1624,7 @@ def serve(
 @bench_app.command("match")
 def bench_match_cmd(
     games: Annotated[int, typer.Option(min=1, help="Games in the match.")] = 200,
-    cpu: Annotated[int, typer.Option(help="Pin the referee and the bots to this CPU (-1: do not pin).")] = 0,
+    cpu: CpuOption = 0,
     sandbox: Annotated[str, typer.Option(
         help="How the bots run: auto, bwrap, none, or both (none, then bwrap, and the ratio "
         "of start-up and per-decision times).")] = "auto",
@@ -1618,7 +1636,7 @@ def bench_match_cmd(
         "--bots", help="Which pair of bots plays: python (the two Python example bots), "
         "c (two C example bots; make -C examples/c first) or builtin (builtin:greedy and "
         "builtin:random in-process: the referee's match loop without pipes).")] = "python",
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: JsonFlag = False,
 ) -> None:
     """Two bots over pipes: games/s, decisions/s, the referee's CPU and wall time per
     decision, the bots' CPU per decision, a bot's start-up time and its time per decision
@@ -1682,9 +1700,9 @@ def bench_match_cmd(
 @bench_app.command("tournament")
 def bench_tournament_cmd(
     games: Annotated[int, typer.Option(min=2, help="Games per pairing with the Python example bots (programs).")] = 60,
-    builtin_games: Annotated[int, typer.Option(min=2, help="Games per pairing with the built-in bots.")] = 2000,
-    rounds: Annotated[int, typer.Option(min=1, help="Rounds; the medians are reported.")] = 3,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    builtin_games: BuiltinGamesOption = 2000,
+    rounds: RoundsOption = 3,
+    as_json: ReportJsonFlag = False,
 ) -> None:
     """Round robins of three built-in bots and of three Python example bots at concurrency
     1 and 2, logged and stored: games/s per round, medians, and the speed-up of 2 over 1
@@ -1697,14 +1715,21 @@ def bench_tournament_cmd(
         return
     for kind in ("builtin", "program"):
         for level, run in r[kind]["runs"].items():
-            out.print(f"{kind} concurrency {level}: {run['games']} games, median "
-                      f"{run['games_per_s_median']:.1f} games/s (rounds: "
-                      f"{', '.join(f'{x:.1f}' for x in run['games_per_s'])}) "
-                      f"(x{r[kind]['speedup'][level]:.2f}); CPU per game: this process "
+            out.print(f"{kind} concurrency {level}: {_rates_text(run, r[kind]['speedup'][level])}; "
+                      f"CPU per game: this process "
                       f"{run['parent_cpu_ms_per_game']} ms, workers and bots "
                       f"{run['children_cpu_ms_per_game']} ms", markup=False, highlight=False)
-    out.print(f"load average before {r['load_average_before']}, after {r['load_average_after']}; "
-              f"not pinned", markup=False, highlight=False)
+    out.print(f"{_load_text(r)}; not pinned", markup=False, highlight=False)
+
+
+def _rates_text(run: dict[str, Any], speedup: float) -> str:
+    """A benchmark's figures at one level: games, median games/s, each round's, speed-up."""
+    return (f"{run['games']} games, median {run['games_per_s_median']:.1f} games/s (rounds: "
+            f"{', '.join(f'{x:.1f}' for x in run['games_per_s'])}) (x{speedup:.2f})")
+
+
+def _load_text(r: dict[str, Any]) -> str:
+    return f"load average before {r['load_average_before']}, after {r['load_average_after']}"
 
 
 def _maybe(x: float | None) -> str:
@@ -1718,15 +1743,15 @@ def bench_distributed_cmd(
         "(the benchmark's runs stay in it, finished). Default: a private server made for the "
         "benchmark with the machine's initdb/pg_ctl and removed afterwards. $DURAK_DB is not read: "
         "a benchmark never writes to a store by accident.", metavar="DB", show_default=False)] = None,
-    builtin_games: Annotated[int, typer.Option(min=2, help="Games per pairing with the built-in bots.")] = 200,
+    builtin_games: BuiltinGamesOption = 200,
     programs: Annotated[bool, typer.Option(
         "--programs", help="Also measure the Python example bots (programs over pipes).")] = False,
     games: Annotated[int, typer.Option(min=2, help="Games per pairing with the Python example bots "
                                        "(with --programs).")] = 20,
     max_workers: Annotated[int, typer.Option(min=1, max=16, help="Measure 1, 2, ... this many "
                                              "worker processes.")] = 3,
-    rounds: Annotated[int, typer.Option(min=1, help="Rounds; the medians are reported.")] = 3,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    rounds: RoundsOption = 3,
+    as_json: ReportJsonFlag = False,
 ) -> None:
     """Games/s of 1, 2, 3 `durak-ref worker` processes sharing one PostgreSQL store.
 
@@ -1768,13 +1793,11 @@ def bench_distributed_cmd(
     out.print(f"server: {r['server']}; workers play one game at a time each", markup=False, highlight=False)
     for kind in ("builtin", "program"):
         for n, run in r.get(kind, {}).get("runs", {}).items():
-            out.print(f"{kind}, {n} worker(s): {run['games']} games, median {run['games_per_s_median']:.1f} "
-                      f"games/s (rounds: {', '.join(f'{x:.1f}' for x in run['games_per_s'])}) "
-                      f"(x{r[kind]['speedup'][n]:.2f}); steady median {_maybe(run['steady_games_per_s_median'])} "
+            out.print(f"{kind}, {n} worker(s): {_rates_text(run, r[kind]['speedup'][n])}; "
+                      f"steady median {_maybe(run['steady_games_per_s_median'])} "
                       f"games/s (x{_maybe(r[kind]['steady_speedup'][n])}); workers' CPU per game "
                       f"{run['workers_cpu_ms_per_game']} ms", markup=False, highlight=False)
-    out.print(f"load average before {r['load_average_before']}, after {r['load_average_after']}; "
-              f"{r['machine']['cpus']} CPUs, not pinned", markup=False, highlight=False)
+    out.print(f"{_load_text(r)}; {r['machine']['cpus']} CPUs, not pinned", markup=False, highlight=False)
 
 
 @bench_app.command("soak")
@@ -1787,7 +1810,7 @@ def bench_soak_cmd(
     games_memory: Annotated[bool, typer.Option(
         "--games-memory", help="Instead of the soak: peak RSS of a builtin match at 2,000 and "
                                "20,000 games, each in a fresh process (target: within 15%).")] = False,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: JsonFlag = False,
     json_file: Annotated[Path | None, typer.Option(
         "--json-file", help="Also write the --json report to this file (the text goes to stdout).",
         show_default=False)] = None,
@@ -1872,7 +1895,7 @@ def bench_tcp_cmd(
     round_trips: Annotated[int, typer.Option(min=10, help="Request/answer round trips per transport.")] = 2000,
     idle: Annotated[int, typer.Option(min=0, help="Idle authenticated connections for the memory "
                                       "figure (0: skip it).")] = 1000,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: JsonFlag = False,
 ) -> None:
     """Round trip per decision over loopback TCP next to pipes, and the referee's memory
     with idle authenticated connections."""
@@ -1902,7 +1925,7 @@ def bench_tcp_cmd(
 
 
 @app.command()
-def version(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def version(as_json: JsonFlag = False) -> None:
     """Print the durak-ref and protocol versions."""
     from protocol.messages import PROTOCOL_VERSION, SUPPORTED_VERSIONS
     if as_json:
