@@ -828,29 +828,22 @@ class _Checker:
         if not probes:
             return [Check(name, "skip", "no probe was made (no game was played)")
                     for name in ("one answer per request", "no answer before request")]
-        doubles = [u for u in self.unasked if u.double]
-        early = [u for u in self.unasked if not u.double]
-        checks = []
-        if doubles:
-            problems = [self.double_problem(u) for u in doubles[:MAX_PROBLEMS]]
-            checks.append(Check("one answer per request", "fail",
-                                f"{len(doubles)} second answer{'s' * (len(doubles) != 1)} in "
-                                f"{window}: " + problems[0].message, problems))
-        else:
-            checks.append(Check("one answer per request", "pass",
-                                f"no second answer in {window}: {self.probes['answer']} after "
-                                f"answers, {self.probes['game_start']} after game_start, "
-                                f"{self.probes['bye']} before bye"))
-        if early:
-            problems = [self.early_problem(u) for u in early[:MAX_PROBLEMS]]
-            checks.append(Check("no answer before request", "fail",
-                                f"{len(early)} frame{'s' * (len(early) != 1)} nobody asked for "
-                                f"in {window}: " + problems[0].message, problems))
-        else:
-            checks.append(Check("no answer before request", "pass",
-                                f"nothing written unasked in {window}, "
-                                f"{self.probes['game_start']} of them after game_start"))
-        return checks
+        def verdict(name: str, found: list[_Unasked], problem: Callable[[_Unasked], Problem],
+                    noun: str, rest: str, passed: str) -> Check:
+            if not found:
+                return Check(name, "pass", passed)
+            problems = [problem(u) for u in found[:MAX_PROBLEMS]]
+            return Check(name, "fail", f"{len(found)} {noun}{'s' * (len(found) != 1)}{rest} in {window}: "
+                         + problems[0].message, problems)
+
+        return [
+            verdict("one answer per request", [u for u in self.unasked if u.double], self.double_problem,
+                    "second answer", "", f"no second answer in {window}: {self.probes['answer']} after "
+                    f"answers, {self.probes['game_start']} after game_start, {self.probes['bye']} before bye"),
+            verdict("no answer before request", [u for u in self.unasked if not u.double], self.early_problem,
+                    "frame", " nobody asked for", f"nothing written unasked in {window}, "
+                    f"{self.probes['game_start']} of them after game_start"),
+        ]
 
     def double_problem(self, u: _Unasked) -> Problem:
         assert u.last is not None

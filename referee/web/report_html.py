@@ -74,13 +74,10 @@ def _ratings_svg(st: dict[str, Any]) -> str:
 
     out = [f'<svg id="ratings-plot" viewBox="0 0 {left + width + 20} {height}" width="{left + width + 20}" '
            f'height="{height}" role="img" aria-label="ratings with 95% intervals">']
-    step = 50 if hi - lo <= 600 else 100 if hi - lo <= 1200 else 250
-    tick = math.ceil(lo / step) * step
-    while tick <= hi:
+    for tick in _ticks(lo, hi, 50 if hi - lo <= 600 else 100 if hi - lo <= 1200 else 250):
         out.append(f'<line x1="{x(tick):.1f}" y1="10" x2="{x(tick):.1f}" y2="{height - 25}" '
                    f'stroke="{"#999" if tick == 0 else "#eee"}"/>'
                    f'<text x="{x(tick):.1f}" y="{height - 10}" text-anchor="middle">{tick:+g}</text>')
-        tick += step
     for i, (b, (r, e)) in enumerate(zip(rated, spans)):
         y = 22 + i * row
         out.append(f'<g class="rating" data-bot="{escape(b["bot"])}">'
@@ -93,6 +90,12 @@ def _ratings_svg(st: dict[str, Any]) -> str:
                    f"<title>{escape(b['bot'])}: {r:+.1f} ± {b['error95']:.1f}</title></g>")
     out.append("</svg>")
     return "".join(out)
+
+
+def _ticks(lo: float, hi: float, step: float) -> list[float]:
+    """The grid lines of an axis from ``lo`` to ``hi``: every multiple of ``step`` in it."""
+    first = math.ceil(lo / step)
+    return [k * step for k in range(first, math.floor(hi / step) + 1)]
 
 
 def _finite(x: float | None, default: float) -> float:
@@ -148,13 +151,10 @@ def _history_svg(history: dict[str, Any], ranked: list[str]) -> str:
     out = [f'<svg id="history-plot" viewBox="0 0 {left + width + legend_w} {top + height + 40}" '
            f'width="{left + width + legend_w}" height="{top + height + 40}" role="img" '
            f'aria-label="rating history">']
-    step = 25 if hi - lo <= 300 else 100 if hi - lo <= 1500 else 500
-    tick = math.ceil(lo / step) * step
-    while tick <= hi:
+    for tick in _ticks(lo, hi, 25 if hi - lo <= 300 else 100 if hi - lo <= 1500 else 500):
         out.append(f'<line x1="{left}" y1="{y(tick):.1f}" x2="{left + width}" y2="{y(tick):.1f}" '
                    f'stroke="#eee"/><text x="{left - 6}" y="{y(tick) + 4:.1f}" '
                    f'text-anchor="end">{tick:g}</text>')
-        tick += step
     every = next(n for n in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10**4, 10**5, 10**9)
                  if games / n <= 8)
     for g in range(every, games + 1, every):
