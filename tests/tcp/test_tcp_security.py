@@ -221,7 +221,7 @@ async def test_4_gib_header_is_refused_at_once_without_allocating(tmp_path: Path
             finally:
                 tracemalloc.stop()
             await attacker.aclose()
-            assert refused_after < 1.0  # at once, not at the 10 s handshake deadline
+            assert refused_after < SLACK  # at once: long before the 10 s handshake deadline
             assert peak < 1 << 20, f"the referee allocated {peak} bytes for a refused header"
             assert [(x["type"], x["code"]) for x in got] == [("error", "protocol")]
             expected = "bad hello: frame header says 4294967295 bytes; the limit is 4096"
