@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,6 +16,9 @@ from pathlib import Path
 import pytest
 
 DURAK_REF = Path(sys.executable).parent / "durak-ref"
+ROOT = Path(__file__).resolve().parents[1]
+C_EXAMPLE_DIR = ROOT / "examples" / "c"
+JS_EXAMPLE_DIR = ROOT / "examples" / "javascript"
 #: pytest-timeout for the few tests that run several long subprocesses (the default,
 #: ``timeout`` in pyproject.toml, is for everything else): ``@pytest.mark.timeout(LONG_TIMEOUT_S)``.
 LONG_TIMEOUT_S = 900
@@ -46,6 +51,59 @@ def proc_stat(pid: int) -> tuple[str, int, int, int] | None:
         return None
     fields = text.rsplit(")", 1)[1].split()
     return fields[0], int(fields[1]), int(fields[2]), int(fields[3])
+
+
+@contextmanager
+def exclusive(directory: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``directory`` against every other test process (the
+    pytest-xdist workers run at once): flock on the directory itself, so no lock file is
+    left in the checkout."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def c_example_bot() -> list[str]:
+    """The command of the C example bot, built with ``make`` first (under the lock: a
+    worker must never run a binary another worker is still writing). Skips, with the
+    reason, without make or a C compiler."""
+    make = shutil.which("make")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if make is None:
+        pytest.skip("C example bot not tested: `make` not found on PATH")
+    if cc is None:
+        pytest.skip("C example bot not tested: no C compiler (`cc`/`gcc`) on PATH")
+    args = [make, "-s", "-C", str(C_EXAMPLE_DIR)]
+    if shutil.which("cc") is None:
+        args.append(f"CC={cc}")
+    with exclusive(C_EXAMPLE_DIR):
+        res = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, f"building the C bot failed:\n{res.stdout}\n{res.stderr}"
+    bot = C_EXAMPLE_DIR / "bot"
+    assert bot.is_file()
+    return [str(bot)]
+
+
+def js_example_bot() -> list[str]:
+    """The command of the JavaScript example bot, its one dependency installed with
+    ``npm ci`` if missing (under the lock: ``npm ci`` empties node_modules first, which
+    would break a bot another worker is starting). Skips, with the reason, without node
+    (or without npm where node_modules is missing)."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("JavaScript example bot not tested: `node` not found on PATH")
+    with exclusive(JS_EXAMPLE_DIR):
+        if not (JS_EXAMPLE_DIR / "node_modules" / "@msgpack" / "msgpack").is_dir():
+            npm = shutil.which("npm")
+            if npm is None:
+                pytest.skip("JavaScript example bot not tested: node_modules missing and no `npm`")
+            res = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=JS_EXAMPLE_DIR,
+                                 capture_output=True, text=True, timeout=600)
+            assert res.returncode == 0, f"npm ci failed:\n{res.stdout}\n{res.stderr}"
+    return [node, str(JS_EXAMPLE_DIR / "bot.js")]
 
 
 @contextmanager

@@ -9,12 +9,16 @@ bad input of every kind gets one clear line on stderr and exit code 2.
 from __future__ import annotations
 
 import json
-import shutil
+import os
+import shlex
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
+
+from support import c_example_bot, js_example_bot
 
 ROOT = Path(__file__).resolve().parents[2]
 DURAK_REF = str(Path(sys.executable).parent / "durak-ref")
@@ -158,21 +162,11 @@ def test_replay_from_one_seat_shows_only_that_seats_cards(tmp_path: Path) -> Non
 # --------------------------------------------------------------- example bots over real pipes
 
 def _c_bot() -> str:
-    if not (shutil.which("make") and (shutil.which("cc") or shutil.which("gcc"))):
-        pytest.skip("no C compiler or make on this machine: the C example bot cannot be built")
-    subprocess.run(["make", "-s", "-C", str(ROOT / "examples" / "c")], check=True, timeout=120)
-    return str(ROOT / "examples" / "c" / "bot")
+    return shlex.join(c_example_bot())
 
 
 def _js_bot() -> str:
-    if not shutil.which("node"):
-        pytest.skip("no node on this machine: the JavaScript example bot cannot run")
-    js = ROOT / "examples" / "javascript"
-    if not (js / "node_modules" / "@msgpack").exists():
-        if not shutil.which("npm"):
-            pytest.skip("no npm to install the JavaScript bot's msgpack package")
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=js, check=True, timeout=300)
-    return f"node {js / 'bot.js'}"
+    return shlex.join(js_example_bot())
 
 
 EXAMPLES = {
@@ -236,31 +230,35 @@ def test_tcp_bots_play_in_the_arena_not_in_tournaments_sprt_or_ladder_run(tmp_pa
     assert played.returncode == 0 and json.loads(played.stdout)["played"] == 2
 
 
-def _live_workers() -> set[int]:
-    """Pids of running (not zombie) referee worker processes of this checkout's Python
-    (other checkouts on the machine may run theirs meanwhile)."""
+def _live_workers(marker: str) -> set[int]:
+    """Pids of running (not zombie) referee worker processes started by the command whose
+    environment holds ``marker`` (other tests, in other pytest-xdist workers or other
+    checkouts, run workers of their own meanwhile)."""
     found = set()
-    venv = str(Path(sys.executable).parent).encode() + b"/"
     for proc in Path("/proc").iterdir():
         try:
             cmd = (proc / "cmdline").read_bytes()
             state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            environ = (proc / "environ").read_bytes().split(b"\0") if b"referee.league.worker" in cmd else []
         except (OSError, IndexError, ValueError):
             continue
-        if b"referee.league.worker" in cmd and cmd.startswith(venv) and state != "Z":
+        if marker.encode() in environ and state != "Z":
             found.add(int(proc.name))
     return found
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to list processes")
 def test_sprt_with_worker_processes_accepts_h1_and_leaves_no_worker(tmp_path: Path) -> None:
-    before = _live_workers()
-    result = run("sprt", "builtin:random", "builtin:greedy", "--concurrency", "2", "--json",
-                 "--db", str(tmp_path / "s.sqlite"), "--log-dir", str(tmp_path))
+    marker = f"DURAK_TEST_RUN={uuid.uuid4().hex}"
+    name, value = marker.split("=")
+    result = subprocess.run([DURAK_REF, "sprt", "builtin:random", "builtin:greedy", "--concurrency", "2",
+                             "--json", "--db", str(tmp_path / "s.sqlite"), "--log-dir", str(tmp_path)],
+                            capture_output=True, text=True, cwd=ROOT, timeout=120,
+                            env=dict(os.environ, **{name: value}))
     assert result.returncode == 0, result.stderr
     status = json.loads(result.stdout)
     assert status["state"] == "accept_h1" and status["pairs"] >= 10
-    assert _live_workers() <= before  # both workers ended with the command
+    assert _live_workers(marker) == set()  # both workers ended with the command
 
 
 def test_ladder_run_with_a_bot_that_cannot_start_is_the_users_error(tmp_path: Path) -> None:

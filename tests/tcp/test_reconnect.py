@@ -4,14 +4,17 @@ the game's ``game_start`` and the open request again, and after the grace the dr
 ``disconnect`` forfeit it always was.
 
 Matches run in the test's trio loop with a ``tcp:alice`` seat on 127.0.0.1 port 0 against
-a built-in; alice is an in-process client (``tcp_security_kit``). Real time is used where
-the pause is the point, with margins of a second or more.
+a built-in; alice is an in-process client (``tcp_security_kit``). Where the length of a
+pause against the move time or the grace is the point, the test runs on trio's virtual
+clock (``autojump_clock``: nothing here waits on another process or a thread, so time
+jumps only when every task waits); elsewhere real time with margins of seconds.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import trio
 
@@ -93,8 +96,9 @@ async def test_the_open_request_is_sent_again_with_the_same_id(tmp_path: Path) -
     assert seen[first + 1:again] == [("game_start", 0)]
 
 
-async def test_the_clock_is_stopped_while_the_game_is_paused(tmp_path: Path) -> None:
-    """Move time 1 s; alice stays away 2 s before reconnecting: no timeout."""
+async def test_the_clock_is_stopped_while_the_game_is_paused(tmp_path: Path, autojump_clock: Any) -> None:
+    """Move time 1 s; alice stays away 2 s before reconnecting: no timeout. (Virtual
+    time: the 1 s of move time must not be eaten by a loaded machine's stalls.)"""
     alice = BotRecord("alice")
 
     async def slow_return(port: int) -> None:
@@ -130,9 +134,11 @@ async def test_after_the_grace_the_drop_is_a_disconnect_forfeit(tmp_path: Path) 
     assert game.forfeit["evidence"]["reconnect_grace_s"] == 0.5
 
 
-async def test_a_bot_that_keeps_dropping_cannot_stall_the_table(tmp_path: Path) -> None:
+async def test_a_bot_that_keeps_dropping_cannot_stall_the_table(tmp_path: Path, autojump_clock: Any) -> None:
     """Every pause of a game is taken from one grace: 2 s, and the bot stays away 1.2 s
-    each time, so its second drop forfeits the game (a hostile bot cannot pause forever)."""
+    each time, so its second drop forfeits the game (a hostile bot cannot pause forever).
+    On trio's virtual clock (everything here is in this loop, over loopback): the 0.8 s
+    between one pause and the grace is exact, not at the mercy of a loaded machine."""
     drops = 0
 
     async def dropper(port: int) -> None:

@@ -14,11 +14,17 @@ referee's message). Stdlib + msgpack only. Modes:
                  N-th game (counted per process: a restarted bot plays N-1 games again)
 """
 
-import struct
 import sys
-import time
 
-import msgpack
+if __name__ == "__main__":
+    # The line naming the mode comes first, before the imports (msgpack's takes a while
+    # on a loaded machine): the referee's start-up limit must find it written.
+    print(f"broken-bot {sys.argv[1]}: starting", file=sys.stderr, flush=True)
+
+import struct  # noqa: E402
+import time  # noqa: E402
+
+import msgpack  # noqa: E402
 
 
 def read_message():
@@ -40,7 +46,6 @@ def write_message(message):
 
 def main():
     mode = sys.argv[1]
-    print(f"broken-bot {mode}: starting", file=sys.stderr, flush=True)
     if mode == "exit1":
         print("broken-bot: cannot load weights.bin", file=sys.stderr, flush=True)
         sys.exit(1)
