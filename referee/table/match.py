@@ -234,6 +234,8 @@ class _Table:
 
     async def ask(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float]:
         """Ask ``seat`` to choose from ``legal``; apply it; return (action, seconds charged)."""
+        if self.players[seat].decides_now:
+            return await self._ask_now(game, seat, legal)
         legal_wire = [shared_wire(a) for a in legal]  # read-only maps: encoded, compared
         clock = self.clocks[seat]
         charged = 0.0
@@ -263,11 +265,7 @@ class _Table:
             used, in_time = clock.stop(answered)
             charged += used
             if not in_time:
-                late = (f"answered request {request_id} after {used:.3f} s, over its budget of "
-                        f"{budget:.3f} s")
-                await player.tell(msg.error_msg("timeout", late, True))
-                raise Forfeit(seat, "timeout", late,
-                              {"used_s": round(used, 4), "budget_s": budget, "received": answer})
+                await self._late(seat, request_id, used, budget, answer)
             # An answer equal to an element of the legal list (the usual case: bots copy
             # one, and the protocol layer returns actions in canonical form) needs no
             # second parse.
@@ -291,6 +289,30 @@ class _Table:
             attempt += 1
             self.retries.append({"seat": seat, "request": request_id, "reason": reason})
             await self.send(seat, msg.error_msg("illegal", reason, False))
+
+    async def _late(self, seat: int, request_id: int, used: float, budget: float | None,
+                    answer: Any) -> None:
+        """The seat answered over its time budget: tell it, and forfeit the game."""
+        late = f"answered request {request_id} after {used:.3f} s, over its budget of {budget:.3f} s"
+        await self.players[seat].tell(msg.error_msg("timeout", late, True))
+        raise Forfeit(seat, "timeout", late,
+                      {"used_s": round(used, 4), "budget_s": budget, "received": answer})
+
+    async def _ask_now(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float]:
+        """``ask`` for a player that ``decides_now``: the same choice, request id, clock and
+        CPU accounting, without building the request it would not read."""
+        self.request_ids[seat] += 1
+        player, clock = self.players[seat], self.clocks[seat]
+        budget = clock.budget()
+        clock.start(trio.current_time())
+        cpu = time.process_time()
+        action = player.decide_now(game, seat, legal, self.index)
+        self.inprocess_cpu_s += time.process_time() - cpu
+        used, in_time = clock.stop(trio.current_time())
+        if not in_time:
+            await self._late(seat, self.request_ids[seat], used, budget, shared_wire(action))
+        game.apply(action)  # checked: a built-in's bug would raise here, not corrupt the game
+        return action, used
 
 
 def illegal_message(game: Game, action: int, request_id: int) -> str:

@@ -1,0 +1,160 @@
+"""The built-in ``greedy`` and ``random`` bots deciding from the engine's state directly.
+
+A built-in bot plays inside the referee's process. Through ``Player.decide`` it gets the
+request a remote bot gets (observation and legal list as maps) and answers with one of
+the legal maps; that path costs more than the engine's own work per decision. These
+functions make the same choice from the game itself and its legal list of int actions:
+
+- ``random_action``: ``protocol.strategies.random_choose`` draws
+  ``legal[rng.randrange(len(legal))]``; the wire list keeps the engine's order, so the
+  same draw picks the same action.
+- ``greedy_action``: ``protocol.strategies.greedy_choose`` (its module docstring states
+  the heuristic) transcribed onto card ints: a card's rank index and suit letter order
+  are the engine's ``card >> 2`` and ``card & 3``; the observation's ``trump_suit``,
+  ``talon``, ``hand``, ``table`` and ``taking`` are the game's fields they are built
+  from. Every tie is broken in the same order as there (legal order, then dictionary
+  insertion order in the cover plan), so the choice is the same action, not merely an
+  equally good one. tests/referee/test_fast_builtins.py plays seeded games both ways
+  under every preset and compares every decision.
+
+The caller passes only the seat to move, and reads only what that seat may see (its own
+hand, the table, the trump, the talon's size): the fast path knows nothing the slow path
+would not show the bot.
+"""
+
+from __future__ import annotations
+
+import random
+
+from ..rules.actions import ATTACK, COVER, EXCHANGE, PASS, SHOW_TRUMP, TAKE, THROW_IN, TRANSFER
+from ..rules.game import Game
+
+#: protocol.strategies' constants, on engine ranks (0 is "2" ... 12 is "A").
+_TRUMP_BONUS = 100
+_QUEEN, _JACK, _TEN = 10, 9, 8
+_THICK_TALON = 10
+
+
+def random_action(legal: list[int], rng: random.Random) -> int:
+    """``random_choose`` on int actions: the same draw, the same action."""
+    return legal[rng.randrange(len(legal))]
+
+
+def greedy_action(game: Game, seat: int, legal: list[int]) -> int:
+    """``greedy_choose`` for ``seat`` (the seat to move) on int actions: the action it
+    would pick from this position's request."""
+    if len(legal) == 1:
+        return legal[0]
+    trump = game.trump_suit
+    by_kind: dict[int, list[int]] = {}
+    for action in legal:
+        kind = action & 15
+        group = by_kind.get(kind)
+        if group is None:
+            by_kind[kind] = [action]
+        else:
+            group.append(action)
+    if EXCHANGE in by_kind:
+        return by_kind[EXCHANGE][0]
+    if ATTACK in by_kind:
+        return _lead(game.hands[seat], by_kind[ATTACK], trump)
+    if COVER in by_kind or TRANSFER in by_kind or SHOW_TRUMP in by_kind:
+        choice = _defence(game, by_kind, trump)
+        if choice is not None:
+            return choice
+    if THROW_IN in by_kind:
+        choice = _throw_in(by_kind[THROW_IN], trump, len(game.talon), game.taking)
+        if choice is not None:
+            return choice
+    for kind in (PASS, TAKE):
+        if kind in by_kind:
+            return by_kind[kind][0]
+    return legal[0]
+
+
+def _cost(card: int, trump: int) -> int:
+    """``card_cost``: the rank index, plus a bonus for trumps."""
+    return (card >> 2) + (_TRUMP_BONUS if card & 3 == trump else 0)
+
+
+def _key(card: int, trump: int) -> tuple[int, int]:
+    """``_card_key``: cost, then suit order (C D H S is the engine's suit order)."""
+    return _cost(card, trump), card & 3
+
+
+def _lead(hand: int, attacks: list[int], trump: int) -> int:
+    copies: dict[int, int] = {}
+    while hand:
+        low = hand & -hand
+        rank = (low.bit_length() - 1) >> 2
+        copies[rank] = copies.get(rank, 0) + 1
+        hand ^= low
+
+    def key(action: int) -> tuple[int, int, int]:
+        card = action >> 4 & 63
+        return _cost(card, trump), -copies.get(card >> 2, 0), card & 3
+
+    return min(attacks, key=key)
+
+
+def _cover_plan(covers: list[int], slots: list[int], trump: int) -> list[tuple[int, int]] | None:
+    """``_cover_plan``: the same DP in the same order, over (cost, cover action) pairs."""
+    bit = {slot: 1 << i for i, slot in enumerate(slots)}
+    options: dict[int, list[int]] = {}  # card -> cover actions, in legal order
+    for action in covers:
+        if action >> 10 in bit:
+            options.setdefault(action >> 4 & 63, []).append(action)
+    best: dict[int, tuple[int, tuple[tuple[int, int], ...]]] = {0: (0, ())}
+    for card, actions in options.items():
+        cost = _cost(card, trump)
+        step = dict(best)
+        for mask, (total, plan) in best.items():
+            for action in actions:
+                b = bit[action >> 10]
+                if mask & b:
+                    continue
+                new_mask, new_total = mask | b, total + cost
+                if new_mask not in step or new_total < step[new_mask][0]:
+                    step[new_mask] = (new_total, plan + ((cost, action),))
+        best = step
+    full = (1 << len(slots)) - 1
+    return list(best[full][1]) if full in best else None
+
+
+def _defence(game: Game, by_kind: dict[int, list[int]], trump: int) -> int | None:
+    covers = by_kind.get(COVER, [])
+    slots = [slot for slot, c in enumerate(game.covers) if c < 0]
+    plan = _cover_plan(covers, slots, trump) if slots else None
+    trumps_used = [(a >> 4 & 63) >> 2 for cost, a in plan or () if cost >= _TRUMP_BONUS]
+
+    if plan is None or trumps_used:
+        if SHOW_TRUMP in by_kind:
+            return by_kind[SHOW_TRUMP][0]
+        plain = [a for a in by_kind.get(TRANSFER, []) if a >> 4 & 3 != trump]
+        if plain:
+            return min(plain, key=lambda a: _key(a >> 4 & 63, trump))
+
+    take = by_kind.get(TAKE)
+    if plan is None:
+        if take:
+            return take[0]
+        return min(covers, key=lambda a: (*_key(a >> 4 & 63, trump), a >> 10)) if covers else None
+
+    if take and len(game.talon) > _THICK_TALON and trumps_used:
+        if max(trumps_used) >= _QUEEN or (len(trumps_used) > 1 and max(trumps_used) >= _TEN):
+            return take[0]
+
+    if not plan:
+        return None
+    return min(plan, key=lambda ca: (ca[0], ca[1] >> 4 & 3, ca[1] >> 10))[1]
+
+
+def _throw_in(throws: list[int], trump: int, talon: int, taking: bool) -> int | None:
+    if talon == 0:
+        candidates = throws
+    else:
+        limit = _JACK if taking else _QUEEN
+        candidates = [a for a in throws if a >> 4 & 3 != trump and a >> 6 & 15 < limit]
+    if not candidates:
+        return None
+    return min(candidates, key=lambda a: _key(a >> 4 & 63, trump))
