@@ -184,6 +184,8 @@ class _Table:
         self.clocks = [Clock(config.tc) for _ in players]
         self.retries: list[dict[str, Any]] = []
         self.inprocess_cpu_s = 0.0  #: see GameRecord.inprocess_cpu_s
+        #: trio.current_time, read straight from the run's clock (it is what that reads).
+        self.now = trio.lowlevel.current_clock().current_time
 
     async def send(self, seat: int, message: dict[str, Any]) -> None:
         try:
@@ -235,7 +237,7 @@ class _Table:
     async def ask(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float]:
         """Ask ``seat`` to choose from ``legal``; apply it; return (action, seconds charged)."""
         if self.players[seat].decides_now:
-            return await self._ask_now(game, seat, legal)
+            return self._ask_now(game, seat, legal)
         legal_wire = [shared_wire(a) for a in legal]  # read-only maps: encoded, compared
         clock = self.clocks[seat]
         charged = 0.0
@@ -293,26 +295,34 @@ class _Table:
     async def _late(self, seat: int, request_id: int, used: float, budget: float | None,
                     answer: Any) -> None:
         """The seat answered over its time budget: tell it, and forfeit the game."""
-        late = f"answered request {request_id} after {used:.3f} s, over its budget of {budget:.3f} s"
-        await self.players[seat].tell(msg.error_msg("timeout", late, True))
-        raise Forfeit(seat, "timeout", late,
-                      {"used_s": round(used, 4), "budget_s": budget, "received": answer})
+        forfeit = _late_forfeit(seat, request_id, used, budget, answer)
+        await self.players[seat].tell(msg.error_msg("timeout", forfeit.reason, True))
+        raise forfeit
 
-    async def _ask_now(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float]:
+    def _ask_now(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float]:
         """``ask`` for a player that ``decides_now``: the same choice, request id, clock and
-        CPU accounting, without building the request it would not read."""
+        CPU accounting and timeout forfeit (untold: in-process bots need no telling),
+        without building the request it would not read. Synchronous: nothing to wait for."""
         self.request_ids[seat] += 1
-        player, clock = self.players[seat], self.clocks[seat]
-        budget = clock.budget()
-        clock.start(trio.current_time())
+        clock = self.clocks[seat]
+        now, budget = self.now, clock.budget()
+        clock.start(now())
         cpu = time.process_time()
-        action = player.decide_now(game, seat, legal, self.index)
+        action = self.players[seat].decide_now(game, seat, legal, self.index)
         self.inprocess_cpu_s += time.process_time() - cpu
-        used, in_time = clock.stop(trio.current_time())
+        used, in_time = clock.stop(now())
         if not in_time:
-            await self._late(seat, self.request_ids[seat], used, budget, shared_wire(action))
+            raise _late_forfeit(seat, self.request_ids[seat], used, budget, shared_wire(action))
         game.apply(action)  # checked: a built-in's bug would raise here, not corrupt the game
         return action, used
+
+
+def _late_forfeit(seat: int, request_id: int, used: float, budget: float | None,
+                  answer: Any) -> Forfeit:
+    """The forfeit of a seat that answered request ``request_id`` over its time budget."""
+    late = f"answered request {request_id} after {used:.3f} s, over its budget of {budget:.3f} s"
+    return Forfeit(seat, "timeout", late, {"used_s": round(used, 4), "budget_s": budget,
+                                           "received": answer})
 
 
 def illegal_message(game: Game, action: int, request_id: int) -> str:

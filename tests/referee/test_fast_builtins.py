@@ -14,12 +14,14 @@ from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 
 from protocol.strategies import greedy_choose, random_choose
 from referee.bots.fastchoice import greedy_action, random_action
 from referee.rules import PRESETS, Game, make_rules
 from referee.rules.actions import action_to_wire
 from referee.seats.players import BuiltinPlayer, parse_bot_spec
+from referee.table.clock import TimeControl
 from referee.table.match import MatchConfig, play_match
 
 TABLES = [(deck, n) for deck in (24, 36, 52) for n in range(2, 7) if n * 6 <= deck]
@@ -112,3 +114,47 @@ def test_only_the_built_ins_with_an_engine_twin_take_the_fast_path() -> None:
     decides_now = {name: BuiltinPlayer(name, parse_bot_spec(f"builtin:{name}")).decides_now
                    for name in ("random", "greedy", "gentle", "ismcts")}
     assert decides_now == {"random": True, "greedy": True, "gentle": False, "ismcts": False}
+
+
+class SlowGreedy(BuiltinPlayer):
+    """greedy that spends 3 virtual seconds on its 5th decision, on either path."""
+
+    def __init__(self, clock: trio.testing.MockClock) -> None:
+        super().__init__("slow", parse_bot_spec("builtin:greedy"))
+        self.clock, self.decisions = clock, 0
+
+    def _think(self) -> None:
+        self.decisions += 1
+        if self.decisions == 5:
+            self.clock.jump(3.0)
+
+    def decide_now(self, game, seat, legal, game_index):
+        self._think()
+        return super().decide_now(game, seat, legal, game_index)
+
+    async def decide(self, request, timeout=None):
+        self._think()
+        return await super().decide(request, timeout)
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_built_in_over_its_budget_forfeits_on_either_path(fast: bool) -> None:
+    clock = trio.testing.MockClock()
+    slow = SlowGreedy(clock)
+    slow.decides_now = fast
+    other = BuiltinPlayer("random", parse_bot_spec("builtin:random"))
+    config = MatchConfig(rules=make_rules(), games=1, seed="late", tc=TimeControl(move=2.0))
+    records = []
+
+    async def main() -> None:
+        await play_match([slow, other], config, on_game=lambda r, _: records.append(r))
+
+    trio.run(main, clock=clock)
+    (record,) = records
+    assert record.termination == "timeout" and record.durak == 0
+    assert record.forfeit["reason"] == ("answered request 5 after 3.000 s, over its budget of "
+                                        "2.000 s")
+    assert record.forfeit["evidence"]["used_s"] == 3.0
+    assert record.forfeit["evidence"]["budget_s"] == 2.0
+    assert record.forfeit["evidence"]["received"]["type"] in ("attack", "cover", "throw_in",
+                                                               "transfer", "take", "pass")
