@@ -27,6 +27,7 @@ from __future__ import annotations
 import random
 
 from ..rules.actions import ATTACK, COVER, EXCHANGE, PASS, SHOW_TRUMP, TAKE, THROW_IN, TRANSFER
+from ..rules.cards import RANK_MASK
 from ..rules.game import Game
 
 #: protocol.strategies' constants, on engine ranks (0 is "2" ... 12 is "A").
@@ -83,22 +84,32 @@ def _key(card: int, trump: int) -> tuple[int, int]:
 
 
 def _lead(hand: int, attacks: list[int], trump: int) -> int:
-    copies: dict[int, int] = {}
-    while hand:
-        low = hand & -hand
-        rank = (low.bit_length() - 1) >> 2
-        copies[rank] = copies.get(rank, 0) + 1
-        hand ^= low
-
-    def key(action: int) -> tuple[int, int, int]:
+    """The first attack with the least (cost, -copies of its rank in hand, suit), that key
+    packed in one int (copies 1..4 and suit 0..3 take two bits each)."""
+    best, best_key = attacks[0], 1 << 30
+    for action in attacks:
         card = action >> 4 & 63
-        return _cost(card, trump), -copies.get(card >> 2, 0), card & 3
-
-    return min(attacks, key=key)
+        copies = (hand & RANK_MASK[card >> 2]).bit_count()
+        key = ((card >> 2) + (_TRUMP_BONUS if card & 3 == trump else 0)) << 4 | (4 - copies) << 2 | card & 3
+        if key < best_key:
+            best, best_key = action, key
+    return best
 
 
 def _cover_plan(covers: list[int], slots: list[int], trump: int) -> list[tuple[int, int]] | None:
     """``_cover_plan``: the same DP in the same order, over (cost, cover action) pairs."""
+    if len(slots) == 1:
+        # One slot (the usual case): the DP keeps the first cover of least cost, and two
+        # covers of one slot never cost the same (same suit: other ranks; trumps: other
+        # ranks; a trump and a plain card: the trump bonus).
+        slot = slots[0]
+        best, best_cost = None, 1 << 30
+        for action in covers:
+            if action >> 10 == slot:
+                cost = _cost(action >> 4 & 63, trump)
+                if cost < best_cost:
+                    best, best_cost = action, cost
+        return None if best is None else [(best_cost, best)]
     bit = {slot: 1 << i for i, slot in enumerate(slots)}
     options: dict[int, list[int]] = {}  # card -> cover actions, in legal order
     for action in covers:
@@ -146,6 +157,8 @@ def _defence(game: Game, by_kind: dict[int, list[int]], trump: int) -> int | Non
 
     if not plan:
         return None
+    if len(plan) == 1:
+        return plan[0][1]
     return min(plan, key=lambda ca: (ca[0], ca[1] >> 4 & 3, ca[1] >> 10))[1]
 
 
