@@ -77,7 +77,7 @@ class MatchConfig:
         object.__setattr__(self, "seed", check_seed(self.seed))
 
 
-@dataclass
+@dataclass(slots=True)
 class Decision:
     seat: int
     action: int
@@ -107,7 +107,7 @@ class GameRecord:
     retries: list[dict[str, Any]] = field(default_factory=list)
     #: CPU seconds in-process (builtin) bots spent deciding in this game: they run in the
     #: referee's process, so the referee's own CPU is its process CPU minus this. Not logged.
-    #: For players that ``decides_now``: the wall time of their decisions (see _ask_now).
+    #: For players that ``decides_now``: the wall time of their decisions (see _Table.ask_now).
     inprocess_cpu_s: float = 0.0
     #: For a game played in a worker process: that worker's own CPU seconds since its
     #: previous game (in-process bots excluded). Not logged.
@@ -182,6 +182,7 @@ class _Table:
         # about how often other seats, or other tables, were asked.
         self.request_ids = [0] * len(players)
         self.wants = [p.wants_events for p in players]
+        self.decides_now = [p.decides_now for p in players]
         self.clocks = [Clock(config.tc) for _ in players]
         self.retries: list[dict[str, Any]] = []
         self.inprocess_cpu_s = 0.0  #: see GameRecord.inprocess_cpu_s
@@ -237,8 +238,8 @@ class _Table:
 
     async def ask(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float]:
         """Ask ``seat`` to choose from ``legal``; apply it; return (action, seconds charged)."""
-        if self.players[seat].decides_now:
-            return self._ask_now(game, seat, legal)
+        if self.decides_now[seat]:
+            return self.ask_now(game, seat, legal)
         legal_wire = [shared_wire(a) for a in legal]  # read-only maps: encoded, compared
         clock = self.clocks[seat]
         charged = 0.0
@@ -300,7 +301,7 @@ class _Table:
         await self.players[seat].tell(msg.error_msg("timeout", forfeit.reason, True))
         raise forfeit
 
-    def _ask_now(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float]:
+    def ask_now(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float]:
         """``ask`` for a player that ``decides_now``: the same choice, request id, clock and
         CPU accounting and timeout forfeit (untold: in-process bots need no telling),
         without building the request it would not read. Synchronous: nothing to wait for."""
@@ -410,11 +411,15 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
             forced = action is not None
             used = 0.0
             if action is None:
-                action, used = await table.ask(game, seat, legal)
+                if table.decides_now[seat]:  # synchronous: no coroutine per decision
+                    action, used = table.ask_now(game, seat, legal)
+                else:
+                    action, used = await table.ask(game, seat, legal)
             else:
                 game.apply_legal(action)
             decisions.append(Decision(seat, action, forced, used))
-            await table.broadcast(game, forced)
+            if game.events:  # (broadcast has nothing to do otherwise)
+                await table.broadcast(game, forced)
     except Forfeit as f:
         forfeit = {"seat": f.seat, "bot": names[f.seat], "kind": f.kind, "reason": f.reason,
                    "decision": len(decisions), "evidence": f.evidence}
