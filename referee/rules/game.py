@@ -96,6 +96,7 @@ class Game:
         "defender", "order", "phase", "taking", "asker", "passes", "bout", "transfers",
         "shown", "limit", "first_bout", "exchange_seat", "action_count", "pickup_streak", "direction",
         "outcome", "history", "events", "out_order", "_legal_at", "_legal",
+        "_any_timing", "_action_cap",
     )
 
     rules: Rules
@@ -136,6 +137,10 @@ class Game:
     #: ``apply`` checks an action by membership in it instead of computing it again.
     _legal_at: int
     _legal: tuple[int, ...]
+    #: Rules read on every action, looked up once per game: throw_in_timing == "any",
+    #: action_cap.
+    _any_timing: bool
+    _action_cap: int
 
     # ------------------------------------------------------------------ creation
 
@@ -322,7 +327,8 @@ class Game:
                                 "needs a card to lead)")
 
     def _fresh_counters(self, *, bout: int, first_bout: bool, taking: bool) -> None:
-        """The bookkeeping of a game that has just been set up: no actions yet."""
+        """The bookkeeping of a game that has just been set up: no actions yet (and the
+        rules read on every action, looked up once)."""
         self.taking = taking
         self.asker = self.passes = self.transfers = self.shown = 0
         self.direction = 1
@@ -333,6 +339,8 @@ class Game:
         self.outcome = None
         self.exchange_seat = None
         self._legal_at, self._legal = -1, ()
+        self._any_timing = self.rules.throw_in_timing == "any"
+        self._action_cap = self.rules.action_cap
 
     def _first_attacker(self) -> int:
         fa = self.rules.first_attacker
@@ -623,14 +631,14 @@ class Game:
             self.hands[seat] ^= bit
             self.known[seat] &= ~bit
             self.covers[action >> 10] = card
-            if -1 not in self.covers or self.rules.throw_in_timing == "any":
+            if -1 not in self.covers or self._any_timing:
                 self._enter_throw_in()
         elif kind == THROW_IN:
             self.hands[seat] ^= bit
             self.known[seat] &= ~bit
             self.attacks.append(card)
             self.covers.append(-1)
-            if self.taking or self.rules.throw_in_timing == "any":
+            if self.taking or self._any_timing:
                 self._enter_throw_in()
             else:
                 self.phase = DEFEND_PHASE
@@ -681,21 +689,21 @@ class Game:
             self.trump_card = low
             self.phase = ATTACK_PHASE
         self.action_count += 1
-        if self.action_count >= self.rules.action_cap and self.phase != OVER:
+        if self.action_count >= self._action_cap and self.phase != OVER:
             self._finish(ACTION_CAP, None, (), f"the action cap of {self.rules.action_cap} was reached")
 
     def _pass_on(self, seat: int) -> None:
         """Transfer or shown trump: the defender becomes main attacker, the next seat defends."""
         self.transfers += 1
         self._set_roles(seat)
-        if self.rules.throw_in_timing == "any":
+        if self._any_timing:
             self._enter_throw_in()
         else:
             self.phase = DEFEND_PHASE
 
     def _lead_done(self) -> None:
         """The main attacker has laid the bout's lead (one card, or several of one rank)."""
-        if self.rules.throw_in_timing == "any":
+        if self._any_timing:
             self._enter_throw_in()
         else:
             self.phase = DEFEND_PHASE
