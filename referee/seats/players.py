@@ -11,7 +11,9 @@ A bot spec is what the user types on the command line:
 - ``tcp:NAME`` is reserved for bots that connect over TCP (not yet served).
 
 A ``Player`` is the referee's side of one bot for a whole match. All players speak
-in protocol messages (maps), so a built-in bot sees exactly what a remote bot sees.
+in protocol messages (maps), so a built-in bot sees exactly what a remote bot sees; the
+built-ins ``random`` and ``greedy`` also ``decide_now``: the same choice from the engine's
+state, with no request built (referee/bots/fastchoice.py).
 """
 
 from __future__ import annotations
