@@ -103,13 +103,13 @@ def _cover_plan(covers: list[int], slots: list[int], trump: int) -> list[tuple[i
         # covers of one slot never cost the same (same suit: other ranks; trumps: other
         # ranks; a trump and a plain card: the trump bonus).
         slot = slots[0]
-        best, best_cost = None, 1 << 30
+        cheapest, least = None, 1 << 30
         for action in covers:
             if action >> 10 == slot:
                 cost = _cost(action >> 4 & 63, trump)
-                if cost < best_cost:
-                    best, best_cost = action, cost
-        return None if best is None else [(best_cost, best)]
+                if cost < least:
+                    cheapest, least = action, cost
+        return None if cheapest is None else [(least, cheapest)]
     bit = {slot: 1 << i for i, slot in enumerate(slots)}
     options: dict[int, list[int]] = {}  # card -> cover actions, in legal order
     for action in covers:

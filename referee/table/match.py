@@ -238,8 +238,6 @@ class _Table:
 
     async def ask(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float]:
         """Ask ``seat`` to choose from ``legal``; apply it; return (action, seconds charged)."""
-        if self.decides_now[seat]:
-            return self.ask_now(game, seat, legal)
         legal_wire = [shared_wire(a) for a in legal]  # read-only maps: encoded, compared
         clock = self.clocks[seat]
         charged = 0.0
