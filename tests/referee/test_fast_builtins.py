@@ -20,6 +20,7 @@ from protocol.strategies import greedy_choose, random_choose
 from referee.bots.fastchoice import greedy_action, random_action
 from referee.rules import PRESETS, Game, make_rules
 from referee.rules.actions import action_to_wire
+from referee.rules.cards import iter_bits
 from referee.seats.players import BuiltinPlayer, parse_bot_spec
 from referee.table.clock import TimeControl
 from referee.table.match import MatchConfig, play_match
@@ -158,3 +159,44 @@ def test_a_built_in_over_its_budget_forfeits_on_either_path(fast: bool) -> None:
     assert record.forfeit["evidence"]["budget_s"] == 2.0
     assert record.forfeit["evidence"]["received"]["type"] in ("attack", "cover", "throw_in",
                                                                "transfer", "take", "pass")
+
+
+def _hidden_cards_dealt_afresh(g: Game, seat: int, rng: random.Random) -> Game:
+    """A copy of ``g`` with the cards ``seat`` cannot see (other hands' unknown cards, the
+    talon below the face-up trump) dealt again among the same places."""
+    h = g.copy()
+    places, cards = [], []
+    for s in range(h.players):
+        if s != seat:
+            for c in iter_bits(h.hands[s] & ~h.known[s]):
+                places.append(s)
+                cards.append(c)
+            h.hands[s] &= h.known[s]
+    for i in range(1, len(h.talon)):
+        places.append(-i)
+        cards.append(h.talon[i])
+    rng.shuffle(cards)
+    for where, c in zip(places, cards):
+        if where >= 0:
+            h.hands[where] |= 1 << c
+        else:
+            h.talon[-where] = c
+    assert h.hidden_from(seat) == g.hidden_from(seat) and h.observe(seat) == g.observe(seat)
+    return h
+
+
+def test_greedy_on_the_engine_does_not_peek_at_hidden_cards() -> None:
+    """The fast path gets the whole game object; its choice must not depend on what the
+    seat cannot see: the same choice with the hidden cards dealt afresh."""
+    checked = 0
+    for preset in sorted(PRESETS):
+        for seed in range(8):
+            rng = random.Random(f"peek:{preset}:{seed}")
+            g = Game.new(make_rules(preset), 2 + seed % 3, seed=seed)
+            while not g.is_over:
+                seat, legal = g.seat_to_move(), g.legal_actions()
+                other = _hidden_cards_dealt_afresh(g, seat, rng)
+                assert greedy_action(other, seat, legal) == greedy_action(g, seat, legal)
+                checked += 1
+                g.apply(rng.choice(legal))
+    assert checked > 500
