@@ -47,30 +47,31 @@ def greedy_action(game: Game, seat: int, legal: list[int]) -> int:
     if len(legal) == 1:
         return legal[0]
     trump = game.trump_suit
-    by_kind: dict[int, list[int]] = {}
+    kinds = 0  # bit k: some legal action is of kind k (greedy_choose's by_type keys)
     for action in legal:
-        kind = action & 15
-        group = by_kind.get(kind)
-        if group is None:
-            by_kind[kind] = [action]
-        else:
-            group.append(action)
-    if EXCHANGE in by_kind:
-        return by_kind[EXCHANGE][0]
-    if ATTACK in by_kind:
-        return _lead(game.hands[seat], by_kind[ATTACK], trump)
-    if COVER in by_kind or TRANSFER in by_kind or SHOW_TRUMP in by_kind:
-        choice = _defence(game, by_kind, trump)
+        kinds |= 1 << (action & 15)
+    # Kinds without a card are their own action: the first of the kind is the kind.
+    if kinds >> EXCHANGE & 1:
+        return EXCHANGE
+    if kinds >> ATTACK & 1:
+        return _lead(game.hands[seat], _of_kind(legal, ATTACK), trump)
+    if kinds & (1 << COVER | 1 << TRANSFER | 1 << SHOW_TRUMP):
+        choice = _defence(game, legal, kinds, trump)
         if choice is not None:
             return choice
-    if THROW_IN in by_kind:
-        choice = _throw_in(by_kind[THROW_IN], trump, len(game.talon), game.taking)
+    if kinds >> THROW_IN & 1:
+        choice = _throw_in(_of_kind(legal, THROW_IN), trump, len(game.talon), game.taking)
         if choice is not None:
             return choice
     for kind in (PASS, TAKE):
-        if kind in by_kind:
-            return by_kind[kind][0]
+        if kinds >> kind & 1:
+            return kind
     return legal[0]
+
+
+def _of_kind(legal: list[int], kind: int) -> list[int]:
+    """The actions of ``kind`` in ``legal``, in legal order."""
+    return [a for a in legal if a & 15 == kind]
 
 
 def _cost(card: int, trump: int) -> int:
@@ -132,28 +133,28 @@ def _cover_plan(covers: list[int], slots: list[int], trump: int) -> list[tuple[i
     return list(best[full][1]) if full in best else None
 
 
-def _defence(game: Game, by_kind: dict[int, list[int]], trump: int) -> int | None:
-    covers = by_kind.get(COVER, [])
+def _defence(game: Game, legal: list[int], kinds: int, trump: int) -> int | None:
+    covers = _of_kind(legal, COVER)
     slots = [slot for slot, c in enumerate(game.covers) if c < 0]
     plan = _cover_plan(covers, slots, trump) if slots else None
     trumps_used = [(a >> 4 & 63) >> 2 for cost, a in plan or () if cost >= _TRUMP_BONUS]
 
     if plan is None or trumps_used:
-        if SHOW_TRUMP in by_kind:
-            return by_kind[SHOW_TRUMP][0]
-        plain = [a for a in by_kind.get(TRANSFER, []) if a >> 4 & 3 != trump]
+        if kinds >> SHOW_TRUMP & 1:
+            return _of_kind(legal, SHOW_TRUMP)[0]
+        plain = [a for a in legal if a & 15 == TRANSFER and a >> 4 & 3 != trump]
         if plain:
             return min(plain, key=lambda a: _key(a >> 4 & 63, trump))
 
-    take = by_kind.get(TAKE)
+    take = kinds >> TAKE & 1
     if plan is None:
         if take:
-            return take[0]
+            return TAKE
         return min(covers, key=lambda a: (*_key(a >> 4 & 63, trump), a >> 10)) if covers else None
 
     if take and len(game.talon) > _THICK_TALON and trumps_used:
         if max(trumps_used) >= _QUEEN or (len(trumps_used) > 1 and max(trumps_used) >= _TEN):
-            return take[0]
+            return TAKE
 
     if not plan:
         return None
