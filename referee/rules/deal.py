@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import struct
 from collections.abc import Iterator
 
 from .cards import deck_cards
@@ -75,12 +76,19 @@ def deal_words(seed: str, game_id: str) -> Iterator[int]:
     """The endless stream of 32-bit words keyed by ``seed`` for deal ``game_id`` (steps
     1 and 2 of the module docstring)."""
     key = hmac.new(seed.encode("utf-8"), game_id.encode("utf-8"), hashlib.sha256).digest()
+    # One keyed HMAC state, copied per block: the key is hashed once per deal, not once
+    # per block (the same bytes as hmac.new(key, block, sha256) each time).
+    keyed = hmac.new(key, digestmod=hashlib.sha256)
     block = 0
     while True:
-        data = hmac.new(key, block.to_bytes(4, "big"), hashlib.sha256).digest()
-        for k in range(0, len(data), 4):
-            yield int.from_bytes(data[k:k + 4], "big")
+        mac = keyed.copy()
+        mac.update(block.to_bytes(4, "big"))
+        yield from _WORDS.unpack(mac.digest())
         block += 1
+
+
+#: A SHA-256 digest as eight unsigned 32-bit big-endian words.
+_WORDS = struct.Struct(">8I")
 
 
 def deal_deck(seed: str, game_id: str, size: int) -> list[int]:

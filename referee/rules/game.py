@@ -96,6 +96,7 @@ class Game:
         "defender", "order", "phase", "taking", "asker", "passes", "bout", "transfers",
         "shown", "limit", "first_bout", "exchange_seat", "action_count", "pickup_streak", "direction",
         "outcome", "history", "events", "out_order", "_legal_at", "_legal",
+        "_any_timing", "_action_cap",
     )
 
     rules: Rules
@@ -136,6 +137,10 @@ class Game:
     #: ``apply`` checks an action by membership in it instead of computing it again.
     _legal_at: int
     _legal: tuple[int, ...]
+    #: Rules read on every action, looked up once per game: throw_in_timing == "any",
+    #: action_cap.
+    _any_timing: bool
+    _action_cap: int
 
     # ------------------------------------------------------------------ creation
 
@@ -322,7 +327,8 @@ class Game:
                                 "needs a card to lead)")
 
     def _fresh_counters(self, *, bout: int, first_bout: bool, taking: bool) -> None:
-        """The bookkeeping of a game that has just been set up: no actions yet."""
+        """The bookkeeping of a game that has just been set up: no actions yet (and the
+        rules read on every action, looked up once)."""
         self.taking = taking
         self.asker = self.passes = self.transfers = self.shown = 0
         self.direction = 1
@@ -333,6 +339,8 @@ class Game:
         self.outcome = None
         self.exchange_seat = None
         self._legal_at, self._legal = -1, ()
+        self._any_timing = self.rules.throw_in_timing == "any"
+        self._action_cap = self.rules.action_cap
 
     def _first_attacker(self) -> int:
         fa = self.rules.first_attacker
@@ -431,14 +439,16 @@ class Game:
         """Every legal action of the current seat (empty once the game is over), in a
         fixed order (the protocol's legal list keeps it). The list is the caller's."""
         acts = self._legal_actions()
+        # apply() checks an answer by membership in this snapshot of it.
         self._legal_at, self._legal = self.action_count, tuple(acts)
         return acts
 
     def _legal_actions(self) -> list[int]:
+        """legal_actions() without remembering it (for queries that change nothing)."""
         p = self.phase
         if p == DEFEND_PHASE:
-            return self._defend_actions()
-        if p == THROW_IN_PHASE:
+            acts = self._defend_actions()
+        elif p == THROW_IN_PHASE:
             seat = self.order[self.asker]
             acts = []
             if len(self.attacks) < self.limit:
@@ -448,8 +458,7 @@ class Game:
                     acts.append(THROW_IN | (low.bit_length() - 1) << 4)
                     m ^= low
             acts.append(PASS)
-            return acts
-        if p == ATTACK_PHASE:
+        elif p == ATTACK_PHASE:
             acts = []
             m = self.hands[self.attacker]
             if self.attacks:  # lead=same_rank: more of the lead's rank, or pass to end the lead
@@ -460,10 +469,11 @@ class Game:
                 m ^= low
             if self.attacks:
                 acts.append(PASS)
-            return acts
-        if p == EXCHANGE_PHASE:
-            return [EXCHANGE, PASS]
-        return []
+        elif p == EXCHANGE_PHASE:
+            acts = [EXCHANGE, PASS]
+        else:
+            acts = []
+        return acts
 
     def _defend_actions(self) -> list[int]:
         hand = self.hands[self.defender]
@@ -605,7 +615,10 @@ class Game:
 
     def apply_legal(self, action: int) -> None:
         """Apply an action known to be in ``legal_actions()``. Unchecked: the fast path."""
-        seat = self.seat_to_move()
+        p = self.phase  # the seat to move (seat_to_move, inlined: this runs for every action)
+        seat = (self.defender if p == DEFEND_PHASE else self.order[self.asker] if p == THROW_IN_PHASE
+                else self.attacker if p == ATTACK_PHASE else self.exchange_seat)
+        assert seat is not None and p != OVER, "no seat is to move: the game is over"
         self.history.append(action)
         ev = self.events
         kind = action & 15
@@ -618,14 +631,14 @@ class Game:
             self.hands[seat] ^= bit
             self.known[seat] &= ~bit
             self.covers[action >> 10] = card
-            if -1 not in self.covers or self.rules.throw_in_timing == "any":
+            if -1 not in self.covers or self._any_timing:
                 self._enter_throw_in()
         elif kind == THROW_IN:
             self.hands[seat] ^= bit
             self.known[seat] &= ~bit
             self.attacks.append(card)
             self.covers.append(-1)
-            if self.taking or self.rules.throw_in_timing == "any":
+            if self.taking or self._any_timing:
                 self._enter_throw_in()
             else:
                 self.phase = DEFEND_PHASE
@@ -676,21 +689,21 @@ class Game:
             self.trump_card = low
             self.phase = ATTACK_PHASE
         self.action_count += 1
-        if self.action_count >= self.rules.action_cap and self.phase != OVER:
+        if self.action_count >= self._action_cap and self.phase != OVER:
             self._finish(ACTION_CAP, None, (), f"the action cap of {self.rules.action_cap} was reached")
 
     def _pass_on(self, seat: int) -> None:
         """Transfer or shown trump: the defender becomes main attacker, the next seat defends."""
         self.transfers += 1
         self._set_roles(seat)
-        if self.rules.throw_in_timing == "any":
+        if self._any_timing:
             self._enter_throw_in()
         else:
             self.phase = DEFEND_PHASE
 
     def _lead_done(self) -> None:
         """The main attacker has laid the bout's lead (one card, or several of one rank)."""
-        if self.rules.throw_in_timing == "any":
+        if self._any_timing:
             self._enter_throw_in()
         else:
             self.phase = DEFEND_PHASE
@@ -755,22 +768,24 @@ class Game:
         # defender last.
         talon, hands = self.talon, self.hands
         talon_was_empty = not talon  # the stalemate guard counts bouts played without a talon
-        order = self.order
-        if self.rules.draw_others == "counter_clockwise":
-            order = order[:1] + order[:0:-1]
-        for s in order + [defender]:
-            need = HAND_SIZE - hands[s].bit_count()
-            drawn = []
-            while need > 0 and talon:
-                c = talon.pop()
-                hands[s] |= 1 << c
-                drawn.append(c)
-                need -= 1
+        if talon:
+            order = self.order
+            if self.rules.draw_others == "counter_clockwise":
+                order = order[:1] + order[:0:-1]
+            for s in (*order, defender):
+                need = HAND_SIZE - hands[s].bit_count()
+                if need <= 0:
+                    continue
+                drawn = talon[:-need - 1:-1]  # popped from the end, one by one
+                del talon[-need:]
+                for c in drawn:
+                    hands[s] |= 1 << c
+                if ev is not None:
+                    ev.append(("draw", s, drawn))
                 if not talon:
                     self.trump_holder = s
-                    self.known[s] |= 1 << c
-            if drawn and ev is not None:
-                ev.append(("draw", s, drawn))
+                    self.known[s] |= 1 << drawn[-1]
+                    break
         went_out = []
         if not talon:
             for s in range(self.players):
@@ -780,11 +795,12 @@ class Game:
                     self.out_order.append(s)
                     if ev is not None:
                         ev.append(("out", s))
-        left = [s for s in range(self.players) if not self.out[s]]
-        if len(left) == 1:
+        # Nobody went out: two or more seats are still in, as at the bout's start.
+        left = [s for s in range(self.players) if not self.out[s]] if went_out else None
+        if left is not None and len(left) == 1:
             self._finish(NORMAL, left[0], (), "the last player holding cards is the durak")
             return
-        if not left:
+        if left is not None and not left:
             if self.rules.last_two_out == "defender_loses":
                 self._finish(NORMAL, defender, tuple(went_out),
                              "everyone went out in the last bout; its defender is the durak")

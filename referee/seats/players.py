@@ -11,7 +11,9 @@ A bot spec is what the user types on the command line:
 - ``tcp:NAME`` is reserved for bots that connect over TCP (not yet served).
 
 A ``Player`` is the referee's side of one bot for a whole match. All players speak
-in protocol messages (maps), so a built-in bot sees exactly what a remote bot sees.
+in protocol messages (maps), so a built-in bot sees exactly what a remote bot sees; the
+built-ins ``random`` and ``greedy`` also ``decide_now``: the same choice from the engine's
+state, with no request built (referee/bots/fastchoice.py).
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from protocol.strategies import gentle_choose, greedy_choose, random_choose
+
+from ..bots.fastchoice import greedy_action, random_action
+from ..rules.game import Game
 
 
 class BotSpecError(ValueError):
@@ -185,6 +190,10 @@ class Player:
     #: the Mapping interface, so the referee may hand it a view computed on first use
     #: (in-process built-ins: a random choice never looks at it).
     lazy_view: bool = False
+    #: The bot can choose synchronously from the engine's state (``decide_now``), with
+    #: the same choice ``decide`` would make from the request: the referee then builds no
+    #: request at all (in-process ``random`` and ``greedy``).
+    decides_now: bool = False
 
     async def start(self, nursery: Any) -> None:
         """Start the bot and complete the handshake; background tasks go in ``nursery``.
@@ -209,6 +218,12 @@ class Player:
         (None: no limit). Sets ``timing`` where it can. Raises BotFailure."""
         raise NotImplementedError
 
+    def decide_now(self, game: Game, seat: int, legal: list[int], game_index: int) -> int:
+        """For a player with ``decides_now``: the element of ``legal`` (the legal actions
+        of ``seat``, the seat to move in ``game``, table game number ``game_index``) that
+        ``decide`` would answer with. Reads only what ``seat`` may see."""
+        raise NotImplementedError
+
     async def prepare_game(self, max_restarts: int, fresh: bool = False) -> None:
         """Called before each game: a failed bot is restarted here, if it may be;
         with ``fresh`` a program bot is restarted anyway (no memory of earlier games)."""
@@ -230,7 +245,7 @@ class BuiltinPlayer(Player):
         # ismcts needs the table rules, which a bot learns from game_start as a remote
         # bot does; the others need nothing but the request.
         super().__init__(name, spec, wants_events=kind == "ismcts", in_process=True,
-                         lazy_view=kind != "ismcts")
+                         lazy_view=kind != "ismcts", decides_now=kind in ("random", "greedy"))
         self.info = {"name": kind, "version": "builtin", "author": "durak-ref"}
         self._seed = seed
         self._game: int | None = None
@@ -254,8 +269,17 @@ class BuiltinPlayer(Player):
         if self.spec.argv[0] == "gentle":
             return gentle_choose(obs, legal)
         if self.spec.argv[0] == "random":
-            if request["game"] != self._game:
-                self._game = request["game"]
-                self._rng.seed(f"{self._seed}:{self.name}:{self._game}")
-            return random_choose(obs, legal, self._rng)
+            return random_choose(obs, legal, self._game_rng(request["game"]))
         return greedy_choose(obs, legal)
+
+    def decide_now(self, game: Game, seat: int, legal: list[int], game_index: int) -> int:
+        if self.spec.argv[0] == "random":
+            return random_action(legal, self._game_rng(game_index))
+        return greedy_action(game, seat, legal)
+
+    def _game_rng(self, game_index: int) -> random.Random:
+        """The random bot's generator, seeded afresh at the first decision of each game."""
+        if game_index != self._game:
+            self._game = game_index
+            self._rng.seed(f"{self._seed}:{self.name}:{game_index}")
+        return self._rng

@@ -1,0 +1,174 @@
+"""The built-in ``greedy`` and ``random`` bots deciding from the engine's state directly.
+
+A built-in bot plays inside the referee's process. Through ``Player.decide`` it gets the
+request a remote bot gets (observation and legal list as maps) and answers with one of
+the legal maps; that path costs more than the engine's own work per decision. These
+functions make the same choice from the game itself and its legal list of int actions:
+
+- ``random_action``: ``protocol.strategies.random_choose`` draws
+  ``legal[rng.randrange(len(legal))]``; the wire list keeps the engine's order, so the
+  same draw picks the same action.
+- ``greedy_action``: ``protocol.strategies.greedy_choose`` (its module docstring states
+  the heuristic) transcribed onto card ints: a card's rank index and suit letter order
+  are the engine's ``card >> 2`` and ``card & 3``; the observation's ``trump_suit``,
+  ``talon``, ``hand``, ``table`` and ``taking`` are the game's fields they are built
+  from. Every tie is broken in the same order as there (legal order, then dictionary
+  insertion order in the cover plan), so the choice is the same action, not merely an
+  equally good one. tests/referee/test_fast_builtins.py plays seeded games both ways
+  under every preset and compares every decision.
+
+The caller passes only the seat to move, and reads only what that seat may see (its own
+hand, the table, the trump, the talon's size): the fast path knows nothing the slow path
+would not show the bot.
+"""
+
+from __future__ import annotations
+
+import random
+
+from ..rules.actions import ATTACK, COVER, EXCHANGE, PASS, SHOW_TRUMP, TAKE, THROW_IN, TRANSFER
+from ..rules.cards import RANK_MASK
+from ..rules.game import Game
+
+#: protocol.strategies' constants, on engine ranks (0 is "2" ... 12 is "A").
+_TRUMP_BONUS = 100
+_QUEEN, _JACK, _TEN = 10, 9, 8
+_THICK_TALON = 10
+
+
+def random_action(legal: list[int], rng: random.Random) -> int:
+    """``random_choose`` on int actions: the same draw, the same action."""
+    return legal[rng.randrange(len(legal))]
+
+
+def greedy_action(game: Game, seat: int, legal: list[int]) -> int:
+    """``greedy_choose`` for ``seat`` (the seat to move) on int actions: the action it
+    would pick from this position's request."""
+    if len(legal) == 1:
+        return legal[0]
+    trump = game.trump_suit
+    kinds = 0  # bit k: some legal action is of kind k (greedy_choose's by_type keys)
+    for action in legal:
+        kinds |= 1 << (action & 15)
+    # Kinds without a card are their own action: the first of the kind is the kind.
+    if kinds >> EXCHANGE & 1:
+        return EXCHANGE
+    if kinds >> ATTACK & 1:
+        return _lead(game.hands[seat], _of_kind(legal, ATTACK), trump)
+    if kinds & (1 << COVER | 1 << TRANSFER | 1 << SHOW_TRUMP):
+        choice = _defence(game, legal, kinds, trump)
+        if choice is not None:
+            return choice
+    if kinds >> THROW_IN & 1:
+        choice = _throw_in(_of_kind(legal, THROW_IN), trump, len(game.talon), game.taking)
+        if choice is not None:
+            return choice
+    for kind in (PASS, TAKE):
+        if kinds >> kind & 1:
+            return kind
+    return legal[0]
+
+
+def _of_kind(legal: list[int], kind: int) -> list[int]:
+    """The actions of ``kind`` in ``legal``, in legal order."""
+    return [a for a in legal if a & 15 == kind]
+
+
+def _cost(card: int, trump: int) -> int:
+    """``card_cost``: the rank index, plus a bonus for trumps."""
+    return (card >> 2) + (_TRUMP_BONUS if card & 3 == trump else 0)
+
+
+def _key(card: int, trump: int) -> tuple[int, int]:
+    """``_card_key``: cost, then suit order (C D H S is the engine's suit order)."""
+    return _cost(card, trump), card & 3
+
+
+def _lead(hand: int, attacks: list[int], trump: int) -> int:
+    """The first attack with the least (cost, -copies of its rank in hand, suit), that key
+    packed in one int (copies 1..4 and suit 0..3 take two bits each)."""
+    best, best_key = attacks[0], 1 << 30
+    for action in attacks:
+        card = action >> 4 & 63
+        copies = (hand & RANK_MASK[card >> 2]).bit_count()
+        key = ((card >> 2) + (_TRUMP_BONUS if card & 3 == trump else 0)) << 4 | (4 - copies) << 2 | card & 3
+        if key < best_key:
+            best, best_key = action, key
+    return best
+
+
+def _cover_plan(covers: list[int], slots: list[int], trump: int) -> list[tuple[int, int]] | None:
+    """``_cover_plan``: the same DP in the same order, over (cost, cover action) pairs."""
+    if len(slots) == 1:
+        # One slot (the usual case): the DP keeps the first cover of least cost, and two
+        # covers of one slot never cost the same (same suit: other ranks; trumps: other
+        # ranks; a trump and a plain card: the trump bonus).
+        slot = slots[0]
+        cheapest, least = None, 1 << 30
+        for action in covers:
+            if action >> 10 == slot:
+                cost = _cost(action >> 4 & 63, trump)
+                if cost < least:
+                    cheapest, least = action, cost
+        return None if cheapest is None else [(least, cheapest)]
+    bit = {slot: 1 << i for i, slot in enumerate(slots)}
+    options: dict[int, list[int]] = {}  # card -> cover actions, in legal order
+    for action in covers:
+        if action >> 10 in bit:
+            options.setdefault(action >> 4 & 63, []).append(action)
+    best: dict[int, tuple[int, tuple[tuple[int, int], ...]]] = {0: (0, ())}
+    for card, actions in options.items():
+        cost = _cost(card, trump)
+        step = dict(best)
+        for mask, (total, plan) in best.items():
+            for action in actions:
+                b = bit[action >> 10]
+                if mask & b:
+                    continue
+                new_mask, new_total = mask | b, total + cost
+                if new_mask not in step or new_total < step[new_mask][0]:
+                    step[new_mask] = (new_total, plan + ((cost, action),))
+        best = step
+    full = (1 << len(slots)) - 1
+    return list(best[full][1]) if full in best else None
+
+
+def _defence(game: Game, legal: list[int], kinds: int, trump: int) -> int | None:
+    covers = _of_kind(legal, COVER)
+    slots = [slot for slot, c in enumerate(game.covers) if c < 0]
+    plan = _cover_plan(covers, slots, trump) if slots else None
+    trumps_used = [(a >> 4 & 63) >> 2 for cost, a in plan or () if cost >= _TRUMP_BONUS]
+
+    if plan is None or trumps_used:
+        if kinds >> SHOW_TRUMP & 1:
+            return _of_kind(legal, SHOW_TRUMP)[0]
+        plain = [a for a in legal if a & 15 == TRANSFER and a >> 4 & 3 != trump]
+        if plain:
+            return min(plain, key=lambda a: _key(a >> 4 & 63, trump))
+
+    take = kinds >> TAKE & 1
+    if plan is None:
+        if take:
+            return TAKE
+        return min(covers, key=lambda a: (*_key(a >> 4 & 63, trump), a >> 10)) if covers else None
+
+    if take and len(game.talon) > _THICK_TALON and trumps_used:
+        if max(trumps_used) >= _QUEEN or (len(trumps_used) > 1 and max(trumps_used) >= _TEN):
+            return TAKE
+
+    if not plan:
+        return None
+    if len(plan) == 1:
+        return plan[0][1]
+    return min(plan, key=lambda ca: (ca[0], ca[1] >> 4 & 3, ca[1] >> 10))[1]
+
+
+def _throw_in(throws: list[int], trump: int, talon: int, taking: bool) -> int | None:
+    if talon == 0:
+        candidates = throws
+    else:
+        limit = _JACK if taking else _QUEEN
+        candidates = [a for a in throws if a >> 4 & 3 != trump and a >> 6 & 15 < limit]
+    if not candidates:
+        return None
+    return min(candidates, key=lambda a: _key(a >> 4 & 63, trump))

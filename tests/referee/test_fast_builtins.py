@@ -1,0 +1,202 @@
+"""The built-ins' fast path (``Player.decides_now``) makes the choices the request path
+makes: the same action at every decision of many seeded games under every preset and
+many option sets, and the same match logs whichever path the referee takes.
+
+The request path is the reference: ``greedy_choose`` / ``random_choose`` reading the
+observation and legal maps a remote bot would get. The fast path reads the engine.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+from protocol.strategies import greedy_choose, random_choose
+from referee.bots.fastchoice import greedy_action, random_action
+from referee.rules import PRESETS, Game, make_rules
+from referee.rules.actions import action_to_wire
+from referee.rules.cards import iter_bits
+from referee.seats.players import BuiltinPlayer, parse_bot_spec
+from referee.table.clock import TimeControl
+from referee.table.match import MatchConfig, play_match
+
+TABLES = [(deck, n) for deck in (24, 36, 52) for n in range(2, 7) if n * 6 <= deck]
+
+
+def sampled_rules(rng: random.Random, preset: str, deck: int, players: int):
+    """The preset on the deck with a random handful of the options that change what a
+    defender or thrower may do (transfers, reflections, leads, limits, exchanges)."""
+    choices = {
+        "trump_exchange": ["on", "off"],
+        "lead": ["one", "same_rank"],
+        "throw_in_timing": ["covered", "any"],
+        "throw_in_ranks": ["all", "attacks"],
+        "max_attacks": ["6", "none", "3", "1"],
+        "first_bout_limit": ["on", "off"],
+        "ask_forced": ["on", "off"],
+        "defender_fairness": ["on", "off"],
+    }
+    if preset != "classic":
+        choices["transfer_limit"] = ["none", "1", "2"]
+    if preset == "perevodnoy":
+        choices["transfer"] = ["on", "reflect"]
+    overrides = {"deck": str(deck)}
+    for name in rng.sample(sorted(choices), rng.randrange(len(choices) + 1)):
+        overrides[name] = rng.choice(choices[name])
+    return make_rules(preset, overrides)
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_greedy_on_the_engine_chooses_what_greedy_on_the_request_chooses(preset: str) -> None:
+    """Every decision of seeded games (a mix of greedy and random play, so that greedy
+    meets positions it would not reach against itself): the same action both ways."""
+    compared = 0
+    for deck, players in TABLES:
+        for seed in range(12):
+            rng = random.Random(f"{preset}:{deck}:{players}:{seed}")
+            rules = sampled_rules(rng, preset, deck, players)
+            g = Game.new(rules, players, seed=seed, dealer=rng.randrange(players))
+            while not g.is_over:
+                seat, legal = g.seat_to_move(), g.legal_actions()
+                wire = [action_to_wire(a) for a in legal]
+                slow = legal[wire.index(greedy_choose(g.observe(seat), wire))]
+                assert greedy_action(g, seat, legal) == slow, (g, legal)
+                compared += 1
+                g.apply(slow if rng.random() < 0.6 else rng.choice(legal))
+    assert compared > 10_000
+
+
+def test_random_on_the_engine_draws_what_random_on_the_request_draws() -> None:
+    rules = make_rules("perevodnoy")
+    g = Game.new(rules, 3, seed=5)
+    fast, slow = random.Random("r"), random.Random("r")
+    while not g.is_over:
+        legal = g.legal_actions()
+        wire = [action_to_wire(a) for a in legal]
+        a = random_action(legal, fast)
+        assert wire[legal.index(a)] == random_choose(g.observe(g.seat_to_move()), wire, slow)
+        g.apply(a)
+
+
+def _match_log(tmp_path: Path, specs: list[str], preset: str, fast: bool) -> list[dict]:
+    players = [BuiltinPlayer(f"{s.split(':')[1]}{i}", parse_bot_spec(s), seed="x")
+               for i, s in enumerate(specs)]
+    for p in players:
+        p.decides_now = p.decides_now and fast
+    config = MatchConfig(rules=make_rules(preset), games=30, seed="fast-path")
+    records: list[dict] = []
+
+    async def main() -> None:
+        await play_match(players, config, on_game=lambda r, _: records.append(r.as_dict()))
+
+    trio.run(main)
+    for r in records:  # measured times are not part of the choices
+        r["decisions"] = [d[:3] for d in r["decisions"]]
+        del r["wall_ms"]
+    return records
+
+
+@pytest.mark.parametrize("preset", ["classic", "perevodnoy"])
+def test_a_match_of_built_ins_logs_the_same_games_on_either_path(tmp_path: Path, preset: str) -> None:
+    specs = ["builtin:greedy", "builtin:random", "builtin:greedy"]
+    slow = _match_log(tmp_path, specs, preset, fast=False)
+    fast = _match_log(tmp_path, specs, preset, fast=True)
+    assert json.dumps(fast) == json.dumps(slow)
+    assert len(fast) == 30
+
+
+def test_only_the_built_ins_with_an_engine_twin_take_the_fast_path() -> None:
+    """gentle and ismcts decide from the request (ismcts from game_start's rules too)."""
+    decides_now = {name: BuiltinPlayer(name, parse_bot_spec(f"builtin:{name}")).decides_now
+                   for name in ("random", "greedy", "gentle", "ismcts")}
+    assert decides_now == {"random": True, "greedy": True, "gentle": False, "ismcts": False}
+
+
+class SlowGreedy(BuiltinPlayer):
+    """greedy that spends 3 virtual seconds on its 5th decision, on either path."""
+
+    def __init__(self, clock: trio.testing.MockClock) -> None:
+        super().__init__("slow", parse_bot_spec("builtin:greedy"))
+        self.clock, self.decisions = clock, 0
+
+    def _think(self) -> None:
+        self.decisions += 1
+        if self.decisions == 5:
+            self.clock.jump(3.0)
+
+    def decide_now(self, game, seat, legal, game_index):
+        self._think()
+        return super().decide_now(game, seat, legal, game_index)
+
+    async def decide(self, request, timeout=None):
+        self._think()
+        return await super().decide(request, timeout)
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_built_in_over_its_budget_forfeits_on_either_path(fast: bool) -> None:
+    clock = trio.testing.MockClock()
+    slow = SlowGreedy(clock)
+    slow.decides_now = fast
+    other = BuiltinPlayer("random", parse_bot_spec("builtin:random"))
+    config = MatchConfig(rules=make_rules(), games=1, seed="late", tc=TimeControl(move=2.0))
+    records = []
+
+    async def main() -> None:
+        await play_match([slow, other], config, on_game=lambda r, _: records.append(r))
+
+    trio.run(main, clock=clock)
+    (record,) = records
+    assert record.termination == "timeout" and record.durak == 0
+    assert record.forfeit["reason"] == ("answered request 5 after 3.000 s, over its budget of "
+                                        "2.000 s")
+    assert record.forfeit["evidence"]["used_s"] == 3.0
+    assert record.forfeit["evidence"]["budget_s"] == 2.0
+    assert record.forfeit["evidence"]["received"]["type"] in ("attack", "cover", "throw_in",
+                                                               "transfer", "take", "pass")
+
+
+def _hidden_cards_dealt_afresh(g: Game, seat: int, rng: random.Random) -> Game:
+    """A copy of ``g`` with the cards ``seat`` cannot see (other hands' unknown cards, the
+    talon below the face-up trump) dealt again among the same places."""
+    h = g.copy()
+    places, cards = [], []
+    for s in range(h.players):
+        if s != seat:
+            for c in iter_bits(h.hands[s] & ~h.known[s]):
+                places.append(s)
+                cards.append(c)
+            h.hands[s] &= h.known[s]
+    for i in range(1, len(h.talon)):
+        places.append(-i)
+        cards.append(h.talon[i])
+    rng.shuffle(cards)
+    for where, c in zip(places, cards):
+        if where >= 0:
+            h.hands[where] |= 1 << c
+        else:
+            h.talon[-where] = c
+    assert h.hidden_from(seat) == g.hidden_from(seat) and h.observe(seat) == g.observe(seat)
+    return h
+
+
+def test_greedy_on_the_engine_does_not_peek_at_hidden_cards() -> None:
+    """The fast path gets the whole game object; its choice must not depend on what the
+    seat cannot see: the same choice with the hidden cards dealt afresh."""
+    checked = 0
+    for preset in sorted(PRESETS):
+        for seed in range(8):
+            rng = random.Random(f"peek:{preset}:{seed}")
+            g = Game.new(make_rules(preset), 2 + seed % 3, seed=seed)
+            while not g.is_over:
+                seat, legal = g.seat_to_move(), g.legal_actions()
+                other = _hidden_cards_dealt_afresh(g, seat, rng)
+                assert greedy_action(other, seat, legal) == greedy_action(g, seat, legal)
+                checked += 1
+                g.apply(rng.choice(legal))
+    assert checked > 500
