@@ -100,6 +100,32 @@ def encode(message: dict[str, Any], *, max_frame: int = MAX_FRAME) -> bytes:
     return _HEADER.pack(len(body)) + body
 
 
+def pack(value: Any) -> bytes:
+    """The msgpack bytes of one value exactly as ``encode`` packs it inside a message.
+
+    msgpack is compositional: a map's bytes are its header followed by each key's and
+    value's bytes. So a sender may cache the bytes of parts that repeat (an event's
+    map, a message's fixed head), join them and frame the result with ``framed``: the
+    bytes are those ``encode`` gives for the whole message. Raises ``LocalProtocolError`` for a
+    value msgpack cannot encode (a bug on this side)."""
+    try:
+        return _packer().pack(value)
+    except Exception as exc:  # TypeError, OverflowError, ValueError, ... all our bug
+        raise LocalProtocolError(
+            f"value cannot be encoded: {type(exc).__name__}: {exc}: {_short(value)}"
+        ) from exc
+
+
+def framed(body: bytes | bytearray, *, max_frame: int = MAX_FRAME) -> bytes:
+    """One frame holding the message body ``body`` (the msgpack bytes of a map, e.g.
+    joined from ``pack`` parts): the 4-byte length, then the body. The caller vouches
+    that the body is one map with a str ``type`` (as ``encode`` would check). Raises
+    ``LocalProtocolError`` if it is longer than ``max_frame``."""
+    if len(body) > max_frame:
+        raise LocalProtocolError(f"a message encodes to {len(body)} bytes; the limit is {max_frame}")
+    return _HEADER.pack(len(body)) + body
+
+
 def decode(frame: bytes, *, max_frame: int = MAX_FRAME, max_depth: int = MAX_DEPTH) -> dict[str, Any]:
     """The message in ``frame``, which must be exactly one whole frame (header and body).
 
@@ -215,9 +241,13 @@ class FrameDecoder:
         compares the body with the canonical bytes of messages it expects)."""
         if self._error is not None:
             raise self._error
-        # Fast path (every decision takes it): a whole, well-sized frame is buffered.
+        # Fast paths (every decision takes them): a whole, well-sized frame is buffered,
+        # or not even a header is and the stream goes on.
         buf, pos = self._buf, self._pos
-        if len(buf) - pos >= HEADER_SIZE:
+        available = len(buf) - pos
+        if available < HEADER_SIZE and not self._eof:
+            return None
+        if available >= HEADER_SIZE:
             (size,) = _HEADER.unpack_from(buf, pos)
             start = pos + HEADER_SIZE
             if 0 < size <= self.max_frame and len(buf) - start >= size:

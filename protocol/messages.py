@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol.cards import ALL_CARDS, SUITS, parse_card_text
+from protocol.codec import pack
 from protocol.errors import LocalProtocolError, RemoteProtocolError, UnsupportedVersionError
 
 PROTOCOL_VERSION = 1
@@ -425,6 +426,13 @@ def event_msg(game: int, event: Mapping[str, Any]) -> dict[str, Any]:
     if type(event.get("type")) is not str:
         raise LocalProtocolError(f"event without a str type: {event!r}")
     return {"type": "event", "game": game, "event": dict(event)}
+
+
+def event_head(game: int) -> bytes:
+    """The msgpack bytes of ``event_msg(game, event)`` up to its ``event`` map: that
+    message's body is ``event_head(game) + codec.pack(event)`` (see ``codec.pack``), so
+    a referee sending many events of one game packs the head once per game."""
+    return pack({"type": "event", "game": game, "event": None})[:-1]  # less the nil (0xc0)
 
 
 def clock_map(

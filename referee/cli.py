@@ -657,12 +657,17 @@ def bench_protocol_cmd(
     out.print(f"codec: {result['codec_us_per_encode_decode']:.2f} µs per encode+decode of a "
               f"{result['request_frame_bytes']}-byte request as a bot decodes it "
               f"({result['codec_us_per_encode_decode_strict']:.2f} µs with the referee's strict checks)")
+    out.print(f"bot: {shlex.join(result['bot'])}")
     out.print(f"round trip (median of {round_trips}, pinned to {result['pinned_cpus']}): "
-              f"raw echo floor {rt['floor']:.1f} µs, blocking parent + the bot "
-              f"{rt['blocking_sdk']:.1f} µs, referee + the bot {rt['referee']:.1f} µs")
+              f"raw echo floor (Python parent + Python echo child) {rt['floor']:.1f} µs, "
+              f"blocking Python parent + the bot {rt['blocking_sdk']:.1f} µs, "
+              f"referee + the bot {rt['referee']:.1f} µs")
     out.print(f"ratios: referee/blocking parent {result['ratio_referee_vs_blocking_sdk']:.2f}, "
               f"referee/raw floor {result['ratio_referee_vs_floor']:.2f}; referee overhead "
               f"{result['referee_overhead_us']:.1f} µs per decision")
+    out.print(f"the bot itself: blocking/floor {result['ratio_blocking_vs_floor']:.2f} "
+              f"({result['bot_us_over_floor']:+.1f} µs); referee/floor judges the referee only "
+              f"when this is near 1 (a fast bot, e.g. examples/c/bot)")
 
 
 @app.command()

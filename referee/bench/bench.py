@@ -193,11 +193,18 @@ def bench_protocol(codec_n: int = 20000, round_trips: int = 2000, cpu: int | Non
                    bot: list[str] | None = None) -> dict[str, Any]:
     """Codec speed on a typical request frame, and request/answer round trips over pipes:
 
-    - ``floor``: a blocking parent and a child that echoes a fixed answer frame without
-      decoding anything (the cost of the pipes and the framing alone);
-    - ``blocking_sdk``: a blocking parent and the Python example bot (adds the bot's own
-      decoding, choosing and encoding);
-    - ``referee``: the referee's trio ProcessPlayer and the same bot.
+    - ``floor``: a blocking Python parent and a Python child that echoes a fixed answer
+      frame without decoding anything (the pipes and the framing, with an interpreter on
+      each side), whatever ``bot`` is;
+    - ``blocking_sdk``: a blocking Python parent and ``bot`` (default: the Python example
+      random bot), which adds the bot's own decoding, choosing and encoding;
+    - ``referee``: the referee's trio ProcessPlayer and the same ``bot``.
+
+    ``programs`` names the parent and the child of each figure. ``referee`` over
+    ``blocking_sdk`` is the referee's own cost with any bot. ``referee`` over ``floor``
+    judges the referee only when the bot costs about what the echo child does
+    (``ratio_blocking_vs_floor`` near 1, e.g. the C example bot): with the Python bot the
+    bot's own work (``bot_us_over_floor``) is most of that ratio.
 
     Parent and children are pinned to CPU ``cpu`` (None: not pinned) so that the pipes
     hand over on one core, as a loaded tournament machine would.
@@ -231,6 +238,7 @@ def bench_protocol(codec_n: int = 20000, round_trips: int = 2000, cpu: int | Non
     ref = _referee_round_trips(bot, request, round_trips)
     med = {k: statistics.median(v) * 1e6 for k, v in (("floor", floor), ("blocking_sdk", sdk),
                                                      ("referee", ref))}
+    echo = "python echo child (answers every frame with a fixed action frame, decodes nothing)"
     return {
         "benchmark": "protocol",
         "request_frame_bytes": len(frame),
@@ -242,6 +250,11 @@ def bench_protocol(codec_n: int = 20000, round_trips: int = 2000, cpu: int | Non
         "ratio_referee_vs_floor": round(med["referee"] / med["floor"], 3),
         "ratio_referee_vs_blocking_sdk": round(med["referee"] / med["blocking_sdk"], 3),
         "referee_overhead_us": round(med["referee"] - med["blocking_sdk"], 1),
+        "ratio_blocking_vs_floor": round(med["blocking_sdk"] / med["floor"], 3),
+        "bot_us_over_floor": round(med["blocking_sdk"] - med["floor"], 1),
+        "programs": {"floor": {"parent": "blocking python parent", "child": echo},
+                     "blocking_sdk": {"parent": "blocking python parent", "child": bot},
+                     "referee": {"parent": "referee ProcessPlayer (trio)", "child": bot}},
         "pinned_cpus": pinned,
         "bot": bot,
         "machine": _machine(),

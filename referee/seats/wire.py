@@ -46,6 +46,12 @@ TELL_TIMEOUT = 0.5
 TOLD_FAILURES = ("protocol", "timeout")
 #: Decisions in a row that never waited in trio, after which ``decide`` yields once.
 YIELD_EVERY = 16
+#: Milliseconds the referee may wait for a quick bot's answer in the pipe's own poll,
+#: blocking, before it waits in trio (see ``_receive``). Other tasks of the run wait at
+#: most this long, and only while a quick bot is deciding.
+QUICK_WAIT_MS = 1
+#: A bot whose last answer came this soon after its request counts as quick.
+QUICK_ANSWER_S = QUICK_WAIT_MS / 1000
 _NOTHING = object()
 _WRITE_ERRORS = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
 
@@ -75,6 +81,14 @@ class StreamPlayer(Player):
         self._in_fileno = (receive_stream.fileno if isinstance(receive_stream, trio.lowlevel.FdStream)
                            else None)
         self._unyielded = 0  #: decisions in a row that never waited in trio (see decide)
+        self._quick = False  #: the last answer came within QUICK_ANSWER_S (see _receive)
+        # The run's clock, read directly: trio.current_time() costs three calls, and a
+        # decision reads the time two or three times. A stream belongs to the trio run it
+        # was attached in (its fds are registered there), so the clock cannot go stale.
+        try:
+            self._now = trio.lowlevel.current_clock().current_time
+        except RuntimeError:  # attached outside a trio run: ask the run in use each time
+            self._now = trio.current_time
         self._expect: bytes | None = None  #: see _known_answer
         self._known_hit = False
         self._known = self._known_answer
@@ -174,10 +188,11 @@ class StreamPlayer(Player):
         if self._unyielded >= YIELD_EVERY:
             self._unyielded = 0
             await trio.lowlevel.checkpoint()
-        await self._check_quiet(f"before request {request['id']} was sent")
+        if self._decoder.buffered or self._readable_now():  # else nothing came: nothing to check
+            await self._check_quiet(f"before request {request['id']} was sent")
         self._out += encode(request)
         self._expect = _answer_head(request["id"])
-        written = await self._flush(None if budget is None else trio.current_time() + budget)
+        written = await self._flush(None if budget is None else self._now() + budget)
         deadline = None if budget is None else written + budget
         stale = 0
         while True:
@@ -192,6 +207,7 @@ class StreamPlayer(Player):
                 self._known_hit, self._expect = False, None
                 self._answered = request["id"]
                 self.timing = (written, self._frame_at)
+                self._quick = self._frame_at - written <= QUICK_ANSWER_S
                 return answer["action"]
             try:
                 parsed = msg.parse_bot_message(answer)
@@ -206,6 +222,7 @@ class StreamPlayer(Player):
                 self._expect = None
                 self._answered = parsed.id
                 self.timing = (written, self._frame_at)
+                self._quick = self._frame_at - written <= QUICK_ANSWER_S
                 if parsed.action in request.get("legal", ()):
                     _remember_action(parsed.action)
                 return parsed.action
@@ -273,6 +290,10 @@ class StreamPlayer(Player):
         """Bytes the stream delivers without waiting: a chunk, ``b""`` at the end of the
         stream (or on a read error: the next read reports it), None when nothing is there."""
         if self._in_fileno is not None:
+            # Usually nothing is there: a zero-timeout poll says so for less than half
+            # the cost of a read that fails with EAGAIN (an exception in Python).
+            if not self._readable_now():
+                return None
             try:
                 return os.read(self._in_fileno(), READ_CHUNK)
             except BlockingIOError:
@@ -286,9 +307,10 @@ class StreamPlayer(Player):
         except _WRITE_ERRORS:
             return b""
 
-    async def _read_chunk(self) -> bytes | bytearray:
+    async def _read_chunk(self, wait_first: bool = False) -> bytes | bytearray:
         """The next chunk of the stream, waiting in trio for it if need be; ``b""`` at
-        the end of the stream (or a read error)."""
+        the end of the stream (or a read error). ``wait_first``: the caller has just found
+        the pipe empty, so wait before trying to read."""
         fileno = self._in_fileno
         if fileno is None:
             try:
@@ -297,12 +319,15 @@ class StreamPlayer(Player):
                 return b""
         while True:
             fd = fileno()
-            try:
-                return os.read(fd, READ_CHUNK)
-            except BlockingIOError:
-                pass
-            except OSError:
-                return b""
+            if wait_first:
+                wait_first = False
+            else:
+                try:
+                    return os.read(fd, READ_CHUNK)
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    return b""
             self._unyielded = 0
             try:
                 await trio.lowlevel.wait_readable(fd)
@@ -325,7 +350,7 @@ class StreamPlayer(Player):
         A bot that stops reading cannot stall the referee: the write fails the bot at
         ``deadline`` or after WRITE_TIMEOUT seconds."""
         if not self._out:
-            return trio.current_time()
+            return self._now()
         data, self._out = self._out, bytearray()
         total = len(data)
         if self._out_fileno is not None:
@@ -337,7 +362,7 @@ class StreamPlayer(Player):
             except OSError:
                 raise self._note(self._write_failure()) from None
             if sent == total:
-                return trio.current_time()
+                return self._now()
             data = data[sent:]
         self._unyielded = 0
         limit = trio.current_time() + WRITE_TIMEOUT
@@ -367,12 +392,31 @@ class StreamPlayer(Player):
         message = self._message_now()
         if message is not None:
             return message
+        if self._quick and self._in_fileno is not None and self._quiet_poll is not None and (
+                deadline is None or deadline - self._now() > 2 * QUICK_ANSWER_S):
+            # A bot that answered its last request within QUICK_ANSWER_S is first waited
+            # for in the pipe's poll, blocking, for at most QUICK_WAIT_MS: as a plain
+            # blocking parent reads, the kernel wakes the referee when the answer lands.
+            # A round through trio's scheduler (cancel scope, epoll registration, two
+            # task switches) costs more CPU than such a bot takes to answer. Well before
+            # the deadline only: the deadline stays trio's. A bot slower than that is
+            # waited for in trio, and is quick again only once it answers in time.
+            try:
+                ready = self._quiet_poll.poll(QUICK_WAIT_MS)
+            except (OSError, ValueError):
+                ready = []
+            if ready:
+                message = self._message_now()
+                if message is not None:
+                    return message
+            self._quick = False
+        # _message_now found the pipe empty (or this stream has no fd: nothing to skip).
         if deadline is None:  # no clock: skip the cancel scope (it is per decision)
-            return await self._read_message()
-        start = trio.current_time()
+            return await self._read_message(wait_first=True)
+        start = self._now()
         with trio.move_on_at(deadline):
-            return await self._read_message()
-        waited = trio.current_time() - start
+            return await self._read_message(wait_first=True)
+        waited = self._now() - start
         raise self._fail("timeout", f"no answer to {what} within {budget:.3f} s",
                          waited_s=round(waited, 3), budget_s=round(budget or 0.0, 3))
 
@@ -392,22 +436,25 @@ class StreamPlayer(Player):
                     return None
                 if not chunk:
                     return None
-                self._frame_at = trio.current_time()  # see _read_message
+                self._frame_at = self._now()  # see _read_message
                 decoder.feed(chunk)
         except RemoteProtocolError as exc:
             raise self._fail("protocol", str(exc), bytes=exc.evidence) from None
 
-    async def _read_message(self) -> dict[str, Any]:
+    async def _read_message(self, wait_first: bool = False) -> dict[str, Any]:
+        """The next message, waiting in trio as long as it takes (the caller bounds it).
+        ``wait_first``: see ``_read_chunk``."""
         decoder = self._decoder
         try:
             while True:
                 message = decoder.next_message(self._known)
                 if message is not None:
                     return message
-                chunk = await self._read_chunk()
+                chunk = await self._read_chunk(wait_first)
+                wait_first = False
                 # Frames are returned as soon as they are complete, so the frame returned
                 # next was completed by the latest chunk: its arrival is the answer's time.
-                self._frame_at = trio.current_time()
+                self._frame_at = self._now()
                 decoder.feed(chunk)
                 if not chunk:
                     decoder.at_eof()  # raises if the stream ended inside a frame

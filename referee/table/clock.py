@@ -88,12 +88,15 @@ class TimeControl:
 class Clock:
     """One seat's clock for one game."""
 
-    __slots__ = ("tc", "remaining", "_started")
+    __slots__ = ("tc", "remaining", "_started", "_increment_ms", "_move_ms")
 
     def __init__(self, tc: TimeControl) -> None:
         self.tc = tc
         self.remaining = tc.base  # seconds, or None without a game clock
         self._started: float | None = None
+        # The parts of ``wire`` that never change (it is built for every request).
+        self._increment_ms = _ms(tc.increment) if tc.base is not None else None
+        self._move_ms = _ms(tc.move)
 
     def budget(self) -> float | None:
         """Seconds the next decision may take (None: unlimited)."""
@@ -124,8 +127,11 @@ class Clock:
 
     def wire(self) -> dict[str, int | None]:
         """The ``clock`` map of a request, in whole milliseconds (floored)."""
-        def ms(x: float | None) -> int | None:
-            return None if x is None else max(0, int(x * 1000))
-        return {"remaining_ms": ms(self.remaining),
-                "increment_ms": ms(self.tc.increment) if self.tc.base is not None else None,
-                "move_ms": ms(self.tc.move)}
+        remaining = self.remaining
+        return {"remaining_ms": None if remaining is None else max(0, int(remaining * 1000)),
+                "increment_ms": self._increment_ms, "move_ms": self._move_ms}
+
+
+def _ms(x: float | None) -> int | None:
+    """Seconds (or None) as whole milliseconds, floored, never negative (``Clock.wire``)."""
+    return None if x is None else max(0, int(x * 1000))

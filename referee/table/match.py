@@ -23,7 +23,7 @@ from typing import Any
 import trio
 
 from protocol import messages as msg
-from protocol.codec import encode
+from protocol.codec import framed, pack
 
 from .clock import Clock, TimeControl
 from .failfast import all_forfeit_warning, forfeited_all
@@ -188,6 +188,8 @@ class _Table:
         self.inprocess_cpu_s = 0.0  #: see GameRecord.inprocess_cpu_s
         #: trio.current_time, read straight from the run's clock (it is what that reads).
         self.now = trio.lowlevel.current_clock().current_time
+        self._event_head = msg.event_head(index)  #: see _event_frame
+        self._event_bodies = _event_bodies(config.rules)
 
     async def send(self, seat: int, message: dict[str, Any]) -> None:
         try:
@@ -217,7 +219,7 @@ class _Table:
             forced_ev = forced and i == 0
             shared = None
             if ev[0] not in ("draw", "decline") and not forced_ev:
-                shared = self._event_frame(game, ev, listeners[0], False)
+                shared = self._shared_event_frame(game, ev, listeners[0])
             for seat in listeners:
                 frame = shared or self._event_frame(game, ev, seat, forced_ev and seat == ev[1])
                 if frame is None:
@@ -229,12 +231,35 @@ class _Table:
         events.clear()
 
     def _event_frame(self, game: Game, event: tuple, seat: int, forced: bool) -> bytes | None:
+        """The frame of ``event`` as ``seat`` sees it (None: it does not see it): the
+        bytes of ``encode(event_msg(game=index, event=...))``, joined from the game's
+        packed head and the packed event (codec.pack)."""
         wire = game.public_event(event, seat)
         if wire is None:
             return None
         if forced:
             wire["forced"] = True
-        return encode(msg.event_msg(game=self.index, event=wire))
+        msg.event_msg(game=self.index, event=wire)  # its checks, for the bytes joined here
+        return framed(self._event_head + pack(wire))
+
+    def _shared_event_frame(self, game: Game, event: tuple, seat: int) -> bytes | None:
+        """``_event_frame`` of an event that reads the same for every seat (not forced),
+        from the packed events cache of these rules: the same events recur in every game
+        (an attack with a card by a seat), so most are packed once per process."""
+        bodies = self._event_bodies
+        try:
+            body = bodies[event]
+        except TypeError:  # an event that holds a list cannot be a key: packed each time
+            return self._event_frame(game, event, seat, False)
+        except KeyError:
+            wire = game.public_event(event, seat)
+            if wire is None:
+                return None
+            msg.event_msg(game=self.index, event=wire)  # its checks
+            body = pack(wire)
+            if len(bodies) < EVENT_BODIES_MAX:
+                bodies[event] = body
+        return framed(self._event_head + body)
 
     async def ask(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float]:
         """Ask ``seat`` to choose from ``legal``; apply it; return (action, seconds charged)."""
@@ -250,7 +275,7 @@ class _Table:
             request = msg.request_msg(id=request_id, game=self.index, observation=view,
                                       legal=legal_wire, clock=clock.wire())
             budget = clock.budget()
-            asked = trio.current_time()
+            asked = self.now()
             in_process = player.in_process
             cpu = time.process_time() if in_process else 0.0
             try:
@@ -262,7 +287,7 @@ class _Table:
                 self.inprocess_cpu_s += time.process_time() - cpu
             # The bot's time: from its request fully written to its answer's frame
             # complete (Player.timing); encoding, writing and decoding are ours.
-            written, answered = player.timing or (asked, trio.current_time())
+            written, answered = player.timing or (asked, self.now())
             clock.start(written)
             used, in_time = clock.stop(answered)
             charged += used
@@ -326,6 +351,22 @@ def _late_forfeit(seat: int, request_id: int, used: float, budget: float | None,
     late = f"answered request {request_id} after {used:.3f} s, over its budget of {budget:.3f} s"
     return Forfeit(seat, "timeout", late, {"used_s": round(used, 4), "budget_s": budget,
                                            "received": answer})
+
+
+#: Packed shared events (``_Table._shared_event_frame``), one map per rules: event tuple
+#: (hashable: names, seats, action ints, card ints) -> ``pack(public_event(event, any seat))``.
+_EVENT_BODIES: dict[Rules, dict[tuple, bytes]] = {}
+#: Packed events kept per rules: every distinct shared event of a six-seat table (kinds x
+#: cards x slots x seats) is some tens of thousands; beyond this, events are packed anew.
+EVENT_BODIES_MAX = 100_000
+
+
+def _event_bodies(rules: Rules) -> dict[tuple, bytes]:
+    """The packed shared events of ``rules`` (public_event may read the rules)."""
+    bodies = _EVENT_BODIES.get(rules)
+    if bodies is None:
+        bodies = _EVENT_BODIES[rules] = {}
+    return bodies
 
 
 def illegal_message(game: Game, action: int, request_id: int) -> str:

@@ -5,9 +5,13 @@ names, checked and unchecked apply side by side, and clear errors for bad choice
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 from pathlib import Path
 
 from support import cli
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_bench_match_builtin_reports_games_and_the_referee_cost(tmp_path: Path) -> None:
@@ -43,3 +47,25 @@ def test_bench_engine_puts_checked_and_unchecked_apply_side_by_side(tmp_path: Pa
         assert result[label]["games_per_s"] > 0
     assert result["ratio_checked_vs_unchecked"] > 0
     assert result["games_per_s"] == result["unchecked"]["games_per_s"]
+
+
+def test_bench_protocol_names_the_programs_behind_each_figure(tmp_path: Path) -> None:
+    """The floor is a Python echo child whatever --bot is; the other two figures use the
+    bot. A reader must see which, and how far the bot itself is from the floor."""
+    bot = f"{sys.executable} {REPO / 'examples' / 'python' / 'random_bot.py'} 1"
+    run = cli("bench", "protocol", "--bot", bot, "--codec-n", "100", "--round-trips", "10",
+              "--cpu", "-1", "--json", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)
+    programs = result["programs"]
+    assert "echo" in programs["floor"]["child"]
+    assert programs["blocking_sdk"]["child"] == programs["referee"]["child"] == shlex.split(bot)
+    assert result["bot"] == shlex.split(bot)
+    rt = result["round_trip_us_median"]
+    # (from the unrounded medians: within rounding of the rounded ones)
+    assert abs(result["bot_us_over_floor"] - (rt["blocking_sdk"] - rt["floor"])) <= 0.11
+    text = cli("bench", "protocol", "--bot", bot, "--codec-n", "100", "--round-trips", "10",
+               "--cpu", "-1", cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    assert f"bot: {shlex.join(shlex.split(bot))}" in text.stdout
+    assert "Python echo child" in text.stdout

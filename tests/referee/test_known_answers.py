@@ -105,3 +105,16 @@ async def test_a_bot_that_never_answers_still_times_out_on_a_pipe(autojump_clock
             await player.decide(request(1), 2.0)
     assert info.value.kind == "timeout"
     assert "no answer to request 1 within 2.000 s" in str(info.value)
+
+
+async def test_a_quick_bot_that_stops_answering_still_times_out_at_its_deadline(
+        autojump_clock: trio.abc.Clock) -> None:
+    # After a quick answer the next one is first waited for in the pipe's own poll
+    # (blocking, briefly); the deadline stays the referee's all the same.
+    async with pipes({1: answer(1, PASS)}) as (player, _):
+        assert await player.decide(request(1), 2.0) == PASS
+        assert player._quick  # its answer came at once: the next wait starts in the poll
+        with pytest.raises(BotFailure) as info:
+            await player.decide(request(2), 2.0)
+    assert info.value.kind == "timeout"
+    assert "no answer to request 2 within 2.000 s" in str(info.value)
