@@ -260,7 +260,7 @@ class Arena:
                 games_nursery.start_soon(play_pair, a, b)
 
         async def ping_one(s: TcpSeat) -> None:
-            s.busy = True
+            """Ping a seat the pinger has already marked busy; free it afterwards."""
             try:
                 if not await s.ping(self.limits.ping_timeout):
                     self.say(f"{s.name} did not answer a ping; dropped")
@@ -280,6 +280,11 @@ class Arena:
                         for seats in list(self.seats.values()):
                             for s in seats:
                                 if s.connected and not s.busy:
+                                    # Busy now, not when ping_one starts: start_soon runs it
+                                    # later, and meanwhile the scheduler could seat it in a
+                                    # game whose first frame would cross the ping
+                                    # (BusyResourceError: the arena crashed).
+                                    s.busy = True
                                     pings.start_soon(ping_one, s)
                     for seats in self.seats.values():
                         seats[:] = [s for s in seats if s.connected]

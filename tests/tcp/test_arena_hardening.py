@@ -393,7 +393,8 @@ async def test_a_bot_revoked_mid_game_finishes_it_then_cannot_reconnect(tmp_path
             await legit_bot(run.port, "alice", run.tokens["alice"], again, local="127.0.0.9")
             assert again.refused is not None and again.refused["code"] == "auth"
     [game] = _stored(tmp_path)  # the game in progress counted; no second one was started
-    assert game.termination == "normal" and all(s.forfeit is None for s in game.seats)
+    # Played to its end, no forfeit (a draw is an end too: the arena's deals are random).
+    assert game.termination in ("normal", "draw") and all(s.forfeit is None for s in game.seats)
     assert len(alice.ended) == 1
 
 
