@@ -51,6 +51,11 @@ published 30/36/42 for 2/3/4 players (docs/STATS.md has the measured figures).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+#: An action in whatever form a caller plays with (a wire map, an engine int).
+A = TypeVar("A")
 
 __all__ = [
     "RANKS",
@@ -176,28 +181,26 @@ def _choose_lead(obs: dict, attacks: list[dict], trump: str) -> dict:
     return min(attacks, key=key)
 
 
-def _cover_plan(
-    covers: list[dict], slots: list[int], trump: str
-) -> list[tuple[int, dict]] | None:
-    """Cheapest assignment of distinct cards to every slot in ``slots``.
+def cheapest_assignment(options: dict[Any, list[A]], costs: dict[Any, int],
+                        slot_of: Callable[[A], int], slots: list[int]) -> list[tuple[int, A]] | None:
+    """Cheapest assignment of distinct cards to every slot in ``slots``: ``options`` maps
+    each card (in the order to try them) to its cover actions that fit one of ``slots``
+    (in legal order), ``costs`` each card to its cost, ``slot_of`` an action to its slot.
 
-    Returns ``[(cost, cover_action), ...]`` or None when no full cover exists.
-    Exact min-cost matching by DP over the (at most six) uncovered slots.
-    """
+    Returns ``[(cost, cover_action), ...]`` or None when no full cover exists. Exact
+    min-cost matching by DP over the (at most six) uncovered slots; ties keep the first
+    plan found, so the choice depends only on the orders given. Shared by this module's
+    wire-form strategy and the referee's built-ins on engine actions (one algorithm, one
+    tie-break)."""
     bit = {slot: 1 << i for i, slot in enumerate(slots)}
-    options: dict[str, list[dict]] = {}  # card -> cover actions, in legal order
-    for action in covers:
-        if action.get("slot") in bit:
-            options.setdefault(action["card"], []).append(action)
-
     # mask of covered slots -> (total cost, plan)
     best: dict[int, tuple[int, tuple]] = {0: (0, ())}
     for card, actions in options.items():
-        cost = card_cost(card, trump)
+        cost = costs[card]
         step = dict(best)
         for mask, (total, plan) in best.items():
             for action in actions:
-                b = bit[action["slot"]]
+                b = bit[slot_of(action)]
                 if mask & b:
                     continue
                 new_mask, new_total = mask | b, total + cost
@@ -206,6 +209,20 @@ def _cover_plan(
         best = step
     full = (1 << len(slots)) - 1
     return list(best[full][1]) if full in best else None
+
+
+def _cover_plan(
+    covers: list[dict], slots: list[int], trump: str
+) -> list[tuple[int, dict]] | None:
+    """Cheapest assignment of distinct cards to every slot in ``slots`` (see
+    cheapest_assignment), over wire-form cover actions."""
+    wanted = set(slots)
+    options: dict[str, list[dict]] = {}  # card -> cover actions, in legal order
+    for action in covers:
+        if action.get("slot") in wanted:
+            options.setdefault(action["card"], []).append(action)
+    costs = {card: card_cost(card, trump) for card in options}
+    return cheapest_assignment(options, costs, lambda action: action["slot"], slots)
 
 
 def _choose_defence(

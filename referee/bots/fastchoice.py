@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import random
 
+from protocol.strategies import cheapest_assignment
+
 from ..rules.actions import ATTACK, COVER, EXCHANGE, PASS, SHOW_TRUMP, TAKE, THROW_IN, TRANSFER
 from ..rules.cards import RANK_MASK
 from ..rules.game import Game
@@ -98,7 +100,8 @@ def _lead(hand: int, attacks: list[int], trump: int) -> int:
 
 
 def _cover_plan(covers: list[int], slots: list[int], trump: int) -> list[tuple[int, int]] | None:
-    """``_cover_plan``: the same DP in the same order, over (cost, cover action) pairs."""
+    """protocol.strategies._cover_plan on engine actions: the same cheapest_assignment,
+    fed in the same orders, so the same plan of (cost, cover action) pairs."""
     if len(slots) == 1:
         # One slot (the usual case): the DP keeps the first cover of least cost, and two
         # covers of one slot never cost the same (same suit: other ranks; trumps: other
@@ -111,26 +114,17 @@ def _cover_plan(covers: list[int], slots: list[int], trump: int) -> list[tuple[i
                 if cost < least:
                     cheapest, least = action, cost
         return None if cheapest is None else [(least, cheapest)]
-    bit = {slot: 1 << i for i, slot in enumerate(slots)}
+    wanted = set(slots)
     options: dict[int, list[int]] = {}  # card -> cover actions, in legal order
     for action in covers:
-        if action >> 10 in bit:
+        if action >> 10 in wanted:
             options.setdefault(action >> 4 & 63, []).append(action)
-    best: dict[int, tuple[int, tuple[tuple[int, int], ...]]] = {0: (0, ())}
-    for card, actions in options.items():
-        cost = _cost(card, trump)
-        step = dict(best)
-        for mask, (total, plan) in best.items():
-            for action in actions:
-                b = bit[action >> 10]
-                if mask & b:
-                    continue
-                new_mask, new_total = mask | b, total + cost
-                if new_mask not in step or new_total < step[new_mask][0]:
-                    step[new_mask] = (new_total, plan + ((cost, action),))
-        best = step
-    full = (1 << len(slots)) - 1
-    return list(best[full][1]) if full in best else None
+    costs = {card: _cost(card, trump) for card in options}
+    return cheapest_assignment(options, costs, _slot_of, slots)
+
+
+def _slot_of(action: int) -> int:
+    return action >> 10
 
 
 def _defence(game: Game, legal: list[int], kinds: int, trump: int) -> int | None:
