@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from referee.scoring.sprt import Sprt, llr_pentanomial, llr_trinomial, pair_bin, sprt_bounds
+from referee.scoring.sprt import Sprt, llr_from_counts, llr_pentanomial, llr_trinomial, pair_bin, sprt_bounds
 
 
 def test_the_defaults_are_elo0_0_elo1_10_alpha_beta_5_percent_pentanomial() -> None:
@@ -85,3 +85,9 @@ def test_refusals_say_exactly_what_was_wrong() -> None:
     with pytest.raises(ValueError) as refused:
         Sprt(pentanomial=False).add_game(2)
     assert str(refused.value) == "a game score is 0, 0.5 or 1, got 2"
+    with pytest.raises(ValueError) as refused:
+        llr_from_counts((0.0, 0.5, 1.0), (1, 2), 0, 10)
+    assert str(refused.value) == "scores and counts differ in length"
+    with pytest.raises(ValueError) as refused:
+        llr_from_counts((0.0, 0.5, 1.0), (1, -2, 3), 0, 10)
+    assert str(refused.value) == "counts must be non-negative, got (1, -2, 3)"
