@@ -1,0 +1,59 @@
+"""What the decoder says about frames it refuses, word for word, for the cases the main
+codec tests do not list: a frame that holds a bool or a float instead of a map, and a
+msgpack timestamp of a length msgpack itself cannot read."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from protocol.codec import FrameDecoder, decode
+from protocol.errors import RemoteProtocolError
+
+
+def frame_of(body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + body
+
+
+@pytest.mark.parametrize(
+    ("body", "text"),
+    [
+        (b"\xc3", "frame holds a bool, not a map; every message is a map"),  # true
+        (b"\xc2", "frame holds a bool, not a map; every message is a map"),  # false
+        (b"\xca\x3f\x80\x00\x00", "frame holds a float, not a map; every message is a map"),  # f32 1.0
+        (b"\xcb" + struct.pack(">d", 1.5), "frame holds a float, not a map; every message is a map"),
+        # fixext 1 of type -1: a timestamp must be 4, 8 or 12 bytes; msgpack says so itself.
+        (b"\x81\xa1a\xd4\xff\x00",
+         "frame is not valid msgpack (ValueError: invalid timestamp data (length 1))"),
+    ],
+)
+def test_a_refused_frame_is_named_as_a_bot_author_knows_it(body: bytes, text: str) -> None:
+    with pytest.raises(RemoteProtocolError) as refused:
+        decode(frame_of(body))
+    assert str(refused.value) == text
+    assert refused.value.evidence == frame_of(body).hex(" ")
+
+
+@pytest.mark.parametrize("after_header", [60, 61, 200])
+def test_a_refused_header_quotes_the_first_64_bytes_received_and_marks_any_more(after_header: int) -> None:
+    data = struct.pack(">I", 2 * 1024 * 1024) + bytes(range(after_header))  # over the 1 MiB limit
+    decoder = FrameDecoder()
+    with pytest.raises(RemoteProtocolError) as refused:
+        decoder.feed(data)
+    assert str(refused.value) == "frame header says 2097152 bytes; the limit is 1048576"
+    shown = data[:64].hex(" ")
+    assert refused.value.evidence == (shown if after_header == 60 else shown + " ...")
+
+
+@pytest.mark.parametrize("after_header", [60, 61])
+def test_a_stream_cut_inside_a_frame_quotes_the_first_64_bytes_received(after_header: int) -> None:
+    data = struct.pack(">I", 100) + bytes(range(after_header))
+    decoder = FrameDecoder()
+    decoder.feed(data)
+    decoder.close()
+    with pytest.raises(RemoteProtocolError) as refused:
+        decoder.next_message()
+    assert str(refused.value) == f"stream ended {after_header} bytes into a 100-byte frame"
+    shown = data[:64].hex(" ")
+    assert refused.value.evidence == (shown if after_header == 60 else shown + " ...")
