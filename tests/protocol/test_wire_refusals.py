@@ -1,6 +1,7 @@
 """What the decoder says about frames it refuses, word for word, for the cases the main
-codec tests do not list: a frame that holds a bool or a float instead of a map, and a
-msgpack timestamp of a length msgpack itself cannot read."""
+codec tests do not list: a frame that holds a bool or a float instead of a map, a
+msgpack timestamp of a length msgpack itself cannot read, the evidence quoted for a
+refused header or a cut stream, and ``at_eof`` on both sides of a whole frame."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import struct
 
 import pytest
 
-from protocol.codec import FrameDecoder, decode
+from protocol.codec import FrameDecoder, decode, encode
 from protocol.errors import RemoteProtocolError
 
 
@@ -57,3 +58,27 @@ def test_a_stream_cut_inside_a_frame_quotes_the_first_64_bytes_received(after_he
     assert str(refused.value) == f"stream ended {after_header} bytes into a 100-byte frame"
     shown = data[:64].hex(" ")
     assert refused.value.evidence == (shown if after_header == 60 else shown + " ...")
+
+
+def test_at_eof_is_false_while_a_whole_frame_waits_and_true_once_it_is_read() -> None:
+    frame = encode({"type": "ping", "id": 7})
+    decoder = FrameDecoder()
+    decoder.feed(frame)
+    decoder.close()
+    assert decoder.at_eof() is False  # exactly one whole frame is still buffered
+    assert decoder.next_message() == {"type": "ping", "id": 7}
+    assert decoder.at_eof() is True
+
+
+@pytest.mark.parametrize(("received", "text"), [
+    (b"\x00\x00", "stream ended 2 bytes into a 4-byte frame header"),
+    (b"\x00\x00\x00\x0a", "stream ended 0 bytes into a 10-byte frame"),  # a header, no body
+    (b"\x00\x00\x00\x0a" + b"\x80" * 9, "stream ended 9 bytes into a 10-byte frame"),
+])
+def test_at_eof_raises_when_the_stream_ended_inside_a_frame(received: bytes, text: str) -> None:
+    decoder = FrameDecoder()
+    decoder.feed(received)
+    decoder.close()
+    with pytest.raises(RemoteProtocolError) as refused:
+        decoder.at_eof()
+    assert str(refused.value) == text
