@@ -178,3 +178,10 @@ def test_on_illegal_refuses_anything_else_saying_what_it_expects(text: str) -> N
 def test_a_forfeit_reason_names_the_bot_and_the_kind_and_the_detail_only_when_given() -> None:
     assert forfeit_reason("a", "timeout") == "a forfeited (timeout)"
     assert forfeit_reason("a", "illegal", "attack 7S: not in hand") == "a forfeited (illegal): attack 7S: not in hand"
+
+
+def test_the_summary_of_a_match_stopped_before_its_first_game() -> None:
+    summary = played([]).summary()
+    assert (summary["games"], summary["draws"], summary["bouts_mean"], summary["decisions"]) == (0, 0, 0.0, 0)
+    assert summary["elo"] is None and summary["overhead_us_per_decision"] is None
+    assert [b["forfeited_all"] for b in summary["bots"]] == [False, False] and summary["warnings"] == []

@@ -1,0 +1,30 @@
+"""An impossible explicit position is refused naming the seat and the seats that exist;
+a game's debugging form shows the table with an uncovered attack as ``--``."""
+
+from __future__ import annotations
+
+import pytest
+
+from referee.rules import make_rules
+from referee.rules.game import Game, PositionError
+
+CLASSIC = make_rules("classic", ())
+HANDS = ["6S 7S", "8S 9H", "AC"]
+
+
+@pytest.mark.parametrize(("where", "text"), [
+    ({"out": (3,)}, "out seat 3 does not exist at a 3-player table (seats 0..2)"),
+    ({"out": (-1,)}, "out seat -1 does not exist at a 3-player table (seats 0..2)"),
+    ({"attacker": 3}, "attacker seat 3 does not exist at a 3-player table (seats 0..2)"),
+    ({"dealer": 5}, "dealer seat 5 does not exist at a 3-player table"),
+])
+def test_a_seat_that_does_not_exist_is_refused_naming_the_seats_that_do(where: dict, text: str) -> None:
+    with pytest.raises(PositionError) as refused:
+        Game.from_position(CLASSIC, HANDS, trump="TH", **where)
+    assert str(refused.value) == text
+
+
+def test_the_debugging_form_shows_the_table_with_uncovered_attacks_as_dashes() -> None:
+    game = Game.from_position(CLASSIC, ["6S 7S", "8S 9H"], trump="TH", table="6D/7D 6H/--")
+    assert repr(game) == ("<Game defend bout=1 trump=TH att=0 def=1 talon=0 table=[6D/7D 6H/--] "
+                          "hands=[0:6S 7S | 1:8S 9H]>")
