@@ -140,6 +140,7 @@ def test_only_the_first_100_forfeits_are_kept_in_detail_but_all_are_counted() ->
                     decisions=[]) for i in range(101)]
     result = played(games)
     assert result.forfeits_total == 101 and result.bots[1].forfeits == {"illegal": 101}
+    assert result.terminations == {"illegal": 101} and result.bots[1].durak == 101
     assert [d["game"] for d in result.forfeit_details] == list(range(100))
 
 
@@ -185,3 +186,10 @@ def test_the_summary_of_a_match_stopped_before_its_first_game() -> None:
     assert (summary["games"], summary["draws"], summary["bouts_mean"], summary["decisions"]) == (0, 0, 0.0, 0)
     assert summary["elo"] is None and summary["overhead_us_per_decision"] is None
     assert [b["forfeited_all"] for b in summary["bots"]] == [False, False] and summary["warnings"] == []
+
+
+def test_every_draw_is_counted_for_the_table_and_for_each_bot_that_shared_it() -> None:
+    games = [record(i, durak=None, wall_s=0.0, termination="draw", decisions=[]) for i in range(3)]
+    result = played(games)
+    assert result.draws == 3 and result.terminations == {"draw": 3}
+    assert [(b.draws, b.durak) for b in result.bots] == [(3, 0), (3, 0)]
