@@ -1,16 +1,18 @@
 """What the decoder says about frames it refuses, word for word, for the cases the main
 codec tests do not list: a frame that holds a bool or a float instead of a map, a
 msgpack timestamp of a length msgpack itself cannot read, the evidence quoted for a
-refused header or a cut stream, and ``at_eof`` on both sides of a whole frame."""
+refused header or a cut stream, ``at_eof`` on both sides of a whole frame, the exact
+bytes every thread encodes, and the text of a message refused as our own bug."""
 
 from __future__ import annotations
 
 import struct
+import threading
 
 import pytest
 
 from protocol.codec import FrameDecoder, decode, encode
-from protocol.errors import RemoteProtocolError
+from protocol.errors import LocalProtocolError, RemoteProtocolError
 
 
 def frame_of(body: bytes) -> bytes:
@@ -82,3 +84,20 @@ def test_at_eof_raises_when_the_stream_ended_inside_a_frame(received: bytes, tex
     with pytest.raises(RemoteProtocolError) as refused:
         decoder.at_eof()
     assert str(refused.value) == text
+
+
+def test_every_thread_encodes_str_as_msgpack_str_and_bytes_as_msgpack_bin() -> None:
+    message = {"type": "event", "s": "é", "b": b"\x01"}
+    expected = b"\x00\x00\x00\x16\x83\xa4type\xa5event\xa1s\xa2\xc3\xa9\xa1b\xc4\x01\x01"
+    assert encode(message) == expected
+    out: list[bytes] = []
+    worker = threading.Thread(target=lambda: out.append(encode(message)))  # its own packer
+    worker.start()
+    worker.join()
+    assert out == [expected]
+
+
+def test_a_message_without_a_str_type_is_our_bug_quoting_the_message() -> None:
+    with pytest.raises(LocalProtocolError) as refused:
+        encode({"type": 5, "id": 1})
+    assert str(refused.value) == "a message must have a str 'type', got 5 in {'type': 5, 'id': 1}"
