@@ -2,7 +2,8 @@
 codec tests do not list: a frame that holds a bool or a float instead of a map, a
 msgpack timestamp of a length msgpack itself cannot read, the evidence quoted for a
 refused header or a cut stream, ``at_eof`` on both sides of a whole frame, the exact
-bytes every thread encodes, and the text of a message refused as our own bug."""
+bytes every thread encodes, the text of a message refused as our own bug, and the
+decoder's frame limit on both sides of what a 4-byte header can say."""
 
 from __future__ import annotations
 
@@ -101,3 +102,23 @@ def test_a_message_without_a_str_type_is_our_bug_quoting_the_message() -> None:
     with pytest.raises(LocalProtocolError) as refused:
         encode({"type": 5, "id": 1})
     assert str(refused.value) == "a message must have a str 'type', got 5 in {'type': 5, 'id': 1}"
+
+
+@pytest.mark.parametrize("max_frame", [1, 0xFFFFFFFF])
+def test_a_frame_limit_from_1_byte_to_what_the_header_can_say_is_accepted(max_frame: int) -> None:
+    assert FrameDecoder(max_frame=max_frame).max_frame == max_frame
+
+
+@pytest.mark.parametrize("max_frame", [0, 0x100000000])
+def test_a_frame_limit_the_header_cannot_say_is_refused(max_frame: int) -> None:
+    with pytest.raises(ValueError) as refused:
+        FrameDecoder(max_frame=max_frame)
+    assert str(refused.value) == f"max_frame must be 1..4294967295 bytes, got {max_frame}"
+
+
+def test_feeding_after_the_end_is_a_local_error_saying_so() -> None:
+    decoder = FrameDecoder()
+    decoder.close()
+    with pytest.raises(LocalProtocolError) as refused:
+        decoder.feed(b"\x00")
+    assert str(refused.value) == "feed() called after the end of the stream was signalled"
