@@ -1,11 +1,13 @@
 """An impossible explicit position is refused naming the seat and the seats that exist;
-a game's debugging form shows the table with an uncovered attack as ``--``."""
+a cover that does not beat is explained naming the trump suit; a game's debugging form
+shows the table with an uncovered attack as ``--``."""
 
 from __future__ import annotations
 
 import pytest
 
 from referee.rules import make_rules
+from referee.rules.actions import parse_action
 from referee.rules.game import Game, PositionError
 
 CLASSIC = make_rules("classic", ())
@@ -28,3 +30,8 @@ def test_the_debugging_form_shows_the_table_with_uncovered_attacks_as_dashes() -
     game = Game.from_position(CLASSIC, ["6S 7S", "8S 9H"], trump="TH", table="6D/7D 6H/--")
     assert repr(game) == ("<Game defend bout=1 trump=TH att=0 def=1 talon=0 table=[6D/7D 6H/--] "
                           "hands=[0:6S 7S | 1:8S 9H]>")
+
+
+def test_a_cover_that_does_not_beat_names_both_cards_and_the_trump_suit() -> None:
+    game = Game.from_position(CLASSIC, ["6S 7S", "8S 9H"], trump="TH", table="6D/7D 6H/--")
+    assert game.illegal_reason(parse_action("cover 1 8S")) == "8S does not beat 6H (trump H)"
