@@ -35,3 +35,10 @@ def test_the_debugging_form_shows_the_table_with_uncovered_attacks_as_dashes() -
 def test_a_cover_that_does_not_beat_names_both_cards_and_the_trump_suit() -> None:
     game = Game.from_position(CLASSIC, ["6S 7S", "8S 9H"], trump="TH", table="6D/7D 6H/--")
     assert game.illegal_reason(parse_action("cover 1 8S")) == "8S does not beat 6H (trump H)"
+
+
+@pytest.mark.parametrize("given", [{}, {"seed": 1, "deck": list(range(36))}])
+def test_a_new_game_needs_exactly_one_of_seed_or_deck(given: dict) -> None:
+    with pytest.raises(ValueError) as refused:
+        Game.new(CLASSIC, 2, **given)
+    assert str(refused.value) == "give exactly one of seed or deck"
