@@ -258,16 +258,12 @@ class FrameDecoder:
                     if message is not None:
                         return message
                 return self._decode_body(body, size)
-        self._check_header()
-        if not self._frame_ready():
-            if self._eof and self.buffered:
-                raise self._truncated()
-            return None
-        start = self._pos + HEADER_SIZE
-        (size,) = _HEADER.unpack_from(self._buf, self._pos)
-        body = self._buf[start : start + size]  # one copy; msgpack reads a bytearray as is
-        self._pos = start + size
-        return self._decode_body(body, size)
+        self._check_header()  # raises for a header of a size no frame may have
+        # Every whole frame of an allowed size took the path above: what is buffered now
+        # is part of one frame (or nothing), complete only if the stream goes on.
+        if self._eof and self.buffered:
+            raise self._truncated()
+        return None
 
     def messages(self) -> Iterator[dict[str, Any]]:
         """Yield every complete message currently buffered (then stop: feed more and call
