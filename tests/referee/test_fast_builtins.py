@@ -24,31 +24,9 @@ from referee.rules.cards import iter_bits
 from referee.seats.players import BuiltinPlayer, parse_bot_spec
 from referee.table.clock import TimeControl
 from referee.table.match import MatchConfig, play_match
+from tests.rules.rules_testkit import random_rules
 
 TABLES = [(deck, n) for deck in (24, 36, 52) for n in range(2, 7) if n * 6 <= deck]
-
-
-def sampled_rules(rng: random.Random, preset: str, deck: int, players: int):
-    """The preset on the deck with a random handful of the options that change what a
-    defender or thrower may do (transfers, reflections, leads, limits, exchanges)."""
-    choices = {
-        "trump_exchange": ["on", "off"],
-        "lead": ["one", "same_rank"],
-        "throw_in_timing": ["covered", "any"],
-        "throw_in_ranks": ["all", "attacks"],
-        "max_attacks": ["6", "none", "3", "1"],
-        "first_bout_limit": ["on", "off"],
-        "ask_forced": ["on", "off"],
-        "defender_fairness": ["on", "off"],
-    }
-    if preset != "classic":
-        choices["transfer_limit"] = ["none", "1", "2"]
-    if preset == "perevodnoy":
-        choices["transfer"] = ["on", "reflect"]
-    overrides = {"deck": str(deck)}
-    for name in rng.sample(sorted(choices), rng.randrange(len(choices) + 1)):
-        overrides[name] = rng.choice(choices[name])
-    return make_rules(preset, overrides)
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))
@@ -59,7 +37,7 @@ def test_greedy_on_the_engine_chooses_what_greedy_on_the_request_chooses(preset:
     for deck, players in TABLES:
         for seed in range(12):
             rng = random.Random(f"{preset}:{deck}:{players}:{seed}")
-            rules = sampled_rules(rng, preset, deck, players)
+            rules = random_rules(rng, preset, deck, players)
             g = Game.new(rules, players, seed=seed, dealer=rng.randrange(players))
             while not g.is_over:
                 seat, legal = g.seat_to_move(), g.legal_actions()

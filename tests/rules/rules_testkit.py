@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
-from referee.rules import Game, action_str, parse_action, parse_card
+from referee.rules import Game, action_str, make_rules, parse_action, parse_card
 from referee.rules.cards import deck_cards
 
 
@@ -65,3 +66,31 @@ def snapshot(g: Game) -> dict[str, Any]:
 
 def views(g: Game) -> list[dict[str, Any]]:
     return [g.observe(s) for s in range(g.players)]
+
+
+def random_rules(rng: random.Random, preset: str, deck: int, players: int):
+    """The preset on the deck, with a random handful of other options changed."""
+    choices = {
+        "trump_exchange": ["on", "off", f"seats:{rng.randrange(players)}"],
+        "draw_others": ["clockwise", "counter_clockwise"],
+        "defender_fairness": ["on", "off"],
+        "lead": ["one", "same_rank"],
+        "throw_in_timing": ["covered", "any"],
+        "throw_in_ranks": ["all", "attacks"],
+        "max_attacks": ["6", "none", "3", "1"],
+        "first_bout_limit": ["on", "off"],
+        "ask_forced": ["on", "off"],
+        "last_two_out": ["draw", "defender_loses"],
+        "pickup_draw_limit": ["40", "2", "none"],
+        "action_cap": ["5000", "60"],
+        "first_attacker": ["lowest_trump", "dealer_next", f"seat:{rng.randrange(players)}"]
+                          + (["two_of_clubs"] if deck == 52 else []),
+    }
+    if preset != "classic":
+        choices["transfer_limit"] = ["none", "1", "2"]
+    if preset == "perevodnoy":
+        choices["transfer"] = ["on", "reflect"]
+    overrides = {"deck": str(deck)}
+    for name in rng.sample(sorted(choices), rng.randrange(len(choices) + 1)):
+        overrides[name] = rng.choice(choices[name])
+    return make_rules(preset, overrides)

@@ -23,39 +23,11 @@ from referee.rules import (
 from referee.rules.actions import KIND_NAMES, check_action
 from referee.rules.cards import DECK_LOW_RANK, deck_cards, make_card
 
-from rules_testkit import snapshot
+from rules_testkit import random_rules, snapshot
 
 TABLES = [(deck, n) for deck in (24, 36, 52) for n in range(2, 7) if n * 6 <= deck]
 CONFIGS = [(preset, deck, n) for preset in PRESETS for deck, n in TABLES]
 TERMINATIONS = {"normal", "draw", "stalemate", "action_cap"}
-
-
-def random_rules(rng: random.Random, preset: str, deck: int, players: int):
-    """The preset on the deck, with a random handful of other options changed."""
-    choices = {
-        "trump_exchange": ["on", "off", f"seats:{rng.randrange(players)}"],
-        "draw_others": ["clockwise", "counter_clockwise"],
-        "defender_fairness": ["on", "off"],
-        "lead": ["one", "same_rank"],
-        "throw_in_timing": ["covered", "any"],
-        "throw_in_ranks": ["all", "attacks"],
-        "max_attacks": ["6", "none", "3", "1"],
-        "first_bout_limit": ["on", "off"],
-        "ask_forced": ["on", "off"],
-        "last_two_out": ["draw", "defender_loses"],
-        "pickup_draw_limit": ["40", "2", "none"],
-        "action_cap": ["5000", "60"],
-        "first_attacker": ["lowest_trump", "dealer_next", f"seat:{rng.randrange(players)}"]
-                          + (["two_of_clubs"] if deck == 52 else []),
-    }
-    if preset != "classic":
-        choices["transfer_limit"] = ["none", "1", "2"]
-    if preset == "perevodnoy":
-        choices["transfer"] = ["on", "reflect"]
-    overrides = {"deck": str(deck)}
-    for name in rng.sample(sorted(choices), rng.randrange(len(choices) + 1)):
-        overrides[name] = rng.choice(choices[name])
-    return make_rules(preset, overrides)
 
 
 # --- invariants ------------------------------------------------------------------------------
