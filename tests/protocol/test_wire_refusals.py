@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from protocol.codec import FrameDecoder, decode, encode
+from protocol.codec import FrameDecoder, decode, encode, framed, pack
 from protocol.errors import LocalProtocolError, RemoteProtocolError
 
 
@@ -122,3 +122,31 @@ def test_feeding_after_the_end_is_a_local_error_saying_so() -> None:
     with pytest.raises(LocalProtocolError) as refused:
         decoder.feed(b"\x00")
     assert str(refused.value) == "feed() called after the end of the stream was signalled"
+
+
+# -- parts joined by a sender: ``pack`` and ``framed`` (what the referee caches) -----------
+
+def test_packed_parts_joined_and_framed_are_the_bytes_encode_gives() -> None:
+    message = {"type": "event", "game": 3, "cards": ["7H", "QS"], "raw": b"\x00\x01"}
+    head = bytes([0x80 | len(message)])  # a fixmap header of four entries
+    body = head + b"".join(pack(key) + pack(value) for key, value in message.items())
+    assert framed(body) == encode(message)
+    assert pack(b"\x00\x01") == b"\xc4\x02\x00\x01"  # bytes pack as msgpack bin, not str
+
+
+def test_pack_refuses_a_value_msgpack_cannot_encode_naming_the_error_and_the_value() -> None:
+    class Opaque:
+        def __repr__(self) -> str:
+            return "<opaque thing>"
+
+    with pytest.raises(LocalProtocolError) as info:
+        pack({"type": "x", "what": Opaque()})
+    assert str(info.value) == ("value cannot be encoded: TypeError: can not serialize "
+                               "'Opaque' object: {'type': 'x', 'what': <opaque thing>}")
+
+
+def test_framed_takes_a_body_of_exactly_the_limit_and_refuses_one_byte_more() -> None:
+    assert framed(b"\x80" * 10, max_frame=10) == struct.pack(">I", 10) + b"\x80" * 10
+    with pytest.raises(LocalProtocolError) as info:
+        framed(b"\x80" * 11, max_frame=10)
+    assert str(info.value) == "a message encodes to 11 bytes; the limit is 10"
