@@ -150,3 +150,15 @@ def test_framed_takes_a_body_of_exactly_the_limit_and_refuses_one_byte_more() ->
     with pytest.raises(LocalProtocolError) as info:
         framed(b"\x80" * 11, max_frame=10)
     assert str(info.value) == "a message encodes to 11 bytes; the limit is 10"
+
+
+@pytest.mark.parametrize("cut", [1, 2, 3])
+def test_a_stream_that_ends_inside_a_frame_header_is_refused_by_next_message(cut: int) -> None:
+    decoder = FrameDecoder()
+    decoder.feed(encode({"type": "hello"})[:cut])
+    assert decoder.next_message() is None  # the stream may go on
+    decoder.close()
+    with pytest.raises(RemoteProtocolError) as info:
+        decoder.next_message()
+    byte_s = "byte" if cut == 1 else "bytes"
+    assert str(info.value) == f"stream ended {cut} {byte_s} into a 4-byte frame header"
