@@ -9,7 +9,7 @@ as printable lines, omniscient or as one seat saw it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,7 +147,7 @@ def game_steps(header: dict[str, Any], record: dict[str, Any], seat: int | None 
             if ev[0] in ("bout_end", "draw", "out"):
                 wire = game.public_event(ev, seat if seat is not None else ev[1])
                 assert wire is not None
-                yield "        " + _event_text(wire, seat)
+                yield "        " + event_text(wire, _seat_text)
         game.events.clear()
         if game.bout != last_bout or game.is_over:
             last_bout = game.bout
@@ -159,13 +159,19 @@ def game_steps(header: dict[str, Any], record: dict[str, Any], seat: int | None 
     yield f"result: {record['termination']}, durak {record['durak']}: {reason}"
 
 
-def _event_text(ev: dict[str, Any], seat: int | None) -> str:
+def event_text(ev: dict[str, Any], who: Callable[[int], str]) -> str:
+    """One line for a logged ``bout_end``, ``draw`` or ``out`` event; ``who`` names a
+    seat (the text replay says "seat 2", the HTML viewer the bot's name)."""
     if ev["type"] == "bout_end":
-        return f"bout {ev['result']} (defender seat {ev['defender']})"
+        return f"bout {ev['result']} (defender {who(ev['defender'])})"
     if ev["type"] == "draw":
         cards = f": {' '.join(ev['cards'])}" if "cards" in ev else ""
-        return f"seat {ev['seat']} draws {ev['count']}{cards}"
-    return f"seat {ev['seat']} is out"
+        return f"{who(ev['seat'])} draws {ev['count']}{cards}"
+    return f"{who(ev['seat'])} is out"
+
+
+def _seat_text(seat: int) -> str:
+    return f"seat {seat}"
 
 
 def _state_lines(game: Game, seat: int | None) -> Iterator[str]:

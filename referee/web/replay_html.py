@@ -27,7 +27,7 @@ from typing import Any
 
 from ..table.match import FORFEITS, forfeit_reason
 from ..records.matchlog import LogError, read_log
-from ..table.replay import Divergence, _decisions, _start, log_rules, verify_game
+from ..table.replay import Divergence, _decisions, _start, event_text, log_rules, verify_game
 from ..rules.cards import card_str, mask_str
 from ..console import jsonout
 from . import CARD_KIT, escape, json_script, page
@@ -199,7 +199,7 @@ def game_frames(header: dict[str, Any], record: dict[str, Any], seat: int | None
             if ev[0] in ("bout_end", "draw", "out"):
                 wire = game.public_event(ev, seat if seat is not None else ev[1])
                 assert wire is not None
-                lines.append(_event_text(wire, names))
+                lines.append(event_text(wire, names.__getitem__))
         game.events.clear()
         frames.append(_frame(game, seat, step, lines))
     if seat is not None:
@@ -266,10 +266,3 @@ def _result(record: dict[str, Any], seat: int | None, finished: bool) -> dict[st
     return out
 
 
-def _event_text(ev: dict[str, Any], names: list[str]) -> str:
-    if ev["type"] == "bout_end":
-        return f"bout {ev['result']} (defender {names[ev['defender']]})"
-    if ev["type"] == "draw":
-        cards = f": {' '.join(ev['cards'])}" if "cards" in ev else ""
-        return f"{names[ev['seat']]} draws {ev['count']}{cards}"
-    return f"{names[ev['seat']]} is out"
