@@ -25,6 +25,12 @@ from referee.web.live import IDLE_TIMEOUT_S, LiveError, LiveHub, parse_http, ser
 from livekit import CARD, classic, expected_views, live_server, play_watched, sse_events
 
 
+async def collect(response: httpx.Response, got: bytearray) -> None:
+    """Append every raw byte of an event stream to ``got`` until it ends."""
+    async for chunk in response.aiter_raw():
+        got.extend(chunk)
+
+
 async def test_the_stream_is_exactly_the_public_table_and_never_names_a_hidden_card() -> None:
     hub = LiveHub("test")
     config = classic()
@@ -35,10 +41,7 @@ async def test_the_stream_is_exactly_the_public_table_and_never_names_a_hidden_c
             assert response.headers["content-type"].startswith("text/event-stream")
             records = []
             async with trio.open_nursery() as nursery:
-                async def read() -> None:
-                    async for chunk in response.aiter_raw():
-                        got.extend(chunk)
-                nursery.start_soon(read)
+                nursery.start_soon(collect, response, got)
                 for index in range(3):
                     records.append(await play_watched(hub, config, index))
                 await trio.sleep(0.2)
@@ -151,10 +154,7 @@ async def test_a_client_that_stops_reading_is_dropped_and_never_holds_the_refere
         got = bytearray()
         async with client.stream("GET", "/events") as response:
             async with trio.open_nursery() as nursery:
-                async def read() -> None:
-                    async for chunk in response.aiter_raw():
-                        got.extend(chunk)
-                nursery.start_soon(read)
+                nursery.start_soon(collect, response, got)
                 while len(hub.clients) < 2:
                     await trio.sleep(0.01)
                 with trio.fail_after(120):
@@ -207,10 +207,7 @@ async def test_a_silent_viewer_outlives_every_server_timeout_and_still_gets_the_
         async with live_server(hub) as url, httpx.AsyncClient(base_url=url, timeout=None) as client:
             async with client.stream("GET", "/events") as response:
                 async with trio.open_nursery() as nursery:
-                    async def read() -> None:
-                        async for chunk in response.aiter_raw():
-                            got.extend(chunk)
-                    nursery.start_soon(read)
+                    nursery.start_soon(collect, response, got)
                     # Real time: the server's timers run on the real clock of real sockets.
                     await trio.sleep(2 * IDLE_TIMEOUT_S + 1)
                     record = await play_watched(hub, classic(), 0)
@@ -364,10 +361,7 @@ async def test_a_forfeit_detail_naming_a_hidden_card_never_reaches_a_spectator(t
     got = bytearray()
     async with live_server(hub) as url, httpx.AsyncClient(base_url=url) as client:
         async with client.stream("GET", "/events") as response, trio.open_nursery() as nursery:
-            async def read() -> None:
-                async for chunk in response.aiter_raw():
-                    got.extend(chunk)
-            nursery.start_soon(read)
+            nursery.start_soon(collect, response, got)
             players = make_players([parse_bot_spec(bot), parse_bot_spec("builtin:greedy")], config,
                                    stderr_stem=None, options=SeatOptions(sandbox="none"))
             async with trio.open_nursery() as bots:
