@@ -116,6 +116,18 @@ def pack(value: Any) -> bytes:
         ) from exc
 
 
+def array_head(length: int) -> bytes:
+    """The msgpack bytes that start an array of ``length`` elements, as ``pack`` writes
+    them: ``array_head(len(items)) + b"".join(pack(x) for x in items) == pack(items)``."""
+    return _packer().pack_array_header(length)
+
+
+def map_head(length: int) -> bytes:
+    """The msgpack bytes that start a map of ``length`` entries, as ``pack`` writes them:
+    followed by each key's and value's ``pack`` bytes, in order, they are ``pack(map)``."""
+    return _packer().pack_map_header(length)
+
+
 def framed(body: bytes | bytearray, *, max_frame: int = MAX_FRAME) -> bytes:
     """One frame holding the message body ``body`` (the msgpack bytes of a map, e.g.
     joined from ``pack`` parts): the 4-byte length, then the body. The caller vouches
