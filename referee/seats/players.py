@@ -22,7 +22,7 @@ import random
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from protocol.strategies import gentle_choose, greedy_choose, random_choose
 
@@ -194,6 +194,10 @@ class Player:
     #: the same choice ``decide`` would make from the request: the referee then builds no
     #: request at all (in-process ``random`` and ``greedy``).
     decides_now: bool = False
+    #: The player takes requests as frame bytes too (``decide_frame``, ``decide_frame_now``,
+    #: ``queue_frame``: wire.StreamPlayer), so the referee can send it requests joined
+    #: from packed parts instead of message maps. A class fact, not a field.
+    takes_frames: ClassVar[bool] = False
 
     async def start(self, nursery: Any) -> None:
         """Start the bot and complete the handshake; background tasks go in ``nursery``.

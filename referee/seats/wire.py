@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import select
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import trio
@@ -60,6 +61,7 @@ class StreamPlayer(Player):
     """A bot at the far end of a trio byte stream (send + receive halves)."""
 
     failure: BotFailure | None = None
+    takes_frames = True  #: see Player.takes_frames
 
     def _attach(self, send_stream: trio.abc.SendStream, receive_stream: trio.abc.ReceiveStream,
                 max_frame: int = 1 << 20) -> None:
@@ -90,8 +92,15 @@ class StreamPlayer(Player):
         except RuntimeError:  # attached outside a trio run: ask the run in use each time
             self._now = trio.current_time
         self._expect: bytes | None = None  #: see _known_answer
+        self._answers: Mapping[bytes, Any] = _KNOWN_ACTIONS  #: see _known_answer
         self._known_hit = False
         self._known = self._known_answer
+        #: A request decide_frame_now wrote and left open: (request id, the trio time its
+        #: write completed, or None while part of it is still queued in _out).
+        self._open: tuple[int, float | None] | None = None
+        #: What decide_frame_now read for that request and left to decide_frame to judge:
+        #: a message, or the bot's failure.
+        self._stash: dict[str, Any] | BotFailure | None = None
 
     # -- what subclasses provide
 
@@ -141,6 +150,11 @@ class StreamPlayer(Player):
             await self._flush()
 
     async def send_frame(self, frame: bytes) -> None:
+        self.queue_frame(frame)
+
+    def queue_frame(self, frame: bytes) -> None:
+        """``send_frame`` without a coroutine: the frame is queued (written with the next
+        request), so nothing here waits. Raises the bot's failure, if it has one."""
         if self.failure is not None:
             raise self.failure
         self._out += frame
@@ -155,11 +169,99 @@ class StreamPlayer(Player):
         if self.failure is not None:
             raise self.failure
         try:
-            return await self._decide(request, budget)
+            return await self._decide(encode(request), request["id"], budget, _KNOWN_ACTIONS,
+                                      request.get("legal", ()))
         except BotFailure as exc:
             if exc.kind in TOLD_FAILURES:
                 await self.tell(msg.error_msg(exc.kind, exc.reason, True))
             raise
+
+    async def decide_frame(self, frame: bytes, request_id: int, budget: float | None,
+                           answers: Mapping[bytes, Any]) -> Any:
+        """``decide`` for a request given as its frame (``frame``: the bytes of
+        ``encode(request)``, ``request_id`` its id), continuing the request if
+        ``decide_frame_now`` left it open. ``answers``: the canonical packed bytes of
+        action maps -> what to return for them; an answer frame that is exactly the
+        canonical action message for this request holding such bytes skips the decoder
+        and returns the mapped value (the caller still judges its legality). Any other
+        answer is decoded and checked, and its action map returned."""
+        resumed = self._open is not None and self._open[0] == request_id
+        if not resumed:
+            self._open = self._stash = None
+            if self.failure is not None:
+                raise self.failure
+        try:
+            return await self._decide(frame, request_id, budget, answers, ())
+        except BotFailure as exc:
+            if exc.kind in TOLD_FAILURES:
+                await self.tell(msg.error_msg(exc.kind, exc.reason, True))
+            raise
+
+    def decide_frame_now(self, frame: bytes, request_id: int, budget: float | None,
+                         answers: Mapping[bytes, Any]) -> Any:
+        """The synchronous fast lane of ``decide_frame``, for a pipe whose bot answered
+        its last request quickly: write the request (after anything queued) without
+        waiting, wait for the answer in the pipe's own poll for at most QUICK_WAIT_MS
+        (only when the budget is well above that), and return the value ``answers``
+        maps the answer to when it is a canonical known answer to this request.
+
+        Returns None when it cannot finish the decision by itself. Then either nothing
+        was written (the bot was not quick, has a failure, sent something unasked that
+        must be judged, or is due its periodic yield to trio), or the request is open:
+        written (or partly queued), maybe with a message read for it. The caller then
+        awaits ``decide_frame`` with the same arguments, which continues from there
+        under the same deadline and judges what was read exactly as it always does.
+        ``timing`` is set as ``decide`` sets it."""
+        self._open = self._stash = None
+        fileno = self._in_fileno
+        if (self.failure is not None or not self._quick or fileno is None
+                or self._out_fileno is None or self._unyielded + 1 >= YIELD_EVERY
+                or self._decoder.buffered or self._readable_now()):
+            return None  # decide_frame does it all (the early-frame check, a yield, ...)
+        self._unyielded += 1
+        self.timing = None
+        self._expect, self._answers = _answer_head(request_id), answers
+        data = self._out + frame
+        try:
+            sent = os.write(self._out_fileno(), data)
+        except BlockingIOError:
+            sent = 0
+        except OSError:  # the bot is gone: decide_frame writes again and says so
+            self._expect = None
+            self._unyielded -= 1
+            return None
+        self._out = bytearray()
+        if sent < len(data):
+            self._out += data[sent:]
+            self._open = (request_id, None)
+            return None
+        written = self._now()
+        self._open = (request_id, written)
+        if budget is not None and budget <= 2 * QUICK_ANSWER_S:
+            return None  # close to the deadline: it is trio's to keep
+        try:
+            message = self._message_now()
+            if message is None:
+                try:
+                    ready = self._quiet_poll.poll(QUICK_WAIT_MS)
+                except (OSError, ValueError):
+                    ready = []
+                if ready:
+                    message = self._message_now()
+        except BotFailure as failure:
+            self._stash = failure
+            return None
+        if message is None:
+            self._quick = False  # decide_frame waits in trio (no second quick wait)
+            return None
+        if not self._known_hit:
+            self._stash = message
+            return None
+        self._known_hit, self._expect, self._open = False, None, None
+        self._answered = request_id
+        self.timing = (written, self._frame_at)
+        self._quick = self._frame_at - written <= QUICK_ANSWER_S
+        return message["action"]
 
     async def tell(self, message: dict[str, Any]) -> None:
         before = self.failure
@@ -179,25 +281,41 @@ class StreamPlayer(Player):
             self._fail("timeout", f"the bot is not reading its input: writing {len(data)} "
                        f"bytes did not finish in time", write_bytes=len(data))
 
-    async def _decide(self, request: dict[str, Any], budget: float | None) -> dict[str, Any]:
+    async def _decide(self, frame: bytes, request_id: int, budget: float | None,
+                      answers: Mapping[bytes, Any], legal: Sequence[Any]) -> Any:
+        """Write the request ``frame`` (or continue the one decide_frame_now left open)
+        and wait for its answer. ``legal``: the request's legal action maps, whose
+        answered ones are remembered for _KNOWN_ACTIONS (empty: remember none)."""
         self.timing = None
-        # A decision whose pipes never block never enters trio's scheduler; every
-        # YIELD_EVERY such decisions in a row yield once, so that the stderr drains, the
-        # exit watchers and a Ctrl-C are served however fast the bot answers.
-        self._unyielded += 1
-        if self._unyielded >= YIELD_EVERY:
-            self._unyielded = 0
-            await trio.lowlevel.checkpoint()
-        if self._decoder.buffered or self._readable_now():  # else nothing came: nothing to check
-            await self._check_quiet(f"before request {request['id']} was sent")
-        self._out += encode(request)
-        self._expect = _answer_head(request["id"])
-        written = await self._flush(None if budget is None else self._now() + budget)
+        opened, self._open = self._open, None
+        stash, self._stash = self._stash, None
+        if opened is None:
+            # A decision whose pipes never block never enters trio's scheduler; every
+            # YIELD_EVERY such decisions in a row yield once, so that the stderr drains,
+            # the exit watchers and a Ctrl-C are served however fast the bot answers.
+            self._unyielded += 1
+            if self._unyielded >= YIELD_EVERY:
+                self._unyielded = 0
+                await trio.lowlevel.checkpoint()
+            if self._decoder.buffered or self._readable_now():  # else nothing came: nothing to check
+                await self._check_quiet(f"before request {request_id} was sent")
+            self._out += frame
+            self._expect, self._answers = _answer_head(request_id), answers
+            written = await self._flush(None if budget is None else self._now() + budget)
+        elif opened[1] is None:  # part of the request is still queued
+            written = await self._flush(None if budget is None else self._now() + budget)
+        else:
+            written = opened[1]
         deadline = None if budget is None else written + budget
         stale = 0
         while True:
             try:
-                answer = await self._receive(deadline, f"request {request['id']}", budget)
+                if isinstance(stash, BotFailure):
+                    raise stash
+                if stash is not None:
+                    answer, stash = stash, None
+                else:
+                    answer = await self._receive(deadline, f"request {request_id}", budget)
             except BotFailure as exc:
                 self._expect = None
                 if stale:
@@ -205,7 +323,7 @@ class StreamPlayer(Player):
                 raise
             if self._known_hit:  # the canonical bytes of an answer to this request
                 self._known_hit, self._expect = False, None
-                self._answered = request["id"]
+                self._answered = request_id
                 self.timing = (written, self._frame_at)
                 self._quick = self._frame_at - written <= QUICK_ANSWER_S
                 return answer["action"]
@@ -216,14 +334,14 @@ class StreamPlayer(Player):
             if isinstance(parsed, msg.Pong):
                 continue  # a late answer to an idle-time ping: harmless
             if not isinstance(parsed, msg.ActionMessage):
-                raise self._fail("protocol", f"expected an action for request {request['id']}, "
+                raise self._fail("protocol", f"expected an action for request {request_id}, "
                                  f"got a {answer.get('type')}", answer)
-            if parsed.id == request["id"]:
+            if parsed.id == request_id:
                 self._expect = None
                 self._answered = parsed.id
                 self.timing = (written, self._frame_at)
                 self._quick = self._frame_at - written <= QUICK_ANSWER_S
-                if parsed.action in request.get("legal", ()):
+                if parsed.action in legal:
                     _remember_action(parsed.action)
                 return parsed.action
             # SPEC: an action for another request is ignored (error "stale", not fatal)
@@ -232,22 +350,23 @@ class StreamPlayer(Player):
             stale += 1
             if len(self._out) < STALE_NOTES_MAX:
                 self._out += encode(msg.error_msg(
-                    "stale", f"action for request {parsed.id} ignored: request {request['id']} "
+                    "stale", f"action for request {parsed.id} ignored: request {request_id} "
                     f"is open", False))
 
     def _known_answer(self, body: bytearray) -> dict[str, Any] | None:
         """The answer to the open request if ``body`` is exactly the canonical encoding
-        of an action message for it holding an action some bot answered with before
-        (and that was legal then), else None: the frame is then decoded and checked as
-        usual. Most answers are such copies of a legal action: they skip the decoder."""
+        of an action message for it holding action bytes the request's ``answers`` know
+        (for ``decide``: an action some bot answered with before and that was legal
+        then), else None: the frame is then decoded and checked as usual. Most answers
+        are such copies of a legal action: they skip the decoder."""
         head = self._expect
         if head is None or body[:len(head)] != head:
             return None
-        action = _KNOWN_ACTIONS.get(bytes(body[len(head):]))
+        action = self._answers.get(bytes(body[len(head):]))
         if action is None:
             return None
         self._known_hit = True
-        return {"type": "action", "action": dict(action)}
+        return {"type": "action", "action": dict(action) if type(action) is dict else action}
 
     async def _check_quiet(self, when: str) -> None:
         """Fail the bot (``protocol``) if it sent any frame but a pong while no request

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ from protocol import messages as msg
 from protocol.codec import framed, pack
 
 from .clock import Clock, TimeControl
+from .requests import ACTIONS_BY_BYTES, RequestFrames
 from .failfast import all_forfeit_warning, forfeited_all
 from ..seats.players import BotFailure, Player
 from ..rules import Game, Rules
@@ -190,12 +192,50 @@ class _Table:
         self.now = trio.lowlevel.current_clock().current_time
         self._event_head = msg.event_head(index)  #: see _event_frame
         self._event_bodies = _event_bodies(config.rules)
+        #: Seats whose player takes request frames: asked with frames joined from packed
+        #: parts (set up by ``start_game``), and first through ``ask_fast``.
+        self.takes_frames = [p.takes_frames for p in players]
+        self.requests: RequestFrames | None = None
+        #: Events go out without a coroutine (broadcast_now) when no spectator watches and
+        #: every seat that wants them queues frames.
+        self.events_now = watch is None and all(
+            p.takes_frames for p, wants in zip(players, self.wants) if wants)
+        #: A request ask_fast left open for ``ask`` to finish: (seat, request id, frame,
+        #: budget, the answer read or None).
+        self._open: tuple[int, int, bytes, float | None, Any] | None = None
+
+    def start_game(self, game: Game) -> None:
+        """Bind the table to its game (the request frames read it)."""
+        self.requests = RequestFrames(game, self.index)
 
     async def send(self, seat: int, message: dict[str, Any]) -> None:
         try:
             await self.players[seat].send(message)
         except BotFailure as exc:
             raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
+
+    def broadcast_now(self, game: Game, forced: bool) -> None:
+        """``broadcast`` for a table whose ``events_now`` holds: the same frames, queued
+        to each seat's stream (written with its next request) without a coroutine."""
+        events = game.events
+        if not events:
+            return
+        listeners = [seat for seat in range(len(self.players)) if self.wants[seat]]
+        players = self.players
+        for i, ev in enumerate(events if listeners else ()):
+            forced_ev = forced and i == 0
+            shared = None
+            if ev[0] not in ("draw", "decline") and not forced_ev:
+                shared = self._shared_event_frame(game, ev, listeners[0])
+            for seat in listeners:
+                frame = shared or self._event_frame(game, ev, seat, forced_ev and seat == ev[1])
+                if frame is None:
+                    continue
+                try:
+                    players[seat].queue_frame(frame)  # type: ignore[attr-defined]
+                except BotFailure as exc:
+                    raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
+        events.clear()
 
     async def broadcast(self, game: Game, forced: bool) -> None:
         """Send the events recorded since the last call to every bot that wants them.
@@ -204,6 +244,9 @@ class _Table:
         hidden fact about its hand)."""
         events = game.events
         if not events:
+            return
+        if self.events_now:
+            self.broadcast_now(game, forced)
             return
         if self.watch is not None:
             # A spectator sees each event as public_event shows it to no seat at all.
@@ -261,28 +304,75 @@ class _Table:
                 bodies[event] = body
         return framed(self._event_head + body)
 
+    def ask_fast(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float] | None:
+        """``ask`` in one synchronous step for a seat that ``takes_frames``, when its bot
+        answers at once (``decide_frame_now``) with a canonical legal action in time:
+        apply it and return (action, seconds charged). Otherwise None, and the request,
+        if it was sent, stays open for ``ask`` (which the caller awaits next) to finish
+        exactly as it finishes any request."""
+        self.request_ids[seat] += 1
+        request_id = self.request_ids[seat]
+        clock = self.clocks[seat]
+        budget = clock.budget()
+        assert self.requests is not None, "start_game first"
+        frame = self.requests.frame(seat, request_id, legal, clock.wire())
+        player = self.players[seat]
+        answer = player.decide_frame_now(frame, request_id, budget,  # type: ignore[attr-defined]
+                                         ACTIONS_BY_BYTES)
+        if answer is not None and answer in legal:  # (an int: a known, legal action)
+            written, answered = player.timing  # type: ignore[misc]
+            if budget is None or answered - written <= budget:  # as clock.stop judges it
+                clock.start(written)
+                used, _ = clock.stop(answered)
+                game.apply_legal(answer)
+                return answer, used
+        self._open = (seat, request_id, frame, budget, answer)
+        return None
+
     async def ask(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float]:
-        """Ask ``seat`` to choose from ``legal``; apply it; return (action, seconds charged)."""
-        legal_wire = [shared_wire(a) for a in legal]  # read-only maps: encoded, compared
+        """Ask ``seat`` to choose from ``legal``; apply it; return (action, seconds charged).
+        Finishes the request ``ask_fast`` left open, if it did."""
+        legal_wire: list[dict[str, Any]] | None = None  # read-only maps: encoded, compared
         clock = self.clocks[seat]
         charged = 0.0
         attempt = 0
+        opened, self._open = self._open, None
         while True:
-            self.request_ids[seat] += 1
-            request_id = self.request_ids[seat]
             player = self.players[seat]
-            view = ObservationOnDemand(game, seat) if player.lazy_view else game.observe(seat)
-            request = msg.request_msg(id=request_id, game=self.index, observation=view,
-                                      legal=legal_wire, clock=clock.wire())
-            budget = clock.budget()
             asked = self.now()
+            answer = None
+            if opened is not None:
+                _, request_id, frame, budget, answer = opened
+                opened = None
+            else:
+                self.request_ids[seat] += 1
+                request_id = self.request_ids[seat]
+                budget = clock.budget()
+                if player.takes_frames:
+                    assert self.requests is not None, "start_game first"
+                    frame = self.requests.frame(seat, request_id, legal, clock.wire())
+                else:
+                    if legal_wire is None:
+                        legal_wire = [shared_wire(a) for a in legal]
+                    view = ObservationOnDemand(game, seat) if player.lazy_view else game.observe(seat)
+                    request = msg.request_msg(id=request_id, game=self.index, observation=view,
+                                              legal=legal_wire, clock=clock.wire())
             in_process = player.in_process
             cpu = time.process_time() if in_process else 0.0
             try:
-                answer = await player.decide(request, budget)
+                if answer is None:
+                    if player.takes_frames:
+                        answer = await player.decide_frame(  # type: ignore[attr-defined]
+                            frame, request_id, budget, ACTIONS_BY_BYTES)
+                    else:
+                        answer = await player.decide(request, budget)
             except BotFailure as exc:
                 raise Forfeit(seat, exc.kind, f"{exc.reason} (request {request_id})",
                               exc.evidence) from None
+            if type(answer) is int:  # a known action's canonical bytes (ACTIONS_BY_BYTES)
+                action, answer = answer, dict(shared_wire(answer))
+            else:
+                action = None
             if in_process:  # its CPU is not the referee's
                 self.inprocess_cpu_s += time.process_time() - cpu
             # The bot's time: from its request fully written to its answer's frame
@@ -296,15 +386,18 @@ class _Table:
             # An answer equal to an element of the legal list (the usual case: bots copy
             # one, and the protocol layer returns actions in canonical form) needs no
             # second parse.
-            try:
-                action = legal[legal_wire.index(answer)]
-            except ValueError:
+            if action is None:
+                if legal_wire is None:
+                    legal_wire = [shared_wire(a) for a in legal]
                 try:
-                    action = action_from_wire(answer)
-                except MalformedAction as exc:
-                    malformed = f"malformed action for request {request_id}: {exc}"
-                    await player.tell(msg.error_msg("protocol", malformed, True))
-                    raise Forfeit(seat, "protocol", malformed, {"received": answer}) from None
+                    action = legal[legal_wire.index(answer)]
+                except ValueError:
+                    try:
+                        action = action_from_wire(answer)
+                    except MalformedAction as exc:
+                        malformed = f"malformed action for request {request_id}: {exc}"
+                        await player.tell(msg.error_msg("protocol", malformed, True))
+                        raise Forfeit(seat, "protocol", malformed, {"received": answer}) from None
             if action in legal:
                 game.apply_legal(action)
                 return action, charged
@@ -355,17 +448,26 @@ def _late_forfeit(seat: int, request_id: int, used: float, budget: float | None,
 
 #: Packed shared events (``_Table._shared_event_frame``), one map per rules: event tuple
 #: (hashable: names, seats, action ints, card ints) -> ``pack(public_event(event, any seat))``.
-_EVENT_BODIES: dict[Rules, dict[tuple, bytes]] = {}
+#: Least recently used rules first: only the last EVENT_BODIES_RULES rule sets are kept.
+_EVENT_BODIES: OrderedDict[Rules, dict[tuple, bytes]] = OrderedDict()
+#: Rule sets whose packed events are kept: a process that plays under many (a test
+#: run, a long-lived server) holds at most this many maps.
+EVENT_BODIES_RULES = 8
 #: Packed events kept per rules: every distinct shared event of a six-seat table (kinds x
 #: cards x slots x seats) is some tens of thousands; beyond this, events are packed anew.
 EVENT_BODIES_MAX = 100_000
 
 
 def _event_bodies(rules: Rules) -> dict[tuple, bytes]:
-    """The packed shared events of ``rules`` (public_event may read the rules)."""
+    """The packed shared events of ``rules`` (public_event may read the rules), made the
+    most recently used; the least recently used rules' map goes past EVENT_BODIES_RULES."""
     bodies = _EVENT_BODIES.get(rules)
     if bodies is None:
         bodies = _EVENT_BODIES[rules] = {}
+        while len(_EVENT_BODIES) > EVENT_BODIES_RULES:
+            _EVENT_BODIES.popitem(last=False)
+    else:
+        _EVENT_BODIES.move_to_end(rules)
     return bodies
 
 
@@ -424,6 +526,7 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
     table = _Table(players, config, index, watch)
     game = Game.new(rules, n, deck=deal_deck(config.seed, seed, rules.deck), dealer=dealer,
                     record_events=any(table.wants) or watch is not None)
+    table.start_game(game)
     names = [p.name for p in players]
     if watch is not None:
         await watch(spectator.start_message(game, index, names))
@@ -453,12 +556,18 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
                 if table.decides_now[seat]:  # synchronous: no coroutine per decision
                     action, used = table.ask_now(game, seat, legal)
                 else:
-                    action, used = await table.ask(game, seat, legal)
+                    done = table.ask_fast(game, seat, legal) if table.takes_frames[seat] else None
+                    if done is None:
+                        done = await table.ask(game, seat, legal)
+                    action, used = done
             else:
                 game.apply_legal(action)
             decisions.append(Decision(seat, action, forced, used))
             if game.events:  # (broadcast has nothing to do otherwise)
-                await table.broadcast(game, forced)
+                if table.events_now:
+                    table.broadcast_now(game, forced)
+                else:
+                    await table.broadcast(game, forced)
     except Forfeit as f:
         forfeit = {"seat": f.seat, "bot": names[f.seat], "kind": f.kind, "reason": f.reason,
                    "decision": len(decisions), "evidence": f.evidence}

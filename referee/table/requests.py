@@ -31,12 +31,9 @@ from ..rules.cards import CARD_TEXT
 from ..rules.game import PHASE_NAMES
 
 _CARD = [pack(text) for text in CARD_TEXT]  #: card index -> its packed text
-_SUIT = [pack(s) for s in "CDHS"]
-_PHASE = [pack(name) for name in PHASE_NAMES]
 _INT = [pack(i) for i in range(1024)]  #: small ints: ids, sizes, seats, bouts
-_NIL, _TRUE, _FALSE = pack(None), pack(True), pack(False)
-_BOOL = {True: _TRUE, False: _FALSE}
-_DIRECTION = {1: pack("clockwise"), -1: pack("counter_clockwise")}
+_NIL = pack(None)
+_ARRAY = [array_head(length) for length in range(64)]  #: array heads of card lists
 
 
 def _int(value: int) -> bytes:
@@ -47,19 +44,32 @@ def _key(name: str) -> bytes:
     return pack(name)
 
 
+def _field(name: str, values: Sequence[object]) -> list[bytes]:
+    """Key and value bytes of the field ``name`` for each of ``values``, by index."""
+    return [_key(name) + pack(value) for value in values]
+
+
 #: The request map up to the value of ``id``: its six keys are type, id, game,
 #: observation, legal, clock (request_msg's order).
 _REQUEST_HEAD = map_head(6) + _key("type") + pack("request") + _key("id")
-_K_HAND, _K_TRUMP, _K_TRUMP_SUIT, _K_TRUMP_HOLDER = (
-    _key("hand"), _key("trump"), _key("trump_suit"), _key("trump_holder"))
-_K_TALON, _K_TABLE, _K_DISCARD, _K_HAND_SIZES, _K_OUT = (
-    _key("talon"), _key("table"), _key("discard"), _key("hand_sizes"), _key("out"))
-_K_ATTACKER, _K_DEFENDER, _K_PHASE, _K_TAKING, _K_BOUT = (
-    _key("attacker"), _key("defender"), _key("phase"), _key("taking"), _key("bout"))
-_K_TRANSFERS, _K_ATTACK_LIMIT, _K_KNOWN, _K_SHOWN, _K_DIRECTION = (
-    _key("transfers"), _key("attack_limit"), _key("known"), _key("shown"), _key("direction"))
+#: Fields whose few values are packed with their key once: indexed by the game's value.
+_TRUMP = [[_key("trump") + _CARD[card] + _key("trump_suit") + pack("CDHS"[suit])
+           for suit in range(4)] for card in range(52)]  #: [trump_card][trump_suit]
+_HOLDER = _field("trump_holder", [None, *range(6)])  #: [trump_holder + 1], None first
+_TALON = _field("talon", range(53))
+_ATTACKER = _field("attacker", range(6))
+_DEFENDER = _field("defender", range(6))
+_PHASE = _field("phase", PHASE_NAMES)
+_TAKING = _field("taking", [False, True])
+_DIRECTION = {1: _key("direction") + pack("clockwise"),
+              -1: _key("direction") + pack("counter_clockwise")}
+_K_TABLE, _K_DISCARD, _K_HAND_SIZES, _K_OUT, _K_BOUT = (
+    _key("table"), _key("discard"), _key("hand_sizes"), _key("out"), _key("bout"))
+_K_TRANSFERS, _K_ATTACK_LIMIT, _K_KNOWN, _K_SHOWN = (
+    _key("transfers"), _key("attack_limit"), _key("known"), _key("shown"))
 _K_LEGAL, _K_CLOCK = _key("legal"), _key("clock")
 _PAIR = array_head(2)  #: a table slot: [attack, cover or nil]
+_OUT_FLAG = (pack(False)[0], pack(True)[0])  #: one byte each
 
 #: Packed wire form of each action met so far (``pack(shared_wire(action))``), and the
 #: reverse: those bytes -> the action. At most one entry per distinct well-formed action
@@ -83,33 +93,37 @@ class RequestFrames:
     """The request frames of one game (see the module docstring). Holds the game and
     reads it at each ``frame`` call: valid for that game only."""
 
-    __slots__ = ("_game", "_seat_head", "_masks", "_reflect")
+    __slots__ = ("_game", "_seat_head", "_masks", "_reflect", "_sizes_head", "_out_head",
+                 "_known_head")
 
     def __init__(self, game: Game, index: int) -> None:
         self._game = game
         self._reflect = game.rules.transfer == "reflect"  # observe adds "direction" then
         fields = 22 if self._reflect else 21
+        n = game.players
         # Per seat: from the game's key to the hand's key, fixed for the whole game.
         after_id = _key("game") + _int(index) + _key("observation") + map_head(fields)
         self._seat_head = [
-            after_id + _key("seat") + _int(seat) + _key("players") + _int(game.players)
-            + _key("dealer") + _int(game.dealer) + _K_HAND
-            for seat in range(game.players)]
+            after_id + _key("seat") + _int(seat) + _key("players") + _int(n)
+            + _key("dealer") + _int(game.dealer) + _key("hand")
+            for seat in range(n)]
+        self._sizes_head = _K_HAND_SIZES + array_head(n)
+        self._out_head = _K_OUT + array_head(n)
+        self._known_head = _K_KNOWN + array_head(n)
         #: card mask -> its packed text list (mask_str order: lowest card first). Lives
         #: as long as the game: its hands, discard, known and shown sets.
         self._masks: dict[int, bytes] = {0: array_head(0)}
 
     def _cards(self, mask: int) -> bytes:
-        data = self._masks.get(mask)
-        if data is None:
-            cards = _CARD
-            parts = []
-            m = mask
-            while m:
-                low = m & -m
-                parts.append(cards[low.bit_length() - 1])
-                m ^= low
-            data = self._masks[mask] = array_head(len(parts)) + b"".join(parts)
+        """The packed text list of the cards of ``mask`` (cached for the game)."""
+        cards = _CARD
+        parts = []
+        m = mask
+        while m:
+            low = m & -m
+            parts.append(cards[low.bit_length() - 1])
+            m ^= low
+        data = self._masks[mask] = _ARRAY[len(parts)] + b"".join(parts)
         return data
 
     def frame(self, seat: int, request_id: int, legal: Sequence[int],
@@ -118,30 +132,39 @@ class RequestFrames:
         game.observe(seat), legal=[shared_wire(a) for a in legal], clock=clock)``,
         byte for byte. ``legal`` must not be empty (as request_msg requires)."""
         g = self._game
+        masks = self._masks
         cards = self._cards
         hands = g.hands
-        n = g.players
+        hand, discard, shown = hands[seat], g.discard, g.shown
         holder = g.trump_holder
-        table = [_PAIR + _CARD[a] + (_CARD[c] if c >= 0 else _NIL)
-                 for a, c in zip(g.attacks, g.covers)]
         parts = [
-            _REQUEST_HEAD, _int(request_id), self._seat_head[seat], cards(hands[seat]),
-            _K_TRUMP, _CARD[g.trump_card], _K_TRUMP_SUIT, _SUIT[g.trump_suit],
-            _K_TRUMP_HOLDER, _NIL if holder is None else _int(holder),
-            _K_TALON, _int(len(g.talon)),
-            _K_TABLE, array_head(len(table)), *table,
-            _K_DISCARD, cards(g.discard),
-            # Hand sizes are at most 52: each packs as one byte (a positive fixint).
-            _K_HAND_SIZES, array_head(n), bytes([h.bit_count() for h in hands]),
-            _K_OUT, array_head(n), *[_TRUE if o else _FALSE for o in g.out],
-            _K_ATTACKER, _int(g.attacker), _K_DEFENDER, _int(g.defender),
-            _K_PHASE, _PHASE[g.phase], _K_TAKING, _BOOL[g.taking], _K_BOUT, _int(g.bout),
-            _K_TRANSFERS, _int(g.transfers), _K_ATTACK_LIMIT, _int(g.limit),
-            _K_KNOWN, array_head(n), *[cards(k) for k in g.known],
-            _K_SHOWN, cards(g.shown),
+            _REQUEST_HEAD, _int(request_id), self._seat_head[seat],
+            masks.get(hand) or cards(hand),
+            _TRUMP[g.trump_card][g.trump_suit], _HOLDER[0 if holder is None else holder + 1],
+            _TALON[len(g.talon)], _K_TABLE,
         ]
+        attacks = g.attacks
+        if attacks:
+            parts.append(array_head(len(attacks)))
+            parts += [_PAIR + _CARD[a] + (_CARD[c] if c >= 0 else _NIL)
+                      for a, c in zip(attacks, g.covers)]
+        else:
+            parts.append(_ARRAY[0])
+        parts += (
+            _K_DISCARD, masks.get(discard) or cards(discard),
+            # Hand sizes are at most 52 (each packs as one byte, a positive fixint), and
+            # each out flag packs as one byte too.
+            self._sizes_head, bytes([h.bit_count() for h in hands]),
+            self._out_head, bytes([_OUT_FLAG[o] for o in g.out]),
+            _ATTACKER[g.attacker], _DEFENDER[g.defender], _PHASE[g.phase], _TAKING[g.taking],
+            _K_BOUT, _int(g.bout), _K_TRANSFERS, _int(g.transfers),
+            _K_ATTACK_LIMIT, _int(g.limit), self._known_head,
+        )
+        parts += [masks.get(k) or cards(k) for k in g.known]
+        parts += (_K_SHOWN, masks.get(shown) or cards(shown))
         if self._reflect:
-            parts += (_K_DIRECTION, _DIRECTION[g.direction])
-        parts += (_K_LEGAL, array_head(len(legal)), *[action_bytes(a) for a in legal],
-                  _K_CLOCK, pack(dict(clock)))
+            parts.append(_DIRECTION[g.direction])
+        parts += (_K_LEGAL, array_head(len(legal)))
+        parts += [_ACTION_BYTES.get(a) or action_bytes(a) for a in legal]
+        parts += (_K_CLOCK, pack(dict(clock)))
         return framed(b"".join(parts))

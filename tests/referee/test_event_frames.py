@@ -12,6 +12,7 @@ and show the events of that game as the engine reports them to that seat.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from protocol.codec import decode, encode
 from protocol.strategies import greedy_choose
 from referee.rules import Game, make_rules
 from referee.seats.players import BotSpec, Player
+from referee.table import match
 from referee.table.match import MatchConfig, play_match
 
 
@@ -92,3 +94,56 @@ def _seen_by(game: Game, seat: int) -> list[dict[str, Any]]:
         seen += [e for ev in replay.events if (e := replay.public_event(ev, seat)) is not None]
         replay.events.clear()
     return seen
+
+
+async def _play_checked(monkeypatch: pytest.MonkeyPatch, rules_list: list[Any], seed: str) -> None:
+    """Play a short match under each rules in turn (in one process, so later matches
+    meet the packed events cache as earlier ones left it) and check every event frame:
+    canonical bytes, and the events the engine shows the receiving seat."""
+    games: list[Game] = []
+    real_new = Game.new
+
+    def new(*args: Any, **kwargs: Any) -> Game:
+        games.append(real_new(*args, **kwargs))
+        return games[-1]
+
+    monkeypatch.setattr(Game, "new", new)
+    for round_, rules in enumerate(rules_list):
+        seats = [FrameRecorder(f"r{i}") for i in range(3)]
+        config = MatchConfig(rules=rules, games=2, seed=f"{seed}-{round_}")
+        await play_match(seats, config)
+        played = games[-config.games:]
+        for seat in seats:
+            got = [decode(frame) for frame in seat.frames]
+            assert all(encode(m) == f for m, f in zip(got, seat.frames))
+            for index, game in enumerate(played):
+                mine = [m["event"] for m in got if m["game"] == index]
+                for event in mine:
+                    event.pop("forced", None)
+                assert mine == _seen_by(game, seat.seat)
+
+
+async def test_past_the_per_rules_cap_events_are_packed_anew_and_still_exact(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """EVENT_BODIES_MAX bounds the packed events kept per rules; events beyond it are
+    packed for each frame, with the same bytes."""
+    monkeypatch.setattr(match, "_EVENT_BODIES", OrderedDict())
+    monkeypatch.setattr(match, "EVENT_BODIES_MAX", 5)
+    rules = make_rules("perevodnoy", ("trump_exchange=on",))
+    await _play_checked(monkeypatch, [rules, rules], "cap")
+    assert len(match._EVENT_BODIES[rules]) == 5  # full, and not past the cap
+
+
+async def test_only_the_most_recently_used_rules_keep_their_packed_events(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that plays under many rule sets keeps the packed events of at most
+    EVENT_BODIES_RULES of them, the most recently used; a rule set played again after
+    its map was dropped is served exactly, from a fresh map."""
+    monkeypatch.setattr(match, "_EVENT_BODIES", OrderedDict())
+    monkeypatch.setattr(match, "EVENT_BODIES_RULES", 2)
+    a, b, c = (make_rules(p) for p in ("classic", "perevodnoy", "deflection"))
+    await _play_checked(monkeypatch, [a, b, a, c], "lru")
+    assert list(match._EVENT_BODIES) == [a, c]  # b was the least recently used
+    await _play_checked(monkeypatch, [b], "lru-again")
+    assert list(match._EVENT_BODIES) == [c, b]
+    assert all(match._EVENT_BODIES.values())  # each map in use holds packed events
