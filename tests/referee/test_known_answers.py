@@ -7,6 +7,7 @@ and read without waiting in trio when they can be, under the same deadlines.
 from __future__ import annotations
 
 import os
+import struct
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -14,9 +15,9 @@ import pytest
 import trio
 
 from protocol import messages as msg
-from protocol.codec import FrameDecoder, encode
+from protocol.codec import FrameDecoder, encode, pack
 from referee.seats.players import BotFailure, BotSpec
-from referee.seats.wire import StreamPlayer
+from referee.seats.wire import YIELD_EVERY, StreamPlayer
 
 PASS, TAKE = {"type": "pass"}, {"type": "take"}
 
@@ -118,3 +119,107 @@ async def test_a_quick_bot_that_stops_answering_still_times_out_at_its_deadline(
             await player.decide(request(2), 2.0)
     assert info.value.kind == "timeout"
     assert "no answer to request 2 within 2.000 s" in str(info.value)
+
+
+# -- the frame lane: requests as frames (decide_frame) and the synchronous fast lane
+# (decide_frame_now) the match loop tries first. Whichever lane finishes a decision,
+# the verdict is the same: these tests assert verdicts, never which lane ran.
+
+KNOWN = {pack(PASS): "pass-int", pack(TAKE): "take-int"}  # what the table's map looks like
+
+
+def frame_of(request_id: int, legal: list[dict] | None = None, **observation: object) -> bytes:
+    return encode(msg.request_msg(id=request_id, game=0, observation=observation,
+                                  legal=legal or [PASS, TAKE]))
+
+
+async def decide_both_lanes(player: PipePlayer, request_id: int, budget: float, **obs: object) -> object:
+    """What the match loop does: the fast lane first, then the awaited continuation."""
+    frame = frame_of(request_id, **obs)
+    got = player.decide_frame_now(frame, request_id, budget, KNOWN)
+    if got is None:
+        got = await player.decide_frame(frame, request_id, budget, KNOWN)
+    return got
+
+
+async def test_a_canonical_known_answer_to_a_frame_request_is_the_mapped_value() -> None:
+    odd_order = b"".join((b"\x83", pack("action"), pack(PASS), pack("type"), pack("action"),
+                          pack("id"), pack(2)))  # the same message, keys in another order
+    async with pipes({1: answer(1, TAKE), 2: struct.pack(">I", len(odd_order)) + odd_order,
+                      3: answer(3, {"type": "attack", "card": "6S"})}) as (player, _):
+        assert await decide_both_lanes(player, 1, 5.0) == "take-int"
+        assert await decide_both_lanes(player, 2, 5.0) == PASS  # not canonical: decoded
+        # Canonical bytes of an action the map does not know: decoded, returned as a map
+        # (legal or not is the table's call).
+        assert await decide_both_lanes(player, 3, 5.0) == {"type": "attack", "card": "6S"}
+
+
+async def test_a_quick_bot_that_stops_answering_times_out_at_its_deadline_in_the_frame_lane(
+        autojump_clock: trio.abc.Clock) -> None:
+    async with pipes({1: answer(1, PASS)}) as (player, _):
+        assert await decide_both_lanes(player, 1, 2.0) == "pass-int"
+        assert player._quick  # the next request is tried in the fast lane
+        with pytest.raises(BotFailure) as info:
+            await decide_both_lanes(player, 2, 2.0)
+    assert info.value.kind == "timeout"
+    assert "no answer to request 2 within 2.000 s" in str(info.value)
+
+
+async def test_an_answer_sent_before_its_request_is_refused_in_the_frame_lane() -> None:
+    async with pipes({1: answer(1, PASS) + answer(2, PASS)}) as (player, others):
+        assert await decide_both_lanes(player, 1, 5.0) == "pass-int"
+        await trio.sleep(0.05)  # the early answer is in the pipe
+        with pytest.raises(BotFailure) as info:
+            await decide_both_lanes(player, 2, 5.0)
+    assert info.value.kind == "protocol"
+    assert "answered before request 2 was sent" in str(info.value)
+    assert [m.get("code") for m in others if m["type"] == "error"] == ["protocol"]  # told
+
+
+async def test_a_known_answer_sent_twice_is_refused_in_the_frame_lane() -> None:
+    async with pipes({1: answer(1, PASS) * 2}) as (player, _):
+        assert await decide_both_lanes(player, 1, 5.0) == "pass-int"
+        await trio.sleep(0.05)
+        with pytest.raises(BotFailure) as info:
+            await decide_both_lanes(player, 2, 5.0)
+    assert "answered request 1 twice" in str(info.value)
+
+
+async def test_a_bot_that_stops_reading_cannot_stall_the_frame_lane(
+        autojump_clock: trio.abc.Clock) -> None:
+    # Its pipe fills: the fast lane writes what fits and leaves the rest queued; the
+    # awaited continuation fails the bot at the request's deadline.
+    to_bot_r, to_bot_w = os.pipe()
+    from_bot_r, from_bot_w = os.pipe()
+    player = PipePlayer(trio.lowlevel.FdStream(to_bot_w), trio.lowlevel.FdStream(from_bot_r))
+    far_in, far_out = trio.lowlevel.FdStream(to_bot_r), trio.lowlevel.FdStream(from_bot_w)
+
+    async def answer_once_then_stop_reading() -> None:
+        decoder = FrameDecoder()
+        while decoder.next_message() is None:
+            decoder.feed(await far_in.receive_some(65536))
+        await far_out.send_all(answer(1, PASS))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(answer_once_then_stop_reading)
+        assert await decide_both_lanes(player, 1, 2.0) == "pass-int"
+    assert player._quick
+    with pytest.raises(BotFailure) as info:
+        await decide_both_lanes(player, 2, 2.0, padding="x" * 200_000)
+    assert info.value.kind == "timeout"
+    assert "not reading its input" in str(info.value)
+    for stream in (far_in, far_out):
+        await stream.aclose()
+
+
+async def test_the_fast_lane_steps_aside_for_the_periodic_yield_to_trio() -> None:
+    # However quick the bot, every YIELD_EVERY-th decision goes through trio, so the
+    # stderr drains, exit watchers and Ctrl-C are served.
+    async with pipes({i: answer(i, PASS) for i in range(1, 3 * YIELD_EVERY)}) as (player, _):
+        assert await decide_both_lanes(player, 1, 5.0) == "pass-int"
+        player._quick = True
+        player._unyielded = YIELD_EVERY - 1
+        assert player.decide_frame_now(frame_of(2), 2, 5.0, KNOWN) is None
+        assert player._open is None  # nothing was written: decide_frame does it all
+        assert await player.decide_frame(frame_of(2), 2, 5.0, KNOWN) == "pass-int"
+        assert player._unyielded == 0  # it yielded
