@@ -168,13 +168,12 @@ class StreamPlayer(Player):
         finished within ``budget`` (or WRITE_TIMEOUT) seconds."""
         if self.failure is not None:
             raise self.failure
-        try:
-            return await self._decide(encode(request), request["id"], budget, _KNOWN_ACTIONS,
-                                      request.get("legal", ()))
-        except BotFailure as exc:
-            if exc.kind in TOLD_FAILURES:
-                await self.tell(msg.error_msg(exc.kind, exc.reason, True))
-            raise
+        frame, request_id = encode(request), request["id"]
+        known = self.decide_frame_now(frame, request_id, budget, _KNOWN_ACTIONS)
+        if known is not None:
+            return dict(known)  # (the map in _KNOWN_ACTIONS is shared)
+        return await self._decide_told(frame, request_id, budget, _KNOWN_ACTIONS,
+                                       request.get("legal", ()))
 
     async def decide_frame(self, frame: bytes, request_id: int, budget: float | None,
                            answers: Mapping[bytes, Any]) -> Any:
@@ -185,13 +184,19 @@ class StreamPlayer(Player):
         canonical action message for this request holding such bytes skips the decoder
         and returns the mapped value (the caller still judges its legality). Any other
         answer is decoded and checked, and its action map returned."""
+        return await self._decide_told(frame, request_id, budget, answers, ())
+
+    async def _decide_told(self, frame: bytes, request_id: int, budget: float | None,
+                           answers: Mapping[bytes, Any], legal: Sequence[Any]) -> Any:
+        """``_decide``, continuing the request decide_frame_now left open if it is this
+        one; a failure the bot is to be told of (TOLD_FAILURES) is told before it is raised."""
         resumed = self._open is not None and self._open[0] == request_id
         if not resumed:
             self._open = self._stash = None
             if self.failure is not None:
                 raise self.failure
         try:
-            return await self._decide(frame, request_id, budget, answers, ())
+            return await self._decide(frame, request_id, budget, answers, legal)
         except BotFailure as exc:
             if exc.kind in TOLD_FAILURES:
                 await self.tell(msg.error_msg(exc.kind, exc.reason, True))
@@ -215,7 +220,7 @@ class StreamPlayer(Player):
         self._open = self._stash = None
         fileno = self._in_fileno
         if (self.failure is not None or not self._quick or fileno is None
-                or self._out_fileno is None or self._unyielded + 1 >= YIELD_EVERY
+                or self._out_fileno is None or self._quiet_poll is None or self._unyielded + 1 >= YIELD_EVERY
                 or self._decoder.buffered or self._readable_now()):
             return None  # decide_frame does it all (the early-frame check, a yield, ...)
         self._unyielded += 1
@@ -239,20 +244,43 @@ class StreamPlayer(Player):
         self._open = (request_id, written)
         if budget is not None and budget <= 2 * QUICK_ANSWER_S:
             return None  # close to the deadline: it is trio's to keep
+        # Poll first: it returns at once when the answer is there, and a read that would
+        # block costs a system call and an exception.
         try:
+            ready = self._quiet_poll.poll(QUICK_WAIT_MS)  # type: ignore[union-attr]
+        except (OSError, ValueError):
+            ready = []
+        try:
+            chunk = os.read(fileno(), READ_CHUNK) if ready else b""
+        except OSError:  # would block, or the pipe is gone: decide_frame says which
+            chunk = b""
+        if not chunk:  # no answer within QUICK_WAIT_MS (or the end of the stream)
+            self._quick = False  # decide_frame waits in trio (no second quick wait)
+            return None
+        answered = self._frame_at = self._now()
+        # Usually the chunk is exactly one frame, the canonical answer to this request
+        # with a known action: taken without the decoder (nothing else is buffered).
+        head = self._expect
+        start = HEADER_SIZE + len(head)
+        if (len(chunk) > start and chunk[HEADER_SIZE:start] == head and not self._decoder.buffered
+                and int.from_bytes(chunk[:HEADER_SIZE], "big") == len(chunk) - HEADER_SIZE):
+            action = answers.get(chunk[start:])
+            if action is not None:
+                self._expect = self._open = None
+                self._answered = request_id
+                self.timing = (written, answered)
+                self._quick = answered - written <= QUICK_ANSWER_S
+                return action
+        try:
+            try:
+                self._decoder.feed(chunk)
+            except RemoteProtocolError as exc:
+                raise self._fail("protocol", str(exc), bytes=exc.evidence) from None
             message = self._message_now()
-            if message is None:
-                try:
-                    ready = self._quiet_poll.poll(QUICK_WAIT_MS)
-                except (OSError, ValueError):
-                    ready = []
-                if ready:
-                    message = self._message_now()
         except BotFailure as failure:
             self._stash = failure
             return None
-        if message is None:
-            self._quick = False  # decide_frame waits in trio (no second quick wait)
+        if message is None:  # part of a frame: decide_frame reads the rest
             return None
         if not self._known_hit:
             self._stash = message

@@ -32,7 +32,7 @@ from .failfast import all_forfeit_warning, forfeited_all
 from ..seats.players import BotFailure, Player
 from ..rules import Game, Rules
 from ..rules.actions import MalformedAction, action_from_wire, action_str, shared_wire
-from ..rules.cards import card_str
+from ..rules.cards import card_str, mask_str
 from ..rules.deal import check_seed, deal_deck, deal_id
 from ..rules.match import first_dealer, next_dealer
 from .seeds import new_seed
@@ -184,6 +184,7 @@ class _Table:
         # about how often other seats, or other tables, were asked.
         self.request_ids = [0] * len(players)
         self.wants = [p.wants_events for p in players]
+        self.listeners = [seat for seat, wants in enumerate(self.wants) if wants]
         self.decides_now = [p.decides_now for p in players]
         self.clocks = [Clock(config.tc) for _ in players]
         self.retries: list[dict[str, Any]] = []
@@ -220,13 +221,17 @@ class _Table:
         events = game.events
         if not events:
             return
-        listeners = [seat for seat in range(len(self.players)) if self.wants[seat]]
+        listeners = self.listeners
         players = self.players
+        bodies, head = self._event_bodies, self._event_head
         for i, ev in enumerate(events if listeners else ()):
             forced_ev = forced and i == 0
             shared = None
             if ev[0] not in ("draw", "decline") and not forced_ev:
-                shared = self._shared_event_frame(game, ev, listeners[0])
+                try:  # _shared_event_frame's cache hit, inlined: most events take it
+                    shared = framed(head + bodies[ev])
+                except (KeyError, TypeError):
+                    shared = self._shared_event_frame(game, ev, listeners[0])
             for seat in listeners:
                 frame = shared or self._event_frame(game, ev, seat, forced_ev and seat == ev[1])
                 if frame is None:
@@ -544,7 +549,7 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
                 await table.send(seat, msg.game_start_msg(
                     game=index, seat=seat, players=n, names=names, rules=rules.as_dict(),
                     dealer=dealer, trump=card_str(game.trump_card),
-                    hand=game.observe(seat)["hand"], attacker=game.attacker))
+                    hand=mask_str(game.hands[seat]), attacker=game.attacker))  # observe's hand
         await table.broadcast(game, False)
         while not game.is_over:
             seat = game.seat_to_move()

@@ -166,5 +166,5 @@ class RequestFrames:
             parts.append(_DIRECTION[g.direction])
         parts += (_K_LEGAL, array_head(len(legal)))
         parts += [_ACTION_BYTES.get(a) or action_bytes(a) for a in legal]
-        parts += (_K_CLOCK, pack(dict(clock)))
+        parts += (_K_CLOCK, pack(clock if type(clock) is dict else dict(clock)))
         return framed(b"".join(parts))
