@@ -137,15 +137,18 @@ class RequestFrames:
         hands = g.hands
         hand, discard, shown = hands[seat], g.discard, g.shown
         holder = g.trump_holder
+        ints = _INT  # (ids, bouts past 1023 are packed; other counts are always smaller)
+        bout = g.bout
         parts = [
-            _REQUEST_HEAD, _int(request_id), self._seat_head[seat],
+            _REQUEST_HEAD, ints[request_id] if request_id < 1024 else pack(request_id),
+            self._seat_head[seat],
             masks.get(hand) or cards(hand),
             _TRUMP[g.trump_card][g.trump_suit], _HOLDER[0 if holder is None else holder + 1],
             _TALON[len(g.talon)], _K_TABLE,
         ]
         attacks = g.attacks
         if attacks:
-            parts.append(array_head(len(attacks)))
+            parts.append(_ARRAY[len(attacks)])  # (at most 52)
             parts += [_PAIR + _CARD[a] + (_CARD[c] if c >= 0 else _NIL)
                       for a, c in zip(attacks, g.covers)]
         else:
@@ -157,14 +160,15 @@ class RequestFrames:
             self._sizes_head, bytes([h.bit_count() for h in hands]),
             self._out_head, bytes([_OUT_FLAG[o] for o in g.out]),
             _ATTACKER[g.attacker], _DEFENDER[g.defender], _PHASE[g.phase], _TAKING[g.taking],
-            _K_BOUT, _int(g.bout), _K_TRANSFERS, _int(g.transfers),
-            _K_ATTACK_LIMIT, _int(g.limit), self._known_head,
+            _K_BOUT, ints[bout] if bout < 1024 else pack(bout), _K_TRANSFERS, ints[g.transfers],
+            _K_ATTACK_LIMIT, ints[g.limit], self._known_head,
         )
         parts += [masks.get(k) or cards(k) for k in g.known]
         parts += (_K_SHOWN, masks.get(shown) or cards(shown))
         if self._reflect:
             parts.append(_DIRECTION[g.direction])
-        parts += (_K_LEGAL, array_head(len(legal)))
+        n_legal = len(legal)
+        parts += (_K_LEGAL, _ARRAY[n_legal] if n_legal < 64 else array_head(n_legal))
         parts += [_ACTION_BYTES.get(a) or action_bytes(a) for a in legal]
         parts += (_K_CLOCK, pack(clock if type(clock) is dict else dict(clock)))
         return framed(b"".join(parts))
