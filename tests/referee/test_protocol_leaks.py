@@ -16,8 +16,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import trio
 
-from protocol.codec import decode
+from protocol.codec import decode, pack
 from protocol.strategies import greedy_choose, random_choose
 from referee.table.match import GameRecord, MatchConfig, forfeit_reason, play_match
 from referee.seats.players import BotSpec, Player
@@ -99,6 +100,48 @@ class Spy(Player):
         return answer
 
 
+class FrameSpy(Spy):
+    """A Spy that takes requests as frames and events as queued frames, as program bots
+    over pipes do: the referee's frame path (request frames joined from packed parts,
+    ``ask_fast`` and its continuation in ``ask``, ``broadcast_now``). Half its answers
+    come through the fast lane, mapped as the table's ``answers`` map them."""
+
+    takes_frames = True
+    _pending: dict[str, Any] | None = None
+
+    def queue_frame(self, frame: bytes) -> None:
+        self._got(decode(frame))
+
+    def decide_frame_now(self, frame: bytes, request_id: int, budget: float | None,
+                         answers: Any) -> Any:
+        if self.rng.random() < 0.5:
+            return None  # "slow": the table awaits decide_frame
+        now = trio.current_time()
+        self.timing = (now, now)
+        answer = self._answer(decode(frame))
+        known = answers.get(pack(answer))
+        if known is None:  # not a known action's bytes: decide_frame hands the map over
+            self._pending = answer
+        return known
+
+    async def decide_frame(self, frame: bytes, request_id: int, budget: float | None,
+                           answers: Any) -> Any:
+        pending, self._pending = self._pending, None
+        self.timing = None
+        return pending if pending is not None else self._answer(decode(frame))
+
+    def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        self._got(request)
+        if self.rng.random() < self.illegal:
+            answer = {"type": "attack", "card": self.rng.choice(ALL_CARDS[16:])}
+        elif self.rng.random() < 0.5:
+            answer = greedy_choose(request["observation"], request["legal"])
+        else:
+            answer = random_choose(request["observation"], request["legal"], self.rng)
+        self.named |= cards_in(answer)
+        return answer
+
+
 RULE_SETS = [("classic", ()), ("classic", ("trump_exchange=on",)),
              ("perevodnoy", ("trump_exchange=on", "ask_forced=on")),
              ("perevodnoy_trump", ()), ("deflection", ("trump_exchange=on",))]
@@ -106,10 +149,12 @@ RULE_SETS = [("classic", ()), ("classic", ("trump_exchange=on",)),
 
 async def spy_match(monkeypatch: pytest.MonkeyPatch, seed: int, players: int, preset: str,
                     sets: tuple[str, ...], *, games: int = 2, illegal: float = 0.02,
-                    retries: int = 0) -> tuple[Table, list[Spy], Any, list[GameRecord]]:
+                    retries: int = 0, frames: bool = False
+                    ) -> tuple[Table, list[Spy], Any, list[GameRecord]]:
     table = Table(monkeypatch)
     rng = random.Random(seed)
-    spies = [Spy(f"spy{i}", table, random.Random(f"{seed}:{i}"), illegal) for i in range(players)]
+    kind = FrameSpy if frames else Spy
+    spies = [kind(f"spy{i}", table, random.Random(f"{seed}:{i}"), illegal) for i in range(players)]
     rules = make_rules(preset, sets)
     config = MatchConfig(rules=rules, games=games, seed=rng.randrange(1 << 30),
                          illegal_retries=retries)
@@ -126,14 +171,15 @@ def by_game(spy: Spy, kind: str) -> dict[int, list[dict[str, Any]]]:
     return out
 
 
+@pytest.mark.parametrize("frames", [False, True], ids=["maps", "frames"])
 @pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
 async def test_no_message_to_any_seat_names_a_card_hidden_from_it(
-        monkeypatch: pytest.MonkeyPatch, players: int) -> None:
+        monkeypatch: pytest.MonkeyPatch, players: int, frames: bool) -> None:
     kinds: set[str] = set()
     for seed in range(12):
         preset, sets = RULE_SETS[seed % len(RULE_SETS)]
         _, spies, result, records = await spy_match(monkeypatch, seed * 7 + players, players, preset,
-                                           sets, illegal=0.03, retries=seed % 2)
+                                           sets, illegal=0.03, retries=seed % 2, frames=frames)
         for spy in spies:
             kinds |= {m["type"] for m in spy.received}
         # (every message was checked as it was sent; here: the other contracts)
@@ -148,11 +194,12 @@ async def test_no_message_to_any_seat_names_a_card_hidden_from_it(
     assert {"game_start", "event", "request", "game_end", "error"} <= kinds
 
 
+@pytest.mark.parametrize("frames", [False, True], ids=["maps", "frames"])
 @pytest.mark.parametrize("players", [2, 3, 4, 6])
 async def test_request_ids_count_one_two_three_per_seat_per_game(
-        monkeypatch: pytest.MonkeyPatch, players: int) -> None:
+        monkeypatch: pytest.MonkeyPatch, players: int, frames: bool) -> None:
     _, spies, result, records = await spy_match(monkeypatch, players, players, "perevodnoy", (),
-                                       games=3, illegal=0.05, retries=2)
+                                       games=3, illegal=0.05, retries=2, frames=frames)
     for spy in spies:
         for game, requests in by_game(spy, "request").items():
             assert [r["id"] for r in requests] == list(range(1, len(requests) + 1)), (spy.name, game)
