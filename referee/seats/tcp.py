@@ -258,6 +258,10 @@ class TcpSeat(StreamPlayer):
     """One bot's seat over TCP. It plays over whichever authenticated connection the gate
     hands it; without one it waits (up to ``wait_s``) or fails as a disconnect."""
 
+    #: Requests go through ``decide``, which carries the reconnect grace (a socket has no
+    #: fast lane to gain: StreamPlayer.decide_frame_now serves pipes only).
+    takes_frames = False
+
     def __init__(self, name: str, spec: BotSpec | None = None, *, wait_s: float = 60.0,
                  max_frame: int = 1 << 20, reconnect_grace: float = 0.0) -> None:
         super().__init__(name, spec or BotSpec("tcp", name, (), f"tcp:{name}"), wants_events=True)

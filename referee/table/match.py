@@ -344,7 +344,6 @@ class _Table:
         opened, self._open = self._open, None
         while True:
             player = self.players[seat]
-            asked = self.now()
             answer = None
             if opened is not None:
                 _, request_id, frame, budget, answer = opened
@@ -362,6 +361,7 @@ class _Table:
                     view = ObservationOnDemand(game, seat) if player.lazy_view else game.observe(seat)
                     request = msg.request_msg(id=request_id, game=self.index, observation=view,
                                               legal=legal_wire, clock=clock.wire())
+            asked = self.now()
             in_process = player.in_process
             cpu = time.process_time() if in_process else 0.0
             try:

@@ -223,3 +223,20 @@ async def test_the_fast_lane_steps_aside_for_the_periodic_yield_to_trio() -> Non
         assert player._open is None  # nothing was written: decide_frame does it all
         assert await player.decide_frame(frame_of(2), 2, 5.0, KNOWN) == "pass-int"
         assert player._unyielded == 0  # it yielded
+
+
+def test_a_stream_player_that_wraps_decide_takes_its_requests_as_maps() -> None:
+    """The match loop sends frame-taking players requests through decide_frame(_now),
+    around ``decide``: a subclass that wraps ``decide`` (TcpSeat's reconnect grace)
+    would be bypassed, so it must not take frames."""
+    import referee.seats.process  # noqa: F401  (every StreamPlayer subclass, imported)
+    import referee.seats.tcp  # noqa: F401
+
+    def subclasses(cls: type) -> list[type]:
+        return [cls, *(s for sub in cls.__subclasses__() for s in subclasses(sub))]
+
+    wrapping = [cls for cls in subclasses(StreamPlayer)
+                if "decide" in vars(cls) and cls is not StreamPlayer]
+    assert wrapping, "TcpSeat wraps decide"
+    for cls in wrapping:
+        assert not cls.takes_frames, f"{cls.__name__} wraps decide but takes frames"
