@@ -247,7 +247,7 @@ class StreamPlayer(Player):
         # Poll first: it returns at once when the answer is there, and a read that would
         # block costs a system call and an exception.
         try:
-            ready = self._quiet_poll.poll(QUICK_WAIT_MS)  # type: ignore[union-attr]
+            ready = self._quiet_poll.poll(QUICK_WAIT_MS)
         except (OSError, ValueError):
             ready = []
         try:
