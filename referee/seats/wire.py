@@ -10,6 +10,12 @@ referee looks, without waiting, at what the bot has sent since its last answer: 
 frame but a pong there is a protocol error (an answer written before its request
 existed, or a second answer), so an answer can only be taken after its request is sent.
 
+A request may come as a map (``decide``) or as its frame's bytes (``decide_frame``, for
+the match loop, which joins them from packed parts). For a pipe whose bot answers
+quickly, ``decide_frame_now`` does the whole decision synchronously (early-frame check,
+write, a poll of at most QUICK_WAIT_MS, read); whatever it cannot finish it leaves open
+for the awaited ``decide_frame``, which continues it under the same deadline.
+
 Subclasses say what the stream is (``_stream_failure`` names an end of stream: a
 ``crash`` for a process, a ``disconnect`` for a socket) and add the lifecycle.
 """
