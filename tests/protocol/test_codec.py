@@ -413,3 +413,17 @@ def test_encode_decode_round_trip_any_split(extra: dict, kind: str, data: st.Dat
     decoder.feed(stream[cut:])
     got.extend(decoder.messages())
     assert got == [message, message]
+
+
+@pytest.mark.parametrize("length", [0, 1, 15, 16, 17, 65535, 65536])
+def test_array_and_map_heads_start_exactly_what_pack_writes(length: int) -> None:
+    """array_head/map_head followed by the packed elements (keys and values, in order)
+    are the bytes of the packed array/map, in every msgpack size class (fix, 16, 32)."""
+    from protocol.codec import array_head, map_head, pack
+
+    items = [i % 300 for i in range(length)]
+    assert array_head(length) + b"".join(pack(x) for x in items) == msgpack.packb(items)
+    mapping = {f"k{i}": i % 300 for i in range(length)}
+    body = b"".join(pack(k) + pack(v) for k, v in mapping.items())
+    assert map_head(length) + body == msgpack.packb(mapping)
+    assert msgpack.unpackb(array_head(length) + b"\xc0" * length) == [None] * length
