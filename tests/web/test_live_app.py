@@ -197,10 +197,14 @@ async def test_closing_the_hub_ends_every_stream_and_the_server() -> None:
         await trio.open_tcp_stream("127.0.0.1", port)
 
 
-async def test_a_silent_viewer_outlives_every_server_timeout_and_still_gets_the_next_game() -> None:
+async def test_a_silent_viewer_outlives_every_server_timeout_and_still_gets_the_next_game(
+        autojump_clock: trio.abc.Clock) -> None:
     """The long-run rule: an event stream is one response during which the browser sends
     nothing. It must stay open past every timeout of the server beneath it (hypercorn's
-    idle timer; its read timeout, which would cut the stream, is off) and then deliver."""
+    idle timer; its read timeout, which would cut the stream, is off) and then deliver.
+    Virtual time: hypercorn's timers, the client and the sockets (loopback, so a byte
+    sent is readable at once) all live in this trio run, so the clock jumps only when
+    every task waits, and the silence lasts twice the real idle timeout in an instant."""
     hub = LiveHub("t")
     got = bytearray()
     with trio.fail_after(IDLE_TIMEOUT_S + 30):
@@ -208,7 +212,6 @@ async def test_a_silent_viewer_outlives_every_server_timeout_and_still_gets_the_
             async with client.stream("GET", "/events") as response:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(collect, response, got)
-                    # Real time: the server's timers run on the real clock of real sockets.
                     await trio.sleep(2 * IDLE_TIMEOUT_S + 1)
                     record = await play_watched(hub, classic(), 0)
                     await trio.sleep(0.5)
@@ -218,8 +221,10 @@ async def test_a_silent_viewer_outlives_every_server_timeout_and_still_gets_the_
     assert ("finished", record["game"]) in [(n, d.get("game")) for n, d in sse_events(bytes(got))]
 
 
-async def test_a_client_that_never_finishes_its_request_is_closed_after_the_idle_time() -> None:
-    """Slow request heads (slowloris) are cut by the idle timer, not by a read timeout."""
+async def test_a_client_that_never_finishes_its_request_is_closed_after_the_idle_time(
+        autojump_clock: trio.abc.Clock) -> None:
+    """Slow request heads (slowloris) are cut by the idle timer, not by a read timeout.
+    Virtual time, as the silent viewer's test: the wait is the real idle timeout."""
     hub = LiveHub("t")
     with trio.fail_after(IDLE_TIMEOUT_S + 30):
         async with live_server(hub) as url:
