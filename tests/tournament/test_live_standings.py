@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
 
 from referee.league.standings import StandingsTally, standings
 from referee.league.tournament import (
     BotEntry, TournamentSettings, play_tournament, register_tournament,
 )
 from referee.records.store import Store
+from referee.web.live import STANDINGS_EVERY_S, LiveHub, standings_rows
+from livekit import sse_events
 
 BOTS = [BotEntry("greedy", "builtin:greedy"), BotEntry("random1", "builtin:random"),
         BotEntry("gentle", "builtin:gentle")]
@@ -94,3 +100,60 @@ def test_a_refresh_reads_only_from_the_first_game_not_yet_read(tmp_path: Path) -
         assert tally.watermark == 3 and tally.read_above == {4, 5, 6, 7}
         gap.add_game(rows[3])
         assert tally.update()["games"] == 8 and tally.watermark == 8 and not tally.read_above
+
+
+@pytest.fixture
+def played(tmp_path: Path) -> tuple[str, Any, list]:
+    """The tid, settings and stored games of a small real tournament (played outside the
+    test's trio run: play_tournament runs its own)."""
+    source, tid, _ = _played(tmp_path, games=20, concurrency=1)
+    with source:
+        return tid, source.tournament(tid)[1], source.games(tid)
+
+
+async def test_the_live_page_shows_fresh_ratings_within_its_refresh_time(
+        tmp_path: Path, played: tuple[str, Any, list], autojump_clock: Any) -> None:
+    """On trio's virtual clock: games are stored in bursts and announced to the live hub;
+    within STANDINGS_EVERY_S of each burst the page gets standings equal to a full recount
+    of the store at that moment (ratings included), and never two refreshes closer than
+    that. The refit works from outcome counts: however many games, a few per pair."""
+    tid, settings, rows = played
+    with Store(tmp_path / "live.sqlite") as store:
+        with store.transaction():
+            for b in BOTS:
+                store.ensure_bot(b.name, b.command)
+        store.create_tournament(tid, "tournament", settings)
+        tally = StandingsTally(store, tid)
+        refreshed_at: list[float] = []  # when the hub refitted
+
+        def source() -> dict[str, Any]:
+            refreshed_at.append(trio.current_time())
+            return tally.update()
+
+        hub = LiveHub("t", standings=source)
+        client = hub.subscribe()
+        assert client is not None
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(hub.run_standings)
+            for burst in range(0, len(rows), 7):
+                await trio.sleep(0.5)  # the games of a burst end while the page is idle
+                for row in rows[burst:burst + 7]:
+                    store.add_game(row)
+                    hub.finished({"rules": {}}, {"game": row.game_index, "players": row.players,
+                                                 "termination": row.termination, "durak": 0, "bouts": 1})
+                announced = trio.current_time()
+                expected = standings_rows(standings(store, tid))
+                with trio.fail_after(10 * STANDINGS_EVERY_S):  # stale standings: fail, not hang
+                    while True:
+                        events = sse_events(await client.take() or b"")
+                        shown = [data["standings"] for name, data in events if name == "standings"]
+                        if shown and shown[-1] == expected:
+                            break
+                assert trio.current_time() - announced <= STANDINGS_EVERY_S + 0.01
+                assert all(b["rating"] is not None for b in expected)
+            hub.close()
+            nursery.cancel_scope.cancel()
+    gaps = [b - a for a, b in zip(refreshed_at, refreshed_at[1:])]
+    assert gaps and min(gaps) >= STANDINGS_EVERY_S - 1e-9
+    assert tally.games == len(rows) == 60
+    assert len(tally.outcomes) <= 3 * 3  # 3 pairs of bots, 3 outcomes each (a, b, a draw)
