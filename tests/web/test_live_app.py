@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import json
+from collections.abc import Callable
 from typing import Any
 import warnings
 from pathlib import Path
@@ -31,6 +32,17 @@ async def collect(response: httpx.Response, got: bytearray) -> None:
         got.extend(chunk)
 
 
+async def until_streamed(got: bytearray, ready: Callable[[list[tuple[str, Any]]], bool],
+                         what: str, timeout: float = 60) -> None:
+    """Wait until the events collected in ``got`` so far satisfy ``ready`` (the stream has
+    delivered what the test needs), polling; fail naming ``what`` after ``timeout`` s."""
+    with trio.move_on_after(timeout):
+        while not ready(sse_events(bytes(got[:got.rfind(b"\n\n") + 2]))):
+            await trio.sleep(0.01)
+        return
+    raise AssertionError(f"the stream did not deliver {what} within {timeout} s")
+
+
 async def test_the_stream_is_exactly_the_public_table_and_never_names_a_hidden_card() -> None:
     hub = LiveHub("test")
     config = classic()
@@ -44,7 +56,8 @@ async def test_the_stream_is_exactly_the_public_table_and_never_names_a_hidden_c
                 nursery.start_soon(collect, response, got)
                 for index in range(3):
                     records.append(await play_watched(hub, config, index))
-                await trio.sleep(0.2)
+                await until_streamed(got, lambda events: [n for n, _ in events].count("finished") == 3,
+                                     "the 3 games' finished events")
                 nursery.cancel_scope.cancel()
     events = sse_events(bytes(got))
     assert events[0] == ("snapshot", {"title": "test", "tables": [], "recent": [], "standings": [],
@@ -385,10 +398,13 @@ async def test_a_forfeit_detail_naming_a_hidden_card_never_reaches_a_spectator(t
             assert record.forfeit is not None and record.forfeit["kind"] == "illegal"
             secret = record.forfeit["evidence"]["received"]["card"]
             assert secret in record.reason  # the log's reason names it
-            await trio.sleep(0.2)
+            await until_streamed(got, lambda events: any(
+                n == "table" and d["game"] == record.index and d.get("end") for n, d in events),
+                "the forfeited game's end view")
             before_end = bytes(got)
             hub.finished(replay_header(config), record.as_dict())
-            await trio.sleep(0.2)
+            await until_streamed(got, lambda events: ("finished", record.index) in
+                                 [(n, d.get("game")) for n, d in events], "its finished event")
             nursery.cancel_scope.cancel()
     views = [data for name, data in sse_events(before_end)
              if name == "table" and data["game"] == record.index]
