@@ -43,6 +43,16 @@ def _played(tmp_path: Path, games: int, concurrency: int, watch_every: int = 0) 
     return store, tid, seen
 
 
+def _empty_copy(path: Path, tid: str, settings: Any) -> Store:
+    """A fresh store at ``path`` with run ``tid`` registered and no game stored yet."""
+    store = Store(path)
+    with store.transaction():
+        for b in BOTS:
+            store.ensure_bot(b.name, b.command)
+    store.create_tournament(tid, "tournament", settings)
+    return store
+
+
 def test_a_long_runs_live_standings_equal_a_full_recount(tmp_path: Path) -> None:
     store, tid, seen = _played(tmp_path, games=100, concurrency=2, watch_every=3)
     with store:
@@ -63,11 +73,7 @@ def test_games_stored_in_any_order_are_each_counted_once(tmp_path: Path) -> None
         _, settings, _ = source.tournament(tid)
     rng = random.Random(12)
     rng.shuffle(rows)  # stored out of order, with gaps filled late, as concurrent games are
-    with Store(tmp_path / "copy.sqlite") as copy:
-        with copy.transaction():
-            for b in BOTS:
-                copy.ensure_bot(b.name, b.command)
-        copy.create_tournament(tid, "tournament", settings)
+    with _empty_copy(tmp_path / "copy.sqlite", tid, settings) as copy:
         tally = StandingsTally(copy, tid)
         assert tally.update()["games"] == 0
         for n, row in enumerate(rows, 1):
@@ -88,11 +94,7 @@ def test_a_refresh_reads_only_from_the_first_game_not_yet_read(tmp_path: Path) -
         tally = StandingsTally(source, tid)
         tally.update()
     assert [r.game_index for r in rows] == list(range(12))
-    with Store(tmp_path / "gap.sqlite") as gap:
-        with gap.transaction():
-            for b in BOTS:
-                gap.ensure_bot(b.name, b.command)
-        gap.create_tournament(tid, "tournament", {})
+    with _empty_copy(tmp_path / "gap.sqlite", tid, {}) as gap:
         tally = StandingsTally(gap, tid)
         for row in rows[:3] + rows[4:8]:  # game 3 is still being played
             gap.add_game(row)
@@ -118,11 +120,7 @@ async def test_the_live_page_shows_fresh_ratings_within_its_refresh_time(
     of the store at that moment (ratings included), and never two refreshes closer than
     that. The refit works from outcome counts: however many games, a few per pair."""
     tid, settings, rows = played
-    with Store(tmp_path / "live.sqlite") as store:
-        with store.transaction():
-            for b in BOTS:
-                store.ensure_bot(b.name, b.command)
-        store.create_tournament(tid, "tournament", settings)
+    with _empty_copy(tmp_path / "live.sqlite", tid, settings) as store:
         tally = StandingsTally(store, tid)
         refreshed_at: list[float] = []  # when the hub refitted
 
