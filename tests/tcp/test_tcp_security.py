@@ -515,10 +515,12 @@ async def test_idle_connection_that_does_not_answer_pings_is_dropped(tmp_path: P
 
 
 async def test_connection_dropped_between_games_costs_no_game_and_reconnect_is_seated(
-        tmp_path: Path) -> None:
+        tmp_path: Path, autojump_clock: Any) -> None:
     """Regression: a connection the bot closed while idle used to stay "connected" until
     a ping found out, so the bot's reconnect was refused as busy and the dead seat was
-    paired, losing a rated game as a disconnect forfeit."""
+    paired, losing a rated game as a disconnect forfeit. On trio's virtual clock (all in
+    this trio run over loopback): a pause ends only once every task has done what it
+    could, so "no game was paired" after it is a fact, not a race."""
     with trio.fail_after(30):
         async with running_arena(tmp_path) as run:
             # alice drops while waiting and reconnects at once: seated, not busy.
@@ -535,13 +537,13 @@ async def test_connection_dropped_between_games_costs_no_game_and_reconnect_is_s
             # She drops again; bob arrives: no game against the dead seat.
             await again.aclose()
             await trio.sleep(0.05)
-            run.start_bot("bob")
+            run.start_bot("bob", think=VIRTUAL_THINK_S)
             await wait_until(lambda: run.events.count(
                 "alice (127.0.0.1) closed its connection while idle; dropped") == 2, 5,
                 "the second dead connection dropped")
             await trio.sleep(0.2)
             assert run.arena.played == 0 and run.refusals("busy") == []
-            run.start_bot("alice")
+            run.start_bot("alice", think=VIRTUAL_THINK_S)
             await run.play(GAMES)
             run.check_legit_games(GAMES)
             assert all(g.termination == "normal" or g.durak is None for g in run.stored_games())
