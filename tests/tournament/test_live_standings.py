@@ -155,3 +155,49 @@ async def test_the_live_page_shows_fresh_ratings_within_its_refresh_time(
     assert gaps and min(gaps) >= STANDINGS_EVERY_S - 1e-9
     assert tally.games == len(rows) == 60
     assert len(tally.outcomes) <= 3 * 3  # 3 pairs of bots, 3 outcomes each (a, b, a draw)
+
+
+def test_a_tally_with_a_read_limit_catches_up_in_steps_and_then_equals_a_recount(
+        tmp_path: Path, played: tuple[str, Any, list]) -> None:
+    """A live page opened on a run with many stored games reads them ``read_at_once``
+    indices at a time, says ``partial`` while it may have left some unread, and ends
+    equal to a full recount; a game still in flight does not stop it."""
+    tid, settings, rows = played
+    with _empty_copy(tmp_path / "long.sqlite", tid, settings) as store:
+        for row in rows:
+            if row.game_index != 10:  # game 10 is still being played
+                store.add_game(row)
+        tally = StandingsTally(store, tid, read_at_once=25)
+        steps = [tally.update() for _ in range(3)]
+        assert [(s["games"], s["partial"]) for s in steps] == [(24, True), (49, True), (59, False)]
+        assert {k: v for k, v in steps[-1].items() if k != "partial"} == standings(store, tid)
+        store.add_game(rows[10])
+        last = tally.update()
+        assert last["partial"] is False and last["games"] == 60
+        assert {k: v for k, v in last.items() if k != "partial"} == standings(store, tid)
+        assert "partial" not in standings(store, tid)  # the final table reads everything at once
+
+
+async def test_the_live_page_catches_up_with_a_long_run_without_waiting_for_a_game(
+        tmp_path: Path, played: tuple[str, Any, list], autojump_clock: Any) -> None:
+    """Opened on 60 stored games, reading 25 at a time, with no game finishing: the page
+    updates again after each pause until it shows the full recount."""
+    tid, settings, rows = played
+    with _empty_copy(tmp_path / "long.sqlite", tid, settings) as store:
+        for row in rows:
+            store.add_game(row)
+        expected = standings_rows(standings(store, tid))
+        hub = LiveHub("t", standings=StandingsTally(store, tid, read_at_once=25).update)
+        client = hub.subscribe()
+        assert client is not None
+        shown: list[tuple[float, list]] = []
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(hub.run_standings)
+            with trio.fail_after(10 * STANDINGS_EVERY_S):
+                while not shown or shown[-1][1] != expected:
+                    events = sse_events(await client.take() or b"")
+                    shown += [(trio.current_time(), d["standings"]) for n, d in events if n == "standings"]
+            hub.close()
+            nursery.cancel_scope.cancel()
+    assert [sum(b["games"] for b in table) // 2 for _, table in shown] == [25, 50, 60]
+    assert [t for t, _ in shown] == pytest.approx([0, STANDINGS_EVERY_S, 2 * STANDINGS_EVERY_S], abs=0.01)
