@@ -228,8 +228,14 @@ def test_ladder_run_summary_and_json_name_each_program_bots_stderr_log(tmp_path:
 # -- a hostile bot whose forked child keeps its pipes open through the failed start-up
 
 FORKING_BOT = Path(__file__).parent / "bots" / "forking_bot.py"
-NEEDS_BWRAP = pytest.mark.skipif(shutil.which("bwrap") is None,
-                                 reason="bubblewrap (bwrap) not installed: apt-get install bubblewrap")
+
+
+def needs_bwrap() -> None:
+    """Skip, visibly, without bubblewrap; but never on CI (CI=true), which installs it."""
+    if shutil.which("bwrap") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but bubblewrap (bwrap) is not installed")
+        pytest.skip("bubblewrap (bwrap) not installed: apt-get install bubblewrap")
 
 
 def processes_with(marker: str) -> list[int]:
@@ -255,7 +261,7 @@ FORKING_FAILURES = {
 }
 
 
-@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=NEEDS_BWRAP)])
+@pytest.mark.parametrize("sandbox", ["none", "bwrap"])
 @pytest.mark.parametrize("mode", FORKING_FAILURES)
 def test_a_failed_start_up_whose_forked_child_holds_stderr_stops_at_once_and_leaves_nothing(
         tmp_path: Path, mode: str, sandbox: str) -> None:
@@ -263,6 +269,8 @@ def test_a_failed_start_up_whose_forked_child_holds_stderr_stops_at_once_and_lea
     wait for their EOF past its grace period: with a start-up limit of 5 minutes, a
     'timeout' kind (or the CLI's own 60 s limit) would mean it waited; it must name the
     real failure, quote the bot's last words, and kill the child with the bot."""
+    if sandbox == "bwrap":
+        needs_bwrap()
     kind, last_words = FORKING_FAILURES[mode]
     marker = f"durak-ref-test-child-{tmp_path.name}-{mode}-{sandbox}"
     command = f"{PY} {FORKING_BOT} {mode} {marker}"
@@ -293,9 +301,9 @@ def test_a_child_that_left_the_process_group_cannot_turn_the_bots_exit_into_a_ti
             os.kill(pid, signal.SIGKILL)
 
 
-@NEEDS_BWRAP
 def test_in_the_sandbox_even_a_child_that_left_the_process_group_dies_with_the_bot(
         tmp_path: Path) -> None:
+    needs_bwrap()
     marker = f"durak-ref-test-child-{tmp_path.name}-escape-bwrap"
     command = f"{PY} {FORKING_BOT} escape_exit1 {marker}"
     r = cli("match", "builtin:greedy", f"victim={command}", "-n", "3", "--startup-time", "300",

@@ -5,14 +5,16 @@ EOF on its own.
 
     python forking_bot.py MODE MARKER
 
-It prints one line to stderr naming itself, forks a child that renames nothing, keeps
-every inherited pipe open and sleeps for 10 minutes with ``MARKER`` on its command line
-(so a test can find it in /proc, in or out of a sandbox), then the parent fails:
+It prints one line to stderr naming itself and forks a child that keeps every inherited
+pipe open and sleeps for 10 minutes with ``MARKER`` on its command line (so a test can
+find it in /proc, in or out of a sandbox); then the parent fails:
 
-    garbage   answers the referee's hello with a frame that is not msgpack, then sleeps
-    exit1     exits 1 at once, before the handshake
+    garbage       answers the referee's hello with a frame that is not msgpack, then
+                  sleeps
+    exit1         exits 1 at once, before the handshake
     escape_exit1  as exit1, but the child first calls setsid() (a new session and
-              process group: only a sandbox's PID namespace still holds it)
+                  process group: only a sandbox's PID namespace still holds it)
+
 Stdlib only.
 """
 
