@@ -22,6 +22,7 @@ from .seats.players import BUILTINS, BotSpecError, BotStartError, parse_bot_spec
 from .console.progress import progress_for
 from .records.storedb import PgUrl, TargetError, parse_target
 from .console.usererror import lifted
+from .console.jsonout import emit_json
 from .rules.options import OPTIONS, PRESETS, RulesError, make_rules
 
 app = typer.Typer(
@@ -137,12 +138,6 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
-def emit_json(data: Any) -> None:
-    """Print ``data`` as strict JSON (non-finite floats as null: see referee/console/jsonout.py)."""
-    from .console.jsonout import dumps
-    sys.stdout.write(dumps(data, indent=2) + "\n")
-
-
 def _seed(value: str | None) -> str:
     """The run's seed: the user's --seed, checked (exit 2 if unusable), or a secret one."""
     from .table.seeds import SeedError, seed_or_new
@@ -153,19 +148,15 @@ def _seed(value: str | None) -> str:
 
 
 def _reproduce(seed: str, resumed: str | None = None) -> dict[str, str | None]:
-    """The ``seed`` and ``reproduce`` entries of a run's --json result: the command line
-    that deals the same decks again (None for tournament ``resumed``: its first run's
-    command with ``--seed SEED`` does)."""
-    from .table.seeds import reproduce_command
-    return {"seed": seed,
-            "reproduce": None if resumed else reproduce_command(sys.argv[1:], seed)}
+    """This command's ``seed`` and ``reproduce`` --json entries (table.seeds.seed_fields)."""
+    from .table.seeds import seed_fields
+    return seed_fields(seed, sys.argv[1:], resumed)
 
 
 def _print_seed(seed: str, resumed: str | None = None) -> None:
-    """The last lines of a run's text output: its seed and how to play the same deals."""
-    again = (_reproduce(seed)["reproduce"] if resumed is None else
-             f"the command that started tournament {resumed}, with --seed {seed}")
-    out.print(f"seed: {seed}\nsame deals again: {again}", markup=False, highlight=False)
+    """This command's last text lines: the seed and how to play the same deals again."""
+    from .table.seeds import seed_lines
+    out.print(seed_lines(seed, sys.argv[1:], resumed), markup=False, highlight=False)
 
 
 _HTTP_HELP = ("Also serve a live page at HOST:PORT (e.g. 127.0.0.1:8080; :PORT alone means "
@@ -307,13 +298,8 @@ def match(
                                                                  highlight=False))
         except (BotStartError, ListenError, LogError, SandboxError) as exc:
             fail(str(exc))
-    summary = result.summary()
-    if as_json:
-        emit_json(dict(summary, **_reproduce(config.seed)))
-    else:
-        from .table.report import print_match
-        print_match(summary, out)
-        _print_seed(config.seed)
+    from .table.report import show_match_result
+    show_match_result(result.summary(), config.seed, sys.argv[1:], out, as_json=as_json)
     if result.interrupted:
         err.print("durak-ref: interrupted; the log holds every finished game")
         raise typer.Exit(130)
@@ -416,17 +402,11 @@ def play(
                               options=SeatOptions(sandbox=mode, binds=binds))
     except (BotStartError, LogError, SandboxError) as exc:
         fail(str(exc))
-    summary = result.summary()
-    if as_json:
-        emit_json(dict(summary, **_reproduce(config.seed)))
-    else:
-        from .table.report import print_match
-        print_match(summary, out)
-        if result.log_path:
-            out.print(f"see the game again: durak-ref replay {result.log_path} --game 0 --seat {seat}"
-                      f"   (a page: durak-ref replay {result.log_path} --html game.html)",
-                      markup=False, highlight=False)
-        _print_seed(config.seed)
+    from .table.report import show_match_result
+    again = (f"see the game again: durak-ref replay {result.log_path} --game 0 --seat {seat}"
+             f"   (a page: durak-ref replay {result.log_path} --html game.html)"
+             if result.log_path else None)
+    show_match_result(result.summary(), config.seed, sys.argv[1:], out, as_json=as_json, after=again)
     if result.interrupted:
         err.print("durak-ref: interrupted; the log holds every finished game (not the one in progress)")
         raise typer.Exit(130)

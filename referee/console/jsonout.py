@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+import sys
+from typing import Any, TextIO
 
 
 def finite(value: Any) -> Any:
@@ -36,3 +37,9 @@ def strict_loads(text: str) -> Any:
     def refuse(name: str) -> Any:
         raise ValueError(f"not JSON: {name}")
     return json.loads(text, parse_constant=refuse)
+
+
+def emit_json(data: Any, file: TextIO | None = None) -> None:
+    """Print ``data`` as one strict JSON document (indented) on ``file`` (stdout): the
+    ``--json`` result of a command."""
+    (file or sys.stdout).write(dumps(data, indent=2) + "\n")

@@ -330,9 +330,9 @@ def serve(arena: Arena, host: str, port: int, http: tuple[str, int] | None = Non
             result: list[int] = []
             if http is not None:
                 from .ladder import LADDER_ID
-                from .standings import StandingsTally
-                arena.live = LiveHub("durak-ref arena",
-                                     standings=StandingsTally(arena.store, LADDER_ID).update)
+                from .standings import LIVE_READ_AT_ONCE, StandingsTally
+                tally = StandingsTally(arena.store, LADDER_ID, LIVE_READ_AT_ONCE)
+                arena.live = LiveHub("durak-ref arena", standings=tally.update)
                 bound = await nursery.start(serve_live, arena.live, *http)
                 arena.say(f"live page: {live_url(http[0], bound)}")
 

@@ -50,7 +50,7 @@ from ..rules.options import RulesError, make_rules
 from ..table.seeds import new_seed
 from ..seats.sandbox import Sandbox, SandboxError, duplicate_soundness, warn_unsound_duplicates
 from .results import FinishedGame, ResultSink
-from .standings import StandingsTally
+from .standings import LIVE_READ_AT_ONCE, StandingsTally
 from ..records.store import GameRow, Store
 
 FORMATS = ("round-robin", "gauntlet")
@@ -723,7 +723,7 @@ def play_tournament(settings: TournamentSettings, store: Store, tid: str, *,
         return run_interruptible(lambda: run_tournament(settings, store, tid, **kwargs))
     from ..web.live import LiveHub, replay_header, with_live
 
-    hub = LiveHub(f"tournament {tid}", standings=StandingsTally(store, tid).update)
+    hub = LiveHub(f"tournament {tid}", standings=StandingsTally(store, tid, LIVE_READ_AT_ONCE).update)
     header = replay_header(settings.validate())
     on_game = kwargs.pop("on_game", None)
 

@@ -511,10 +511,14 @@ class Store:
         return {r[0] for r in self.db.execute(
             "SELECT game_index FROM games WHERE tournament_id = ?", (tid,))}
 
-    def games(self, tid: str | None = None, from_index: int = 0) -> list[GameRow]:
+    def games(self, tid: str | None = None, from_index: int = 0,
+              below: int | None = None) -> list[GameRow]:
         """Every finished game (of one tournament, or all; with ``from_index``, of that
-        tournament only those with an index that high or higher), in order."""
+        tournament only those with an index that high or higher, and with ``below``, lower
+        than that), in order."""
         where, args = ("WHERE g.tournament_id = ? AND g.game_index >= ?", (tid, from_index)) if tid else ("", ())
+        if tid and below is not None:
+            where, args = where + " AND g.game_index < ?", (*args, below)
         rows = self.db.execute(
             "SELECT g.tournament_id, g.game_index, g.deal_seed, g.rotation, g.rules, g.log_file, "
             "g.log_line, g.termination, g.durak, g.started, g.ended, s.seat, s.bot, s.result, "

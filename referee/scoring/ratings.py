@@ -87,6 +87,7 @@ For Durak a "win" of bot A against B in a two-player game means B was the durak.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -269,7 +270,7 @@ class RatingFit:
         return normal_cdf(d / sd)
 
 
-def _components(names: Sequence[str], games: Sequence[RatedGame]) -> list[list[str]]:
+def _components(names: Sequence[str], tables: Sequence[Sequence[str]]) -> list[list[str]]:
     parent = {n: n for n in names}
 
     def find(x: str) -> str:
@@ -278,9 +279,9 @@ def _components(names: Sequence[str], games: Sequence[RatedGame]) -> list[list[s
             x = parent[x]
         return x
 
-    for game in games:
-        root = find(game.players[0])
-        for other in game.players[1:]:
+    for players in tables:
+        root = find(players[0])
+        for other in players[1:]:
             r = find(other)
             if r != root:
                 parent[r] = root
@@ -328,38 +329,41 @@ def _chol_solve(low: list[list[float]], b: Sequence[float]) -> list[float]:
     return x
 
 
-def _objective(tables: list[tuple[list[int], list[float]]], g: Sequence[float],
-               inv_s2: float) -> float:
+#: One table of the fit: the players' indices, their outcome weights, how many games.
+_Table = tuple[list[int], list[float], int]
+
+
+def _objective(tables: list[_Table], g: Sequence[float], inv_s2: float) -> float:
     total = 0.0
-    for idx, w in tables:
+    for idx, w, count in tables:
         gs = [g[i] for i in idx]
         low = min(gs)
         log_z = -low + math.log(sum(math.exp(low - x) for x in gs))
-        total += sum(wi * (-gi - log_z) for wi, gi in zip(w, gs) if wi)
+        total += count * sum(wi * (-gi - log_z) for wi, gi in zip(w, gs) if wi)
     if inv_s2:
         mean = sum(g) / len(g)
         total -= 0.5 * inv_s2 * sum((x - mean) ** 2 for x in g)
     return total
 
 
-def _grad_hess(tables: list[tuple[list[int], list[float]]], g: Sequence[float],
+def _grad_hess(tables: list[_Table], g: Sequence[float],
                inv_s2: float) -> tuple[list[float], list[list[float]]]:
     """Gradient of F and the information matrix -d2F (full n x n)."""
     n = len(g)
     grad = [0.0] * n
     info = [[0.0] * n for _ in range(n)]
-    for idx, w in tables:
+    for idx, w, count in tables:
         gs = [g[i] for i in idx]
         low = min(gs)
         e = [math.exp(low - x) for x in gs]
         z = sum(e)
         p = [x / z for x in e]
         for a, i in enumerate(idx):
-            grad[i] += p[a] - w[a]
+            grad[i] += count * (p[a] - w[a])
             row = info[i]
-            row[i] += p[a]
+            row[i] += count * p[a]
             for b, j in enumerate(idx):
-                row[j] -= p[a] * p[b]
+                row[j] -= count * p[a] * p[b]
     if inv_s2:
         mean = sum(g) / n
         for i in range(n):
@@ -367,6 +371,18 @@ def _grad_hess(tables: list[tuple[list[int], list[float]]], g: Sequence[float],
             for j in range(n):
                 info[i][j] += inv_s2 * ((1.0 if i == j else 0.0) - 1.0 / n)
     return grad, info
+
+
+#: A game as the fit sees it: each player's outcome weight (``outcome_weights``), as
+#: (player, weight) pairs sorted by player. Every sum of the fit is a sum over games of
+#: a term that depends on the game only through this, so the fit needs only how many
+#: games had each outcome: ``fit_outcomes``.
+Outcome = tuple[tuple[str, float], ...]
+
+
+def outcome_of(game: RatedGame) -> Outcome:
+    """``game``'s Outcome (see there)."""
+    return tuple(sorted(outcome_weights(game).items()))
 
 
 def fit_ratings(games: Iterable[RatedGame], *, prior_sd: float = DEFAULT_PRIOR_SD,
@@ -379,34 +395,41 @@ def fit_ratings(games: Iterable[RatedGame], *, prior_sd: float = DEFAULT_PRIOR_S
     are relative to it). Raises ``RatingError`` for no games, an unknown anchor, or a
     pool that is not connected (the message lists the groups). ``prior_sd`` (Elo) must be
     positive; ``math.inf`` disables the prior. Converges when the Newton step is below
-    ``tol`` (natural units) in every coordinate.
+    ``tol`` (natural units) in every coordinate. The same as ``fit_outcomes`` of the
+    games' outcomes counted.
     """
-    games = list(games)
-    if not games:
+    return fit_outcomes(Counter(outcome_of(game) for game in games), prior_sd=prior_sd,
+                        anchor=anchor, anchor_rating=anchor_rating, tol=tol, max_iter=max_iter)
+
+
+def fit_outcomes(outcomes: Mapping[Outcome, int], *, prior_sd: float = DEFAULT_PRIOR_SD,
+                 anchor: str | None = None, anchor_rating: float = 0.0,
+                 tol: float = 1e-10, max_iter: int = 200) -> RatingFit:
+    """``fit_ratings`` of games given as counts: ``outcomes`` maps each Outcome to how many
+    games had it (outcomes counted 0 are left out). Its cost grows with the number of
+    distinct outcomes, not of games (a tournament of n bots at 2-seat tables has at most
+    3 per pair), so a running tally can keep the counts and refit cheaply
+    (league/standings.py). The result does not depend on the order of ``outcomes``."""
+    items = sorted((outcome, count) for outcome, count in outcomes.items() if count)
+    if not items:
         raise RatingError("no games to rate")
     if not prior_sd > 0:
         raise RatingError(f"prior_sd must be positive, got {prior_sd!r}")
-    names: list[str] = []
-    seen: set[str] = set()
-    for game in games:
-        for player in game.players:
-            if player not in seen:
-                seen.add(player)
-                names.append(player)
-    names.sort()
+    if any(not isinstance(count, int) or count < 0 for _, count in items):
+        raise RatingError("outcome counts must be whole numbers of games, at least 0")
+    seen = {player for outcome, _ in items for player, _ in outcome}
+    names = sorted(seen)
     if anchor is not None and anchor not in seen:
         raise RatingError(f"anchor {anchor!r} played no game")
-    groups = _components(names, games)
+    groups = _components(names, [[player for player, _ in outcome] for outcome, _ in items])
     if len(groups) > 1:
         shown = "; ".join("{" + ", ".join(g) + "}" for g in groups)
         raise RatingError(f"cannot rate a pool that is not connected: {len(groups)} groups of "
                           f"bots never shared a table, directly or through others: {shown}")
     n = len(names)
     index = {name: i for i, name in enumerate(names)}
-    tables: list[tuple[list[int], list[float]]] = []
-    for game in games:
-        w = outcome_weights(game)
-        tables.append(([index[p] for p in game.players], [w[p] for p in game.players]))
+    tables: list[_Table] = [([index[p] for p, _ in outcome], [w for _, w in outcome], count)
+                            for outcome, count in items]
     s = prior_sd * ELO_TO_NATURAL
     inv_s2 = 0.0 if math.isinf(s) else 1.0 / (s * s)
 
@@ -460,9 +483,11 @@ def fit_ratings(games: Iterable[RatedGame], *, prior_sd: float = DEFAULT_PRIOR_S
             cov[i][j] = cov[j][i] = v
     base = anchor_rating if anchor is not None else 0.0
     ratings = {name: (g[index[name]] + shift) * scale + base for name in names}
+    # Formula (3) at the optimum: _objective without the prior, in natural units.
+    at = [ratings[name] * ELO_TO_NATURAL for name in names]
     return RatingFit(players=tuple(names), ratings=ratings,
                      covariance=tuple(tuple(r) for r in cov),
-                     log_likelihood=log_likelihood(games, ratings), iterations=iterations)
+                     log_likelihood=_objective(tables, at, 0.0), iterations=iterations)
 
 
 # --------------------------------------------------------------- head to head

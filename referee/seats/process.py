@@ -248,10 +248,19 @@ class ProcessPlayer(StreamPlayer):
         """A bot that exits while a child it forked still holds its stdout would leave
         a read waiting forever (with no time limit, the referee would hang): a grace
         period after the bot itself has exited, kill what is left of its process group,
-        which closes the pipes. The pending read then reports the exit as a crash."""
+        which closes the pipes. The pending read then reports the exit as a crash.
+        A pipe still open a grace period after that is held by a process that left the
+        group (unsandboxed, a ``setsid`` child; a sandbox kills those with the bot): close
+        our ends of stdout and stderr, so the read and the stderr drain end all the same
+        instead of the read waiting for its time limit and reporting a timeout."""
         await conn.process.wait()
         await trio.sleep(self.grace)
         conn.process.send_signal(signal.SIGKILL)
+        with trio.move_on_after(self.grace):
+            await conn.stderr_done.wait()  # the killed group's last words, read to EOF
+        for stream in (conn.process.stdout, conn.process.stderr):
+            if stream is not None:
+                await stream.aclose()
 
     def _write_stderr(self, chunk: bytes | bytearray) -> None:
         f = self._stderr_file

@@ -10,6 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from .failfast import forfeit_line
+from .seeds import seed_fields, seed_lines
+from ..console.jsonout import emit_json
 from ..rules.options import OPTIONS, PRESET_HELP, PRESETS
 
 
@@ -70,6 +72,21 @@ def print_match(summary: dict[str, Any], console: Console) -> None:
         console.print(f"... and {total - 10} more forfeits (see --json or the log)")
     if summary.get("log"):
         console.print(f"log: {summary['log']}", markup=False, highlight=False)
+
+
+def show_match_result(summary: dict[str, Any], seed: str, argv: list[str], console: Console, *,
+                      as_json: bool, after: str | None = None) -> None:
+    """The result of ``durak-ref match`` or ``play`` (``argv``: its command line without the
+    program name). ``as_json``: one strict JSON object on stdout, the summary with its
+    ``seed`` and ``reproduce`` command. Else on ``console``: the summary (print_match),
+    the line ``after`` if any, then the seed and how to play the same deals again."""
+    if as_json:
+        emit_json(dict(summary, **seed_fields(seed, argv)))
+        return
+    print_match(summary, console)
+    if after:
+        console.print(after, markup=False, highlight=False)
+    console.print(seed_lines(seed, argv), markup=False, highlight=False)
 
 
 def elo_line(elo: dict[str, Any]) -> str:

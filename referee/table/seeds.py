@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from ..rules.deal import SeedError, check_seed
 from ..records.storedb import redact
 
-__all__ = ["SeedError", "check_seed", "new_seed", "reproduce_command", "seed_or_new"]
+__all__ = ["SeedError", "check_seed", "new_seed", "reproduce_command", "seed_fields", "seed_lines",
+           "seed_or_new"]
 
 
 def new_seed() -> str:
@@ -44,3 +45,17 @@ def reproduce_command(argv: Sequence[str], seed: str, program: str = "durak-ref"
         elif not arg.startswith("--seed="):
             args.append(redact(arg) if "://" in arg else arg)  # a --db URL's password stays secret
     return shlex.join([program, *args, "--seed", seed])
+
+
+def seed_fields(seed: str, argv: Sequence[str], resumed: str | None = None) -> dict[str, str | None]:
+    """The ``seed`` and ``reproduce`` entries of a run's --json result: the command line
+    (``argv``, without the program name) that deals the same decks again; None for a
+    tournament ``resumed`` (its first run's command with ``--seed SEED`` does)."""
+    return {"seed": seed, "reproduce": None if resumed else reproduce_command(argv, seed)}
+
+
+def seed_lines(seed: str, argv: Sequence[str], resumed: str | None = None) -> str:
+    """The last lines of a run's text output: its seed and how to play the same deals."""
+    again = (reproduce_command(argv, seed) if resumed is None else
+             f"the command that started tournament {resumed}, with --seed {seed}")
+    return f"seed: {seed}\nsame deals again: {again}"

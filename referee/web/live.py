@@ -240,6 +240,8 @@ class LiveHub:
             else:
                 self.standings = standings_rows(data)
                 self.standings_error = data.get("rating_error")
+                if data.get("partial"):  # stored games left unread: go on after the pause
+                    self._standings_due.set()
             self._publish("standings", {"standings": self.standings, "error": self.standings_error})
             await trio.sleep(max(STANDINGS_EVERY_S, 9 * (time.perf_counter() - began)))
 

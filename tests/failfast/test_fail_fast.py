@@ -6,13 +6,16 @@ forfeited every game. Real CLI runs: the bot process is the point."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import signal
 import sys
 from pathlib import Path
 
 import pytest
 
 from referee.console.jsonout import strict_loads
-from tests.support import cli
+from tests.support import cli, proc_stat
 
 BOT = Path(__file__).parent / "bots" / "broken_bot.py"
 PY = sys.executable
@@ -220,3 +223,90 @@ def test_ladder_run_summary_and_json_name_each_program_bots_stderr_log(tmp_path:
                cwd=tmp_path)
     line = next(x for x in text.stdout.splitlines() if x.startswith("x: forfeits crash"))
     assert "not logged" not in line and ".stderr.log" in line
+
+
+# -- a hostile bot whose forked child keeps its pipes open through the failed start-up
+
+FORKING_BOT = Path(__file__).parent / "bots" / "forking_bot.py"
+
+
+def needs_bwrap() -> None:
+    """Skip, visibly, without bubblewrap; but never on CI (CI=true), which installs it."""
+    if shutil.which("bwrap") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but bubblewrap (bwrap) is not installed")
+        pytest.skip("bubblewrap (bwrap) not installed: apt-get install bubblewrap")
+
+
+def processes_with(marker: str) -> list[int]:
+    """The pids of every live (not zombie) process whose command line names ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        stat = proc_stat(int(entry.name))
+        if marker.encode() in cmdline and stat is not None and stat[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+#: mode -> (the failure kind, the bot's last words the message must quote)
+FORKING_FAILURES = {
+    "garbage": ("protocol", "forking-bot: answering with garbage"),
+    "exit1": ("crash", "forking-bot: cannot load weights.bin"),
+}
+
+
+@pytest.mark.parametrize("sandbox", ["none", "bwrap"])
+@pytest.mark.parametrize("mode", FORKING_FAILURES)
+def test_a_failed_start_up_whose_forked_child_holds_stderr_stops_at_once_and_leaves_nothing(
+        tmp_path: Path, mode: str, sandbox: str) -> None:
+    """The child sleeps for 10 minutes holding stdout and stderr. The referee must not
+    wait for their EOF past its grace period: with a start-up limit of 5 minutes, a
+    'timeout' kind (or the CLI's own 60 s limit) would mean it waited; it must name the
+    real failure, quote the bot's last words, and kill the child with the bot."""
+    if sandbox == "bwrap":
+        needs_bwrap()
+    kind, last_words = FORKING_FAILURES[mode]
+    marker = f"durak-ref-test-child-{tmp_path.name}-{mode}-{sandbox}"
+    command = f"{PY} {FORKING_BOT} {mode} {marker}"
+    r = cli("match", "builtin:greedy", f"victim={command}", "-n", "3", "--startup-time", "300",
+            "--sandbox", sandbox, "--log-dir", tmp_path / "logs", cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert_names_the_failure(r.stderr, "victim", command, last_words)
+    assert f"({kind})" in r.stderr and "forking-bot " + mode + ": starting" in r.stderr
+    assert processes_with(marker) == []  # the child died with the bot
+
+
+def test_a_child_that_left_the_process_group_cannot_turn_the_bots_exit_into_a_timeout(
+        tmp_path: Path) -> None:
+    """Unsandboxed, a child that calls setsid() escapes the group kill (README, Threat
+    model: only the sandbox kills such processes) and holds the pipes for good. The
+    referee still reports the bot's exit as the crash it is, once its grace periods are
+    over, instead of waiting out the start-up limit and calling it a timeout."""
+    marker = f"durak-ref-test-child-{tmp_path.name}-escape"
+    command = f"{PY} {FORKING_BOT} escape_exit1 {marker}"
+    try:
+        r = cli("match", "builtin:greedy", f"victim={command}", "-n", "3", "--startup-time", "300",
+                "--sandbox", "none", "--log-dir", tmp_path / "logs", cwd=tmp_path)
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert_names_the_failure(r.stderr, "victim", command, "forking-bot: cannot load weights.bin")
+        assert "(crash): the bot exited with code 1" in r.stderr
+    finally:
+        for pid in processes_with(marker):  # what the threat model says may be left
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_in_the_sandbox_even_a_child_that_left_the_process_group_dies_with_the_bot(
+        tmp_path: Path) -> None:
+    needs_bwrap()
+    marker = f"durak-ref-test-child-{tmp_path.name}-escape-bwrap"
+    command = f"{PY} {FORKING_BOT} escape_exit1 {marker}"
+    r = cli("match", "builtin:greedy", f"victim={command}", "-n", "3", "--startup-time", "300",
+            "--sandbox", "bwrap", "--log-dir", tmp_path / "logs", cwd=tmp_path)
+    assert r.returncode == 2 and "(crash): the bot exited with code 1" in r.stderr, r.stderr
+    assert processes_with(marker) == []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 
 import pytest
 from hypothesis import given, settings
@@ -18,8 +19,8 @@ from hypothesis import strategies as st
 
 from referee.scoring.ratings import (
     ELO_TO_NATURAL, Ladder, RatedGame, RatingError, Z95, duel_score, durak_probabilities,
-    elo_from_pentanomial, elo_from_wdl, elo_to_score, fit_ratings, ladder_update,
-    log_likelihood, normal_cdf, score_to_elo,
+    elo_from_pentanomial, elo_from_wdl, elo_to_score, fit_outcomes, fit_ratings, ladder_update,
+    log_likelihood, normal_cdf, outcome_of, score_to_elo,
 )
 from referee.scoring.sprt import penta_from_fastchess
 
@@ -351,3 +352,38 @@ def test_disconnected_pool_is_refused():
     assert isinstance(info.value, ValueError)
     with pytest.raises(RatingError):
         fit_ratings([])
+
+
+# --------------------------------------------------------------- the fit from outcome counts
+
+def test_the_fit_depends_only_on_how_many_games_had_each_outcome():
+    """A live page refits after every few games of a long run: the fit reads the counts
+    of outcomes (a few per pair of bots), not the games, and gives the same fit bit for
+    bit whatever order the games came in."""
+    rng = random.Random(11)
+    games = synthetic_games({"a": 100.0, "b": 0.0, "c": -80.0}, 2000, rng, max_seats=3,
+                            draw_rate=0.1)
+    counts = Counter(outcome_of(g) for g in games)
+    assert len(counts) < 60  # 2000 games, a few dozen distinct outcomes
+    fit = fit_ratings(games)
+    shuffled = games[:]
+    rng.shuffle(shuffled)
+    assert fit_ratings(shuffled) == fit == fit_outcomes(counts)
+    assert fit_outcomes(dict(reversed(list(counts.items())))) == fit
+    # A table's seat order does not matter either.
+    flipped = [RatedGame(tuple(reversed(g.players)), durak=g.durak, last_two=g.last_two)
+               for g in games]
+    assert fit_ratings(flipped) == fit
+    assert fit.log_likelihood == pytest.approx(log_likelihood(games, fit.ratings), rel=1e-9)
+
+
+def test_outcome_counts_must_be_whole_numbers_of_games():
+    outcome = outcome_of(RatedGame(("a", "b"), durak="a"))
+    other = outcome_of(RatedGame(("a", "b"), durak="b"))
+    assert fit_outcomes({outcome: 3, other: 2, outcome_of(RatedGame(("a", "c"), durak="c")): 0}) \
+        == fit_ratings([RatedGame(("a", "b"), durak="a")] * 3 + [RatedGame(("a", "b"), durak="b")] * 2)
+    for bad in (-1, 1.5):
+        with pytest.raises(RatingError, match="whole numbers of games"):
+            fit_outcomes({outcome: bad, other: 1})
+    with pytest.raises(RatingError, match="no games to rate"):
+        fit_outcomes({outcome: 0})

@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import json
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from rich.console import Console
 
 from referee.table.checkbot import CONFIGS, DECISION_TYPES, CheckReport, check_bot, render
 from referee.seats.players import BotStartError
+from referee.seats.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "python"
@@ -171,11 +171,16 @@ return legal[0]
 
 
 async def test_a_bot_that_never_answers_the_handshake_fails_it(tmp_path: Path) -> None:
-    script = tmp_path / "mute.py"
-    script.write_text("import sys, time\nsys.stdin.buffer.read(4)\ntime.sleep(30)\n")
-    started = time.monotonic()
-    report = await check_bot([sys.executable, str(script)], startup_time=1.0, grace=GRACE)
-    assert time.monotonic() - started < 5.0  # one start-up limit, not one per rule set
+    """One start-up limit, not one per rule set, and the mute bot is killed when it ends,
+    not waited for: the bot notes each start and each end of its 30 s sleep in a file."""
+    script, notes = tmp_path / "mute.py", tmp_path / "notes.txt"
+    script.write_text(f"import sys, time\nopen({str(notes)!r}, 'a').write('started\\n')\n"
+                      f"sys.stdin.buffer.read(4)\ntime.sleep(30)\n"
+                      f"open({str(notes)!r}, 'a').write('woke\\n')\n")
+    # Unsandboxed: the sandbox would keep the bot from writing its notes in tmp_path.
+    report = await check_bot([sys.executable, str(script)], startup_time=1.0, grace=GRACE,
+                             sandbox=Sandbox("none", warn=False))
+    assert notes.read_text() == "started\n"  # started once, killed in its sleep
     assert not report.ok
     assert statuses(report) == {"handshake": "fail", "decision types": "skip",
                                 "latency": "skip", "exit after bye": "skip",

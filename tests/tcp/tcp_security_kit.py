@@ -31,6 +31,11 @@ PYTHON = sys.executable
 HOST = "127.0.0.1"
 #: Generous real-time margin for "it happened in time" checks on a loaded machine.
 SLACK = 3.0
+#: How long an in-process bot thinks before each answer in tests on trio's virtual clock
+#: (``legit_bot(think=...)``). An arena pairs its bots again as soon as a game ends, so
+#: without a pause the games would keep some task runnable and virtual time would hardly
+#: move; with it, every task waits while the bots think and the clock jumps.
+VIRTUAL_THINK_S = 0.02
 
 
 class Client:
@@ -103,7 +108,8 @@ class BotRecord:
 
 async def legit_bot(port: int, name: str, token: str, record: BotRecord | None = None, *,
                     hang_up_at_request: int | None = None, retries: int = 0,
-                    local: str | None = None, hold: trio.Event | None = None) -> BotRecord:
+                    local: str | None = None, hold: trio.Event | None = None,
+                    think: float = 0.0) -> BotRecord:
     """A well-behaved bot: answers hello with name + token, every request with legal[0]
     and every ping with its pong, until bye or the end of the stream.
 
@@ -111,7 +117,8 @@ async def legit_bot(port: int, name: str, token: str, record: BotRecord | None =
     (counted over the bot's life), then reconnects. A refusal (error before any game) is
     recorded; ``retries`` reconnects after a ``busy`` refusal (a reconnect may beat the
     referee to noticing the old connection is gone). ``hold``: the first answer waits
-    for this event (to keep a match from ending before the test is done with it)."""
+    for this event (to keep a match from ending before the test is done with it).
+    ``think``: seconds slept before each answer (see VIRTUAL_THINK_S)."""
     record = record or BotRecord(name)
     while True:
         record.connections += 1
@@ -128,6 +135,8 @@ async def legit_bot(port: int, name: str, token: str, record: BotRecord | None =
                     if record.requests == hang_up_at_request:
                         hung_up = True
                         break
+                    if think:
+                        await trio.sleep(think)
                     await client.send(m.action_msg(message["id"], message["legal"][0]))
                 elif kind == "ping":
                     record.pings += 1

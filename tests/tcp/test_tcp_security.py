@@ -32,8 +32,8 @@ from referee.rules import make_rules
 from referee.table.runner import SeatOptions, run_match_async
 from referee.seats.tcp import TcpLimits
 from referee.seats.wire import READ_CHUNK, STALE_NOTES_MAX
-from tcp_security_kit import (EXAMPLES, PYTHON, ROOT, SLACK, BotRecord, Client, legit_bot,
-                              running_arena, wait_until)
+from tcp_security_kit import (EXAMPLES, PYTHON, ROOT, SLACK, VIRTUAL_THINK_S, BotRecord, Client,
+                              legit_bot, running_arena, wait_until)
 
 GAMES = 6  #: legitimate games each arena test sees through
 
@@ -143,36 +143,43 @@ async def test_second_connection_for_a_seated_bot_is_busy(tmp_path: Path) -> Non
 
 # --------------------------------------------------------------------------- slow handshakes
 
-async def test_client_that_never_speaks_is_closed_after_handshake_time(tmp_path: Path) -> None:
-    limits = TcpLimits(handshake_s=0.5)
-    with trio.fail_after(30):
+async def test_client_that_never_speaks_is_closed_after_handshake_time(
+        tmp_path: Path, autojump_clock: Any) -> None:
+    """The real handshake limit, on trio's virtual clock (the arena, its bots and the
+    client all run in this trio run over loopback): closed exactly when it ends."""
+    limits = TcpLimits()
+    handshake = limits.handshake_s
+    with trio.fail_after(handshake + 30):
         async with running_arena(tmp_path, limits=limits) as run:
-            run.start_bot("alice")
-            run.start_bot("bob")
+            run.start_bot("alice", think=VIRTUAL_THINK_S)
+            run.start_bot("bob", think=VIRTUAL_THINK_S)
             silent = await Client.connect(run.port)
             start = trio.current_time()
-            got = await silent.until_closed(0.5 + SLACK)
+            got = await silent.until_closed(handshake + 1)
             waited = trio.current_time() - start
             await silent.aclose()
-            assert 0.5 - 0.05 <= waited <= 0.5 + SLACK
+            assert waited == pytest.approx(handshake, abs=0.01)
             assert [x["type"] for x in got] == ["hello", "error"]
-            assert got[1]["code"] == "protocol" and got[1]["message"] == "no hello within 0.5 s"
+            assert got[1]["code"] == "protocol" and got[1]["message"] == f"no hello within {handshake:g} s"
             [refusal] = run.refusals()
-            assert (refusal.code, refusal.reason) == ("protocol", "no hello within 0.5 s")
+            assert (refusal.code, refusal.reason) == ("protocol", f"no hello within {handshake:g} s")
             await run.play(GAMES)
             run.check_legit_games(GAMES)
             assert run.gate.open_connections == 2
 
 
-async def test_client_sending_a_byte_a_second_is_closed(tmp_path: Path) -> None:
-    """Slowloris: each byte arrives in time, but the handshake has one overall deadline."""
-    limits = TcpLimits(handshake_s=1.5)
+async def test_client_sending_a_byte_a_second_is_closed(tmp_path: Path, autojump_clock: Any) -> None:
+    """Slowloris: each byte arrives in time, but the handshake has one overall deadline
+    (the real one, on the virtual clock as above)."""
+    limits = TcpLimits()
+    handshake = limits.handshake_s
     hello = encode(m.bot_hello_msg("alice", token="whatever"))
+    assert len(hello) > handshake + 2  # the dribble cannot finish within the deadline
     sent = 0
-    with trio.fail_after(30):
+    with trio.fail_after(handshake + 30):
         async with running_arena(tmp_path, limits=limits) as run:
-            run.start_bot("alice")
-            run.start_bot("bob")
+            run.start_bot("alice", think=VIRTUAL_THINK_S)
+            run.start_bot("bob", think=VIRTUAL_THINK_S)
             slow = await Client.connect(run.port)
             assert (await slow.receive())["type"] == "hello"
             start = trio.current_time()
@@ -189,15 +196,15 @@ async def test_client_sending_a_byte_a_second_is_closed(tmp_path: Path) -> None:
 
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(dribble)
-                got = await slow.until_closed(1.5 + SLACK)
+                got = await slow.until_closed(handshake + 1)
                 closed_after = trio.current_time() - start
                 nursery.cancel_scope.cancel()
             await slow.aclose()
-            assert 1.5 - 0.05 <= closed_after <= 1.5 + SLACK
-            assert 2 <= sent < len(hello)
+            assert closed_after == pytest.approx(handshake, abs=0.01)
+            assert handshake <= sent <= handshake + 1
             assert [(x["type"], x["code"]) for x in got] == [("error", "protocol")]
             [refusal] = run.refusals()
-            assert refusal.reason == "no hello within 1.5 s"
+            assert refusal.reason == f"no hello within {handshake:g} s"
             await run.play(GAMES)
             run.check_legit_games(GAMES)
 
@@ -508,10 +515,12 @@ async def test_idle_connection_that_does_not_answer_pings_is_dropped(tmp_path: P
 
 
 async def test_connection_dropped_between_games_costs_no_game_and_reconnect_is_seated(
-        tmp_path: Path) -> None:
+        tmp_path: Path, autojump_clock: Any) -> None:
     """Regression: a connection the bot closed while idle used to stay "connected" until
     a ping found out, so the bot's reconnect was refused as busy and the dead seat was
-    paired, losing a rated game as a disconnect forfeit."""
+    paired, losing a rated game as a disconnect forfeit. On trio's virtual clock (all in
+    this trio run over loopback): a pause ends only once every task has done what it
+    could, so "no game was paired" after it is a fact, not a race."""
     with trio.fail_after(30):
         async with running_arena(tmp_path) as run:
             # alice drops while waiting and reconnects at once: seated, not busy.
@@ -528,13 +537,13 @@ async def test_connection_dropped_between_games_costs_no_game_and_reconnect_is_s
             # She drops again; bob arrives: no game against the dead seat.
             await again.aclose()
             await trio.sleep(0.05)
-            run.start_bot("bob")
+            run.start_bot("bob", think=VIRTUAL_THINK_S)
             await wait_until(lambda: run.events.count(
                 "alice (127.0.0.1) closed its connection while idle; dropped") == 2, 5,
                 "the second dead connection dropped")
             await trio.sleep(0.2)
             assert run.arena.played == 0 and run.refusals("busy") == []
-            run.start_bot("alice")
+            run.start_bot("alice", think=VIRTUAL_THINK_S)
             await run.play(GAMES)
             run.check_legit_games(GAMES)
             assert all(g.termination == "normal" or g.durak is None for g in run.stored_games())

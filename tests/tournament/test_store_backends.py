@@ -88,6 +88,18 @@ def test_a_game_is_stored_whole_or_not_at_all_and_never_twice(target: str) -> No
         assert store.db.execute("SELECT count(*) FROM seats").fetchone()[0] == 2
 
 
+def test_games_are_read_by_index_range_on_either_store(target: str) -> None:
+    """``games(tid, from_index, below)``: what a live page's catching-up update reads."""
+    with Store(target) as store:
+        with_bots(store)
+        store.create_tournament("t1", "tournament", {})
+        for index in (0, 1, 2, 4, 5):
+            store.add_game(game("t1", index))
+        assert [g.game_index for g in store.games("t1", from_index=1, below=5)] == [1, 2, 4]
+        assert [g.game_index for g in store.games("t1", from_index=2)] == [2, 4, 5]
+        assert store.games("t1", from_index=3, below=4) == []
+
+
 def test_a_missing_tournament_is_named_with_the_known_ones(target: str) -> None:
     with Store(target) as store:
         store.create_tournament("t1", "tournament", {})

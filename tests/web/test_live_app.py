@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import json
+from collections.abc import Callable
 from typing import Any
 import warnings
 from pathlib import Path
@@ -31,6 +32,17 @@ async def collect(response: httpx.Response, got: bytearray) -> None:
         got.extend(chunk)
 
 
+async def until_streamed(got: bytearray, ready: Callable[[list[tuple[str, Any]]], bool],
+                         what: str, timeout: float = 60) -> None:
+    """Wait until the events collected in ``got`` so far satisfy ``ready`` (the stream has
+    delivered what the test needs), polling; fail naming ``what`` after ``timeout`` s."""
+    with trio.move_on_after(timeout):
+        while not ready(sse_events(bytes(got[:got.rfind(b"\n\n") + 2]))):
+            await trio.sleep(0.01)
+        return
+    raise AssertionError(f"the stream did not deliver {what} within {timeout} s")
+
+
 async def test_the_stream_is_exactly_the_public_table_and_never_names_a_hidden_card() -> None:
     hub = LiveHub("test")
     config = classic()
@@ -44,7 +56,8 @@ async def test_the_stream_is_exactly_the_public_table_and_never_names_a_hidden_c
                 nursery.start_soon(collect, response, got)
                 for index in range(3):
                     records.append(await play_watched(hub, config, index))
-                await trio.sleep(0.2)
+                await until_streamed(got, lambda events: [n for n, _ in events].count("finished") == 3,
+                                     "the 3 games' finished events")
                 nursery.cancel_scope.cancel()
     events = sse_events(bytes(got))
     assert events[0] == ("snapshot", {"title": "test", "tables": [], "recent": [], "standings": [],
@@ -197,10 +210,14 @@ async def test_closing_the_hub_ends_every_stream_and_the_server() -> None:
         await trio.open_tcp_stream("127.0.0.1", port)
 
 
-async def test_a_silent_viewer_outlives_every_server_timeout_and_still_gets_the_next_game() -> None:
+async def test_a_silent_viewer_outlives_every_server_timeout_and_still_gets_the_next_game(
+        autojump_clock: trio.abc.Clock) -> None:
     """The long-run rule: an event stream is one response during which the browser sends
     nothing. It must stay open past every timeout of the server beneath it (hypercorn's
-    idle timer; its read timeout, which would cut the stream, is off) and then deliver."""
+    idle timer; its read timeout, which would cut the stream, is off) and then deliver.
+    Virtual time: hypercorn's timers, the client and the sockets (loopback, so a byte
+    sent is readable at once) all live in this trio run, so the clock jumps only when
+    every task waits, and the silence lasts twice the real idle timeout in an instant."""
     hub = LiveHub("t")
     got = bytearray()
     with trio.fail_after(IDLE_TIMEOUT_S + 30):
@@ -208,7 +225,6 @@ async def test_a_silent_viewer_outlives_every_server_timeout_and_still_gets_the_
             async with client.stream("GET", "/events") as response:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(collect, response, got)
-                    # Real time: the server's timers run on the real clock of real sockets.
                     await trio.sleep(2 * IDLE_TIMEOUT_S + 1)
                     record = await play_watched(hub, classic(), 0)
                     await trio.sleep(0.5)
@@ -218,8 +234,10 @@ async def test_a_silent_viewer_outlives_every_server_timeout_and_still_gets_the_
     assert ("finished", record["game"]) in [(n, d.get("game")) for n, d in sse_events(bytes(got))]
 
 
-async def test_a_client_that_never_finishes_its_request_is_closed_after_the_idle_time() -> None:
-    """Slow request heads (slowloris) are cut by the idle timer, not by a read timeout."""
+async def test_a_client_that_never_finishes_its_request_is_closed_after_the_idle_time(
+        autojump_clock: trio.abc.Clock) -> None:
+    """Slow request heads (slowloris) are cut by the idle timer, not by a read timeout.
+    Virtual time, as the silent viewer's test: the wait is the real idle timeout."""
     hub = LiveHub("t")
     with trio.fail_after(IDLE_TIMEOUT_S + 30):
         async with live_server(hub) as url:
@@ -380,10 +398,13 @@ async def test_a_forfeit_detail_naming_a_hidden_card_never_reaches_a_spectator(t
             assert record.forfeit is not None and record.forfeit["kind"] == "illegal"
             secret = record.forfeit["evidence"]["received"]["card"]
             assert secret in record.reason  # the log's reason names it
-            await trio.sleep(0.2)
+            await until_streamed(got, lambda events: any(
+                n == "table" and d["game"] == record.index and d.get("end") for n, d in events),
+                "the forfeited game's end view")
             before_end = bytes(got)
             hub.finished(replay_header(config), record.as_dict())
-            await trio.sleep(0.2)
+            await until_streamed(got, lambda events: ("finished", record.index) in
+                                 [(n, d.get("game")) for n, d in events], "its finished event")
             nursery.cancel_scope.cancel()
     views = [data for name, data in sse_events(before_end)
              if name == "table" and data["game"] == record.index]
