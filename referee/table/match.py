@@ -29,6 +29,7 @@ from .clock import Clock, TimeControl
 from .failfast import all_forfeit_warning, forfeited_all
 from ..seats.players import BotFailure, Player
 from ..rules import Game, Rules
+from ..rules.game import OVER
 from ..rules.actions import MalformedAction, action_from_wire, action_str, shared_wire
 from ..rules.cards import card_str
 from ..rules.deal import check_seed, deal_deck, deal_id
@@ -107,7 +108,8 @@ class GameRecord:
     retries: list[dict[str, Any]] = field(default_factory=list)
     #: CPU seconds in-process (builtin) bots spent deciding in this game: they run in the
     #: referee's process, so the referee's own CPU is its process CPU minus this. Not logged.
-    #: For players that ``decides_now``: the wall time of their decisions (see _Table.ask_now).
+    #: For players that ``decides_now``: the time of their decisions on the run's clock (wall
+    #: time under trio's default clock; see _Table.ask_now).
     inprocess_cpu_s: float = 0.0
     #: For a game played in a worker process: that worker's own CPU seconds since its
     #: previous game (in-process bots excluded). Not logged.
@@ -330,19 +332,56 @@ class _Table:
         without building the request it would not read. Synchronous: nothing to wait for."""
         self.request_ids[seat] += 1
         clock = self.clocks[seat]
-        now, budget = self.now, clock.budget()
-        clock.start(now())
-        # Such a decision takes a few microseconds, less than reading the process CPU clock
-        # costs (a system call: 2.4 µs in a Firecracker VM); its wall time stands for its
-        # CPU (a preemption inside one counts toward the bot).
-        wall = time.perf_counter()
+        budget, now = clock.budget(), self.now
+        # The run's clock, read once on each side, times the decision for the seat's clock
+        # and stands for its CPU (see GameRecord.inprocess_cpu_s): such a decision takes a
+        # few microseconds, less than reading the process CPU clock costs (a system call:
+        # 2.4 µs in a Firecracker VM); a preemption inside one counts toward the bot.
+        asked = now()
         action = self.players[seat].decide_now(game, seat, legal, self.index)
-        self.inprocess_cpu_s += time.perf_counter() - wall
-        used, in_time = clock.stop(now())
-        if not in_time:
+        used = max(0.0, now() - asked)
+        self.inprocess_cpu_s += used
+        if not clock.charge(used):
             raise _late_forfeit(seat, self.request_ids[seat], used, budget, shared_wire(action))
         game.apply(action)  # checked: a built-in's bug would raise here, not corrupt the game
         return action, used
+
+    def play_now(self, game: Game, decisions: list[Decision]) -> None:
+        """The decision loop of ``play_game`` for a game where every seat ``decides_now``
+        and nothing listens (no events recorded, no spectator): play ``game`` to its end,
+        appending every action to ``decisions``. Forced actions are applied unasked, every
+        other decision is ``ask_now``'s, inlined: the same choices, request ids, clock
+        charges and timeout forfeits (raised as Forfeit). Synchronous: no coroutine and no
+        event bookkeeping per decision."""
+        now, clocks, ids, index = self.now, self.clocks, self.request_ids, self.index
+        decide = [p.decide_now for p in self.players]
+        legal_actions, forced_action, apply = game.legal_actions, game.forced_action, game.apply
+        append = decisions.append
+        spent = 0.0
+        try:
+            while game.phase != OVER:
+                legal = legal_actions()
+                seat = game.seat_to_move()
+                action = forced_action(legal)
+                if action is not None:
+                    game.apply_legal(action)
+                    append(Decision(seat, action, True, 0.0))
+                    continue
+                ids[seat] += 1
+                clock = clocks[seat]
+                budget = clock.budget()
+                asked = now()
+                action = decide[seat](game, seat, legal, index)
+                used = now() - asked
+                if used < 0.0:
+                    used = 0.0
+                spent += used
+                if not clock.charge(used):
+                    raise _late_forfeit(seat, ids[seat], used, budget, shared_wire(action))
+                apply(action)  # checked, as in ask_now
+                append(Decision(seat, action, False, used))
+        finally:
+            self.inprocess_cpu_s += spent
 
 
 def _late_forfeit(seat: int, request_id: int, used: float, budget: float | None,
@@ -443,6 +482,11 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
                     dealer=dealer, trump=card_str(game.trump_card),
                     hand=game.observe(seat)["hand"], attacker=game.attacker))
         await table.broadcast(game, False)
+        if game.events is None and all(table.decides_now):
+            # Such a game never waits for anything: without this checkpoint a match of
+            # built-ins never yields, so Ctrl-C and SIGTERM could not stop it.
+            await trio.lowlevel.checkpoint()
+            table.play_now(game, decisions)  # the whole game in one call (is_over after it)
         while not game.is_over:
             seat = game.seat_to_move()
             legal = game.legal_actions()

@@ -23,7 +23,7 @@ from referee.rules.actions import action_to_wire
 from referee.rules.cards import iter_bits
 from referee.seats.players import BuiltinPlayer, parse_bot_spec
 from referee.table.clock import TimeControl
-from referee.table.match import MatchConfig, play_match
+from referee.table.match import BotStats, MatchConfig, MatchResult, play_match
 from tests.rules.rules_testkit import random_rules
 
 TABLES = [(deck, n) for deck in (24, 36, 52) for n in range(2, 7) if n * 6 <= deck]
@@ -86,6 +86,24 @@ def test_a_match_of_built_ins_logs_the_same_games_on_either_path(tmp_path: Path,
     fast = _match_log(tmp_path, specs, preset, fast=True)
     assert json.dumps(fast) == json.dumps(slow)
     assert len(fast) == 30
+
+
+def test_a_match_of_built_ins_yields_once_per_game_so_it_can_be_stopped() -> None:
+    """The fast path plays a whole game without waiting for anything; a cancel (as
+    Ctrl-C and SIGTERM are delivered: at a checkpoint) asked for after game 3 still stops
+    the match before game 4 is played."""
+    players = [BuiltinPlayer(name, parse_bot_spec(f"builtin:{name}"), seed="x")
+               for name in ("greedy", "random")]
+    config = MatchConfig(rules=make_rules(), games=50, seed="stop")
+    result = MatchResult(config, [BotStats(p.name) for p in players])
+
+    async def main() -> None:
+        with trio.CancelScope() as scope:
+            await play_match(players, config, result=result,
+                             on_game=lambda _, res: scope.cancel() if res.played == 3 else None)
+
+    trio.run(main)
+    assert result.played == 3
 
 
 def test_only_the_built_ins_with_an_engine_twin_take_the_fast_path() -> None:
