@@ -56,7 +56,9 @@ def greedy_action(game: Game, seat: int, legal: list[int]) -> int:
     if kinds >> EXCHANGE & 1:
         return EXCHANGE
     if kinds >> ATTACK & 1:
-        return _lead(game.hands[seat], _of_kind(legal, ATTACK), trump)
+        # A lead of one card (the usual case) has only attacks to choose from.
+        attacks = legal if kinds == 1 << ATTACK else _of_kind(legal, ATTACK)
+        return _lead(game.hands[seat], attacks, _LEAD_KEYS[trump])
     if kinds & (1 << COVER | 1 << TRANSFER | 1 << SHOW_TRUMP):
         choice = _defence(game, legal, kinds, trump)
         if choice is not None:
@@ -86,14 +88,19 @@ def _key(card: int, trump: int) -> tuple[int, int]:
     return _cost(card, trump), card & 3
 
 
-def _lead(hand: int, attacks: list[int], trump: int) -> int:
+#: Per trump suit, per card: ``_lead``'s key without the copies, ``cost << 4 | suit``.
+_LEAD_KEYS = [[((card >> 2) + (_TRUMP_BONUS if card & 3 == trump else 0)) << 4 | card & 3
+               for card in range(52)] for trump in range(4)]
+
+
+def _lead(hand: int, attacks: list[int], keys: list[int]) -> int:
     """The first attack with the least (cost, -copies of its rank in hand, suit), that key
-    packed in one int (copies 1..4 and suit 0..3 take two bits each)."""
+    packed in one int (copies 1..4 and suit 0..3 take two bits each; ``keys``: the
+    trump's ``_LEAD_KEYS``)."""
     best, best_key = attacks[0], 1 << 30
     for action in attacks:
         card = action >> 4 & 63
-        copies = (hand & RANK_MASK[card >> 2]).bit_count()
-        key = ((card >> 2) + (_TRUMP_BONUS if card & 3 == trump else 0)) << 4 | (4 - copies) << 2 | card & 3
+        key = keys[card] | (4 - (hand & RANK_MASK[card >> 2]).bit_count()) << 2
         if key < best_key:
             best, best_key = action, key
     return best

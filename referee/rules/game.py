@@ -378,6 +378,10 @@ class Game:
     @property
     def current_seat(self) -> int | None:
         """The seat whose decision it is, or None once the game is over."""
+        return None if self.phase == OVER else self.seat_to_move()
+
+    def seat_to_move(self) -> int:
+        """The seat whose decision it is; the game must not be over."""
         p = self.phase
         if p == DEFEND_PHASE:
             return self.defender
@@ -385,15 +389,9 @@ class Game:
             return self.order[self.asker]
         if p == ATTACK_PHASE:
             return self.attacker
-        if p == EXCHANGE_PHASE:
+        if p == EXCHANGE_PHASE and self.exchange_seat is not None:
             return self.exchange_seat
-        return None
-
-    def seat_to_move(self) -> int:
-        """The seat whose decision it is; the game must not be over."""
-        seat = self.current_seat
-        assert seat is not None, "no seat is to move: the game is over"
-        return seat
+        raise AssertionError("no seat is to move: the game is over")
 
     @property
     def is_over(self) -> bool:
@@ -530,6 +528,8 @@ class Game:
         rules say ``ask_forced``. (An exchange offer is always asked.) Pass ``legal``
         when the caller already has ``legal_actions()``, to save computing it again.
         """
+        if legal is not None and len(legal) > 1:
+            return None  # a choice (the usual case: decided before reading the rules)
         if self.rules.ask_forced or self.phase in (OVER, EXCHANGE_PHASE, ATTACK_PHASE):
             return None
         acts = self.legal_actions() if legal is None else legal
@@ -717,16 +717,24 @@ class Game:
             self._end_bout()
 
     def _set_roles(self, attacker: int) -> None:
+        """``attacker`` (a seat still in) is the main attacker: the next seat in defends;
+        ``order`` is the attacker, then every other seat still in, from the defender's
+        next in the direction of play (``next_in``, walked once round the table)."""
+        n, out, step = self.players, self.out, self.direction
         self.attacker = attacker
-        self.defender = d = self.next_in(attacker)
+        d = (attacker + step) % n
+        while out[d]:
+            d = (d + step) % n
+        self.defender = d
         # Uncovered cards may never outnumber the defender's hand; at the start of a bout
         # and right after a transfer nothing is covered, so that is the hand size now.
         self.limit = min(self._cap(), self.hands[d].bit_count())
         order = [attacker]
-        s = self.next_in(d)
+        s = (d + step) % n
         while s != attacker:
-            order.append(s)
-            s = self.next_in(s)
+            if not out[s]:
+                order.append(s)
+            s = (s + step) % n
         self.order = order
 
     def _start_bout(self, attacker: int) -> None:
@@ -740,16 +748,14 @@ class Game:
         """All cards covered, or the defender takes (or, with throw_in_timing=any, after
         any card is laid): ask the attackers from the main one."""
         self.asker = self.passes = 0
-        if len(self.attacks) >= self.limit:
-            self._asking_done()
-            return
-        ranks = self._rank_mask()
-        hands = self.hands
-        for s in self.order:
-            if hands[s] & ranks:
-                self.phase = THROW_IN_PHASE
-                return
-        self._asking_done()  # no attacker can add a card
+        if len(self.attacks) < self.limit:
+            ranks = self._rank_mask()
+            hands = self.hands
+            for s in self.order:
+                if hands[s] & ranks:
+                    self.phase = THROW_IN_PHASE
+                    return
+        self._asking_done()  # the table is full, or no attacker can add a card
 
     def _end_bout(self) -> None:
         defender = self.defender

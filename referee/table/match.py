@@ -597,13 +597,22 @@ class MatchResult:
         self.inprocess_cpu_s += record.inprocess_cpu_s
         by_name = {b.name: b for b in self.bots}
         at = [by_name[name] for name in record.players]
+        # Tallied per seat first: one pass over the decisions, then one update per seat.
+        seats = len(at)
+        asked, seconds, longest = [0] * seats, [0.0] * seats, [0.0] * seats
         for d in record.decisions:
             if not d.forced:
-                stats = at[d.seat]
-                stats.decisions += 1
-                stats.seconds += d.seconds
-                stats.max_seconds = max(stats.max_seconds, d.seconds)
-                self.asked += 1
+                seat, used = d.seat, d.seconds
+                asked[seat] += 1
+                seconds[seat] += used
+                if used > longest[seat]:
+                    longest[seat] = used
+        for seat, stats in enumerate(at):
+            stats.decisions += asked[seat]
+            stats.seconds += seconds[seat]
+            if longest[seat] > stats.max_seconds:
+                stats.max_seconds = longest[seat]
+        self.asked += sum(asked)
         self.actions += len(record.decisions)
         self.bouts += record.bouts
         self.overhead_s += record.overhead_s
