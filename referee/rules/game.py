@@ -96,7 +96,7 @@ class Game:
         "defender", "order", "phase", "taking", "asker", "passes", "bout", "transfers",
         "shown", "limit", "first_bout", "exchange_seat", "action_count", "pickup_streak", "direction",
         "outcome", "history", "events", "out_order", "_legal_at", "_legal",
-        "_any_timing", "_action_cap",
+        "_any_timing", "_action_cap", "_bout_cap", "_first_cap",
     )
 
     rules: Rules
@@ -138,9 +138,11 @@ class Game:
     _legal_at: int
     _legal: tuple[int, ...]
     #: Rules read on every action, looked up once per game: throw_in_timing == "any",
-    #: action_cap.
+    #: action_cap, and the most attack cards of a bout (``_cap``) in the first bout and after.
     _any_timing: bool
     _action_cap: int
+    _bout_cap: int
+    _first_cap: int
 
     # ------------------------------------------------------------------ creation
 
@@ -321,7 +323,7 @@ class Game:
             if c >= 0 and not beaters[a] >> c & 1:
                 raise PositionError(f"table slot {slot}: {card_str(c)} does not beat {card_str(a)} "
                                     f"(trump {'CDHS'[self.trump_suit]})")
-        if not self._legal_actions():
+        if not self.legal_actions():
             raise PositionError(f"seat {self.seat_to_move()} is to move in phase "
                                 f"{PHASE_NAMES[self.phase]} but has no legal action (a main attacker "
                                 "needs a card to lead)")
@@ -339,8 +341,11 @@ class Game:
         self.outcome = None
         self.exchange_seat = None
         self._legal_at, self._legal = -1, ()
-        self._any_timing = self.rules.throw_in_timing == "any"
-        self._action_cap = self.rules.action_cap
+        rules = self.rules
+        self._any_timing = rules.throw_in_timing == "any"
+        self._action_cap = rules.action_cap
+        self._bout_cap = rules.max_attacks or 64
+        self._first_cap = min(self._bout_cap, 5) if rules.first_bout_limit else self._bout_cap
 
     def _first_attacker(self) -> int:
         fa = self.rules.first_attacker
@@ -428,24 +433,34 @@ class Game:
 
     def _cap(self) -> int:
         """The most attack cards this bout may hold, ignoring the defender's hand."""
-        cap = self.rules.max_attacks or 64
-        if self.first_bout and self.rules.first_bout_limit:
-            cap = min(cap, 5)
-        return cap
+        return self._first_cap if self.first_bout else self._bout_cap
 
     def legal_actions(self) -> list[int]:
         """Every legal action of the current seat (empty once the game is over), in a
-        fixed order (the protocol's legal list keeps it). The list is the caller's."""
-        acts = self._legal_actions()
-        # apply() checks an answer by membership in this snapshot of it.
-        self._legal_at, self._legal = self.action_count, tuple(acts)
-        return acts
+        fixed order (the protocol's legal list keeps it). The list is the caller's.
 
-    def _legal_actions(self) -> list[int]:
-        """legal_actions() without remembering it (for queries that change nothing)."""
+        A snapshot of it is kept for ``apply``, which checks an answer by membership in
+        it; it is tied to ``action_count``, so it is never stale (a query may compute it).
+        """
         p = self.phase
         if p == DEFEND_PHASE:
-            acts = self._defend_actions()
+            hand = self.hands[self.defender]
+            beaters = BEATERS[self.trump_suit]
+            acts = []
+            covers = self.covers
+            any_cover = False
+            for slot, a in enumerate(self.attacks):
+                if covers[slot] < 0:
+                    m = hand & beaters[a]
+                    while m:
+                        low = m & -m
+                        acts.append(COVER | (low.bit_length() - 1) << 4 | slot << 10)
+                        m ^= low
+                else:
+                    any_cover = True
+            if self.rules.transfer != "off" and not any_cover:
+                acts.extend(self._transfer_actions(hand))
+            acts.append(TAKE)
         elif p == THROW_IN_PHASE:
             seat = self.order[self.asker]
             acts = []
@@ -471,26 +486,7 @@ class Game:
             acts = [EXCHANGE, PASS]
         else:
             acts = []
-        return acts
-
-    def _defend_actions(self) -> list[int]:
-        hand = self.hands[self.defender]
-        beaters = BEATERS[self.trump_suit]
-        acts = []
-        covers = self.covers
-        any_cover = False
-        for slot, a in enumerate(self.attacks):
-            if covers[slot] < 0:
-                m = hand & beaters[a]
-                while m:
-                    low = m & -m
-                    acts.append(COVER | (low.bit_length() - 1) << 4 | slot << 10)
-                    m ^= low
-            else:
-                any_cover = True
-        if self.rules.transfer != "off" and not any_cover:
-            acts.extend(self._transfer_actions(hand))
-        acts.append(TAKE)
+        self._legal_at, self._legal = self.action_count, tuple(acts)
         return acts
 
     def _transfer_actions(self, hand: int) -> list[int]:
@@ -541,7 +537,7 @@ class Game:
         """Why ``action`` is not legal now, or None if it is. ``action`` must be well-formed."""
         if self.phase == OVER:
             return "the game is over"
-        if action in self._legal_actions():
+        if action in self.legal_actions():
             return None
         seat = self.seat_to_move()
         kind = kind_of(action)

@@ -331,8 +331,7 @@ class _Table:
         CPU accounting and timeout forfeit (untold: in-process bots need no telling),
         without building the request it would not read. Synchronous: nothing to wait for."""
         self.request_ids[seat] += 1
-        clock = self.clocks[seat]
-        budget, now = clock.budget(), self.now
+        now = self.now
         # The run's clock, read once on each side, times the decision for the seat's clock
         # and stands for its CPU (see GameRecord.inprocess_cpu_s): such a decision takes a
         # few microseconds, less than reading the process CPU clock costs (a system call:
@@ -341,8 +340,9 @@ class _Table:
         action = self.players[seat].decide_now(game, seat, legal, self.index)
         used = max(0.0, now() - asked)
         self.inprocess_cpu_s += used
-        if not clock.charge(used):
-            raise _late_forfeit(seat, self.request_ids[seat], used, budget, shared_wire(action))
+        overran = self.clocks[seat].charge(used)
+        if overran is not None:
+            raise _late_forfeit(seat, self.request_ids[seat], used, overran, shared_wire(action))
         game.apply(action)  # checked: a built-in's bug would raise here, not corrupt the game
         return action, used
 
@@ -368,16 +368,15 @@ class _Table:
                     append(Decision(seat, action, True, 0.0))
                     continue
                 ids[seat] += 1
-                clock = clocks[seat]
-                budget = clock.budget()
                 asked = now()
                 action = decide[seat](game, seat, legal, index)
                 used = now() - asked
                 if used < 0.0:
                     used = 0.0
                 spent += used
-                if not clock.charge(used):
-                    raise _late_forfeit(seat, ids[seat], used, budget, shared_wire(action))
+                overran = clocks[seat].charge(used)
+                if overran is not None:
+                    raise _late_forfeit(seat, ids[seat], used, overran, shared_wire(action))
                 apply(action)  # checked, as in ask_now
                 append(Decision(seat, action, False, used))
         finally:

@@ -80,8 +80,12 @@ def _match_log(tmp_path: Path, specs: list[str], preset: str, fast: bool) -> lis
 
 
 @pytest.mark.parametrize("preset", ["classic", "perevodnoy"])
-def test_a_match_of_built_ins_logs_the_same_games_on_either_path(tmp_path: Path, preset: str) -> None:
-    specs = ["builtin:greedy", "builtin:random", "builtin:greedy"]
+@pytest.mark.parametrize("third", ["greedy", "gentle"], ids=["all_decide_now", "one_asked"])
+def test_a_match_of_built_ins_logs_the_same_games_on_either_path(tmp_path: Path, preset: str,
+                                                                 third: str) -> None:
+    """All three decide now: the game loop of play_now. With gentle (which decides from the
+    request) at the table, the other two are asked one decision at a time (ask_now)."""
+    specs = ["builtin:greedy", "builtin:random", f"builtin:{third}"]
     slow = _match_log(tmp_path, specs, preset, fast=False)
     fast = _match_log(tmp_path, specs, preset, fast=True)
     assert json.dumps(fast) == json.dumps(slow)
@@ -134,12 +138,13 @@ class SlowGreedy(BuiltinPlayer):
         return await super().decide(request, timeout)
 
 
-@pytest.mark.parametrize("fast", [True, False])
-def test_a_built_in_over_its_budget_forfeits_on_either_path(fast: bool) -> None:
+@pytest.mark.parametrize("fast,opponent", [(True, "random"), (True, "gentle"), (False, "random")],
+                         ids=["whole_game_now", "asked_now", "request"])
+def test_a_built_in_over_its_budget_forfeits_on_either_path(fast: bool, opponent: str) -> None:
     clock = trio.testing.MockClock()
     slow = SlowGreedy(clock)
     slow.decides_now = fast
-    other = BuiltinPlayer("random", parse_bot_spec("builtin:random"))
+    other = BuiltinPlayer(opponent, parse_bot_spec(f"builtin:{opponent}"))
     config = MatchConfig(rules=make_rules(), games=1, seed="late", tc=TimeControl(move=2.0))
     records = []
 
