@@ -323,7 +323,7 @@ class Game:
             if c >= 0 and not beaters[a] >> c & 1:
                 raise PositionError(f"table slot {slot}: {card_str(c)} does not beat {card_str(a)} "
                                     f"(trump {'CDHS'[self.trump_suit]})")
-        if not self.legal_actions():
+        if not self._legal_actions():
             raise PositionError(f"seat {self.seat_to_move()} is to move in phase "
                                 f"{PHASE_NAMES[self.phase]} but has no legal action (a main attacker "
                                 "needs a card to lead)")
@@ -437,11 +437,14 @@ class Game:
 
     def legal_actions(self) -> list[int]:
         """Every legal action of the current seat (empty once the game is over), in a
-        fixed order (the protocol's legal list keeps it). The list is the caller's.
+        fixed order (the protocol's legal list keeps it). The list is the caller's."""
+        acts = self._legal_actions()
+        # apply() checks an answer by membership in this snapshot of it.
+        self._legal_at, self._legal = self.action_count, tuple(acts)
+        return acts
 
-        A snapshot of it is kept for ``apply``, which checks an answer by membership in
-        it; it is tied to ``action_count``, so it is never stale (a query may compute it).
-        """
+    def _legal_actions(self) -> list[int]:
+        """legal_actions() without remembering it (for queries that change nothing)."""
         p = self.phase
         if p == DEFEND_PHASE:
             hand = self.hands[self.defender]
@@ -486,7 +489,6 @@ class Game:
             acts = [EXCHANGE, PASS]
         else:
             acts = []
-        self._legal_at, self._legal = self.action_count, tuple(acts)
         return acts
 
     def _transfer_actions(self, hand: int) -> list[int]:
@@ -537,7 +539,7 @@ class Game:
         """Why ``action`` is not legal now, or None if it is. ``action`` must be well-formed."""
         if self.phase == OVER:
             return "the game is over"
-        if action in self.legal_actions():
+        if action in self._legal_actions():
             return None
         seat = self.seat_to_move()
         kind = kind_of(action)
