@@ -29,7 +29,6 @@ import random
 from protocol.strategies import cheapest_assignment
 
 from ..rules.actions import ATTACK, COVER, EXCHANGE, PASS, SHOW_TRUMP, TAKE, THROW_IN, TRANSFER
-from ..rules.cards import RANK_MASK
 from ..rules.game import Game
 
 #: protocol.strategies' constants, on engine ranks (0 is "2" ... 12 is "A").
@@ -58,7 +57,7 @@ def greedy_action(game: Game, seat: int, legal: list[int]) -> int:
     if kinds >> ATTACK & 1:
         # A lead of one card (the usual case) has only attacks to choose from.
         attacks = legal if kinds == 1 << ATTACK else _of_kind(legal, ATTACK)
-        return _lead(game.hands[seat], attacks, _LEAD_KEYS[trump])
+        return _lead(attacks, trump)
     if kinds & (1 << COVER | 1 << TRANSFER | 1 << SHOW_TRUMP):
         choice = _defence(game, legal, kinds, trump)
         if choice is not None:
@@ -88,22 +87,17 @@ def _key(card: int, trump: int) -> tuple[int, int]:
     return _cost(card, trump), card & 3
 
 
-#: Per trump suit, per card: ``_lead``'s key without the copies, ``cost << 4 | suit``.
-_LEAD_KEYS = [[((card >> 2) + (_TRUMP_BONUS if card & 3 == trump else 0)) << 4 | card & 3
-               for card in range(52)] for trump in range(4)]
+#: Per trump suit, indexed by an action without a slot (``kind | card << 4``): its card's
+#: ``_key`` packed in one int, ``cost << 2 | suit`` (the same order; no two cards tie).
+_KEYS = [[_cost(action >> 4 & 63, trump) << 2 | action >> 4 & 3 for action in range(52 << 4)]
+         for trump in range(4)]
 
 
-def _lead(hand: int, attacks: list[int], keys: list[int]) -> int:
-    """The first attack with the least (cost, -copies of its rank in hand, suit), that key
-    packed in one int (copies 1..4 and suit 0..3 take two bits each; ``keys``: the
-    trump's ``_LEAD_KEYS``)."""
-    best, best_key = attacks[0], 1 << 30
-    for action in attacks:
-        card = action >> 4 & 63
-        key = keys[card] | (4 - (hand & RANK_MASK[card >> 2]).bit_count()) << 2
-        if key < best_key:
-            best, best_key = action, key
-    return best
+def _lead(attacks: list[int], trump: int) -> int:
+    """``_choose_lead``: the attack with the least (cost, -copies of its rank in hand,
+    suit). Cards of one cost are of one rank, hence have as many copies in hand, so the
+    copies never decide: the least ``_key`` (unique per card) is the choice."""
+    return min(attacks, key=_KEYS[trump].__getitem__)
 
 
 def _cover_plan(covers: list[int], slots: list[int], trump: int) -> list[tuple[int, int]] | None:
@@ -145,7 +139,7 @@ def _defence(game: Game, legal: list[int], kinds: int, trump: int) -> int | None
             return _of_kind(legal, SHOW_TRUMP)[0]
         plain = [a for a in legal if a & 15 == TRANSFER and a >> 4 & 3 != trump]
         if plain:
-            return min(plain, key=lambda a: _key(a >> 4 & 63, trump))
+            return min(plain, key=_KEYS[trump].__getitem__)
 
     take = kinds >> TAKE & 1
     if plan is None:
@@ -172,4 +166,4 @@ def _throw_in(throws: list[int], trump: int, talon: int, taking: bool) -> int | 
         candidates = [a for a in throws if a >> 4 & 3 != trump and a >> 6 & 15 < limit]
     if not candidates:
         return None
-    return min(candidates, key=lambda a: _key(a >> 4 & 63, trump))
+    return min(candidates, key=_KEYS[trump].__getitem__)

@@ -96,7 +96,7 @@ class Game:
         "defender", "order", "phase", "taking", "asker", "passes", "bout", "transfers",
         "shown", "limit", "first_bout", "exchange_seat", "action_count", "pickup_streak", "direction",
         "outcome", "history", "events", "out_order", "_legal_at", "_legal",
-        "_any_timing", "_action_cap", "_bout_cap", "_first_cap",
+        "_any_timing", "_action_cap", "_bout_cap", "_first_cap", "_all_ranks", "_transfers",
     )
 
     rules: Rules
@@ -138,11 +138,14 @@ class Game:
     _legal_at: int
     _legal: tuple[int, ...]
     #: Rules read on every action, looked up once per game: throw_in_timing == "any",
-    #: action_cap, and the most attack cards of a bout (``_cap``) in the first bout and after.
+    #: action_cap, the most attack cards of a bout (``_cap``) in the first bout and after,
+    #: throw_in_ranks == "all", transfer != "off".
     _any_timing: bool
     _action_cap: int
     _bout_cap: int
     _first_cap: int
+    _all_ranks: bool
+    _transfers: bool
 
     # ------------------------------------------------------------------ creation
 
@@ -346,6 +349,8 @@ class Game:
         self._action_cap = rules.action_cap
         self._bout_cap = rules.max_attacks or 64
         self._first_cap = min(self._bout_cap, 5) if rules.first_bout_limit else self._bout_cap
+        self._all_ranks = rules.throw_in_ranks == "all"
+        self._transfers = rules.transfer != "off"
 
     def _first_attacker(self) -> int:
         fa = self.rules.first_attacker
@@ -425,7 +430,7 @@ class Game:
         m = 0
         for c in self.attacks:
             m |= RANK_MASK[c >> 2]
-        if self.rules.throw_in_ranks == "all":
+        if self._all_ranks:
             for c in self.covers:
                 if c >= 0:
                     m |= RANK_MASK[c >> 2]
@@ -461,7 +466,7 @@ class Game:
                         m ^= low
                 else:
                     any_cover = True
-            if self.rules.transfer != "off" and not any_cover:
+            if self._transfers and not any_cover:
                 acts.extend(self._transfer_actions(hand))
             acts.append(TAKE)
         elif p == THROW_IN_PHASE:
@@ -782,8 +787,10 @@ class Game:
                     continue
                 drawn = talon[:-need - 1:-1]  # popped from the end, one by one
                 del talon[-need:]
+                hand = hands[s]
                 for c in drawn:
-                    hands[s] |= 1 << c
+                    hand |= 1 << c
+                hands[s] = hand
                 if ev is not None:
                     ev.append(("draw", s, drawn))
                 if not talon:

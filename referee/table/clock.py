@@ -124,6 +124,9 @@ class Clock:
         the increment and return None, else return the budget it overran. ``stop`` for a
         caller that timed the decision itself (the referee's loop for in-process bots
         reads the clock once on each side)."""
+        if self.remaining is None:  # no game clock: only the move time (if any) limits it
+            move = self.tc.move
+            return None if move is None or used <= move else move
         budget = self.budget()
         in_time = budget is None or used <= budget
         if self.remaining is not None:

@@ -362,7 +362,8 @@ class _Table:
             while game.phase != OVER:
                 legal = legal_actions()
                 seat = game.seat_to_move()
-                action = forced_action(legal)
+                # (forced_action says no to any choice; asked only when there is none)
+                action = forced_action(legal) if len(legal) == 1 else None
                 if action is not None:
                     game.apply_legal(action)
                     append(Decision(seat, action, True, 0.0))
@@ -596,23 +597,15 @@ class MatchResult:
         self.inprocess_cpu_s += record.inprocess_cpu_s
         by_name = {b.name: b for b in self.bots}
         at = [by_name[name] for name in record.players]
-        # Tallied per seat first: one pass over the decisions, then one update per seat.
-        seats = len(at)
-        asked, seconds, longest = [0] * seats, [0.0] * seats, [0.0] * seats
-        for d in record.decisions:
-            if not d.forced:
-                seat, used = d.seat, d.seconds
-                asked[seat] += 1
-                seconds[seat] += used
-                if used > longest[seat]:
-                    longest[seat] = used
+        decisions = record.decisions
         for seat, stats in enumerate(at):
-            stats.decisions += asked[seat]
-            stats.seconds += seconds[seat]
-            if longest[seat] > stats.max_seconds:
-                stats.max_seconds = longest[seat]
-        self.asked += sum(asked)
-        self.actions += len(record.decisions)
+            times = [d.seconds for d in decisions if d.seat == seat and not d.forced]
+            if times:
+                stats.decisions += len(times)
+                stats.seconds += sum(times)
+                stats.max_seconds = max(stats.max_seconds, *times)
+                self.asked += len(times)
+        self.actions += len(decisions)
         self.bouts += record.bouts
         self.overhead_s += record.overhead_s
         self.terminations[record.termination] = self.terminations.get(record.termination, 0) + 1
