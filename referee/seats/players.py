@@ -275,7 +275,8 @@ class BuiltinPlayer(Player):
 
     def decide_now(self, game: Game, seat: int, legal: list[int], game_index: int) -> int:
         if self._random:
-            return random_action(legal, self._game_rng(game_index))
+            rng = self._rng if game_index == self._game else self._game_rng(game_index)
+            return random_action(legal, rng)
         return greedy_action(game, seat, legal)
 
     def _game_rng(self, game_index: int) -> random.Random:

@@ -355,7 +355,8 @@ class _Table:
         event bookkeeping per decision."""
         now, clocks, ids, index = self.now, self.clocks, self.request_ids, self.index
         decide = [p.decide_now for p in self.players]
-        legal_actions, forced_action, apply = game.legal_actions, game.forced_action, game.apply
+        legal_actions, forced_action = game.legal_actions, game.forced_action
+        apply, apply_legal = game.apply, game.apply_legal
         append = decisions.append
         spent = 0.0
         try:
@@ -365,7 +366,7 @@ class _Table:
                 # (forced_action says no to any choice; asked only when there is none)
                 action = forced_action(legal) if len(legal) == 1 else None
                 if action is not None:
-                    game.apply_legal(action)
+                    apply_legal(action)
                     append(Decision(seat, action, True, 0.0))
                     continue
                 ids[seat] += 1
@@ -378,7 +379,12 @@ class _Table:
                 overran = clocks[seat].charge(used)
                 if overran is not None:
                     raise _late_forfeit(seat, ids[seat], used, overran, shared_wire(action))
-                apply(action)  # checked, as in ask_now
+                # Checked, as in ask_now: an answer in the legal list (apply's own first
+                # test) applies at once; anything else goes to apply, which raises.
+                if type(action) is int and action in legal:
+                    apply_legal(action)
+                else:
+                    apply(action)
                 append(Decision(seat, action, False, used))
         finally:
             self.inprocess_cpu_s += spent

@@ -18,7 +18,7 @@ import trio.testing
 
 from protocol.strategies import greedy_choose, random_choose
 from referee.bots.fastchoice import greedy_action, random_action
-from referee.rules import PRESETS, Game, make_rules
+from referee.rules import PASS, PRESETS, TAKE, Game, IllegalAction, MalformedAction, make_rules
 from referee.rules.actions import action_to_wire
 from referee.rules.cards import iter_bits
 from referee.seats.players import BuiltinPlayer, parse_bot_spec
@@ -108,6 +108,40 @@ def test_a_match_of_built_ins_yields_once_per_game_so_it_can_be_stopped() -> Non
 
     trio.run(main)
     assert result.played == 3
+
+
+class BuggyGreedy(BuiltinPlayer):
+    """A built-in with a bug: at its 3rd decision it answers ``wrong(legal)``."""
+
+    def __init__(self, wrong) -> None:
+        super().__init__("buggy", parse_bot_spec("builtin:greedy"))
+        self.wrong, self.decisions = wrong, 0
+
+    def decide_now(self, game, seat, legal, game_index):
+        self.decisions += 1
+        if self.decisions == 3:
+            return self.wrong(legal)
+        return super().decide_now(game, seat, legal, game_index)
+
+
+@pytest.mark.parametrize("wrong,error", [
+    (lambda legal: TAKE if TAKE not in legal else PASS, IllegalAction),  # a real action, not legal now
+    (lambda legal: float(legal[0]), MalformedAction),  # equal to a legal one, but no action
+    (lambda legal: -1, MalformedAction),
+], ids=["illegal", "float_equal_to_a_legal_action", "negative"])
+@pytest.mark.parametrize("opponent", ["random", "gentle"], ids=["whole_game_now", "asked_now"])
+def test_a_built_in_whose_answer_is_not_legal_is_a_referee_bug_caught_before_it_is_applied(
+        wrong, error, opponent: str) -> None:
+    """The fast path applies a built-in's answer checked: our own bug stops the run with
+    the engine's error, never a game played on from a corrupt state."""
+    players = [BuggyGreedy(wrong), BuiltinPlayer(opponent, parse_bot_spec(f"builtin:{opponent}"))]
+    config = MatchConfig(rules=make_rules(), games=1, seed="bug")
+
+    async def main() -> None:
+        await play_match(players, config)
+
+    with pytest.raises(error):
+        trio.run(main)
 
 
 def test_only_the_built_ins_with_an_engine_twin_take_the_fast_path() -> None:
