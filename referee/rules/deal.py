@@ -107,14 +107,18 @@ def deal_deck(seed: str, game_id: str, size: int) -> list[int]:
     (24, 36 or 52) cards: a permutation of ``deck_cards(size)``. Deterministic; see the
     module docstring for the algorithm. Raises KeyError for an unknown deck size."""
     deck = deck_cards(size)
-    words = deal_words(seed, game_id)
+    word = deal_words(seed, game_id).__next__
     for i in range(len(deck) - 1, 0, -1):
-        bound = i + 1
-        limit = (1 << 32) - (1 << 32) % bound
-        w = next(words)
+        limit = _BELOW[i + 1]
+        w = word()
         while w >= limit:
-            w = next(words)
-        j = w % bound
+            w = word()
+        j = w % (i + 1)
         deck[i], deck[j] = deck[j], deck[i]
     return deck
+
+
+#: Per bound b (1..52): the words below this limit are taken, ``2**32 - (2**32 mod b)``
+#: (step 3 of the module docstring: no modulo bias).
+_BELOW = [0] + [(1 << 32) - (1 << 32) % bound for bound in range(1, 53)]
 
