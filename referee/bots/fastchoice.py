@@ -11,8 +11,8 @@ functions make the same choice from the game itself and its legal list of int ac
 - ``greedy_action``: ``protocol.strategies.greedy_choose`` (its module docstring states
   the heuristic) transcribed onto card ints: a card's rank index and suit letter order
   are the engine's ``card >> 2`` and ``card & 3``; the observation's ``trump_suit``,
-  ``talon``, ``hand``, ``table`` and ``taking`` are the game's fields they are built
-  from. Every tie is broken in the same order as there (legal order, then dictionary
+  ``talon``, ``hand``, ``table``, ``taking`` and ``phase`` are the game's fields they
+  are built from. Every tie is broken in the same order as there (legal order, then dictionary
   insertion order in the cover plan), so the choice is the same action, not merely an
   equally good one. tests/referee/test_fast_builtins.py plays seeded games both ways
   under every preset and compares every decision.
@@ -28,8 +28,8 @@ import random
 
 from protocol.strategies import cheapest_assignment
 
-from ..rules.actions import ATTACK, COVER, EXCHANGE, PASS, SHOW_TRUMP, TAKE, THROW_IN, TRANSFER
-from ..rules.game import Game
+from ..rules.actions import COVER, EXCHANGE, PASS, SHOW_TRUMP, TAKE, TRANSFER
+from ..rules.game import ATTACK_PHASE, EXCHANGE_PHASE, THROW_IN_PHASE, Game
 
 #: protocol.strategies' constants, on engine ranks (0 is "2" ... 12 is "A").
 _TRUMP_BONUS = 100
@@ -44,32 +44,30 @@ def random_action(legal: list[int], rng: random.Random) -> int:
 
 def greedy_action(game: Game, seat: int, legal: list[int]) -> int:
     """``greedy_choose`` for ``seat`` (the seat to move) on int actions: the action it
-    would pick from this position's request."""
+    would pick from this position's request.
+
+    greedy_choose looks at the kinds in the legal list in a fixed order (exchange, attack,
+    a defence, throw-in, pass, take); the engine's phase (public: it is in every request)
+    says which kinds a list of more than one action holds, in the engine's order: an
+    exchange offer is exchange then pass; a lead, attacks (then pass, after the first card
+    of a same-rank lead); a throw-in, throw-ins then pass; a defence, covers, transfers,
+    shown trumps, then take."""
     if len(legal) == 1:
         return legal[0]
     trump = game.trump_suit
+    phase = game.phase
+    if phase == ATTACK_PHASE:
+        return _lead(legal[:-1] if legal[-1] == PASS else legal, trump)
+    if phase == THROW_IN_PHASE:
+        choice = _throw_in(legal[:-1], trump, len(game.talon), game.taking)
+        return PASS if choice is None else choice
+    if phase == EXCHANGE_PHASE:
+        return EXCHANGE
     kinds = 0  # bit k: some legal action is of kind k (greedy_choose's by_type keys)
     for action in legal:
         kinds |= 1 << (action & 15)
-    # Kinds without a card are their own action: the first of the kind is the kind.
-    if kinds >> EXCHANGE & 1:
-        return EXCHANGE
-    if kinds >> ATTACK & 1:
-        # A lead of one card (the usual case) has only attacks to choose from.
-        attacks = legal if kinds == 1 << ATTACK else _of_kind(legal, ATTACK)
-        return _lead(attacks, trump)
-    if kinds & (1 << COVER | 1 << TRANSFER | 1 << SHOW_TRUMP):
-        choice = _defence(game, legal, kinds, trump)
-        if choice is not None:
-            return choice
-    if kinds >> THROW_IN & 1:
-        choice = _throw_in(_of_kind(legal, THROW_IN), trump, len(game.talon), game.taking)
-        if choice is not None:
-            return choice
-    for kind in (PASS, TAKE):
-        if kinds >> kind & 1:
-            return kind
-    return legal[0]
+    choice = _defence(game, legal, kinds, trump)
+    return TAKE if choice is None else choice
 
 
 def _of_kind(legal: list[int], kind: int) -> list[int]:
@@ -107,11 +105,11 @@ def _cover_plan(covers: list[int], slots: list[int], trump: int) -> list[tuple[i
         # One slot (the usual case): the DP keeps the first cover of least cost, and two
         # covers of one slot never cost the same (same suit: other ranks; trumps: other
         # ranks; a trump and a plain card: the trump bonus).
-        slot = slots[0]
+        slot, keys = slots[0], _KEYS[trump]
         cheapest, least = None, 1 << 30
         for action in covers:
             if action >> 10 == slot:
-                cost = _cost(action >> 4 & 63, trump)
+                cost = keys[action & 1023] >> 2  # (the action without its slot)
                 if cost < least:
                     cheapest, least = action, cost
         return None if cheapest is None else [(least, cheapest)]

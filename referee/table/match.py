@@ -133,7 +133,7 @@ class GameRecord:
     @property
     def overhead_s(self) -> float:
         """Referee time not charged to any bot (wall time minus decision times)."""
-        return max(0.0, self.wall_s - sum(d.seconds for d in self.decisions))
+        return max(0.0, self.wall_s - sum([d.seconds for d in self.decisions]))
 
     def as_dict(self) -> dict[str, Any]:
         """The log record of this game."""
