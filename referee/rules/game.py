@@ -97,6 +97,7 @@ class Game:
         "shown", "limit", "first_bout", "exchange_seat", "action_count", "pickup_streak", "direction",
         "outcome", "history", "events", "out_order", "_legal_at", "_legal",
         "_any_timing", "_action_cap", "_bout_cap", "_first_cap", "_all_ranks", "_transfers",
+        "_throw_ranks",
     )
 
     rules: Rules
@@ -146,6 +147,9 @@ class Game:
     _first_cap: int
     _all_ranks: bool
     _transfers: bool
+    #: In phase THROW_IN: ``_rank_mask()``, taken when the phase was entered (the table
+    #: gains no card until the phase is entered again or left).
+    _throw_ranks: int
 
     # ------------------------------------------------------------------ creation
 
@@ -297,6 +301,7 @@ class Game:
             g.phase = DEFEND_PHASE
         else:
             g.phase = THROW_IN_PHASE
+            g._throw_ranks = g._rank_mask()
         g._check_position()
         return g
 
@@ -351,6 +356,7 @@ class Game:
         self._first_cap = min(self._bout_cap, 5) if rules.first_bout_limit else self._bout_cap
         self._all_ranks = rules.throw_in_ranks == "all"
         self._transfers = rules.transfer != "off"
+        self._throw_ranks = 0
 
     def _first_attacker(self) -> int:
         fa = self.rules.first_attacker
@@ -473,7 +479,7 @@ class Game:
             seat = self.order[self.asker]
             acts = []
             if len(self.attacks) < self.limit:
-                m = self.hands[seat] & self._rank_mask()
+                m = self.hands[seat] & self._throw_ranks
                 while m:
                     low = m & -m
                     acts.append(THROW_IN | (low.bit_length() - 1) << 4)
@@ -752,7 +758,7 @@ class Game:
         any card is laid): ask the attackers from the main one."""
         self.asker = self.passes = 0
         if len(self.attacks) < self.limit:
-            ranks = self._rank_mask()
+            ranks = self._throw_ranks = self._rank_mask()
             hands = self.hands
             for s in self.order:
                 if hands[s] & ranks:
