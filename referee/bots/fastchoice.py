@@ -11,8 +11,8 @@ functions make the same choice from the game itself and its legal list of int ac
 - ``greedy_action``: ``protocol.strategies.greedy_choose`` (its module docstring states
   the heuristic) transcribed onto card ints: a card's rank index and suit letter order
   are the engine's ``card >> 2`` and ``card & 3``; the observation's ``trump_suit``,
-  ``talon``, ``hand``, ``table`` and ``taking`` are the game's fields they are built
-  from. Every tie is broken in the same order as there (legal order, then dictionary
+  ``talon``, ``hand``, ``table``, ``taking`` and ``phase`` are the game's fields they
+  are built from. Every tie is broken in the same order as there (legal order, then dictionary
   insertion order in the cover plan), so the choice is the same action, not merely an
   equally good one. tests/referee/test_fast_builtins.py plays seeded games both ways
   under every preset and compares every decision.
@@ -28,9 +28,8 @@ import random
 
 from protocol.strategies import cheapest_assignment
 
-from ..rules.actions import ATTACK, COVER, EXCHANGE, PASS, SHOW_TRUMP, TAKE, THROW_IN, TRANSFER
-from ..rules.cards import RANK_MASK
-from ..rules.game import Game
+from ..rules.actions import COVER, EXCHANGE, PASS, SHOW_TRUMP, TAKE, TRANSFER
+from ..rules.game import ATTACK_PHASE, EXCHANGE_PHASE, THROW_IN_PHASE, Game
 
 #: protocol.strategies' constants, on engine ranks (0 is "2" ... 12 is "A").
 _TRUMP_BONUS = 100
@@ -45,30 +44,30 @@ def random_action(legal: list[int], rng: random.Random) -> int:
 
 def greedy_action(game: Game, seat: int, legal: list[int]) -> int:
     """``greedy_choose`` for ``seat`` (the seat to move) on int actions: the action it
-    would pick from this position's request."""
+    would pick from this position's request.
+
+    greedy_choose looks at the kinds in the legal list in a fixed order (exchange, attack,
+    a defence, throw-in, pass, take); the engine's phase (public: it is in every request)
+    says which kinds a list of more than one action holds, in the engine's order: an
+    exchange offer is exchange then pass; a lead, attacks (then pass, after the first card
+    of a same-rank lead); a throw-in, throw-ins then pass; a defence, covers, transfers,
+    shown trumps, then take."""
     if len(legal) == 1:
         return legal[0]
     trump = game.trump_suit
+    phase = game.phase
+    if phase == ATTACK_PHASE:
+        return _lead(legal[:-1] if legal[-1] == PASS else legal, trump)
+    if phase == THROW_IN_PHASE:
+        choice = _throw_in(legal[:-1], trump, len(game.talon), game.taking)
+        return PASS if choice is None else choice
+    if phase == EXCHANGE_PHASE:
+        return EXCHANGE
     kinds = 0  # bit k: some legal action is of kind k (greedy_choose's by_type keys)
     for action in legal:
         kinds |= 1 << (action & 15)
-    # Kinds without a card are their own action: the first of the kind is the kind.
-    if kinds >> EXCHANGE & 1:
-        return EXCHANGE
-    if kinds >> ATTACK & 1:
-        return _lead(game.hands[seat], _of_kind(legal, ATTACK), trump)
-    if kinds & (1 << COVER | 1 << TRANSFER | 1 << SHOW_TRUMP):
-        choice = _defence(game, legal, kinds, trump)
-        if choice is not None:
-            return choice
-    if kinds >> THROW_IN & 1:
-        choice = _throw_in(_of_kind(legal, THROW_IN), trump, len(game.talon), game.taking)
-        if choice is not None:
-            return choice
-    for kind in (PASS, TAKE):
-        if kinds >> kind & 1:
-            return kind
-    return legal[0]
+    choice = _defence(game, legal, kinds, trump)
+    return TAKE if choice is None else choice
 
 
 def _of_kind(legal: list[int], kind: int) -> list[int]:
@@ -86,17 +85,17 @@ def _key(card: int, trump: int) -> tuple[int, int]:
     return _cost(card, trump), card & 3
 
 
-def _lead(hand: int, attacks: list[int], trump: int) -> int:
-    """The first attack with the least (cost, -copies of its rank in hand, suit), that key
-    packed in one int (copies 1..4 and suit 0..3 take two bits each)."""
-    best, best_key = attacks[0], 1 << 30
-    for action in attacks:
-        card = action >> 4 & 63
-        copies = (hand & RANK_MASK[card >> 2]).bit_count()
-        key = ((card >> 2) + (_TRUMP_BONUS if card & 3 == trump else 0)) << 4 | (4 - copies) << 2 | card & 3
-        if key < best_key:
-            best, best_key = action, key
-    return best
+#: Per trump suit, indexed by an action without a slot (``kind | card << 4``): its card's
+#: ``_key`` packed in one int, ``cost << 2 | suit`` (the same order; no two cards tie).
+_KEYS = [[_cost(action >> 4 & 63, trump) << 2 | action >> 4 & 3 for action in range(52 << 4)]
+         for trump in range(4)]
+
+
+def _lead(attacks: list[int], trump: int) -> int:
+    """``_choose_lead``: the attack with the least (cost, -copies of its rank in hand,
+    suit). Cards of one cost are of one rank, hence have as many copies in hand, so the
+    copies never decide: the least ``_key`` (unique per card) is the choice."""
+    return min(attacks, key=_KEYS[trump].__getitem__)
 
 
 def _cover_plan(covers: list[int], slots: list[int], trump: int) -> list[tuple[int, int]] | None:
@@ -106,11 +105,11 @@ def _cover_plan(covers: list[int], slots: list[int], trump: int) -> list[tuple[i
         # One slot (the usual case): the DP keeps the first cover of least cost, and two
         # covers of one slot never cost the same (same suit: other ranks; trumps: other
         # ranks; a trump and a plain card: the trump bonus).
-        slot = slots[0]
+        slot, keys = slots[0], _KEYS[trump]
         cheapest, least = None, 1 << 30
         for action in covers:
             if action >> 10 == slot:
-                cost = _cost(action >> 4 & 63, trump)
+                cost = keys[action & 1023] >> 2  # (the action without its slot)
                 if cost < least:
                     cheapest, least = action, cost
         return None if cheapest is None else [(least, cheapest)]
@@ -138,7 +137,7 @@ def _defence(game: Game, legal: list[int], kinds: int, trump: int) -> int | None
             return _of_kind(legal, SHOW_TRUMP)[0]
         plain = [a for a in legal if a & 15 == TRANSFER and a >> 4 & 3 != trump]
         if plain:
-            return min(plain, key=lambda a: _key(a >> 4 & 63, trump))
+            return min(plain, key=_KEYS[trump].__getitem__)
 
     take = kinds >> TAKE & 1
     if plan is None:
@@ -165,4 +164,4 @@ def _throw_in(throws: list[int], trump: int, talon: int, taking: bool) -> int | 
         candidates = [a for a in throws if a >> 4 & 3 != trump and a >> 6 & 15 < limit]
     if not candidates:
         return None
-    return min(candidates, key=lambda a: _key(a >> 4 & 63, trump))
+    return min(candidates, key=_KEYS[trump].__getitem__)

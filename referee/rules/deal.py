@@ -76,15 +76,26 @@ def deal_words(seed: str, game_id: str) -> Iterator[int]:
     """The endless stream of 32-bit words keyed by ``seed`` for deal ``game_id`` (steps
     1 and 2 of the module docstring)."""
     key = hmac.new(seed.encode("utf-8"), game_id.encode("utf-8"), hashlib.sha256).digest()
-    # One keyed HMAC state, copied per block: the key is hashed once per deal, not once
-    # per block (the same bytes as hmac.new(key, block, sha256) each time).
-    keyed = hmac.new(key, digestmod=hashlib.sha256)
+    # HMAC-SHA256(key, block) spelled out (RFC 2104: H((K ^ opad) || H((K ^ ipad) || block)),
+    # the 32-byte key zero-padded to SHA-256's 64-byte block), with the two keyed hash
+    # states made once per deal and copied per block: the same bytes as
+    # hmac.new(key, block, sha256), without the hmac module's Python-level work per block.
+    padded = int.from_bytes(key.ljust(64, b"\0"), "big")
+    inner = hashlib.sha256((padded ^ _IPAD).to_bytes(64, "big"))
+    outer = hashlib.sha256((padded ^ _OPAD).to_bytes(64, "big"))
     block = 0
     while True:
-        mac = keyed.copy()
+        mac = inner.copy()
         mac.update(block.to_bytes(4, "big"))
-        yield from _WORDS.unpack(mac.digest())
+        done = outer.copy()
+        done.update(mac.digest())
+        yield from _WORDS.unpack(done.digest())
         block += 1
+
+
+#: RFC 2104's pads for a 64-byte hash block, as ints to xor with the padded key.
+_IPAD = int.from_bytes(b"\x36" * 64, "big")
+_OPAD = int.from_bytes(b"\x5c" * 64, "big")
 
 
 #: A SHA-256 digest as eight unsigned 32-bit big-endian words.
@@ -96,14 +107,18 @@ def deal_deck(seed: str, game_id: str, size: int) -> list[int]:
     (24, 36 or 52) cards: a permutation of ``deck_cards(size)``. Deterministic; see the
     module docstring for the algorithm. Raises KeyError for an unknown deck size."""
     deck = deck_cards(size)
-    words = deal_words(seed, game_id)
+    word = deal_words(seed, game_id).__next__
     for i in range(len(deck) - 1, 0, -1):
-        bound = i + 1
-        limit = (1 << 32) - (1 << 32) % bound
-        w = next(words)
+        limit = _BELOW[i + 1]
+        w = word()
         while w >= limit:
-            w = next(words)
-        j = w % bound
+            w = word()
+        j = w % (i + 1)
         deck[i], deck[j] = deck[j], deck[i]
     return deck
+
+
+#: Per bound b (1..52): the words below this limit are taken, ``2**32 - (2**32 mod b)``
+#: (step 3 of the module docstring: no modulo bias).
+_BELOW = [0] + [(1 << 32) - (1 << 32) % bound for bound in range(1, 53)]
 

@@ -96,7 +96,8 @@ class Game:
         "defender", "order", "phase", "taking", "asker", "passes", "bout", "transfers",
         "shown", "limit", "first_bout", "exchange_seat", "action_count", "pickup_streak", "direction",
         "outcome", "history", "events", "out_order", "_legal_at", "_legal",
-        "_any_timing", "_action_cap",
+        "_any_timing", "_action_cap", "_bout_cap", "_first_cap", "_all_ranks", "_transfers",
+        "_throw_ranks",
     )
 
     rules: Rules
@@ -138,9 +139,17 @@ class Game:
     _legal_at: int
     _legal: tuple[int, ...]
     #: Rules read on every action, looked up once per game: throw_in_timing == "any",
-    #: action_cap.
+    #: action_cap, the most attack cards of a bout (``_cap``) in the first bout and after,
+    #: throw_in_ranks == "all", transfer != "off".
     _any_timing: bool
     _action_cap: int
+    _bout_cap: int
+    _first_cap: int
+    _all_ranks: bool
+    _transfers: bool
+    #: In phase THROW_IN: ``_rank_mask()``, taken when the phase was entered (the table
+    #: gains no card until the phase is entered again or left).
+    _throw_ranks: int
 
     # ------------------------------------------------------------------ creation
 
@@ -292,6 +301,7 @@ class Game:
             g.phase = DEFEND_PHASE
         else:
             g.phase = THROW_IN_PHASE
+            g._throw_ranks = g._rank_mask()
         g._check_position()
         return g
 
@@ -339,8 +349,14 @@ class Game:
         self.outcome = None
         self.exchange_seat = None
         self._legal_at, self._legal = -1, ()
-        self._any_timing = self.rules.throw_in_timing == "any"
-        self._action_cap = self.rules.action_cap
+        rules = self.rules
+        self._any_timing = rules.throw_in_timing == "any"
+        self._action_cap = rules.action_cap
+        self._bout_cap = rules.max_attacks or 64
+        self._first_cap = min(self._bout_cap, 5) if rules.first_bout_limit else self._bout_cap
+        self._all_ranks = rules.throw_in_ranks == "all"
+        self._transfers = rules.transfer != "off"
+        self._throw_ranks = 0
 
     def _first_attacker(self) -> int:
         fa = self.rules.first_attacker
@@ -378,6 +394,10 @@ class Game:
     @property
     def current_seat(self) -> int | None:
         """The seat whose decision it is, or None once the game is over."""
+        return None if self.phase == OVER else self.seat_to_move()
+
+    def seat_to_move(self) -> int:
+        """The seat whose decision it is; the game must not be over."""
         p = self.phase
         if p == DEFEND_PHASE:
             return self.defender
@@ -385,15 +405,9 @@ class Game:
             return self.order[self.asker]
         if p == ATTACK_PHASE:
             return self.attacker
-        if p == EXCHANGE_PHASE:
+        if p == EXCHANGE_PHASE and self.exchange_seat is not None:
             return self.exchange_seat
-        return None
-
-    def seat_to_move(self) -> int:
-        """The seat whose decision it is; the game must not be over."""
-        seat = self.current_seat
-        assert seat is not None, "no seat is to move: the game is over"
-        return seat
+        raise AssertionError("no seat is to move: the game is over")
 
     @property
     def is_over(self) -> bool:
@@ -422,7 +436,7 @@ class Game:
         m = 0
         for c in self.attacks:
             m |= RANK_MASK[c >> 2]
-        if self.rules.throw_in_ranks == "all":
+        if self._all_ranks:
             for c in self.covers:
                 if c >= 0:
                     m |= RANK_MASK[c >> 2]
@@ -430,10 +444,7 @@ class Game:
 
     def _cap(self) -> int:
         """The most attack cards this bout may hold, ignoring the defender's hand."""
-        cap = self.rules.max_attacks or 64
-        if self.first_bout and self.rules.first_bout_limit:
-            cap = min(cap, 5)
-        return cap
+        return self._first_cap if self.first_bout else self._bout_cap
 
     def legal_actions(self) -> list[int]:
         """Every legal action of the current seat (empty once the game is over), in a
@@ -447,12 +458,28 @@ class Game:
         """legal_actions() without remembering it (for queries that change nothing)."""
         p = self.phase
         if p == DEFEND_PHASE:
-            acts = self._defend_actions()
+            hand = self.hands[self.defender]
+            beaters = BEATERS[self.trump_suit]
+            acts = []
+            covers = self.covers
+            any_cover = False
+            for slot, a in enumerate(self.attacks):
+                if covers[slot] < 0:
+                    m = hand & beaters[a]
+                    while m:
+                        low = m & -m
+                        acts.append(COVER | (low.bit_length() - 1) << 4 | slot << 10)
+                        m ^= low
+                else:
+                    any_cover = True
+            if self._transfers and not any_cover:
+                acts.extend(self._transfer_actions(hand))
+            acts.append(TAKE)
         elif p == THROW_IN_PHASE:
             seat = self.order[self.asker]
             acts = []
             if len(self.attacks) < self.limit:
-                m = self.hands[seat] & self._rank_mask()
+                m = self.hands[seat] & self._throw_ranks
                 while m:
                     low = m & -m
                     acts.append(THROW_IN | (low.bit_length() - 1) << 4)
@@ -473,26 +500,6 @@ class Game:
             acts = [EXCHANGE, PASS]
         else:
             acts = []
-        return acts
-
-    def _defend_actions(self) -> list[int]:
-        hand = self.hands[self.defender]
-        beaters = BEATERS[self.trump_suit]
-        acts = []
-        covers = self.covers
-        any_cover = False
-        for slot, a in enumerate(self.attacks):
-            if covers[slot] < 0:
-                m = hand & beaters[a]
-                while m:
-                    low = m & -m
-                    acts.append(COVER | (low.bit_length() - 1) << 4 | slot << 10)
-                    m ^= low
-            else:
-                any_cover = True
-        if self.rules.transfer != "off" and not any_cover:
-            acts.extend(self._transfer_actions(hand))
-        acts.append(TAKE)
         return acts
 
     def _transfer_actions(self, hand: int) -> list[int]:
@@ -530,6 +537,8 @@ class Game:
         rules say ``ask_forced``. (An exchange offer is always asked.) Pass ``legal``
         when the caller already has ``legal_actions()``, to save computing it again.
         """
+        if legal is not None and len(legal) > 1:
+            return None  # a choice (the usual case: decided before reading the rules)
         if self.rules.ask_forced or self.phase in (OVER, EXCHANGE_PHASE, ATTACK_PHASE):
             return None
         acts = self.legal_actions() if legal is None else legal
@@ -717,16 +726,24 @@ class Game:
             self._end_bout()
 
     def _set_roles(self, attacker: int) -> None:
+        """``attacker`` (a seat still in) is the main attacker: the next seat in defends;
+        ``order`` is the attacker, then every other seat still in, from the defender's
+        next in the direction of play (``next_in``, walked once round the table)."""
+        n, out, step = self.players, self.out, self.direction
         self.attacker = attacker
-        self.defender = d = self.next_in(attacker)
+        d = (attacker + step) % n
+        while out[d]:
+            d = (d + step) % n
+        self.defender = d
         # Uncovered cards may never outnumber the defender's hand; at the start of a bout
         # and right after a transfer nothing is covered, so that is the hand size now.
         self.limit = min(self._cap(), self.hands[d].bit_count())
         order = [attacker]
-        s = self.next_in(d)
+        s = (d + step) % n
         while s != attacker:
-            order.append(s)
-            s = self.next_in(s)
+            if not out[s]:
+                order.append(s)
+            s = (s + step) % n
         self.order = order
 
     def _start_bout(self, attacker: int) -> None:
@@ -740,16 +757,14 @@ class Game:
         """All cards covered, or the defender takes (or, with throw_in_timing=any, after
         any card is laid): ask the attackers from the main one."""
         self.asker = self.passes = 0
-        if len(self.attacks) >= self.limit:
-            self._asking_done()
-            return
-        ranks = self._rank_mask()
-        hands = self.hands
-        for s in self.order:
-            if hands[s] & ranks:
-                self.phase = THROW_IN_PHASE
-                return
-        self._asking_done()  # no attacker can add a card
+        if len(self.attacks) < self.limit:
+            ranks = self._throw_ranks = self._rank_mask()
+            hands = self.hands
+            for s in self.order:
+                if hands[s] & ranks:
+                    self.phase = THROW_IN_PHASE
+                    return
+        self._asking_done()  # the table is full, or no attacker can add a card
 
     def _end_bout(self) -> None:
         defender = self.defender
@@ -778,8 +793,10 @@ class Game:
                     continue
                 drawn = talon[:-need - 1:-1]  # popped from the end, one by one
                 del talon[-need:]
+                hand = hands[s]
                 for c in drawn:
-                    hands[s] |= 1 << c
+                    hand |= 1 << c
+                hands[s] = hand
                 if ev is not None:
                     ev.append(("draw", s, drawn))
                 if not talon:

@@ -252,6 +252,7 @@ class BuiltinPlayer(Player):
                          lazy_view=kind != "ismcts", decides_now=kind in ("random", "greedy"))
         self.info = {"name": kind, "version": "builtin", "author": "durak-ref"}
         self._seed = seed
+        self._random = kind == "random"  #: decide_now's choice of strategy, read once
         self._game: int | None = None
         self._rng = random.Random()
         self._params = _param_map(kind, spec.argv[1:], spec.text) if kind in PARAMETRIC else None
@@ -277,8 +278,9 @@ class BuiltinPlayer(Player):
         return greedy_choose(obs, legal)
 
     def decide_now(self, game: Game, seat: int, legal: list[int], game_index: int) -> int:
-        if self.spec.argv[0] == "random":
-            return random_action(legal, self._game_rng(game_index))
+        if self._random:
+            rng = self._rng if game_index == self._game else self._game_rng(game_index)
+            return random_action(legal, rng)
         return greedy_action(game, seat, legal)
 
     def _game_rng(self, game_index: int) -> random.Random:

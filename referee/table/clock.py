@@ -117,13 +117,23 @@ class Clock:
         assert self._started is not None, "stop() without start()"
         used = max(0.0, now - self._started)
         self._started = None
+        return used, self.charge(used) is None
+
+    def charge(self, used: float) -> float | None:
+        """Charge a decision that took ``used`` seconds (>= 0); if it was in time, credit
+        the increment and return None, else return the budget it overran. ``stop`` for a
+        caller that timed the decision itself (the referee's loop for in-process bots
+        reads the clock once on each side)."""
+        if self.remaining is None:  # no game clock: only the move time (if any) limits it
+            move = self.tc.move
+            return None if move is None or used <= move else move
         budget = self.budget()
         in_time = budget is None or used <= budget
         if self.remaining is not None:
             self.remaining -= used
             if in_time:
                 self.remaining += self.tc.increment
-        return used, in_time
+        return None if in_time else budget
 
     def wire(self) -> dict[str, int | None]:
         """The ``clock`` map of a request, in whole milliseconds (floored)."""

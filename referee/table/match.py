@@ -31,6 +31,7 @@ from .requests import ACTIONS_BY_BYTES, RequestFrames
 from .failfast import all_forfeit_warning, forfeited_all
 from ..seats.players import BotFailure, Player
 from ..rules import Game, Rules
+from ..rules.game import OVER
 from ..rules.actions import MalformedAction, action_from_wire, action_str, shared_wire
 from ..rules.cards import card_str, mask_str
 from ..rules.deal import check_seed, deal_deck, deal_id
@@ -109,7 +110,8 @@ class GameRecord:
     retries: list[dict[str, Any]] = field(default_factory=list)
     #: CPU seconds in-process (builtin) bots spent deciding in this game: they run in the
     #: referee's process, so the referee's own CPU is its process CPU minus this. Not logged.
-    #: For players that ``decides_now``: the wall time of their decisions (see _Table.ask_now).
+    #: For players that ``decides_now``: the time of their decisions on the run's clock (wall
+    #: time under trio's default clock; see _Table.ask_now).
     inprocess_cpu_s: float = 0.0
     #: For a game played in a worker process: that worker's own CPU seconds since its
     #: previous game (in-process bots excluded). Not logged.
@@ -133,7 +135,7 @@ class GameRecord:
     @property
     def overhead_s(self) -> float:
         """Referee time not charged to any bot (wall time minus decision times)."""
-        return max(0.0, self.wall_s - sum(d.seconds for d in self.decisions))
+        return max(0.0, self.wall_s - sum([d.seconds for d in self.decisions]))
 
     def as_dict(self) -> dict[str, Any]:
         """The log record of this game."""
@@ -427,20 +429,63 @@ class _Table:
         CPU accounting and timeout forfeit (untold: in-process bots need no telling),
         without building the request it would not read. Synchronous: nothing to wait for."""
         self.request_ids[seat] += 1
-        clock = self.clocks[seat]
-        now, budget = self.now, clock.budget()
-        clock.start(now())
-        # Such a decision takes a few microseconds, less than reading the process CPU clock
-        # costs (a system call: 2.4 µs in a Firecracker VM); its wall time stands for its
-        # CPU (a preemption inside one counts toward the bot).
-        wall = time.perf_counter()
+        now = self.now
+        # The run's clock, read once on each side, times the decision for the seat's clock
+        # and stands for its CPU (see GameRecord.inprocess_cpu_s): such a decision takes a
+        # few microseconds, less than reading the process CPU clock costs (a system call:
+        # 2.4 µs in a Firecracker VM); a preemption inside one counts toward the bot.
+        asked = now()
         action = self.players[seat].decide_now(game, seat, legal, self.index)
-        self.inprocess_cpu_s += time.perf_counter() - wall
-        used, in_time = clock.stop(now())
-        if not in_time:
-            raise _late_forfeit(seat, self.request_ids[seat], used, budget, shared_wire(action))
+        used = max(0.0, now() - asked)
+        self.inprocess_cpu_s += used
+        overran = self.clocks[seat].charge(used)
+        if overran is not None:
+            raise _late_forfeit(seat, self.request_ids[seat], used, overran, shared_wire(action))
         game.apply(action)  # checked: a built-in's bug would raise here, not corrupt the game
         return action, used
+
+    def play_now(self, game: Game, decisions: list[Decision]) -> None:
+        """The decision loop of ``play_game`` for a game where every seat ``decides_now``
+        and nothing listens (no events recorded, no spectator): play ``game`` to its end,
+        appending every action to ``decisions``. Forced actions are applied unasked, every
+        other decision is ``ask_now``'s, inlined: the same choices, request ids, clock
+        charges and timeout forfeits (raised as Forfeit). Synchronous: no coroutine and no
+        event bookkeeping per decision."""
+        now, clocks, ids, index = self.now, self.clocks, self.request_ids, self.index
+        decide = [p.decide_now for p in self.players]
+        legal_actions, forced_action = game.legal_actions, game.forced_action
+        apply, apply_legal = game.apply, game.apply_legal
+        append = decisions.append
+        spent = 0.0
+        try:
+            while game.phase != OVER:
+                legal = legal_actions()
+                seat = game.seat_to_move()
+                # (forced_action says no to any choice; asked only when there is none)
+                action = forced_action(legal) if len(legal) == 1 else None
+                if action is not None:
+                    apply_legal(action)
+                    append(Decision(seat, action, True, 0.0))
+                    continue
+                ids[seat] += 1
+                asked = now()
+                action = decide[seat](game, seat, legal, index)
+                used = now() - asked
+                if used < 0.0:
+                    used = 0.0
+                spent += used
+                overran = clocks[seat].charge(used)
+                if overran is not None:
+                    raise _late_forfeit(seat, ids[seat], used, overran, shared_wire(action))
+                # Checked, as in ask_now: an answer in the legal list (apply's own first
+                # test) applies at once; anything else goes to apply, which raises.
+                if type(action) is int and action in legal:
+                    apply_legal(action)
+                else:
+                    apply(action)
+                append(Decision(seat, action, False, used))
+        finally:
+            self.inprocess_cpu_s += spent
 
 
 def _late_forfeit(seat: int, request_id: int, used: float, budget: float | None,
@@ -551,6 +596,11 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
                     dealer=dealer, trump=card_str(game.trump_card),
                     hand=mask_str(game.hands[seat]), attacker=game.attacker))  # observe's hand
         await table.broadcast(game, False)
+        if game.events is None and all(table.decides_now):
+            # Such a game never waits for anything: without this checkpoint a match of
+            # built-ins never yields, so Ctrl-C and SIGTERM could not stop it.
+            await trio.lowlevel.checkpoint()
+            table.play_now(game, decisions)  # the whole game in one call (is_over after it)
         while not game.is_over:
             seat = game.seat_to_move()
             legal = game.legal_actions()
@@ -667,14 +717,15 @@ class MatchResult:
         self.inprocess_cpu_s += record.inprocess_cpu_s
         by_name = {b.name: b for b in self.bots}
         at = [by_name[name] for name in record.players]
-        for d in record.decisions:
-            if not d.forced:
-                stats = at[d.seat]
-                stats.decisions += 1
-                stats.seconds += d.seconds
-                stats.max_seconds = max(stats.max_seconds, d.seconds)
-                self.asked += 1
-        self.actions += len(record.decisions)
+        decisions = record.decisions
+        for seat, stats in enumerate(at):
+            times = [d.seconds for d in decisions if d.seat == seat and not d.forced]
+            if times:
+                stats.decisions += len(times)
+                stats.seconds += sum(times)
+                stats.max_seconds = max(stats.max_seconds, *times)
+                self.asked += len(times)
+        self.actions += len(decisions)
         self.bouts += record.bouts
         self.overhead_s += record.overhead_s
         self.terminations[record.termination] = self.terminations.get(record.termination, 0) + 1

@@ -61,6 +61,19 @@ def test_a_fischer_clock_charges_the_time_used_and_credits_the_increment_when_in
     assert (used, in_time) == (9.5, False) and clock.remaining == pytest.approx(-0.5)
 
 
+def test_charging_a_decision_timed_by_the_caller_is_what_start_and_stop_charge() -> None:
+    """``charge(used)``: the referee's loop for in-process bots times a decision itself.
+    None when in time, else the budget the decision overran."""
+    clock = Clock(TimeControl.parse("10+2", move=4.0))
+    assert clock.charge(3.0) is None and clock.remaining == 9.0  # in time: 10 - 3 + 2
+    assert clock.charge(4.0) is None and clock.remaining == 7.0  # exactly the move time
+    assert clock.charge(4.5) == 4.0 and clock.remaining == 2.5  # over the move time: charged, not credited
+    assert clock.charge(2.5) is None and clock.remaining == 2.0  # exactly what was left
+    assert clock.charge(2.001) == 2.0 and clock.remaining == pytest.approx(-0.001)  # over the clock
+    moves = Clock(TimeControl(move=1.0))
+    assert moves.charge(1.0) is None and moves.charge(1.5) == 1.0 and moves.remaining is None
+
+
 def test_the_deadline_is_the_earlier_of_the_clock_and_the_move_time() -> None:
     clock = Clock(TimeControl.parse("10", move=4.0))
     assert clock.start(0.0) == 4.0

@@ -18,12 +18,12 @@ import trio.testing
 
 from protocol.strategies import greedy_choose, random_choose
 from referee.bots.fastchoice import greedy_action, random_action
-from referee.rules import PRESETS, Game, make_rules
+from referee.rules import PASS, PRESETS, TAKE, Game, IllegalAction, MalformedAction, make_rules
 from referee.rules.actions import action_to_wire
 from referee.rules.cards import iter_bits
 from referee.seats.players import BuiltinPlayer, parse_bot_spec
 from referee.table.clock import TimeControl
-from referee.table.match import MatchConfig, play_match
+from referee.table.match import BotStats, MatchConfig, MatchResult, play_match
 from tests.rules.rules_testkit import random_rules
 
 TABLES = [(deck, n) for deck in (24, 36, 52) for n in range(2, 7) if n * 6 <= deck]
@@ -80,12 +80,68 @@ def _match_log(tmp_path: Path, specs: list[str], preset: str, fast: bool) -> lis
 
 
 @pytest.mark.parametrize("preset", ["classic", "perevodnoy"])
-def test_a_match_of_built_ins_logs_the_same_games_on_either_path(tmp_path: Path, preset: str) -> None:
-    specs = ["builtin:greedy", "builtin:random", "builtin:greedy"]
+@pytest.mark.parametrize("third", ["greedy", "gentle"], ids=["all_decide_now", "one_asked"])
+def test_a_match_of_built_ins_logs_the_same_games_on_either_path(tmp_path: Path, preset: str,
+                                                                 third: str) -> None:
+    """All three decide now: the game loop of play_now. With gentle (which decides from the
+    request) at the table, the other two are asked one decision at a time (ask_now)."""
+    specs = ["builtin:greedy", "builtin:random", f"builtin:{third}"]
     slow = _match_log(tmp_path, specs, preset, fast=False)
     fast = _match_log(tmp_path, specs, preset, fast=True)
     assert json.dumps(fast) == json.dumps(slow)
     assert len(fast) == 30
+
+
+def test_a_match_of_built_ins_yields_once_per_game_so_it_can_be_stopped() -> None:
+    """The fast path plays a whole game without waiting for anything; a cancel (as
+    Ctrl-C and SIGTERM are delivered: at a checkpoint) asked for after game 3 still stops
+    the match before game 4 is played."""
+    players = [BuiltinPlayer(name, parse_bot_spec(f"builtin:{name}"), seed="x")
+               for name in ("greedy", "random")]
+    config = MatchConfig(rules=make_rules(), games=50, seed="stop")
+    result = MatchResult(config, [BotStats(p.name) for p in players])
+
+    async def main() -> None:
+        with trio.CancelScope() as scope:
+            await play_match(players, config, result=result,
+                             on_game=lambda _, res: scope.cancel() if res.played == 3 else None)
+
+    trio.run(main)
+    assert result.played == 3
+
+
+class BuggyGreedy(BuiltinPlayer):
+    """A built-in with a bug: at its 3rd decision it answers ``wrong(legal)``."""
+
+    def __init__(self, wrong) -> None:
+        super().__init__("buggy", parse_bot_spec("builtin:greedy"))
+        self.wrong, self.decisions = wrong, 0
+
+    def decide_now(self, game, seat, legal, game_index):
+        self.decisions += 1
+        if self.decisions == 3:
+            return self.wrong(legal)
+        return super().decide_now(game, seat, legal, game_index)
+
+
+@pytest.mark.parametrize("wrong,error", [
+    (lambda legal: TAKE if TAKE not in legal else PASS, IllegalAction),  # a real action, not legal now
+    (lambda legal: float(legal[0]), MalformedAction),  # equal to a legal one, but no action
+    (lambda legal: -1, MalformedAction),
+], ids=["illegal", "float_equal_to_a_legal_action", "negative"])
+@pytest.mark.parametrize("opponent", ["random", "gentle"], ids=["whole_game_now", "asked_now"])
+def test_a_built_in_whose_answer_is_not_legal_is_a_referee_bug_caught_before_it_is_applied(
+        wrong, error, opponent: str) -> None:
+    """The fast path applies a built-in's answer checked: our own bug stops the run with
+    the engine's error, never a game played on from a corrupt state."""
+    players = [BuggyGreedy(wrong), BuiltinPlayer(opponent, parse_bot_spec(f"builtin:{opponent}"))]
+    config = MatchConfig(rules=make_rules(), games=1, seed="bug")
+
+    async def main() -> None:
+        await play_match(players, config)
+
+    with pytest.raises(error):
+        trio.run(main)
 
 
 def test_only_the_built_ins_with_an_engine_twin_take_the_fast_path() -> None:
@@ -116,12 +172,13 @@ class SlowGreedy(BuiltinPlayer):
         return await super().decide(request, timeout)
 
 
-@pytest.mark.parametrize("fast", [True, False])
-def test_a_built_in_over_its_budget_forfeits_on_either_path(fast: bool) -> None:
+@pytest.mark.parametrize("fast,opponent", [(True, "random"), (True, "gentle"), (False, "random")],
+                         ids=["whole_game_now", "asked_now", "request"])
+def test_a_built_in_over_its_budget_forfeits_on_either_path(fast: bool, opponent: str) -> None:
     clock = trio.testing.MockClock()
     slow = SlowGreedy(clock)
     slow.decides_now = fast
-    other = BuiltinPlayer("random", parse_bot_spec("builtin:random"))
+    other = BuiltinPlayer(opponent, parse_bot_spec(f"builtin:{opponent}"))
     config = MatchConfig(rules=make_rules(), games=1, seed="late", tc=TimeControl(move=2.0))
     records = []
 

@@ -82,3 +82,35 @@ def test_a_signalled_match_closes_its_bot_and_keeps_its_log(tmp_path: Path, sig:
     log = read_log(path)
     assert log.error is None and log.footer is not None and log.footer["interrupted"] is True
     assert 1 <= len(log.games) < 50
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
+def test_a_signal_stops_a_match_of_built_ins_between_two_games(tmp_path: Path, sig: int) -> None:
+    """Built-ins decide inside the referee and never make it wait: the signal still ends
+    the match at the next game (exit 130, the log closed with an ``interrupted`` footer),
+    far short of the games asked for."""
+    logs = tmp_path / "logs"
+    env = dict(os.environ, COLUMNS="200", NO_COLOR="1")
+    proc = subprocess.Popen(
+        [str(DURAK_REF), "match", "builtin:greedy", "builtin:random", "--games", "10000000",
+         "--log-dir", str(logs)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        cwd=tmp_path, preexec_fn=default_signals())
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while complete_games(logs) < 1:
+            assert proc.poll() is None, "the match ended before the signal"
+            assert time.monotonic() < deadline, "timed out waiting for a finished game"
+            time.sleep(0.02)
+        os.kill(proc.pid, sig)
+        out, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert "interrupted; the log holds every finished game" in err.decode()
+    assert "Traceback" not in err.decode()
+    [path] = logs.glob("match-*.jsonl")
+    log = read_log(path)
+    assert log.error is None and log.footer is not None and log.footer["interrupted"] is True
+    assert 1 <= len(log.games) < 10_000_000
