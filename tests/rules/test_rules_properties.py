@@ -24,6 +24,7 @@ from referee.rules.actions import KIND_NAMES, check_action
 from referee.rules.cards import DECK_LOW_RANK, deck_cards, make_card
 
 from rules_testkit import random_rules, snapshot
+from support import scaled
 
 TABLES = [(deck, n) for deck in (24, 36, 52) for n in range(2, 7) if n * 6 <= deck]
 CONFIGS = [(preset, deck, n) for preset in PRESETS for deck, n in TABLES]
@@ -203,9 +204,11 @@ def playout(rules, players: int, seed: int, *, full: bool) -> Game:
 
 # --- the tests ---------------------------------------------------------------------------------
 
-SEEDS_PER_CONFIG = 30
+# The three long loops are shortened for mutation runs only (support.scaled; the others
+# assert how often something occurs, so they keep their counts).
+SEEDS_PER_CONFIG = scaled(30)
 
-@settings(max_examples=300, deadline=None, database=None)
+@settings(max_examples=scaled(300), deadline=None, database=None)
 @given(seed=st.integers(0, 2**32 - 1), config=st.sampled_from(CONFIGS))
 def test_random_playouts_full_checks(seed, config):
     preset, deck, players = config
@@ -225,8 +228,9 @@ def test_many_playouts_every_preset_table_and_deck():
             g = playout(rules, players, seed * 1000 + players, full=False)
             seen[g.outcome.termination] = seen.get(g.outcome.termination, 0) + 1
     assert sum(seen.values()) == SEEDS_PER_CONFIG * len(CONFIGS)
-    # the loop reaches every kind of ending
-    assert {"normal", "draw", "stalemate", "action_cap"} <= set(seen)
+    if SEEDS_PER_CONFIG == 30:  # the full loop; a shortened one misses the rare draw
+        # the loop reaches every kind of ending
+        assert {"normal", "draw", "stalemate", "action_cap"} <= set(seen)
 
 
 def test_transfer_and_show_actions_occur_in_random_play():
@@ -292,7 +296,7 @@ def test_exchange_occurs_in_random_play():
 
 def test_quick_playouts_terminate_conserve_cards_and_replay():
     """Many more games, checked only at the end (speed)."""
-    for seed in range(2500):
+    for seed in range(scaled(2500)):
         preset, deck, players = CONFIGS[seed % len(CONFIGS)]
         rules = random_rules(random.Random(-seed), preset, deck, players)
         rng = random.Random(seed)
