@@ -196,7 +196,8 @@ def test_the_last_player_holding_cards_is_the_durak():
     assert g.observe(0)["phase"] == "over"
     o = g.outcome
     assert (o.termination, o.durak, o.last_out) == ("normal", 2, ())
-    assert o.as_dict()["durak"] == 2
+    assert o.as_dict() == {"termination": "normal", "durak": 2, "last_out": [],
+                           "reason": "the last player holding cards is the durak"}
 
 
 def test_the_durak_after_a_take():
@@ -210,6 +211,8 @@ def test_last_two_out_in_the_same_bout_is_a_draw_by_default():
     play(g, "attack 6S", "cover 0 7S")
     o = g.outcome
     assert (o.termination, o.durak, o.last_out) == ("draw", None, (0, 1))
+    assert o.as_dict() == {"termination": "draw", "durak": None, "last_out": [0, 1],
+                           "reason": "the last players went out in the same bout"}
 
 
 def test_last_two_out_defender_loses():
