@@ -67,6 +67,11 @@ SIX = ["6S", "7S", "8S", "9S", "TS", "JS"]
      "the table holds 2 attack cards, over this bout's limit of 1 (max_attacks, first-bout "
      "limit, or the defender's hand plus the cards they covered with)"),
     (["9C", "7D", "8C"], {"table": "7S/6S"}, "table slot 0: 6S does not beat 7S (trump H)"),
+    (["6S 6S", "7S"], {}, "6S is placed twice in the position"),
+    (["6S", "7S"], {"table": "6S/--"}, "6S is placed twice in the position"),
+    (["6S", "7S"], {"talon": "7S TH"}, "7S is placed twice in the position"),
+    (["2C", "7S"], {}, "the position uses cards outside the 36-card deck"),
+    (["6S", "7S"], {"talon": "8H 9H"}, "the talon's last card (drawn last) must be the face-up trump"),
     (["", "7S"], {"talon": "8S TH"},
      "seat 0 is to move in phase attack but has no legal action (a main attacker needs a "
      "card to lead)"),
@@ -78,9 +83,28 @@ def test_every_impossible_position_is_refused_with_its_reason_word_for_word(
     assert str(refused.value) == text
 
 
+def test_a_table_pair_is_attack_slash_cover_and_an_attack_alone_is_uncovered() -> None:
+    for text in ("6S", "6S/", "6S/--"):
+        game = Game.from_position(CLASSIC, ["9C", "7D 7S"], trump="TH", table=text)
+        assert game.observe(0)["table"] == [["6S", None]] and game.current_seat == 1
+    with pytest.raises(ValueError) as refused:   # one slash per pair: the cover is "7S/8S"
+        Game.from_position(CLASSIC, ["9C", "7D"], trump="TH", table="6S/7S/8S")
+    assert str(refused.value) == "expected a card like '6S' (rank 23456789TJQKA, suit CDHS), got '7S/8S'"
+
+
+def test_without_a_dealer_the_last_seat_deals() -> None:
+    for players in (2, 3, 6):
+        game = Game.from_position(CLASSIC, SIX[:players], trump="TH")
+        assert game.dealer == players - 1 and game.observe(0)["dealer"] == players - 1
+
+
 def test_a_cover_by_the_lowest_card_of_the_deck_is_checked_like_any_other() -> None:
-    """2C is card 0 of the 52-card deck: a cover by it must beat its card too."""
+    """2C is card 0 of the 52-card deck: a cover by it must beat its card too, and it can
+    be placed only once."""
     deck52 = make_rules("classic", {"deck": "52"})
+    with pytest.raises(PositionError) as refused:
+        Game.from_position(deck52, ["2C", "7D"], trump="AH", table="3D/2C")
+    assert str(refused.value) == "2C is placed twice in the position"
     with pytest.raises(PositionError) as refused:
         Game.from_position(deck52, ["9D", "7D", "8D"], trump="AH", table="3C/2C")
     assert str(refused.value) == "table slot 0: 2C does not beat 3C (trump H)"
