@@ -52,3 +52,40 @@ def test_copy_is_independent():
     assert snapshot(c) == before
     c.apply(c.legal_actions()[0])
     assert snapshot(g) == before and snapshot(c) != before
+
+
+def test_public_events_of_a_bout_as_each_seat_sees_them():
+    """Covers name their table slot; a draw's cards are shown only to the drawing seat."""
+    g = Game.from_position(CLASSIC, ["6S 6D 7C", "7S 7D 8C", "9C 9D"], trump="TH",
+                           talon="JH QH TH", record_events=True)
+    play(g, "attack 6S", "cover 0 7S", "throw_in 6D", "cover 1 7D", "pass", "pass")
+    public = [
+        {"type": "attack", "seat": 0, "card": "6S"},
+        {"type": "cover", "seat": 1, "slot": 0, "card": "7S"},
+        {"type": "throw_in", "seat": 0, "card": "6D"},
+        {"type": "cover", "seat": 1, "slot": 1, "card": "7D"},
+        {"type": "pass", "seat": 0},
+        {"type": "pass", "seat": 2},
+        {"type": "bout_end", "result": "beaten", "defender": 1},
+    ]
+    drawn = {"type": "draw", "seat": 0, "count": 3}
+    assert [g.public_event(e, 0) for e in g.events] == [*public, {**drawn, "cards": ["JH", "QH", "TH"]}]
+    for seat in (1, 2):
+        assert [g.public_event(e, seat) for e in g.events] == [*public, drawn]
+
+
+def test_public_events_of_a_take_and_of_going_out():
+    g = Game.from_position(CLASSIC, ["6S", "7S 8S", "9C"], trump="TH", record_events=True)
+    play(g, "attack 6S", "cover 0 7S")
+    beaten = [{"type": "attack", "seat": 0, "card": "6S"},
+              {"type": "cover", "seat": 1, "slot": 0, "card": "7S"},
+              {"type": "bout_end", "result": "beaten", "defender": 1},
+              {"type": "out", "seat": 0}]
+    assert [g.public_event(e, 2) for e in g.events] == beaten
+    play(g, "attack 8S", "take")   # seat 1 leads against seat 2, who takes
+    assert [g.public_event(e, 0) for e in g.events[4:]] == [
+        {"type": "attack", "seat": 1, "card": "8S"},
+        {"type": "take", "seat": 2},
+        {"type": "bout_end", "result": "taken", "defender": 2},
+        {"type": "out", "seat": 1}]
+    assert g.outcome.durak == 2
