@@ -102,6 +102,20 @@ def test_illegal_after_the_game_is_over():
     assert g.is_over
     assert_refused(g, parse_action("attack 8S"), IllegalAction, "the game is over")
     assert_refused(g, PASS, IllegalAction, "the game is over")
+    assert g.current_seat is None
+    with pytest.raises(AssertionError) as nobody:   # a caller's bug, said plainly
+        g.seat_to_move()
+    assert str(nobody.value) == "no seat is to move: the game is over"
+
+
+def test_an_action_legal_in_an_earlier_position_is_checked_against_the_current_one():
+    """``apply`` may answer from the last ``legal_actions()`` only while nothing has moved since."""
+    g = Game.from_position(CLASSIC, ["6S 7S", "8S 9H"], trump="TH", talon="QC TH")
+    assert legal(g) == {"attack 6S", "attack 7S"}
+    g.apply(parse_action("attack 6S"))
+    assert_refused(g, parse_action("attack 7S"), IllegalAction,
+                   "^attack 7S: attack is not an option in phase defend")
+    assert legal(g) == {"cover 0 8S", "cover 0 9H", "take"}   # 9H: a trump
 
 
 def test_illegal_reason_is_none_for_legal_actions():
