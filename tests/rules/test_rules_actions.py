@@ -2,6 +2,8 @@
 reason) for a well-formed action the rules do not allow; in both cases nothing changes.
 Also the text and wire forms of actions."""
 
+import re
+
 import pytest
 
 from referee.rules import (
@@ -106,6 +108,14 @@ def test_illegal_after_the_game_is_over():
     with pytest.raises(AssertionError) as nobody:   # a caller's bug, said plainly
         g.seat_to_move()
     assert str(nobody.value) == "no seat is to move: the game is over"
+
+
+@pytest.mark.parametrize("lookalike", [float(PASS), PASS + 0j])
+def test_a_non_int_equal_to_a_legal_action_is_malformed_even_just_after_legal_actions(lookalike):
+    g = throw_position()
+    assert PASS in g.legal_actions() and lookalike == PASS
+    assert_refused(g, lookalike, MalformedAction,
+                   "^" + re.escape(f"an action is a non-negative int, got {lookalike!r}") + "$")
 
 
 def test_an_action_legal_in_an_earlier_position_is_checked_against_the_current_one():
