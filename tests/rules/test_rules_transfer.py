@@ -102,6 +102,11 @@ def test_transfer_respects_max_attacks():
         play(g, "transfer 6H")
     g = Game.from_position(PEREV, ["9C", "6H 7D", "8C 9D TD JD"], trump="AC", table="6S/-- 6D/--")
     assert "transfer 6H" in legal(g)
+    # a transfer that brings the table exactly to max_attacks is allowed
+    g = Game.from_position(rules, ["9C", "6H 7D", "8C 9D TD JD"], trump="AC", table="6S/--")
+    assert legal(g) == {"transfer 6H", "take"}
+    play(g, "transfer 6H")
+    assert table(g) == "6S/-- 6H/--" and g.current_seat == 2
 
 
 def test_after_a_transfer_the_first_bout_limit_still_holds():
