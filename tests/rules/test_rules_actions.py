@@ -103,7 +103,8 @@ def test_illegal_after_the_game_is_over():
     play(g, "attack 6S", "cover 0 7S")
     assert g.is_over
     assert_refused(g, parse_action("attack 8S"), IllegalAction, "the game is over")
-    assert_refused(g, PASS, IllegalAction, "the game is over")
+    assert_refused(g, PASS, IllegalAction, "^pass: the game is over$")
+    assert g.illegal_reason(PASS) == "the game is over"
     assert g.current_seat is None
     with pytest.raises(AssertionError) as nobody:   # a caller's bug, said plainly
         g.seat_to_move()

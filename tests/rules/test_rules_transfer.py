@@ -246,6 +246,12 @@ def test_each_trump_may_be_shown_once_per_bout():
     assert legal(g) == {"cover 0 7S", "cover 0 6H", "cover 1 6H", "take"}
     with pytest.raises(IllegalAction, match="already shown"):
         play(g, "show_trump 6H")
+    # the same when the bout could go on to a seat holding enough cards: only the rule stops it
+    g = Game.from_position(SHOW, ["6S 6C 9C TC JC", "6H 7S KD"], trump="AH", talon="QC KC QS KS AH")
+    play(g, "attack 6S", "show_trump 6H", "transfer 6C")
+    assert legal(g) == {"cover 0 7S", "cover 0 6H", "cover 1 6H", "transfer 6H", "take"}
+    with pytest.raises(IllegalAction, match="6H was already shown in this bout"):
+        play(g, "show_trump 6H")
 
 
 def test_shown_trumps_are_forgotten_by_the_next_bout():
