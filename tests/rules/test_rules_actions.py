@@ -186,3 +186,56 @@ def test_malformed_text(text):
 def test_malformed_wire(data):
     with pytest.raises(MalformedAction):
         action_from_wire(data)
+
+
+# --- every reason, word for word (what a bot is told after an illegal action) ---------------
+
+PEREV = make_rules("perevodnoy")
+SAME_RANK_LEAD = make_rules("classic", ["lead=same_rank"])
+
+
+def same_rank_lead_started() -> Game:
+    return play(Game.from_position(SAME_RANK_LEAD, ["6S 6D 7S", "8S 9H AH", "9C"], trump="TH"), "attack 6S")
+
+
+def perevodnoy(table: str, next_hand: str = "8C 9D TD JD", rules=PEREV) -> Game:
+    return Game.from_position(rules, ["9C", "6H 6D 7D", next_hand], trump="AH", table=table)
+
+
+@pytest.mark.parametrize(("position", "text", "reason"), [
+    (defend_position, "pass",
+     "pass is not an option in phase defend (seat 1 may: cover, transfer, show_trump, take)"),
+    (throw_position, "take", "take is not an option in phase throw_in (seat 0 may: throw_in, pass)"),
+    (lambda: Game.from_position(CLASSIC, ["6S 7S", "8S 9H"], trump="TH", talon="QC TH"), "pass",
+     "pass is not an option in phase attack (seat 0 may: attack)"),
+    (same_rank_lead_started, "take", "take is not an option in phase attack (seat 0 may: attack, pass)"),
+    (same_rank_lead_started, "attack 7S", "a lead of several cards is of one rank: 7S is not of rank 6"),
+    (defend_position, "cover 0 6C", "seat 1 does not hold 6C"),
+    (defend_position, "cover 1 8S", "there is no table slot 1 (slots 0..0)"),
+    (lambda: Game.from_position(PEREV, ["9C", "7S 7D AH", "8C 9D"], trump="TH", table="6S/8S 6D/--"),
+     "cover 2 AH", "there is no table slot 2 (slots 0..1)"),
+    (lambda: Game.from_position(PEREV, ["9C", "7S 7D AH", "8C 9D"], trump="TH", table="6S/8S 6D/--"),
+     "cover 0 AH", "slot 0 (6S) is already covered"),
+    (defend_position, "cover 0 7D", "7D does not beat 7S (trump H)"),
+    (lambda: Game.from_position(make_rules("classic", ["max_attacks=1"]), ["6D 7C", "9H 7D", "8C"],
+                                trump="TH", table="6S/8S"),
+     "throw_in 6D", "the bout already holds its limit of 1 attack cards"),
+    (throw_position, "throw_in 9C", "no card of rank 9 lies on the table"),
+    (defend_position, "transfer 7D", "transfer is not allowed by these rules (transfer=off)"),
+    (lambda: perevodnoy("6S/--"), "show_trump 6H", "show_trump is not allowed by these rules (transfer=on)"),
+    (lambda: Game.from_position(PEREV, ["9C", "7S 7D AH 6H", "8C 9D"], trump="TH", table="6S/8S 6D/--"),
+     "transfer 6H", "a card on the table is already covered"),
+    (lambda: perevodnoy("6S/-- 7S/--"), "transfer 6D", "the attack cards are not all of one rank"),
+    (lambda: perevodnoy("6S/--"), "transfer 7D", "7D is not of the attacked rank"),
+    (lambda: perevodnoy("6S/--", rules=make_rules("perevodnoy_trump")), "show_trump 6D", "6D is not a trump"),
+    (lambda: play(Game.from_position(make_rules("perevodnoy", ["transfer_limit=1"]),
+                                     ["9C", "6H 7D 8D", "6D 9D TD JD"], trump="AH", table="6S/--"),
+                  "transfer 6H"),
+     "transfer 6D", "this bout has used its 1 transfer(s)"),
+    (lambda: perevodnoy("6S/--", next_hand="8C"), "transfer 6D",
+     "the next defender holds too few cards, or the attack limit would be exceeded"),
+])
+def test_every_reason_for_refusing_an_action_word_for_word(position, text: str, reason: str):
+    g = position()
+    assert g.illegal_reason(parse_action(text)) == reason
+    assert_refused(g, parse_action(text), IllegalAction, "^" + re.escape(f"{text}: {reason}") + "$")
