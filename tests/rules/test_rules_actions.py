@@ -216,6 +216,9 @@ def perevodnoy(table: str, next_hand: str = "8C 9D TD JD", rules=PEREV) -> Game:
      "cover 2 AH", "there is no table slot 2 (slots 0..1)"),
     (lambda: Game.from_position(PEREV, ["9C", "7S 7D AH", "8C 9D"], trump="TH", table="6S/8S 6D/--"),
      "cover 0 AH", "slot 0 (6S) is already covered"),
+    (lambda: Game.from_position(make_rules("classic", {"deck": "52"}), ["9D", "6D 7C"], trump="AC",
+                                table="3D/2C 5D/--"),
+     "cover 0 6D", "slot 0 (3D) is already covered"),   # by 2C, card 0 of the 52-card deck
     (defend_position, "cover 0 7D", "7D does not beat 7S (trump H)"),
     (lambda: Game.from_position(make_rules("classic", ["max_attacks=1"]), ["6D 7C", "9H 7D", "8C"],
                                 trump="TH", table="6S/8S"),
