@@ -89,3 +89,42 @@ def test_public_events_of_a_take_and_of_going_out():
         {"type": "bout_end", "result": "taken", "defender": 2},
         {"type": "out", "seat": 1}]
     assert g.outcome.durak == 2
+
+
+def test_the_whole_observation_after_a_bout_word_for_word():
+    g = position()   # seat 0 led 6S, seat 1 took it, both attackers passed; seat 2 attacks now
+    assert g.observe(2) == {
+        "seat": 2, "players": 3, "dealer": 2, "hand": ["7H", "8H", "TH", "TS", "JH", "JS"],
+        "trump": "AH", "trump_suit": "H", "trump_holder": None, "talon": 2, "table": [],
+        "discard": ["6C", "6H", "7C", "7S", "8C", "8S", "9S", "TC", "TD", "JC", "JD", "QD", "KD",
+                    "AC", "AD", "AS"],
+        "hand_sizes": [6, 6, 6], "out": [False, False, False], "attacker": 2, "defender": 0,
+        "phase": "attack", "taking": False, "bout": 2, "transfers": 0, "attack_limit": 6,
+        "known": [[], ["6S"], []], "shown": [],
+    }
+
+
+def test_the_whole_observation_mid_bout_after_a_shown_trump_and_a_take():
+    rules = make_rules("perevodnoy_trump")
+    g = Game.from_position(rules, ["6S 6C 9C", "6H 7S KD", ""], trump="AH", talon="QC KC AH",
+                           out=(2,), dealer=1)
+    play(g, "attack 6S", "show_trump 6H", "take")
+    assert g.observe(0) == {
+        "seat": 0, "players": 3, "dealer": 1, "hand": ["6C", "9C"],
+        "trump": "AH", "trump_suit": "H", "trump_holder": None, "talon": 3, "table": [["6S", None]],
+        "discard": ["6D", "7C", "7D", "7H", "8C", "8D", "8H", "8S", "9D", "9H", "9S", "TC", "TD",
+                    "TH", "TS", "JC", "JD", "JH", "JS", "QD", "QH", "QS", "KH", "KS", "AC", "AD", "AS"],
+        "hand_sizes": [2, 3, 0], "out": [False, False, True], "attacker": 1, "defender": 0,
+        "phase": "throw_in", "taking": True, "bout": 1, "transfers": 1, "attack_limit": 2,
+        "known": [[], ["6H"], []], "shown": ["6H"],
+    }
+
+
+def test_the_direction_of_play_is_observed_only_where_reflections_can_change_it():
+    reflect = make_rules("classic", ["transfer=reflect"])
+    hands = ["6S 7S", "6D 8D", "9C TC"]
+    assert "direction" not in Game.from_position(CLASSIC, hands, trump="AH").observe(0)
+    assert Game.from_position(reflect, hands, trump="AH").observe(0)["direction"] == "clockwise"
+    g = Game.from_position(reflect, hands, trump="AH", counter_clockwise=True)
+    assert [g.observe(s)["direction"] for s in range(3)] == ["counter_clockwise"] * 3
+    assert (g.attacker, g.defender) == (0, 2)
