@@ -228,6 +228,9 @@ def perevodnoy(table: str, next_hand: str = "8C 9D TD JD", rules=PEREV) -> Game:
     (lambda: perevodnoy("6S/--"), "show_trump 6H", "show_trump is not allowed by these rules (transfer=on)"),
     (lambda: Game.from_position(PEREV, ["9C", "7S 7D AH 6H", "8C 9D"], trump="TH", table="6S/8S 6D/--"),
      "transfer 6H", "a card on the table is already covered"),
+    (lambda: Game.from_position(make_rules("perevodnoy", {"deck": "52"}), ["9D", "3H 7C", "8D 9H TD"],
+                                trump="AC", table="3D/2C 3S/--"),
+     "transfer 3H", "a card on the table is already covered"),   # by 2C, card 0
     (lambda: perevodnoy("6S/-- 7S/--"), "transfer 6D", "the attack cards are not all of one rank"),
     (lambda: perevodnoy("6S/--"), "transfer 7D", "7D is not of the attacked rank"),
     (lambda: perevodnoy("6S/--", rules=make_rules("perevodnoy_trump")), "show_trump 6D", "6D is not a trump"),
