@@ -240,6 +240,10 @@ def perevodnoy(table: str, next_hand: str = "8C 9D TD JD", rules=PEREV) -> Game:
      "transfer 6D", "this bout has used its 1 transfer(s)"),
     (lambda: perevodnoy("6S/--", next_hand="8C"), "transfer 6D",
      "the next defender holds too few cards, or the attack limit would be exceeded"),
+    (lambda: perevodnoy("6S/--", next_hand="8C", rules=make_rules("deflection")), "transfer 6D",
+     "the next defender holds too few cards, or the attack limit would be exceeded"),
+    (lambda: perevodnoy("6S/--", next_hand="8C", rules=make_rules("deflection", ["transfer=trump_show"])),
+     "show_trump 6H", "with transfer_limit=1 (deflection) a bout is never passed onto a player with one card"),
 ])
 def test_every_reason_for_refusing_an_action_word_for_word(position, text: str, reason: str):
     g = position()
