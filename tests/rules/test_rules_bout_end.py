@@ -28,6 +28,20 @@ def test_beaten_table_goes_to_the_discard_and_the_defender_attacks_next():
     assert g.current_seat == 1
 
 
+def test_a_cover_by_the_lowest_card_of_the_deck_leaves_the_table_like_any_other():
+    """2C is card 0 of the 52-card deck: beaten, it goes to the discard; taken, to the hand."""
+    rules = make_rules("classic", {"deck": "52"})
+    g = Game.from_position(rules, ["3D 9S", "2C 5H 6H", "7S"], trump="AC", talon="KH AC")
+    discard_before = set(g.observe(0)["discard"])
+    play(g, "attack 3D", "cover 0 2C")       # nobody can throw in: the bout ends beaten
+    o = g.observe(2)
+    assert o["table"] == [] and set(o["discard"]) == discard_before | {"3D", "2C"}
+    assert o["hand_sizes"] == [3, 2, 1]
+    g = Game.from_position(rules, ["3D 3S 9S", "2C 5H 6H", "7S"], trump="AC", talon="KH AC")
+    play(g, "attack 3D", "cover 0 2C", "throw_in 3S", "take")
+    assert hand(g, 1) == cards("2C 3D 3S 5H 6H") and g.observe(0)["known"][1] == ["2C", "3D", "3S"]
+
+
 def test_drawing_order_main_attacker_other_attackers_clockwise_defender_last_each_fills_up():
     g = p3()
     play(g, "attack 6S", "cover 0 9S", "pass", "pass")
