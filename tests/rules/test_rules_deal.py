@@ -128,6 +128,25 @@ def test_bad_deck_orders_are_refused():
         Game.new(make_rules(), 2, seed=1, dealer=2)
 
 
+@pytest.mark.parametrize(("given", "text"), [
+    ({"deck": deck_cards(36)[:-1]}, "the deck order must hold each of the 36 cards exactly once"),
+    ({"deck": deck_cards(36)[:-1] + [0]}, "the deck order must hold each of the 36 cards exactly once"),
+    ({"seed": 1, "dealer": 2}, "dealer seat 2 does not exist at a 2-player table"),
+    ({"seed": 1, "dealer": -1}, "dealer seat -1 does not exist at a 2-player table"),
+])
+def test_bad_deals_are_refused_word_for_word(given, text):
+    with pytest.raises(RulesError) as refused:
+        Game.new(make_rules(), 2, **given)
+    assert str(refused.value) == text
+
+
+@pytest.mark.parametrize("dealer", [0, 2])
+def test_every_dealer_seat_that_exists_deals_and_no_events_are_kept_unless_asked(dealer):
+    g = Game.new(make_rules(), 3, seed=1, dealer=dealer)
+    assert g.dealer == dealer and [g.observe(s)["dealer"] for s in range(3)] == [dealer] * 3
+    assert g.events is None and Game.new(make_rules(), 3, seed=1, record_events=True).events == []
+
+
 # --- who attacks first ------------------------------------------------------------------
 
 HANDS2 = ["8H 6C 7C 8C 9C TC", "7H 6D 7D 8D 9D TD"]
