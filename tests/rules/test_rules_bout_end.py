@@ -42,6 +42,15 @@ def test_a_cover_by_the_lowest_card_of_the_deck_leaves_the_table_like_any_other(
     assert hand(g, 1) == cards("2C 3D 3S 5H 6H") and g.observe(0)["known"][1] == ["2C", "3D", "3S"]
 
 
+def test_the_seat_drawing_the_face_up_trump_keeps_its_other_known_cards_known():
+    g = Game.from_position(CLASSIC, ["6S 9C TC JC QC KC 7C", "7D 8D"], trump="AH", talon="QH AH")
+    play(g, "attack 6S", "take")   # seat 1 picks up 6S, then draws QH and the face-up AH
+    assert hand(g, 1) == cards("6S 7D 8D QH AH")
+    for s in (0, 1):
+        o = g.observe(s)
+        assert o["known"] == [[], ["6S", "AH"]] and o["trump_holder"] == 1 and o["talon"] == 0
+
+
 def test_drawing_order_main_attacker_other_attackers_clockwise_defender_last_each_fills_up():
     g = p3()
     play(g, "attack 6S", "cover 0 9S", "pass", "pass")
@@ -233,7 +242,9 @@ def test_last_two_out_defender_loses():
     g = Game.from_position(make_rules("classic", ["last_two_out=defender_loses"]), ["6S", "7S"], trump="TH")
     play(g, "attack 6S", "cover 0 7S")
     o = g.outcome
-    assert (o.termination, o.durak) == ("normal", 1)
+    assert (o.termination, o.durak, o.last_out) == ("normal", 1, (0, 1))
+    assert o.as_dict() == {"termination": "normal", "durak": 1, "last_out": [0, 1],
+                           "reason": "everyone went out in the last bout; its defender is the durak"}
 
 
 def test_last_out_lists_only_the_seats_that_went_out_in_the_final_bout():
