@@ -279,6 +279,7 @@ def test_pickup_draw_limit_takes_in_a_row_with_empty_talon_end_in_a_draw():
     assert g.is_over
     o = g.outcome
     assert (o.termination, o.durak, o.last_out) == ("stalemate", None, ())
+    assert o.reason == "2 takes in a row with an empty talon and nobody going out"
 
 
 def test_pickup_draw_limit_default_is_forty():
@@ -330,7 +331,7 @@ def test_action_cap_ends_the_game_as_a_draw_with_its_own_termination():
     assert len(g.history) == 10
     o = g.outcome
     assert (o.termination, o.durak, o.last_out) == ("action_cap", None, ())
-    assert "10" in o.reason
+    assert o.reason == "the action cap of 10 was reached"
 
 
 def test_action_cap_default():
