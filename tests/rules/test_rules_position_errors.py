@@ -110,6 +110,7 @@ def test_a_cover_by_the_lowest_card_of_the_deck_is_checked_like_any_other() -> N
     assert str(refused.value) == "table slot 0: 2C does not beat 3C (trump H)"
     # as a trump it beats any other suit, and the debugging form shows it as the cover
     game = Game.from_position(deck52, ["9D", "7D"], trump="AC", table="3D/2C")
+    assert [game.observe(s)["table"] for s in (0, 1)] == [[["3D", "2C"]]] * 2
     assert repr(game) == ("<Game throw_in bout=1 trump=AC att=0 def=1 talon=0 table=[3D/2C] "
                           "hands=[0:9D | 1:7D]>")
 
