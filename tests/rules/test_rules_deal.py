@@ -164,6 +164,14 @@ def test_lowest_trump_counts_only_trumps():
     assert g.attacker == 1
 
 
+def test_lowest_trump_in_the_52_card_deck_the_two_of_trumps_is_lowest_other_twos_do_not_count():
+    rules = make_rules("classic", {"deck": "52"})
+    hands = ["3H 5C 6C 7C 8C 9C", "2S 5D 6D 7D 8D 9D", "4H 5S 6S 7S 8S 9S"]
+    assert Game.new(rules, 3, deck=deck_for(52, hands, "AH")).attacker == 0
+    hands[2] = "2H 5S 6S 7S 8S 9S"
+    assert Game.new(rules, 3, deck=deck_for(52, hands, "AH")).attacker == 2
+
+
 def test_lowest_trump_three_players():
     hands = ["TS JS QS KS 6C 7C", "6D 7D 8D 9D TD JD", "AS 9S 8S 7S 8C 9C"]
     g = Game.new(make_rules(), 3, deck=deck_for(36, hands, "6S"))
