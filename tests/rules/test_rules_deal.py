@@ -145,6 +145,8 @@ def test_every_dealer_seat_that_exists_deals_and_no_events_are_kept_unless_asked
     g = Game.new(make_rules(), 3, seed=1, dealer=dealer)
     assert g.dealer == dealer and [g.observe(s)["dealer"] for s in range(3)] == [dealer] * 3
     assert g.events is None and Game.new(make_rules(), 3, seed=1, record_events=True).events == []
+    o = g.observe(0)
+    assert o["taking"] is False and o["bout"] == 1 and o["transfers"] == 0 and o["shown"] == []
 
 
 # --- who attacks first ------------------------------------------------------------------
