@@ -111,6 +111,7 @@ def test_a_cover_by_the_lowest_card_of_the_deck_is_checked_like_any_other() -> N
     # as a trump it beats any other suit, and the debugging form shows it as the cover
     game = Game.from_position(deck52, ["9D", "7D"], trump="AC", table="3D/2C")
     assert [game.observe(s)["table"] for s in (0, 1)] == [[["3D", "2C"]]] * 2
+    assert game.observe(0)["attack_limit"] == 2   # the defender's one card plus the 2C it covered with
     assert repr(game) == ("<Game throw_in bout=1 trump=AC att=0 def=1 talon=0 table=[3D/2C] "
                           "hands=[0:9D | 1:7D]>")
 
