@@ -324,3 +324,10 @@ def test_four_players_after_a_transfer_ask_and_draw_from_the_passing_player_cloc
     assert hand(g, 3) == cards("6H 9S KH 7C 7D 7H")   # then the others clockwise from it
     assert hand(g, 0) == cards("6C AS")
     assert (g.attacker, g.defender) == (3, 0)
+
+
+def test_a_shown_trump_joins_the_cards_already_known_in_that_hand():
+    g = Game.from_position(SHOW, ["6S 7S 7C", "7H 9D TD"], trump="AH")
+    play(g, "attack 6S", "take", "attack 7S", "show_trump 7H")   # 6S known since the take
+    for s in (0, 1):
+        assert g.observe(s)["known"] == [[], ["6S", "7H"]] and g.observe(s)["shown"] == ["7H"]
