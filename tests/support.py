@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import fcntl
+import math
 import os
 import shutil
 import signal
@@ -23,6 +24,27 @@ JS_EXAMPLE_DIR = ROOT / "examples" / "javascript"
 #: ``timeout`` in pyproject.toml, is for everything else): ``@pytest.mark.timeout(LONG_TIMEOUT_S)``.
 LONG_TIMEOUT_S = 900
 PR_SET_CHILD_SUBREAPER = 36
+#: Mutation runs only (docs/TESTING.md, "Mutation testing"): the engine's seeded-game loops
+#: and hypothesis examples are multiplied by this fraction, so that each surviving mutant
+#: costs seconds instead of a minute. Unset (the suite, CI): the full counts.
+MUTATION_SCALE_ENV = "DURAK_MUTATION_SCALE"
+
+
+def scaled(count: int) -> int:
+    """``count`` (seeded games, hypothesis examples) times ``$DURAK_MUTATION_SCALE``, a
+    fraction in (0, 1] (default 1: the full count), rounded up, at least 1. A smaller run
+    can only find fewer bugs, so a mutation score measured with it is a lower bound.
+    Raises ValueError naming the variable when its value is not such a fraction."""
+    text = os.environ.get(MUTATION_SCALE_ENV, "").strip()
+    if not text:
+        return count
+    try:
+        scale = float(text)
+    except ValueError:
+        scale = math.nan
+    if not 0 < scale <= 1:
+        raise ValueError(f"{MUTATION_SCALE_ENV}={text!r}: expected a fraction in (0, 1], e.g. 0.1")
+    return max(1, math.ceil(count * scale))
 
 
 def default_signals(ignore_sigint: bool = False) -> Callable[[], None]:

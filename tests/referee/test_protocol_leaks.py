@@ -26,6 +26,7 @@ from referee.table.replay import game_steps
 from referee.rules import Game, make_rules
 from referee.rules.actions import parse_action
 from referee.rules.cards import card_str, parse_card
+from support import scaled
 
 CARD = re.compile(r"(?<![A-Za-z0-9])([2-9TJQKA][CDHS])(?![A-Za-z0-9])")
 ALL_CARDS = [r + s for r in "23456789TJQKA" for s in "CDHS"]
@@ -176,7 +177,7 @@ def by_game(spy: Spy, kind: str) -> dict[int, list[dict[str, Any]]]:
 async def test_no_message_to_any_seat_names_a_card_hidden_from_it(
         monkeypatch: pytest.MonkeyPatch, players: int, frames: bool) -> None:
     kinds: set[str] = set()
-    for seed in range(12):
+    for seed in range(scaled(12)):  # fewer matches in mutation runs only (support.scaled)
         preset, sets = RULE_SETS[seed % len(RULE_SETS)]
         _, spies, result, records = await spy_match(monkeypatch, seed * 7 + players, players, preset,
                                            sets, illegal=0.03, retries=seed % 2, frames=frames)
@@ -282,7 +283,7 @@ def seat_view(monkeypatch: pytest.MonkeyPatch, table: Table, header: dict[str, A
 @pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
 async def test_replay_seat_view_shows_no_hidden_card_no_others_forced_or_decline(
         monkeypatch: pytest.MonkeyPatch, players: int) -> None:
-    for seed in range(6):
+    for seed in range(scaled(6)):  # fewer matches in mutation runs only (support.scaled)
         preset, sets = RULE_SETS[(seed + players) % len(RULE_SETS)]
         table, spies, result, records = await spy_match(monkeypatch, 100 + seed, players, preset, sets,
                                                illegal=0.03)

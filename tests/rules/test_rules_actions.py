@@ -2,6 +2,8 @@
 reason) for a well-formed action the rules do not allow; in both cases nothing changes.
 Also the text and wire forms of actions."""
 
+import re
+
 import pytest
 
 from referee.rules import (
@@ -101,7 +103,30 @@ def test_illegal_after_the_game_is_over():
     play(g, "attack 6S", "cover 0 7S")
     assert g.is_over
     assert_refused(g, parse_action("attack 8S"), IllegalAction, "the game is over")
-    assert_refused(g, PASS, IllegalAction, "the game is over")
+    assert_refused(g, PASS, IllegalAction, "^pass: the game is over$")
+    assert g.illegal_reason(PASS) == "the game is over"
+    assert g.current_seat is None
+    with pytest.raises(AssertionError) as nobody:   # a caller's bug, said plainly
+        g.seat_to_move()
+    assert str(nobody.value) == "no seat is to move: the game is over"
+
+
+@pytest.mark.parametrize("lookalike", [float(PASS), PASS + 0j])
+def test_a_non_int_equal_to_a_legal_action_is_malformed_even_just_after_legal_actions(lookalike):
+    g = throw_position()
+    assert PASS in g.legal_actions() and lookalike == PASS
+    assert_refused(g, lookalike, MalformedAction,
+                   "^" + re.escape(f"an action is a non-negative int, got {lookalike!r}") + "$")
+
+
+def test_an_action_legal_in_an_earlier_position_is_checked_against_the_current_one():
+    """``apply`` may answer from the last ``legal_actions()`` only while nothing has moved since."""
+    g = Game.from_position(CLASSIC, ["6S 7S", "8S 9H"], trump="TH", talon="QC TH")
+    assert legal(g) == {"attack 6S", "attack 7S"}
+    g.apply(parse_action("attack 6S"))
+    assert_refused(g, parse_action("attack 7S"), IllegalAction,
+                   "^attack 7S: attack is not an option in phase defend")
+    assert legal(g) == {"cover 0 8S", "cover 0 9H", "take"}   # 9H: a trump
 
 
 def test_illegal_reason_is_none_for_legal_actions():
@@ -161,3 +186,66 @@ def test_malformed_text(text):
 def test_malformed_wire(data):
     with pytest.raises(MalformedAction):
         action_from_wire(data)
+
+
+# --- every reason, word for word (what a bot is told after an illegal action) ---------------
+
+PEREV = make_rules("perevodnoy")
+SAME_RANK_LEAD = make_rules("classic", ["lead=same_rank"])
+
+
+def same_rank_lead_started() -> Game:
+    return play(Game.from_position(SAME_RANK_LEAD, ["6S 6D 7S", "8S 9H AH", "9C"], trump="TH"), "attack 6S")
+
+
+def perevodnoy(table: str, next_hand: str = "8C 9D TD JD", rules=PEREV) -> Game:
+    return Game.from_position(rules, ["9C", "6H 6D 7D", next_hand], trump="AH", table=table)
+
+
+@pytest.mark.parametrize(("position", "text", "reason"), [
+    (defend_position, "pass",
+     "pass is not an option in phase defend (seat 1 may: cover, transfer, show_trump, take)"),
+    (throw_position, "take", "take is not an option in phase throw_in (seat 0 may: throw_in, pass)"),
+    (lambda: Game.from_position(CLASSIC, ["6S 7S", "8S 9H"], trump="TH", talon="QC TH"), "pass",
+     "pass is not an option in phase attack (seat 0 may: attack)"),
+    (same_rank_lead_started, "take", "take is not an option in phase attack (seat 0 may: attack, pass)"),
+    (same_rank_lead_started, "attack 7S", "a lead of several cards is of one rank: 7S is not of rank 6"),
+    (defend_position, "cover 0 6C", "seat 1 does not hold 6C"),
+    (defend_position, "cover 1 8S", "there is no table slot 1 (slots 0..0)"),
+    (lambda: Game.from_position(PEREV, ["9C", "7S 7D AH", "8C 9D"], trump="TH", table="6S/8S 6D/--"),
+     "cover 2 AH", "there is no table slot 2 (slots 0..1)"),
+    (lambda: Game.from_position(PEREV, ["9C", "7S 7D AH", "8C 9D"], trump="TH", table="6S/8S 6D/--"),
+     "cover 0 AH", "slot 0 (6S) is already covered"),
+    (lambda: Game.from_position(make_rules("classic", {"deck": "52"}), ["9D", "6D 7C"], trump="AC",
+                                table="3D/2C 5D/--"),
+     "cover 0 6D", "slot 0 (3D) is already covered"),   # by 2C, card 0 of the 52-card deck
+    (defend_position, "cover 0 7D", "7D does not beat 7S (trump H)"),
+    (lambda: Game.from_position(make_rules("classic", ["max_attacks=1"]), ["6D 7C", "9H 7D", "8C"],
+                                trump="TH", table="6S/8S"),
+     "throw_in 6D", "the bout already holds its limit of 1 attack cards"),
+    (throw_position, "throw_in 9C", "no card of rank 9 lies on the table"),
+    (defend_position, "transfer 7D", "transfer is not allowed by these rules (transfer=off)"),
+    (lambda: perevodnoy("6S/--"), "show_trump 6H", "show_trump is not allowed by these rules (transfer=on)"),
+    (lambda: Game.from_position(PEREV, ["9C", "7S 7D AH 6H", "8C 9D"], trump="TH", table="6S/8S 6D/--"),
+     "transfer 6H", "a card on the table is already covered"),
+    (lambda: Game.from_position(make_rules("perevodnoy", {"deck": "52"}), ["9D", "3H 7C", "8D 9H TD"],
+                                trump="AC", table="3D/2C 3S/--"),
+     "transfer 3H", "a card on the table is already covered"),   # by 2C, card 0
+    (lambda: perevodnoy("6S/-- 7S/--"), "transfer 6D", "the attack cards are not all of one rank"),
+    (lambda: perevodnoy("6S/--"), "transfer 7D", "7D is not of the attacked rank"),
+    (lambda: perevodnoy("6S/--", rules=make_rules("perevodnoy_trump")), "show_trump 6D", "6D is not a trump"),
+    (lambda: play(Game.from_position(make_rules("perevodnoy", ["transfer_limit=1"]),
+                                     ["9C", "6H 7D 8D", "6D 9D TD JD"], trump="AH", table="6S/--"),
+                  "transfer 6H"),
+     "transfer 6D", "this bout has used its 1 transfer(s)"),
+    (lambda: perevodnoy("6S/--", next_hand="8C"), "transfer 6D",
+     "the next defender holds too few cards, or the attack limit would be exceeded"),
+    (lambda: perevodnoy("6S/--", next_hand="8C", rules=make_rules("deflection")), "transfer 6D",
+     "the next defender holds too few cards, or the attack limit would be exceeded"),
+    (lambda: perevodnoy("6S/--", next_hand="8C", rules=make_rules("deflection", ["transfer=trump_show"])),
+     "show_trump 6H", "with transfer_limit=1 (deflection) a bout is never passed onto a player with one card"),
+])
+def test_every_reason_for_refusing_an_action_word_for_word(position, text: str, reason: str):
+    g = position()
+    assert g.illegal_reason(parse_action(text)) == reason
+    assert_refused(g, parse_action(text), IllegalAction, "^" + re.escape(f"{text}: {reason}") + "$")

@@ -338,3 +338,13 @@ def test_no_forced_action_once_the_game_is_over():
     g = Game.from_position(CLASSIC, ["6S", "7S 8S"], trump="TH")
     play(g, "attack 6S", "cover 0 7S")
     assert g.is_over and g.forced_action() is None and g.legal_actions() == []
+
+
+def test_the_twos_of_the_52_card_deck_are_thrown_in_by_rank_like_any_card():
+    """2C is card 0 of the 52-card deck: thrown in only when a two lies on the table, and
+    a cover by it puts rank 2 on the table."""
+    rules = make_rules("classic", {"deck": "52"})
+    g = Game.from_position(rules, ["2C 5S 9H", "7D 8D 9D", "KH"], trump="AH", table="5D/6D")
+    assert g.current_seat == 0 and legal(g) == {"throw_in 5S", "pass"}
+    g = Game.from_position(rules, ["2S 5S 9H", "7D 8D 9D", "KH"], trump="AC", table="3D/2C")
+    assert g.current_seat == 0 and legal(g) == {"throw_in 2S", "pass"}

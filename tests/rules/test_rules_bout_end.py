@@ -28,6 +28,29 @@ def test_beaten_table_goes_to_the_discard_and_the_defender_attacks_next():
     assert g.current_seat == 1
 
 
+def test_a_cover_by_the_lowest_card_of_the_deck_leaves_the_table_like_any_other():
+    """2C is card 0 of the 52-card deck: beaten, it goes to the discard; taken, to the hand."""
+    rules = make_rules("classic", {"deck": "52"})
+    g = Game.from_position(rules, ["3D 9S", "2C 5H 6H", "7S"], trump="AC", talon="KH AC")
+    discard_before = set(g.observe(0)["discard"])
+    play(g, "attack 3D", "cover 0 2C")       # nobody can throw in: the bout ends beaten
+    o = g.observe(2)
+    assert o["table"] == [] and set(o["discard"]) == discard_before | {"3D", "2C"}
+    assert o["hand_sizes"] == [3, 2, 1]
+    g = Game.from_position(rules, ["3D 3S 9S", "2C 5H 6H", "7S"], trump="AC", talon="KH AC")
+    play(g, "attack 3D", "cover 0 2C", "throw_in 3S", "take")
+    assert hand(g, 1) == cards("2C 3D 3S 5H 6H") and g.observe(0)["known"][1] == ["2C", "3D", "3S"]
+
+
+def test_the_seat_drawing_the_face_up_trump_keeps_its_other_known_cards_known():
+    g = Game.from_position(CLASSIC, ["6S 9C TC JC QC KC 7C", "7D 8D"], trump="AH", talon="QH AH")
+    play(g, "attack 6S", "take")   # seat 1 picks up 6S, then draws QH and the face-up AH
+    assert hand(g, 1) == cards("6S 7D 8D QH AH")
+    for s in (0, 1):
+        o = g.observe(s)
+        assert o["known"] == [[], ["6S", "AH"]] and o["trump_holder"] == 1 and o["talon"] == 0
+
+
 def test_drawing_order_main_attacker_other_attackers_clockwise_defender_last_each_fills_up():
     g = p3()
     play(g, "attack 6S", "cover 0 9S", "pass", "pass")
@@ -196,7 +219,8 @@ def test_the_last_player_holding_cards_is_the_durak():
     assert g.observe(0)["phase"] == "over"
     o = g.outcome
     assert (o.termination, o.durak, o.last_out) == ("normal", 2, ())
-    assert o.as_dict()["durak"] == 2
+    assert o.as_dict() == {"termination": "normal", "durak": 2, "last_out": [],
+                           "reason": "the last player holding cards is the durak"}
 
 
 def test_the_durak_after_a_take():
@@ -210,13 +234,17 @@ def test_last_two_out_in_the_same_bout_is_a_draw_by_default():
     play(g, "attack 6S", "cover 0 7S")
     o = g.outcome
     assert (o.termination, o.durak, o.last_out) == ("draw", None, (0, 1))
+    assert o.as_dict() == {"termination": "draw", "durak": None, "last_out": [0, 1],
+                           "reason": "the last players went out in the same bout"}
 
 
 def test_last_two_out_defender_loses():
     g = Game.from_position(make_rules("classic", ["last_two_out=defender_loses"]), ["6S", "7S"], trump="TH")
     play(g, "attack 6S", "cover 0 7S")
     o = g.outcome
-    assert (o.termination, o.durak) == ("normal", 1)
+    assert (o.termination, o.durak, o.last_out) == ("normal", 1, (0, 1))
+    assert o.as_dict() == {"termination": "normal", "durak": 1, "last_out": [0, 1],
+                           "reason": "everyone went out in the last bout; its defender is the durak"}
 
 
 def test_last_out_lists_only_the_seats_that_went_out_in_the_final_bout():
@@ -251,6 +279,7 @@ def test_pickup_draw_limit_takes_in_a_row_with_empty_talon_end_in_a_draw():
     assert g.is_over
     o = g.outcome
     assert (o.termination, o.durak, o.last_out) == ("stalemate", None, ())
+    assert o.reason == "2 takes in a row with an empty talon and nobody going out"
 
 
 def test_pickup_draw_limit_default_is_forty():
@@ -302,7 +331,7 @@ def test_action_cap_ends_the_game_as_a_draw_with_its_own_termination():
     assert len(g.history) == 10
     o = g.outcome
     assert (o.termination, o.durak, o.last_out) == ("action_cap", None, ())
-    assert "10" in o.reason
+    assert o.reason == "the action cap of 10 was reached"
 
 
 def test_action_cap_default():

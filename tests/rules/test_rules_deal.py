@@ -128,6 +128,27 @@ def test_bad_deck_orders_are_refused():
         Game.new(make_rules(), 2, seed=1, dealer=2)
 
 
+@pytest.mark.parametrize(("given", "text"), [
+    ({"deck": deck_cards(36)[:-1]}, "the deck order must hold each of the 36 cards exactly once"),
+    ({"deck": deck_cards(36)[:-1] + [0]}, "the deck order must hold each of the 36 cards exactly once"),
+    ({"seed": 1, "dealer": 2}, "dealer seat 2 does not exist at a 2-player table"),
+    ({"seed": 1, "dealer": -1}, "dealer seat -1 does not exist at a 2-player table"),
+])
+def test_bad_deals_are_refused_word_for_word(given, text):
+    with pytest.raises(RulesError) as refused:
+        Game.new(make_rules(), 2, **given)
+    assert str(refused.value) == text
+
+
+@pytest.mark.parametrize("dealer", [0, 2])
+def test_every_dealer_seat_that_exists_deals_and_no_events_are_kept_unless_asked(dealer):
+    g = Game.new(make_rules(), 3, seed=1, dealer=dealer)
+    assert g.dealer == dealer and [g.observe(s)["dealer"] for s in range(3)] == [dealer] * 3
+    assert g.events is None and Game.new(make_rules(), 3, seed=1, record_events=True).events == []
+    o = g.observe(0)
+    assert o["taking"] is False and o["bout"] == 1 and o["transfers"] == 0 and o["shown"] == []
+
+
 # --- who attacks first ------------------------------------------------------------------
 
 HANDS2 = ["8H 6C 7C 8C 9C TC", "7H 6D 7D 8D 9D TD"]
@@ -143,6 +164,14 @@ def test_lowest_trump_counts_only_trumps():
     hands = ["6C 6D 6S 7C 7D 7S", "KH 8C 8D 8S 9C 9D"]
     g = Game.new(make_rules(), 2, deck=deck_for(36, hands, "AH"))
     assert g.attacker == 1
+
+
+def test_lowest_trump_in_the_52_card_deck_the_two_of_trumps_is_lowest_other_twos_do_not_count():
+    rules = make_rules("classic", {"deck": "52"})
+    hands = ["3H 5C 6C 7C 8C 9C", "2S 5D 6D 7D 8D 9D", "4H 5S 6S 7S 8S 9S"]
+    assert Game.new(rules, 3, deck=deck_for(52, hands, "AH")).attacker == 0
+    hands[2] = "2H 5S 6S 7S 8S 9S"
+    assert Game.new(rules, 3, deck=deck_for(52, hands, "AH")).attacker == 2
 
 
 def test_lowest_trump_three_players():

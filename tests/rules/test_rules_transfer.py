@@ -102,6 +102,11 @@ def test_transfer_respects_max_attacks():
         play(g, "transfer 6H")
     g = Game.from_position(PEREV, ["9C", "6H 7D", "8C 9D TD JD"], trump="AC", table="6S/-- 6D/--")
     assert "transfer 6H" in legal(g)
+    # a transfer that brings the table exactly to max_attacks is allowed
+    g = Game.from_position(rules, ["9C", "6H 7D", "8C 9D TD JD"], trump="AC", table="6S/--")
+    assert legal(g) == {"transfer 6H", "take"}
+    play(g, "transfer 6H")
+    assert table(g) == "6S/-- 6H/--" and g.current_seat == 2
 
 
 def test_after_a_transfer_the_first_bout_limit_still_holds():
@@ -241,6 +246,12 @@ def test_each_trump_may_be_shown_once_per_bout():
     assert legal(g) == {"cover 0 7S", "cover 0 6H", "cover 1 6H", "take"}
     with pytest.raises(IllegalAction, match="already shown"):
         play(g, "show_trump 6H")
+    # the same when the bout could go on to a seat holding enough cards: only the rule stops it
+    g = Game.from_position(SHOW, ["6S 6C 9C TC JC", "6H 7S KD"], trump="AH", talon="QC KC QS KS AH")
+    play(g, "attack 6S", "show_trump 6H", "transfer 6C")
+    assert legal(g) == {"cover 0 7S", "cover 0 6H", "cover 1 6H", "transfer 6H", "take"}
+    with pytest.raises(IllegalAction, match="6H was already shown in this bout"):
+        play(g, "show_trump 6H")
 
 
 def test_shown_trumps_are_forgotten_by_the_next_bout():
@@ -313,3 +324,10 @@ def test_four_players_after_a_transfer_ask_and_draw_from_the_passing_player_cloc
     assert hand(g, 3) == cards("6H 9S KH 7C 7D 7H")   # then the others clockwise from it
     assert hand(g, 0) == cards("6C AS")
     assert (g.attacker, g.defender) == (3, 0)
+
+
+def test_a_shown_trump_joins_the_cards_already_known_in_that_hand():
+    g = Game.from_position(SHOW, ["6S 7S 7C", "7H 9D TD"], trump="AH")
+    play(g, "attack 6S", "take", "attack 7S", "show_trump 7H")   # 6S known since the take
+    for s in (0, 1):
+        assert g.observe(s)["known"] == [[], ["6S", "7H"]] and g.observe(s)["shown"] == ["7H"]
