@@ -22,7 +22,7 @@ import trio
 
 from protocol.codec import decode
 from referee.rules import make_rules
-from referee.seats.players import BotSpec, Player
+from referee.seats.players import BotFailure, BotSpec, Player
 from referee.table.clock import TimeControl
 from referee.table.match import GameRecord, MatchConfig, play_game, play_match
 from referee.table.spectator import start_message
@@ -355,3 +355,227 @@ async def test_play_match_marks_players_busy_only_while_a_game_is_played(autojum
     await play_match([alice, bob], config)
     assert busy_when_asked and all(busy_when_asked)
     assert (alice.busy, bob.busy) == (False, False)
+
+
+# -- a bot that fails while it is told something ------------------------------------------
+
+class FailingPlayer(ScriptedPlayer):
+    """A scripted player whose ``send`` / ``send_frame`` / ``decide`` raise the given
+    BotFailure when ``fails(how, message)`` says so (how: send, frame, decide)."""
+
+    def __init__(self, name: str, script: Script, fails: Callable[[str, dict[str, Any]], bool],
+                 failure: BotFailure) -> None:
+        super().__init__(name, script)
+        self.fails, self.failure = fails, failure
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if self.fails("send", message):
+            raise self.failure
+        await super().send(message)
+
+    async def send_frame(self, frame: bytes) -> None:
+        if self.fails("frame", decode(frame)):
+            raise self.failure
+        await super().send_frame(frame)
+
+    async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        if self.fails("decide", request):
+            raise self.failure
+        return await super().decide(request, timeout)
+
+
+GONE = BotFailure("disconnect", "the connection was lost", {"bytes": "00ff"})
+
+
+@pytest.mark.parametrize("how, kind", [("send", "game_start"), ("frame", "event")])
+async def test_a_bot_that_fails_while_it_is_sent_a_message_forfeits_with_its_own_failure(
+        autojump_clock: Any, how: str, kind: str) -> None:
+    alice = FailingPlayer("alice", first_legal, lambda h, m: h == how and m["type"] == kind, GONE)
+    bob = ScriptedPlayer("bob", first_legal)
+    record = await one_game([alice, bob])
+    assert (record.termination, record.durak) == ("disconnect", 0)
+    assert record.forfeit == {"seat": 0, "bot": "alice", "kind": "disconnect",
+                              "reason": "the connection was lost", "decision": len(record.decisions),
+                              "evidence": {"bytes": "00ff"}}
+    assert record.reason == "alice forfeited (disconnect): the connection was lost"
+    assert bob.ends() == [{"type": "game_end", "game": 3, "durak": 0, "termination": "disconnect",
+                           "reason": "alice forfeited (disconnect)"}]
+    if how == "send":  # before any decision: the game is lost at its start
+        assert record.decisions == [] and bob.requests() == []
+
+
+async def test_a_bot_that_fails_while_it_decides_forfeits_naming_the_request(autojump_clock: Any) -> None:
+    alice = FailingPlayer("alice", first_legal, lambda h, m: h == "decide" and m["id"] == 2,
+                          BotFailure("crash", "the bot exited with status 3", {"exit": 3}))
+    bob = ScriptedPlayer("bob", first_legal)
+    record = await one_game([alice, bob])
+    assert record.forfeit == {"seat": 0, "bot": "alice", "kind": "crash",
+                              "reason": "the bot exited with status 3 (request 2)",
+                              "decision": len(record.decisions), "evidence": {"exit": 3}}
+    assert record.reason == "alice forfeited (crash): the bot exited with status 3 (request 2)"
+
+
+async def test_a_bot_gone_when_the_game_ends_changes_nothing_the_others_still_hear_the_end(
+        autojump_clock: Any) -> None:
+    alice = FailingPlayer("alice", first_legal, lambda h, m: m["type"] == "game_end", GONE)
+    bob = ScriptedPlayer("bob", first_legal)
+    record = await one_game([alice, bob])
+    assert record.termination == "normal" and record.forfeit is None
+    assert bob.ends() == [{"type": "game_end", "game": 3, "durak": record.durak,
+                           "termination": "normal", "reason": record.reason}]
+    assert alice.busy is False
+
+
+async def test_a_seat_busy_before_the_game_is_busy_after_it(autojump_clock: Any) -> None:
+    alice, bob = pair(first_legal)
+    alice.busy = True
+    await one_game([alice, bob])
+    assert (alice.busy, bob.busy) == (True, False)
+
+
+# -- players timed by the referee (no timing of their own) --------------------------------
+
+class UntimedPlayer(ScriptedPlayer):
+    """A player that reports no ``timing`` (as an in-process bot): the referee times the
+    whole ``decide``, which here takes ``seconds`` of virtual time."""
+
+    async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        self.got.append(("send", request))
+        answer, seconds = self.script(request, timeout)
+        await trio.sleep(seconds)
+        self.timing = None
+        return answer
+
+
+async def test_a_player_without_timing_is_charged_the_whole_decide_call(autojump_clock: Any) -> None:
+    alice = UntimedPlayer("alice", on_request(1, lambda r: r["legal"][0], seconds=4.25))
+    bob = ScriptedPlayer("bob", first_legal)
+    record = await one_game([alice, bob])
+    first = next(d for d in record.decisions if d.seat == 0 and not d.forced)
+    assert first.seconds == 4.25
+
+
+async def test_a_player_without_timing_that_overruns_its_budget_forfeits_on_time(autojump_clock: Any) -> None:
+    alice = UntimedPlayer("alice", on_request(2, lambda r: r["legal"][0], seconds=10.5))
+    bob = ScriptedPlayer("bob", first_legal)
+    record = await one_game([alice, bob])
+    late = "answered request 2 after 10.500 s, over its budget of 10.000 s"
+    assert record.forfeit is not None and record.forfeit["reason"] == late
+    assert record.forfeit["evidence"] == {"used_s": 10.5, "budget_s": 10.0,
+                                          "received": alice.requests()[1]["legal"][0]}
+
+
+# -- in-process players: their CPU is theirs ----------------------------------------------
+
+def spin_cpu(seconds: float) -> None:
+    """Use at least ``seconds`` of this process's CPU."""
+    import time
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+def busy_first_legal(request: dict[str, Any], budget: float | None) -> tuple[Any, float]:
+    spin_cpu(0.002)
+    return request["legal"][0], 0.001
+
+
+async def test_the_cpu_an_in_process_bot_spends_deciding_is_counted_as_its_own(autojump_clock: Any) -> None:
+    alice, bob = ScriptedPlayer("alice", busy_first_legal), ScriptedPlayer("bob", busy_first_legal)
+    alice.in_process = True
+    record = await one_game([alice, bob])
+    asked = len(alice.requests())
+    assert asked >= 3
+    # At least what alice's decisions spun (every one of them); bob is a separate process.
+    assert record.inprocess_cpu_s >= 0.002 * asked
+
+
+async def test_a_bot_in_another_process_adds_nothing_to_the_in_process_cpu(autojump_clock: Any) -> None:
+    alice, bob = ScriptedPlayer("alice", busy_first_legal), ScriptedPlayer("bob", busy_first_legal)
+    record = await one_game([alice, bob])
+    assert record.inprocess_cpu_s == 0.0
+
+
+# -- a lazy view: the observation computed on first use -----------------------------------
+
+async def test_a_lazy_player_reads_the_same_observation_as_a_map(autojump_clock: Any) -> None:
+    seen: list[tuple[dict[str, Any], Any, int, list[str]]] = []
+
+    def script(request: dict[str, Any], budget: float | None) -> tuple[Any, float]:
+        obs = request["observation"]
+        seen.append((dict(obs), obs.get("no such key", "default"), len(obs), list(obs)))
+        return request["legal"][0], 0.001
+
+    lazy, eager = ScriptedPlayer("alice", script), ScriptedPlayer("bob", first_legal)
+    lazy.lazy_view = True
+    reference = ScriptedPlayer("alice", first_legal)
+    await one_game([lazy, eager])
+    await one_game([reference, ScriptedPlayer("bob", first_legal)])
+    expected = [r["observation"] for r in reference.requests()]
+    assert [s[0] for s in seen] == expected
+    assert all(s[1] == "default" for s in seen)
+    assert [s[2] for s in seen] == [len(o) for o in expected]
+    assert [s[3] for s in seen] == [list(o) for o in expected]
+    assert seen[0][0]["hand"] and expected[0]["hand"] == seen[0][0]["hand"]
+
+
+# -- a player that decides synchronously on the engine (decides_now) ----------------------
+
+class NowPlayer(ScriptedPlayer):
+    """A ``decides_now`` player: it picks the first legal action synchronously, and on its
+    decision ``slow_at`` (1, 2, ...) the virtual clock jumps ``seconds`` meanwhile."""
+
+    def __init__(self, name: str, clock: Any, slow_at: int = 0, seconds: float = 0.0) -> None:
+        super().__init__(name, first_legal)
+        self.decides_now = True
+        self.clock, self.slow_at, self.seconds, self.decided = clock, slow_at, seconds, 0
+
+    def decide_now(self, game: Any, seat: int, legal: list[int], game_index: int) -> int:
+        self.decided += 1
+        if self.decided == self.slow_at:
+            self.clock.jump(self.seconds)
+        return legal[0]
+
+
+async def test_a_synchronous_decision_over_its_budget_forfeits_untold_with_the_action_as_evidence(
+        autojump_clock: Any) -> None:
+    from referee.rules.actions import action_to_wire
+    alice = NowPlayer("alice", autojump_clock, slow_at=2, seconds=10.75)
+    bob = ScriptedPlayer("bob", first_legal)
+    record = await one_game([alice, bob])
+    late = "answered request 2 after 10.750 s, over its budget of 10.000 s"
+    assert record.forfeit is not None
+    assert {k: record.forfeit[k] for k in ("seat", "bot", "kind", "reason", "decision")} == {
+        "seat": 0, "bot": "alice", "kind": "timeout", "reason": late, "decision": len(record.decisions)}
+    evidence = record.forfeit["evidence"]
+    assert (evidence["used_s"], evidence["budget_s"]) == (10.75, 10.0)
+    assert evidence["received"] == action_to_wire(first_legal_after(record))
+    assert alice.told() == []  # in-process bots need no telling
+    assert alice.requests() == []  # and are sent no request
+
+
+def first_legal_after(record: GameRecord) -> int:
+    """The first legal action of the position after the record's decisions."""
+    from referee.rules import Game
+    game = Game.new(CLASSIC, 2, deck=list(record.deck), dealer=record.dealer)
+    for d in record.decisions:
+        game.apply(d.action)
+    assert game.seat_to_move() == 0
+    return game.legal_actions()[0]
+
+
+async def test_a_synchronous_decision_is_charged_its_time_and_numbered_like_a_request(
+        autojump_clock: Any) -> None:
+    alice = NowPlayer("alice", autojump_clock, slow_at=1, seconds=3.5)
+    bob = ScriptedPlayer("bob", first_legal)
+    record = await one_game([alice, bob])
+    assert record.forfeit is None
+    mine = [d for d in record.decisions if d.seat == 0 and not d.forced]
+    assert mine[0].seconds == 3.5 and all(d.seconds == 0.0 for d in mine[1:])
+    assert alice.decided == len(mine)
+    # Its clock kept running: with a 5 s game clock the second slow decision forfeits.
+    alice2 = NowPlayer("alice", autojump_clock, slow_at=1, seconds=3.5)
+    bob2 = ScriptedPlayer("bob", first_legal)
+    tight = await one_game([alice2, bob2], tc=TimeControl(base=3.0, move=None))
+    assert tight.forfeit is not None and tight.forfeit["reason"] == (
+        "answered request 1 after 3.500 s, over its budget of 3.000 s")
