@@ -579,3 +579,76 @@ async def test_a_synchronous_decision_is_charged_its_time_and_numbered_like_a_re
     tight = await one_game([alice2, bob2], tc=TimeControl(base=3.0, move=None))
     assert tight.forfeit is not None and tight.forfeit["reason"] == (
         "answered request 1 after 3.500 s, over its budget of 3.000 s")
+
+
+# -- the match around the games ------------------------------------------------------------
+
+class PreparedPlayer(ScriptedPlayer):
+    """Records each ``prepare_game`` call; leaves the table after ``leave_after`` games."""
+
+    def __init__(self, name: str, leave_after: int | None = None) -> None:
+        super().__init__(name, first_legal)
+        self.prepared: list[int] = []
+        self.leave_after = leave_after
+
+    async def prepare_game(self, max_restarts: int, fresh: bool = False) -> None:
+        self.prepared.append(max_restarts)
+        if self.leave_after is not None and len(self.prepared) > self.leave_after:
+            self.left = True
+
+
+async def test_each_game_is_its_own_deal_and_every_player_is_prepared_for_it(autojump_clock: Any) -> None:
+    alice, bob = PreparedPlayer("alice"), PreparedPlayer("bob")
+    games: list[GameRecord] = []
+    config = MatchConfig(rules=CLASSIC, games=3, seed=4, max_restarts=2)
+    result = await play_match([alice, bob], config, on_game=lambda r, _: games.append(r))
+    assert [g.seed for g in games] == ["match:0", "match:1", "match:2"]
+    assert [g.index for g in games] == [0, 1, 2]
+    assert alice.prepared == bob.prepared == [2, 2, 2]
+    assert result.played == 3 and not result.interrupted
+
+
+async def test_duplicate_deals_are_numbered_per_deal_not_per_game(autojump_clock: Any) -> None:
+    games: list[GameRecord] = []
+    config = MatchConfig(rules=CLASSIC, games=4, seed=4, duplicate=True)
+    await play_match([PreparedPlayer("alice"), PreparedPlayer("bob")], config,
+                     on_game=lambda r, _: games.append(r))
+    assert [g.seed for g in games] == ["match:0", "match:0", "match:1", "match:1"]
+    assert [g.players for g in games] == [["alice", "bob"], ["bob", "alice"]] * 2
+
+
+async def test_a_player_who_left_ends_the_match_after_the_game_in_progress(autojump_clock: Any) -> None:
+    alice, bob = PreparedPlayer("alice"), PreparedPlayer("bob", leave_after=1)
+    games: list[GameRecord] = []
+    config = MatchConfig(rules=CLASSIC, games=5, seed=4)
+    result = await play_match([alice, bob], config, on_game=lambda r, _: games.append(r))
+    # bob left while being prepared for game 2: that game is still played, no third.
+    assert len(games) == result.played == 2
+
+
+async def test_a_result_passed_in_keeps_counting(autojump_clock: Any) -> None:
+    config = MatchConfig(rules=CLASSIC, games=2, seed=4)
+    players = [PreparedPlayer("alice"), PreparedPlayer("bob")]
+    first = await play_match(players, config)
+    again = await play_match(players, config, result=first)
+    assert again is first and again.played == 4
+    assert again.cpu_s >= 0.0 and again.wall_s >= 0.0
+
+
+async def test_the_match_wall_time_is_the_sum_of_its_games_on_the_virtual_clock(autojump_clock: Any) -> None:
+    def slow(request: dict[str, Any], budget: float | None) -> tuple[Any, float]:
+        return request["legal"][0], 0.0
+
+    class Sleeper(ScriptedPlayer):
+        async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+            await trio.sleep(1.0)
+            return await super().decide(request, timeout)
+
+    alice, bob = Sleeper("alice", slow), Sleeper("bob", slow)
+    walls: list[float] = []
+    config = MatchConfig(rules=CLASSIC, games=2, seed=4)
+    result = await play_match([alice, bob], config,
+                              on_game=lambda r, res: walls.append(res.wall_s))
+    asked = len(alice.requests()) + len(bob.requests())
+    assert result.wall_s == float(asked)  # one virtual second per decision, nothing else
+    assert walls[-1] == result.wall_s and 0 < walls[0] < walls[1]
