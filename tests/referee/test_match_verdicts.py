@@ -219,7 +219,9 @@ def an_illegal_cover(request: dict[str, Any]) -> Any:
 async def test_an_illegal_action_under_the_forfeit_policy_word_for_word(autojump_clock: Any) -> None:
     alice, bob = pair(on_request(1, an_illegal_cover))
     record = await one_game([alice, bob])
-    reason = "illegal action cover 5 AS for request 1: " + record.reason.split(": ", 2)[2]
+    reason = ("illegal action cover 5 AS for request 1: "
+              "cover is not an option in phase attack (seat 0 may: attack)")
+    assert record.reason == f"alice forfeited (illegal): {reason}"
     assert record.forfeit is not None
     assert record.forfeit["reason"] == reason
     assert record.forfeit["evidence"] == {
@@ -241,7 +243,8 @@ async def test_under_retry_an_illegal_action_is_answered_with_a_non_fatal_error_
     assert record.forfeit is None
     [retry] = record.retries
     assert retry["seat"] == 0 and retry["request"] == 2
-    assert retry["reason"].startswith("illegal action cover 5 AS for request 2: ")
+    assert retry["reason"] == ("illegal action cover 5 AS for request 2: cover is not an option "
+                               "in phase throw_in (seat 0 may: throw_in, pass)")
     error = {"type": "error", "code": "illegal", "message": retry["reason"], "fatal": False}
     assert ("send", error) in alice.got and alice.told() == []
     # Asked again with a new id, after the error.
@@ -652,3 +655,29 @@ async def test_the_match_wall_time_is_the_sum_of_its_games_on_the_virtual_clock(
     asked = len(alice.requests()) + len(bob.requests())
     assert result.wall_s == float(asked)  # one virtual second per decision, nothing else
     assert walls[-1] == result.wall_s and 0 < walls[0] < walls[1]
+
+
+def spin_wall(seconds: float) -> None:
+    """Take at least ``seconds`` of wall time (perf_counter)."""
+    import time
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+class SpinningNowPlayer(NowPlayer):
+    def decide_now(self, game: Any, seat: int, legal: list[int], game_index: int) -> int:
+        spin_wall(0.002)
+        return super().decide_now(game, seat, legal, game_index)
+
+
+async def test_the_time_a_synchronous_bot_takes_is_counted_as_its_own_cpu(autojump_clock: Any) -> None:
+    import time
+    alice = SpinningNowPlayer("alice", autojump_clock)
+    bob = ScriptedPlayer("bob", first_legal)
+    began = time.perf_counter()
+    record = await one_game([alice, bob])
+    elapsed = time.perf_counter() - began
+    assert alice.decided >= 3
+    # Every decision's time is in it, and nothing but time inside the game.
+    assert 0.002 * alice.decided <= record.inprocess_cpu_s <= elapsed
