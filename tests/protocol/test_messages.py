@@ -338,3 +338,58 @@ def test_referee_message_errors(message: dict, text: str) -> None:
     with pytest.raises(RemoteProtocolError) as info:
         m.parse_referee_message(message)
     assert str(info.value) == text
+
+
+# Each number field of a referee message at its minimum is accepted and one below is
+# refused, naming the field and its bound (the SDK's check of what the referee sent).
+GAME_END = m.game_end_msg(0, 1, "normal", "x")
+EVENT = m.event_msg(0, {"type": "take", "seat": 1})
+REFEREE_HELLO = m.hello_msg("r")
+
+
+@pytest.mark.parametrize(("message", "field", "minimum", "expected"), [
+    (REQUEST, "game", 0, "a non-negative integer"),
+    (EVENT, "game", 0, "a non-negative integer"),
+    (GAME_END, "game", 0, "a non-negative integer"),
+    (GAME_END, "durak", 0, "a seat number or nil"),
+    (REFEREE_HELLO, "protocol", 1, "an integer >= 1"),
+    (GAME_START, "game", 0, "a non-negative integer"),
+    (GAME_START, "seat", 0, "a non-negative integer"),
+    (GAME_START, "dealer", 0, "a non-negative integer"),
+    (GAME_START, "attacker", 0, "a non-negative integer"),
+    (GAME_START, "players", 2, "an integer >= 2"),
+])
+def test_every_number_a_referee_message_holds_is_checked_at_its_minimum(
+        message: dict, field: str, minimum: int, expected: str) -> None:
+    at_minimum = {**message, field: minimum}
+    assert m.parse_referee_message(at_minimum) is at_minimum
+    with pytest.raises(RemoteProtocolError) as info:
+        m.parse_referee_message({**message, field: minimum - 1})
+    assert str(info.value) == f"{field}: expected {expected}, got {minimum - 1}"
+    assert info.value.field == field
+
+
+@pytest.mark.parametrize(("message", "field", "text"), [
+    (GAME_START, "trump", "trump: missing; expected a card like '6S'"),
+    (GAME_START, "trump_suit", "trump_suit: missing; expected a suit letter"),
+    (m.error_msg("illegal", "no", True), "fatal", "fatal: missing; expected true or false"),
+])
+def test_a_missing_field_of_a_referee_message_is_named_with_what_was_expected(
+        message: dict, field: str, text: str) -> None:
+    with pytest.raises(RemoteProtocolError) as info:
+        m.parse_referee_message({k: v for k, v in message.items() if k != field})
+    assert str(info.value) == text and info.value.field == field
+
+
+def test_a_bad_trump_card_is_named_at_the_top_level() -> None:
+    with pytest.raises(RemoteProtocolError) as info:
+        m.parse_referee_message({**GAME_START, "trump": "1H"})
+    assert str(info.value) == "trump: expected a card like '6S', got '1H'"
+    assert info.value.field == "trump"
+
+
+def test_a_bye_may_leave_out_its_reason_but_a_reason_is_text() -> None:
+    assert m.parse_referee_message({"type": "bye", "reason": None}) == {"type": "bye", "reason": None}
+    with pytest.raises(RemoteProtocolError) as info:
+        m.parse_referee_message({"type": "bye", "reason": 3})
+    assert str(info.value) == "reason: expected a str or nil, got 3"
