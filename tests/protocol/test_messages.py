@@ -393,3 +393,29 @@ def test_a_bye_may_leave_out_its_reason_but_a_reason_is_text() -> None:
     with pytest.raises(RemoteProtocolError) as info:
         m.parse_referee_message({"type": "bye", "reason": 3})
     assert str(info.value) == "reason: expected a str or nil, got 3"
+
+
+@pytest.mark.parametrize("field", ["version", "author", "token"])
+def test_each_text_of_a_hello_may_be_256_characters_and_not_257(field: str) -> None:
+    hello = {"type": "hello", "protocol": 1, "name": "b"}
+    assert getattr(m.parse_bot_hello({**hello, field: "x" * 256}), field) == "x" * 256
+    with pytest.raises(RemoteProtocolError) as info:
+        m.parse_bot_hello({**hello, field: "x" * 257})
+    assert str(info.value) == f"{field}: is 257 characters long; the limit is 256"
+    assert info.value.field == field
+
+
+def test_an_event_whose_type_is_not_text_is_named_inside_the_event() -> None:
+    with pytest.raises(RemoteProtocolError) as info:
+        m.parse_referee_message({"type": "event", "game": 0, "event": {"type": 1}})
+    assert str(info.value) == "event.type: expected a str, got 1"
+    assert info.value.field == "event.type"
+
+
+def test_parse_action_names_the_field_action_unless_told_another() -> None:
+    with pytest.raises(RemoteProtocolError) as info:
+        m.parse_action({"type": "attack"})
+    assert str(info.value) == "action.card: missing; expected a card like '6S'"
+    with pytest.raises(RemoteProtocolError) as info:
+        m.parse_action({"type": "attack"}, "legal[3]")
+    assert str(info.value) == "legal[3].card: missing; expected a card like '6S'"
