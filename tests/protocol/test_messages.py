@@ -419,3 +419,26 @@ def test_parse_action_names_the_field_action_unless_told_another() -> None:
     with pytest.raises(RemoteProtocolError) as info:
         m.parse_action({"type": "attack"}, "legal[3]")
     assert str(info.value) == "legal[3].card: missing; expected a card like '6S'"
+
+
+def test_game_start_holds_every_field_of_the_spec_under_its_name() -> None:
+    # Built here, not at import: what a constructor returns while the test runs.
+    start = m.game_start_msg(game=2, seat=1, players=3, names=["a", "b", "c"], rules={"deck": 36},
+                             dealer=0, trump="9D", hand=["6S"], attacker=1)
+    assert start == {"type": "game_start", "game": 2, "seat": 1, "players": 3,
+                     "names": ["a", "b", "c"], "rules": {"deck": 36}, "dealer": 0, "trump": "9D",
+                     "trump_suit": "D", "hand": ["6S"], "attacker": 1}
+
+
+@pytest.mark.parametrize(("build", "text"), [
+    (lambda: m.game_start_msg(game=0, seat=3, players=3, names=[], rules={}, dealer=0, trump="TH",
+                              hand=[], attacker=0), "game_start: seat 3 is not in 0..2"),
+    (lambda: m.event_msg(0, {"seat": 1}), "event without a str type: {'seat': 1}"),
+    (lambda: m.error_msg("oops", "x", True),
+     "error: unknown code 'oops'; expected one of ('protocol', 'illegal', 'version', 'timeout', "
+     "'stale', 'auth', 'busy', 'limit')"),
+])
+def test_a_constructor_refusal_says_what_was_wrong(build: Any, text: str) -> None:
+    with pytest.raises(LocalProtocolError) as info:
+        build()
+    assert str(info.value) == text
