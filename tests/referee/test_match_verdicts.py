@@ -681,3 +681,21 @@ async def test_the_time_a_synchronous_bot_takes_is_counted_as_its_own_cpu(autoju
     assert alice.decided >= 3
     # Every decision's time is in it, and nothing but time inside the game.
     assert 0.002 * alice.decided <= record.inprocess_cpu_s <= elapsed
+
+
+async def test_a_match_counts_its_own_wall_time_and_cpu_not_what_came_before(autojump_clock: Any) -> None:
+    import time
+
+    class Sleeper(ScriptedPlayer):
+        async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+            await trio.sleep(1.0)
+            return await super().decide(request, timeout)
+
+    await trio.sleep(500.0)  # the match starts at virtual time 500, not 0
+    alice, bob = Sleeper("alice", first_legal), Sleeper("bob", first_legal)
+    before = time.process_time()
+    result = await play_match([alice, bob], MatchConfig(rules=CLASSIC, games=1, seed=4))
+    cpu = time.process_time() - before
+    asked = len(alice.requests()) + len(bob.requests())
+    assert result.wall_s == float(asked)
+    assert 0.0 <= result.cpu_s <= cpu
