@@ -338,3 +338,107 @@ def test_referee_message_errors(message: dict, text: str) -> None:
     with pytest.raises(RemoteProtocolError) as info:
         m.parse_referee_message(message)
     assert str(info.value) == text
+
+
+# Each number field of a referee message at its minimum is accepted and one below is
+# refused, naming the field and its bound (the SDK's check of what the referee sent).
+GAME_END = m.game_end_msg(0, 1, "normal", "x")
+EVENT = m.event_msg(0, {"type": "take", "seat": 1})
+REFEREE_HELLO = m.hello_msg("r")
+
+
+@pytest.mark.parametrize(("message", "field", "minimum", "expected"), [
+    (REQUEST, "game", 0, "a non-negative integer"),
+    (EVENT, "game", 0, "a non-negative integer"),
+    (GAME_END, "game", 0, "a non-negative integer"),
+    (GAME_END, "durak", 0, "a seat number or nil"),
+    (REFEREE_HELLO, "protocol", 1, "an integer >= 1"),
+    (GAME_START, "game", 0, "a non-negative integer"),
+    (GAME_START, "seat", 0, "a non-negative integer"),
+    (GAME_START, "dealer", 0, "a non-negative integer"),
+    (GAME_START, "attacker", 0, "a non-negative integer"),
+    (GAME_START, "players", 2, "an integer >= 2"),
+])
+def test_every_number_a_referee_message_holds_is_checked_at_its_minimum(
+        message: dict, field: str, minimum: int, expected: str) -> None:
+    at_minimum = {**message, field: minimum}
+    assert m.parse_referee_message(at_minimum) is at_minimum
+    with pytest.raises(RemoteProtocolError) as info:
+        m.parse_referee_message({**message, field: minimum - 1})
+    assert str(info.value) == f"{field}: expected {expected}, got {minimum - 1}"
+    assert info.value.field == field
+
+
+@pytest.mark.parametrize(("message", "field", "text"), [
+    (GAME_START, "trump", "trump: missing; expected a card like '6S'"),
+    (GAME_START, "trump_suit", "trump_suit: missing; expected a suit letter"),
+    (m.error_msg("illegal", "no", True), "fatal", "fatal: missing; expected true or false"),
+])
+def test_a_missing_field_of_a_referee_message_is_named_with_what_was_expected(
+        message: dict, field: str, text: str) -> None:
+    with pytest.raises(RemoteProtocolError) as info:
+        m.parse_referee_message({k: v for k, v in message.items() if k != field})
+    assert str(info.value) == text and info.value.field == field
+
+
+def test_a_bad_trump_card_is_named_at_the_top_level() -> None:
+    with pytest.raises(RemoteProtocolError) as info:
+        m.parse_referee_message({**GAME_START, "trump": "1H"})
+    assert str(info.value) == "trump: expected a card like '6S', got '1H'"
+    assert info.value.field == "trump"
+
+
+def test_a_bye_may_leave_out_its_reason_but_a_reason_is_text() -> None:
+    assert m.parse_referee_message({"type": "bye", "reason": None}) == {"type": "bye", "reason": None}
+    with pytest.raises(RemoteProtocolError) as info:
+        m.parse_referee_message({"type": "bye", "reason": 3})
+    assert str(info.value) == "reason: expected a str or nil, got 3"
+
+
+@pytest.mark.parametrize("field", ["version", "author", "token"])
+def test_each_text_of_a_hello_may_be_256_characters_and_not_257(field: str) -> None:
+    hello = {"type": "hello", "protocol": 1, "name": "b"}
+    assert getattr(m.parse_bot_hello({**hello, field: "x" * 256}), field) == "x" * 256
+    with pytest.raises(RemoteProtocolError) as info:
+        m.parse_bot_hello({**hello, field: "x" * 257})
+    assert str(info.value) == f"{field}: is 257 characters long; the limit is 256"
+    assert info.value.field == field
+
+
+def test_an_event_whose_type_is_not_text_is_named_inside_the_event() -> None:
+    with pytest.raises(RemoteProtocolError) as info:
+        m.parse_referee_message({"type": "event", "game": 0, "event": {"type": 1}})
+    assert str(info.value) == "event.type: expected a str, got 1"
+    assert info.value.field == "event.type"
+
+
+def test_parse_action_names_the_field_action_unless_told_another() -> None:
+    with pytest.raises(RemoteProtocolError) as info:
+        m.parse_action({"type": "attack"})
+    assert str(info.value) == "action.card: missing; expected a card like '6S'"
+    with pytest.raises(RemoteProtocolError) as info:
+        m.parse_action({"type": "attack"}, "legal[3]")
+    assert str(info.value) == "legal[3].card: missing; expected a card like '6S'"
+
+
+def test_game_start_holds_every_field_of_the_spec_under_its_name() -> None:
+    # Built here, not at import: what a constructor returns while the test runs.
+    start = m.game_start_msg(game=2, seat=1, players=3, names=["a", "b", "c"], rules={"deck": 36},
+                             dealer=0, trump="9D", hand=["6S"], attacker=1)
+    assert start == {"type": "game_start", "game": 2, "seat": 1, "players": 3,
+                     "names": ["a", "b", "c"], "rules": {"deck": 36}, "dealer": 0, "trump": "9D",
+                     "trump_suit": "D", "hand": ["6S"], "attacker": 1}
+
+
+@pytest.mark.parametrize(("build", "text"), [
+    (lambda: m.game_start_msg(game=0, seat=3, players=3, names=[], rules={}, dealer=0, trump="TH",
+                              hand=[], attacker=0), "game_start: seat 3 is not in 0..2"),
+    (lambda: m.event_msg(0, {"seat": 1}), "event without a str type: {'seat': 1}"),
+    (lambda: m.error_msg("oops", "x", True),
+     "error: unknown code 'oops'; expected one of ('protocol', 'illegal', 'version', 'timeout', "
+     "'stale', 'auth', 'busy', 'limit')"),
+])
+def test_a_constructor_refusal_says_what_was_wrong(build: Any, text: str) -> None:
+    with pytest.raises(LocalProtocolError) as info:
+        build()
+    assert str(info.value) == text

@@ -193,3 +193,48 @@ def test_every_draw_is_counted_for_the_table_and_for_each_bot_that_shared_it() -
     result = played(games)
     assert result.draws == 3 and result.terminations == {"draw": 3}
     assert [(b.draws, b.durak) for b in result.bots] == [(3, 0), (3, 0)]
+
+
+def test_the_log_form_keeps_milliseconds_to_three_decimals() -> None:
+    game = GameRecord(0, "match:0", 1, [], ["a", "b"], [Decision(0, TAKE, False, 0.0123456789)],
+                      "normal", 1, (), "b is the durak", 1, 1.23456789)
+    logged = game.as_dict()
+    assert logged["decisions"] == [[0, "take", False, 12.346]]
+    assert logged["wall_ms"] == 1234.568
+
+
+def test_a_forfeit_and_its_retries_come_back_from_the_log_and_an_old_log_without_retries_reads() -> None:
+    forfeit = {"seat": 0, "bot": "a", "kind": "illegal", "reason": "cover 5 AS", "decision": 0,
+               "evidence": {"received": {"type": "cover", "slot": 5, "card": "AS"}}}
+    game = GameRecord(1, "match:1", 0, [], ["a", "b"], [], "illegal", 0, (), "a forfeited (illegal)",
+                      1, 0.5, forfeit, [{"seat": 0, "request": 1, "reason": "no"}])
+    assert record_from_dict(game.as_dict()) == game
+    old = game.as_dict()
+    del old["retries"]  # logs written before retries were recorded
+    assert record_from_dict(old).retries == []
+
+
+def test_every_figure_of_the_summary_is_rounded_as_documented() -> None:
+    games = [record(i, durak=1, bouts=b, wall_s=0.0, decisions=[Decision(0, TAKE, False, 0.0123456789)])
+             for i, b in enumerate((3, 3, 4))]
+    result = played(games)
+    result.wall_s = 2.71828
+    result.stderr_logs = {"b": "logs/b.stderr"}
+    summary = result.summary()
+    assert summary["bouts_mean"] == 3.333 and summary["wall_s"] == 2.718
+    assert summary["bots"][0]["max_decision_ms"] == 12.346 and summary["bots"][0]["mean_decision_ms"] == 12.346
+    assert [b["stderr_log"] for b in summary["bots"]] == [None, "logs/b.stderr"]
+    rules = make_rules("classic", ())
+    assert summary["rules"] == rules.as_dict() and summary["rules_text"] == rules.describe()
+
+
+def test_head_to_head_rounds_elo_and_its_error_to_one_decimal() -> None:
+    h2h = head_to_head([BotStats("a", durak=2), BotStats("b", durak=5)], 9)
+    assert h2h is not None
+    # score 6/9: -400 log10(1/(2/3) - 1) = 120.412; elo_from_wdl's error is 264.533
+    assert (h2h["elo"], h2h["error95"], h2h["los"]) == (120.4, 264.5, 0.8897)
+
+
+def test_the_leader_of_a_match_without_bots_is_empty() -> None:
+    result = MatchResult(MatchConfig(rules=make_rules("classic", ()), games=1, seed=4), [])
+    assert result.leader() == ""
