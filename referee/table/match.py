@@ -217,16 +217,16 @@ class _Table:
         except BotFailure as exc:
             raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
 
-    def broadcast_now(self, game: Game, forced: bool) -> None:
-        """``broadcast`` for a table whose ``events_now`` holds: the same frames, queued
-        to each seat's stream (written with its next request) without a coroutine."""
-        events = game.events
-        if not events:
-            return
+    def _event_frames(self, game: Game, forced: bool) -> Iterator[tuple[int, bytes]]:
+        """(seat, frame) for each event recorded since the last broadcast and each seat
+        that wants events and sees it, in order. Most events read the same for every
+        seat: those are built and encoded once for the whole table. A draw (only the
+        drawer sees the cards), a decline (only the decliner sees it) and a forced action
+        (``forced``: the first event; only the seat that "made" it is told it had no
+        choice, to others that is a hidden fact about its hand) are built per seat."""
         listeners = self.listeners
-        players = self.players
         bodies, head = self._event_bodies, self._event_head
-        for i, ev in enumerate(events if listeners else ()):
+        for i, ev in enumerate(game.events if listeners else ()):
             forced_ev = forced and i == 0
             shared = None
             if ev[0] not in ("draw", "decline") and not forced_ev:
@@ -236,19 +236,25 @@ class _Table:
                     shared = self._shared_event_frame(game, ev, listeners[0])
             for seat in listeners:
                 frame = shared or self._event_frame(game, ev, seat, forced_ev and seat == ev[1])
-                if frame is None:
-                    continue
-                try:
-                    players[seat].queue_frame(frame)  # type: ignore[attr-defined]
-                except BotFailure as exc:
-                    raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
-        events.clear()
+                if frame is not None:
+                    yield seat, frame
+
+    def broadcast_now(self, game: Game, forced: bool) -> None:
+        """``broadcast`` for a table whose ``events_now`` holds: the same frames, queued
+        to each seat's stream (written with its next request) without a coroutine."""
+        if not game.events:
+            return
+        players = self.players
+        for seat, frame in self._event_frames(game, forced):
+            try:
+                players[seat].queue_frame(frame)  # type: ignore[attr-defined]
+            except BotFailure as exc:
+                raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
+        game.events.clear()
 
     async def broadcast(self, game: Game, forced: bool) -> None:
-        """Send the events recorded since the last call to every bot that wants them.
-        ``forced``: the first event is an action the referee applied without asking;
-        only the seat that "made" it is told so (to others, that it had no choice is a
-        hidden fact about its hand)."""
+        """Send the events recorded since the last call to every bot that wants them
+        (``_event_frames``), and show them to the spectator if one watches."""
         events = game.events
         if not events:
             return
@@ -261,23 +267,11 @@ class _Table:
                 message = spectator.public_message(game, self.index, ev)
                 if message is not None:
                     await self.watch(message)
-        listeners = [seat for seat in range(len(self.players)) if self.wants[seat]]
-        for i, ev in enumerate(events if listeners else ()):
-            # Most events read the same for every seat: build and encode those once for
-            # the whole table. A draw (only the drawer sees the cards), a decline (only
-            # the decliner sees it) and a forced action are built per seat.
-            forced_ev = forced and i == 0
-            shared = None
-            if ev[0] not in ("draw", "decline") and not forced_ev:
-                shared = self._shared_event_frame(game, ev, listeners[0])
-            for seat in listeners:
-                frame = shared or self._event_frame(game, ev, seat, forced_ev and seat == ev[1])
-                if frame is None:
-                    continue
-                try:
-                    await self.players[seat].send_frame(frame)
-                except BotFailure as exc:
-                    raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
+        for seat, frame in self._event_frames(game, forced):
+            try:
+                await self.players[seat].send_frame(frame)
+            except BotFailure as exc:
+                raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
         events.clear()
 
     def _event_frame(self, game: Game, event: tuple, seat: int, forced: bool) -> bytes | None:

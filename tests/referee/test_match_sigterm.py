@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,29 @@ def complete_games(log_dir: Path) -> int:
     return max(0, sum(line.endswith("\n") for line in lines) - 1)
 
 
+def signal_after_first_game(proc: subprocess.Popen, logs: Path, sig: int,
+                            ready: Callable[[], bool] = lambda: True) -> tuple[bytes, bytes]:
+    """Wait until ``proc`` (a ``durak-ref match`` writing to ``logs``) has finished a game
+    and ``ready()`` holds, send it ``sig``, and return its stdout and stderr; it exits
+    130 with the interrupted summary and no traceback. Kills it if anything fails."""
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while not (complete_games(logs) >= 1 and ready()):
+            assert proc.poll() is None, "the match ended before the signal"
+            assert time.monotonic() < deadline, "timed out waiting for a finished game"
+            time.sleep(0.02)
+        os.kill(proc.pid, sig)
+        out, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert "interrupted; the log holds every finished game" in err.decode()
+    assert "Traceback" not in err.decode()
+    return out, err
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
 def test_a_signalled_match_closes_its_bot_and_keeps_its_log(tmp_path: Path, sig: int) -> None:
     tag = f"tag-{uuid.uuid4().hex}"
@@ -58,22 +82,12 @@ def test_a_signalled_match_closes_its_bot_and_keeps_its_log(tmp_path: Path, sig:
             [str(DURAK_REF), "match", f"{sys.executable} {BOT} {tag}", "builtin:random", "--games", "50",
              "--log-dir", str(logs)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
             cwd=tmp_path, preexec_fn=default_signals())
-        try:
-            deadline = time.monotonic() + TIMEOUT
-            while not (complete_games(logs) >= 1 and tagged(tag)):
-                assert proc.poll() is None, "the match ended before the signal"
-                assert time.monotonic() < deadline, "timed out waiting for a finished game"
-                time.sleep(0.02)
-            bots = tagged(tag)
-            os.kill(proc.pid, sig)
-            out, err = proc.communicate(timeout=TIMEOUT)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
-        assert proc.returncode == 130, err
-        assert "interrupted; the log holds every finished game" in err.decode()
-        assert "Traceback" not in err.decode()
+        bots: set[int] = set()
+
+        def bot_started() -> bool:
+            bots.update(tagged(tag))
+            return bool(bots)
+        out, err = signal_after_first_game(proc, logs, sig, bot_started)
         assert "durak" in out.decode()  # the summary of the games played
         # The referee closed and reaped its bot: not alive, not even a zombie left to us.
         assert tagged(tag) == set()
@@ -95,21 +109,7 @@ def test_a_signal_stops_a_match_of_built_ins_between_two_games(tmp_path: Path, s
         [str(DURAK_REF), "match", "builtin:greedy", "builtin:random", "--games", "10000000",
          "--log-dir", str(logs)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
         cwd=tmp_path, preexec_fn=default_signals())
-    try:
-        deadline = time.monotonic() + TIMEOUT
-        while complete_games(logs) < 1:
-            assert proc.poll() is None, "the match ended before the signal"
-            assert time.monotonic() < deadline, "timed out waiting for a finished game"
-            time.sleep(0.02)
-        os.kill(proc.pid, sig)
-        out, err = proc.communicate(timeout=TIMEOUT)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 130, err
-    assert "interrupted; the log holds every finished game" in err.decode()
-    assert "Traceback" not in err.decode()
+    signal_after_first_game(proc, logs, sig)
     [path] = logs.glob("match-*.jsonl")
     log = read_log(path)
     assert log.error is None and log.footer is not None and log.footer["interrupted"] is True
