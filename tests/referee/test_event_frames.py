@@ -49,37 +49,8 @@ class FrameRecorder(Player):
                                    ("perevodnoy", "classic", "perevodnoy")])
 async def test_every_event_frame_is_the_canonical_encoding_of_its_own_game_event(
         monkeypatch: pytest.MonkeyPatch, order: tuple[str, ...]) -> None:
-    games: list[Game] = []
-    real_new = Game.new
-
-    def new(*args: Any, **kwargs: Any) -> Game:
-        games.append(real_new(*args, **kwargs))
-        return games[-1]
-
-    monkeypatch.setattr(Game, "new", new)
-    for round_, preset in enumerate(order):
-        seats = [FrameRecorder(f"r{i}") for i in range(3)]
-        config = MatchConfig(rules=make_rules(preset, ("trump_exchange=on",)), games=3,
-                             seed=f"frames-{round_}")
-        await play_match(seats, config)
-        for seat in seats:
-            assert seat.frames, "a seat that takes events got none"
-            for frame in seat.frames:
-                message = decode(frame)
-                assert encode(message) == frame, f"not the canonical bytes of {message}"
-                assert message == msg.event_msg(message["game"], message["event"])
-                assert 0 <= message["game"] < config.games
-        # The events each seat was sent are what the engine shows that seat, game by game
-        # (forced moves are marked for the mover only; other fields are the engine's).
-        played = games[-config.games:]
-        for seat in seats:
-            got = [decode(f) for f in seat.frames]
-            for index, game in enumerate(played):
-                mine = [m["event"] for m in got if m["game"] == index]
-                assert mine and all(e.get("forced", True) is True for e in mine)
-                for event in mine:
-                    event.pop("forced", None)
-                assert mine == _seen_by(game, seat.seat)
+    await _play_checked(monkeypatch, [make_rules(preset, ("trump_exchange=on",)) for preset in order],
+                        "frames", games=3)
 
 
 def _seen_by(game: Game, seat: int) -> list[dict[str, Any]]:
@@ -96,28 +67,35 @@ def _seen_by(game: Game, seat: int) -> list[dict[str, Any]]:
     return seen
 
 
-async def _play_checked(monkeypatch: pytest.MonkeyPatch, rules_list: list[Any], seed: str) -> None:
+async def _play_checked(monkeypatch: pytest.MonkeyPatch, rules_list: list[Any], seed: str,
+                        games: int = 2) -> None:
     """Play a short match under each rules in turn (in one process, so later matches
     meet the packed events cache as earlier ones left it) and check every event frame:
-    canonical bytes, and the events the engine shows the receiving seat."""
-    games: list[Game] = []
+    the canonical bytes of a valid event message of one of the match's games, and the
+    events the engine shows the receiving seat (forced moves marked for the mover only)."""
+    played_games: list[Game] = []
     real_new = Game.new
 
     def new(*args: Any, **kwargs: Any) -> Game:
-        games.append(real_new(*args, **kwargs))
-        return games[-1]
+        played_games.append(real_new(*args, **kwargs))
+        return played_games[-1]
 
     monkeypatch.setattr(Game, "new", new)
     for round_, rules in enumerate(rules_list):
         seats = [FrameRecorder(f"r{i}") for i in range(3)]
-        config = MatchConfig(rules=rules, games=2, seed=f"{seed}-{round_}")
+        config = MatchConfig(rules=rules, games=games, seed=f"{seed}-{round_}")
         await play_match(seats, config)
-        played = games[-config.games:]
+        played = played_games[-config.games:]
         for seat in seats:
+            assert seat.frames, "a seat that takes events got none"
             got = [decode(frame) for frame in seat.frames]
-            assert all(encode(m) == f for m, f in zip(got, seat.frames))
+            for message, frame in zip(got, seat.frames):
+                assert encode(message) == frame, f"not the canonical bytes of {message}"
+                assert message == msg.event_msg(message["game"], message["event"])
+                assert 0 <= message["game"] < config.games
             for index, game in enumerate(played):
                 mine = [m["event"] for m in got if m["game"] == index]
+                assert mine and all(e.get("forced", True) is True for e in mine)
                 for event in mine:
                     event.pop("forced", None)
                 assert mine == _seen_by(game, seat.seat)

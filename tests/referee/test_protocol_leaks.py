@@ -90,6 +90,11 @@ class Spy(Player):
         self._got(decode(frame))
 
     async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        return self._answer(request)
+
+    def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Note what ``request`` shows, then answer it: now and then an illegal card,
+        else a greedy or a random choice; the cards an answer names are noted too."""
         self._got(request)
         if self.rng.random() < self.illegal:
             answer = {"type": "attack", "card": self.rng.choice(ALL_CARDS[16:])}
@@ -130,17 +135,6 @@ class FrameSpy(Spy):
         pending, self._pending = self._pending, None
         self.timing = None
         return pending if pending is not None else self._answer(decode(frame))
-
-    def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
-        self._got(request)
-        if self.rng.random() < self.illegal:
-            answer = {"type": "attack", "card": self.rng.choice(ALL_CARDS[16:])}
-        elif self.rng.random() < 0.5:
-            answer = greedy_choose(request["observation"], request["legal"])
-        else:
-            answer = random_choose(request["observation"], request["legal"], self.rng)
-        self.named |= cards_in(answer)
-        return answer
 
 
 RULE_SETS = [("classic", ()), ("classic", ("trump_exchange=on",)),
