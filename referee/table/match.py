@@ -226,7 +226,7 @@ class _Table:
         choice, to others that is a hidden fact about its hand) are built per seat."""
         listeners = self.listeners
         bodies, head = self._event_bodies, self._event_head
-        for i, ev in enumerate(game.events if listeners else ()):
+        for i, ev in enumerate((game.events or ()) if listeners else ()):
             forced_ev = forced and i == 0
             shared = None
             if ev[0] not in ("draw", "decline") and not forced_ev:
