@@ -129,10 +129,9 @@ class Clock:
             return None if move is None or used <= move else move
         budget = self.budget()
         in_time = budget is None or used <= budget
-        if self.remaining is not None:
-            self.remaining -= used
-            if in_time:
-                self.remaining += self.tc.increment
+        self.remaining -= used
+        if in_time:
+            self.remaining += self.tc.increment
         return None if in_time else budget
 
     def wire(self) -> dict[str, int | None]:

@@ -322,9 +322,11 @@ class _Table:
                                          ACTIONS_BY_BYTES)
         if answer is not None and answer in legal:  # (an int: a known, legal action)
             written, answered = player.timing  # type: ignore[misc]
-            if budget is None or answered - written <= budget:  # as clock.stop judges it
-                clock.start(written)
-                used, _ = clock.stop(answered)
+            used = max(0.0, answered - written)
+            # Charged only when in time: a late answer is left to ``ask``, which charges
+            # and judges it as it judges every answer.
+            if budget is None or used <= budget:
+                clock.charge(used)
                 game.apply_legal(answer)
                 return answer, used
         self._open = (seat, request_id, frame, budget, answer)
