@@ -601,6 +601,13 @@ def bench_engine_cmd(
     out.print(f"checked/unchecked: {result['ratio_checked_vs_unchecked']:.3f}x; "
               f"{result['actions_per_game']:.1f} actions/game; median of {rounds} rounds of {games} "
               f"random {players}-player games each, rules {rules}, deck {result['deck']}; one core")
+    _print_native()
+
+
+def _print_native() -> None:
+    """Which hot modules ran compiled: a benchmark's figures depend on it."""
+    from .native.loader import describe, status
+    out.print(describe(status()), markup=False, highlight=False)
 
 
 @bench_app.command("protocol")
@@ -1680,6 +1687,7 @@ def bench_match_cmd(
               f"decision: {r['bots_cpu_us_per_decision']} µs", markup=False, highlight=False)
     out.print(f"raw pipe round trip floor: {r['raw_pipe_floor_us']} µs; bot processes started: "
               f"{r['bot_processes_started']} for {r['games']} games")
+    _print_native()
 
 
 @bench_app.command("tournament")
@@ -1911,13 +1919,17 @@ def bench_tcp_cmd(
 
 @app.command()
 def version(as_json: JsonFlag = False) -> None:
-    """Print the durak-ref and protocol versions."""
+    """Print the durak-ref and protocol versions, and which hot modules run compiled
+    (mypyc, built at install) or as Python (and why)."""
     from protocol.messages import PROTOCOL_VERSION, SUPPORTED_VERSIONS
+    from .native.loader import describe, status
+    native = status()
     if as_json:
         emit_json({"durak_ref": __version__, "protocol": PROTOCOL_VERSION,
-                   "protocols_supported": list(SUPPORTED_VERSIONS)})
+                   "protocols_supported": list(SUPPORTED_VERSIONS), "native": native})
         return
     out.print(f"durak-ref {__version__}, protocol {PROTOCOL_VERSION}")
+    out.print(describe(native), markup=False, highlight=False)
 
 
 def main() -> None:

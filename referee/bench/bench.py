@@ -19,7 +19,9 @@ from ..rules.game import OVER
 
 
 def _machine() -> dict[str, Any]:
+    from ..native.loader import status
     return {"python": platform.python_version(), "implementation": platform.python_implementation(),
+            "compiled": status()["compiled"],
             "cpus": os.cpu_count(), "affinity": sorted(os.sched_getaffinity(0))
             if hasattr(os, "sched_getaffinity") else None}
 

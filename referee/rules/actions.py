@@ -153,7 +153,7 @@ def action_from_wire(data: object) -> int:
     if kind not in _WITH_CARD:
         return kind
     try:
-        card = parse_card(data.get("card"))  # type: ignore[arg-type]
+        card = parse_card(data.get("card"))
     except CardError:
         raise MalformedAction(f"action.card: expected a card like '6S', got {data.get('card')!r}") from None
     if kind != COVER:

@@ -44,7 +44,7 @@ def card_str(card: int) -> str:
     return RANKS[card >> 2] + SUITS[card & 3]
 
 
-def parse_card(text: str) -> int:
+def parse_card(text: object) -> int:
     """Parse ``'6S'``, ``'th'`` or ``'10H'`` into a card index.
 
     Raises CardError naming the text and the expected form.

@@ -82,6 +82,19 @@ def shuffled_deck(size: int, seed: int | str) -> list[int]:
     return deck
 
 
+#: Every attribute of a Game: its ``__slots__``, and what ``copy`` copies. (A module
+#: constant: compiled with mypyc, the class has no ``__slots__`` attribute to read.)
+STATE_FIELDS = (
+    "rules", "players", "deck", "dealer", "hands", "talon", "trump_card", "trump_suit",
+    "trump_holder", "discard", "attacks", "covers", "known", "out", "attacker",
+    "defender", "order", "phase", "taking", "asker", "passes", "bout", "transfers",
+    "shown", "limit", "first_bout", "exchange_seat", "action_count", "pickup_streak", "direction",
+    "outcome", "history", "events", "out_order", "_legal_at", "_legal",
+    "_any_timing", "_action_cap", "_bout_cap", "_first_cap", "_all_ranks", "_transfers",
+    "_throw_ranks",
+)
+
+
 class Game:
     """One game of Durak. Mutable; ``copy()`` for a snapshot.
 
@@ -90,15 +103,7 @@ class Game:
     drawn last), then the talon from the top.
     """
 
-    __slots__ = (
-        "rules", "players", "deck", "dealer", "hands", "talon", "trump_card", "trump_suit",
-        "trump_holder", "discard", "attacks", "covers", "known", "out", "attacker",
-        "defender", "order", "phase", "taking", "asker", "passes", "bout", "transfers",
-        "shown", "limit", "first_bout", "exchange_seat", "action_count", "pickup_streak", "direction",
-        "outcome", "history", "events", "out_order", "_legal_at", "_legal",
-        "_any_timing", "_action_cap", "_bout_cap", "_first_cap", "_all_ranks", "_transfers",
-        "_throw_ranks",
-    )
+    __slots__ = STATE_FIELDS
 
     rules: Rules
     players: int                    #: seats at the table
@@ -153,6 +158,10 @@ class Game:
 
     # ------------------------------------------------------------------ creation
 
+    def __init__(self) -> None:
+        """An empty game for ``new``, ``from_position`` and ``copy`` to fill in; make
+        games with those. (A plain constructor, not ``__new__``: mypyc compiles this class.)"""
+
     @classmethod
     def new(cls, rules: Rules, players: int, *, seed: int | str | None = None,
             deck: list[int] | None = None, dealer: int | None = None,
@@ -176,7 +185,7 @@ class Game:
             dealer = players - 1
         if not 0 <= dealer < players:
             raise RulesError(f"dealer seat {dealer} does not exist at a {players}-player table")
-        g = cls.__new__(cls)
+        g = cls()
         g.rules, g.players, g.deck, g.dealer = rules, players, list(deck), dealer
         g.events = [] if record_events else None
         g.history = []
@@ -251,7 +260,7 @@ class Game:
             raise PositionError("fewer than two seats are still in: the game would already be over")
         if dealer is not None and not 0 <= dealer < n:
             raise PositionError(f"dealer seat {dealer} does not exist at a {n}-player table")
-        g = cls.__new__(cls)
+        g = cls()
         g.rules, g.players, g.deck = rules, n, []
         g.dealer = n - 1 if dealer is None else dealer
         g.events = [] if record_events else None
@@ -383,8 +392,8 @@ class Game:
 
     def copy(self) -> Game:
         """An independent copy (lists copied; ints and the rules are immutable)."""
-        g = Game.__new__(Game)
-        for name in Game.__slots__:
+        g = Game()
+        for name in STATE_FIELDS:
             v = getattr(self, name)
             setattr(g, name, v.copy() if isinstance(v, list) else v)
         return g
@@ -604,8 +613,8 @@ class Game:
 
     # ------------------------------------------------------------------ apply
 
-    def apply(self, action: int) -> None:
-        """Apply the current seat's action.
+    def apply(self, action: object) -> None:
+        """Apply the current seat's action (anything: this is where a bot's answer is checked).
 
         Raises MalformedAction for a bad encoding and IllegalAction (saying why) for a
         well-formed action that is not legal now; in both cases nothing changes.
@@ -616,11 +625,11 @@ class Game:
         if self._legal_at == self.action_count and type(action) is int and action in self._legal:
             self.apply_legal(action)
             return
-        check_action(action)
-        reason = self.illegal_reason(action)
+        checked = check_action(action)
+        reason = self.illegal_reason(checked)
         if reason is not None:
-            raise IllegalAction(f"{action_str(action)}: {reason}")
-        self.apply_legal(action)
+            raise IllegalAction(f"{action_str(checked)}: {reason}")
+        self.apply_legal(checked)
 
     def apply_legal(self, action: int) -> None:
         """Apply an action known to be in ``legal_actions()``. Unchecked: the fast path."""

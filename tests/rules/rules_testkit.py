@@ -7,6 +7,7 @@ from typing import Any
 
 from referee.rules import Game, action_str, make_rules, parse_action, parse_card
 from referee.rules.cards import deck_cards
+from referee.rules.game import STATE_FIELDS
 
 
 def legal(g: Game) -> set[str]:
@@ -61,7 +62,7 @@ def deck_for(size: int, hands: list[str], face_up: str | None = None, talon: str
 def snapshot(g: Game) -> dict[str, Any]:
     """Every field of the game (lists copied), to check that nothing changed."""
     return {name: (list(v) if isinstance(v, list) else v)
-            for name in Game.__slots__ for v in [getattr(g, name)]}
+            for name in STATE_FIELDS for v in [getattr(g, name)]}
 
 
 def views(g: Game) -> list[dict[str, Any]]:
