@@ -29,8 +29,10 @@ ROOT = Path(__file__).resolve().parent
 COMPILED = (
     "referee/rules/cards.py",
     "referee/rules/actions.py",
+    "referee/rules/deal.py",
     "referee/rules/game.py",
     "referee/bots/fastchoice.py",
+    "referee/table/clock.py",
     "referee/table/requests.py",
 )
 MANIFEST = "referee/native/compiled.json"

@@ -2,7 +2,8 @@
 compiled or Python at start-up).
 
 Specification: the compiled modules behave exactly as their Python sources (the same
-games, legal lists, events, views, request frames, built-in choices and error messages);
+games, legal lists, events, views, request frames, built-in choices, deals, clock
+charges and error messages);
 the referee runs them as Python whenever the compiled build cannot be trusted (a source
 edited since the build: all of them, as mypyc compiled them as one group) or when asked
 (``DURAK_PURE_PYTHON=1``); ``durak-ref version`` says which. On CI the install compiles
@@ -33,6 +34,8 @@ from referee.rules import Game, make_rules
 from referee.rules.actions import IllegalAction, MalformedAction
 from referee.rules.options import PRESETS
 from referee.bots.fastchoice import greedy_action, random_action
+from referee.rules.deal import deal_deck
+from referee.table.clock import Clock, TimeControl
 from referee.table.requests import RequestFrames
 
 digest, decisions, games = hashlib.sha256(), 0, 0
@@ -67,6 +70,12 @@ for preset in sorted(PRESETS):
                 note(copy.history == g.history[:-1], copy.action_count + 1 == g.action_count)
                 decisions += 1
             note(g.history, g.outcome, g.events, [g.public_event(e, 0) for e in g.events])
+for seed in range(int(sys.argv[1]) * 20):
+    note([deal_deck(f"run{seed}", f"match:{seed}", size) for size in (24, 36, 52)])
+for tc in (TimeControl.parse("1+0.25"), TimeControl.parse(None, 0.5), TimeControl.parse("2", 0.3)):
+    clock = Clock(tc)
+    for used in (0, 0.1, 0.25, 0.3, 0.75, 2):
+        note(clock.budget(), clock.wire(), clock.charge(used), clock.remaining)
 print(json.dumps({"digest": digest.hexdigest(), "games": games, "decisions": decisions,
                   "native": status()}))
 """
@@ -99,7 +108,8 @@ def test_ci_runs_every_hot_module_compiled() -> None:
     native = require_compiled_build()
     assert native["python"] == {}
     assert native["compiled"] == ["referee.bots.fastchoice", "referee.rules.actions", "referee.rules.cards",
-                                  "referee.rules.game", "referee.table.requests"]
+                                  "referee.rules.deal", "referee.rules.game", "referee.table.clock",
+                                  "referee.table.requests"]
 
 
 def test_compiled_modules_play_exactly_the_games_their_python_sources_play() -> None:
