@@ -532,9 +532,11 @@ class NowPlayer(ScriptedPlayer):
         super().__init__(name, first_legal)
         self.decides_now = True
         self.clock, self.slow_at, self.seconds, self.decided = clock, slow_at, seconds, 0
+        self.asked_as: list[tuple[int, int]] = []  #: (seat, game_index) of each decision
 
     def decide_now(self, game: Any, seat: int, legal: list[int], game_index: int) -> int:
         self.decided += 1
+        self.asked_as.append((seat, game_index))
         if self.decided == self.slow_at:
             self.clock.jump(self.seconds)
         return legal[0]
@@ -695,3 +697,45 @@ async def test_a_match_counts_its_own_wall_time_and_cpu_not_what_came_before(aut
     asked = len(alice.requests()) + len(bob.requests())
     assert result.wall_s == float(asked)
     assert 0.0 <= result.cpu_s <= cpu
+
+
+# -- a game where every seat decides synchronously and nothing listens (play_now) ----------
+
+def quiet_now_players(clock: Any) -> list[NowPlayer]:
+    """Two ``decides_now`` seats that want no events, each of whose decisions takes
+    ThinkingNowPlayer.THINK_S: the referee plays such a game in one synchronous loop."""
+    players = [ThinkingNowPlayer("alice", clock), ThinkingNowPlayer("bob", clock)]
+    for p in players:
+        p.wants_events = False
+    return players
+
+
+async def test_a_game_of_synchronous_seats_charges_each_decision_its_time_and_forced_ones_none(
+        autojump_clock: Any) -> None:
+    alice, bob = quiet_now_players(autojump_clock)
+    record = await one_game([alice, bob])
+    assert record.forfeit is None and record.termination == "normal"
+    asked = [d for d in record.decisions if not d.forced]
+    forced = [d for d in record.decisions if d.forced]
+    assert len(asked) == alice.decided + bob.decided and alice.decided >= 3
+    assert forced, "the deal of this game has forced steps (a lone take or pass)"
+    assert {d.seconds for d in asked} == {ThinkingNowPlayer.THINK_S}
+    assert {d.seconds for d in forced} == {0.0}
+    # Their time is their CPU (as for a synchronous seat among others): all of it.
+    assert record.inprocess_cpu_s == ThinkingNowPlayer.THINK_S * len(asked)
+
+
+@pytest.mark.parametrize("others", ["decide_now", "requests"], ids=["whole_game_now", "asked_now"])
+async def test_a_synchronous_seat_is_asked_as_its_own_seat_of_this_game(
+        autojump_clock: Any, others: str) -> None:
+    alice = NowPlayer("alice", autojump_clock)
+    bob: ScriptedPlayer = NowPlayer("bob", autojump_clock) if others == "decide_now" else ScriptedPlayer(
+        "bob", first_legal)
+    for p in (alice, bob):
+        p.wants_events = False
+    record = await one_game([alice, bob], index=6)
+    assert alice.decided >= 3
+    assert alice.asked_as == [(0, 6)] * alice.decided
+    if isinstance(bob, NowPlayer):
+        assert bob.asked_as == [(1, 6)] * bob.decided
+    assert record.forfeit is None
