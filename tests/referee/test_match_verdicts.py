@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import trio
 
-from protocol.codec import decode
+from protocol.codec import decode, pack
 from referee.rules import make_rules
 from referee.seats.players import BotFailure, BotSpec, Player
 from referee.table.clock import TimeControl
@@ -739,3 +739,128 @@ async def test_a_synchronous_seat_is_asked_as_its_own_seat_of_this_game(
     if isinstance(bob, NowPlayer):
         assert bob.asked_as == [(1, 6)] * bob.decided
     assert record.forfeit is None
+
+
+# -- a seat that takes its requests as frames (program bots over pipes) --------------------
+
+class FramePlayer(ScriptedPlayer):
+    """A ``takes_frames`` player (as StreamPlayer): requests come as frames, first to the
+    synchronous lane (``decide_frame_now``), which here answers at once with the mapped
+    value when the script's answer is a known action's canonical bytes and ``quick(id)``
+    holds, else leaves the request open for the awaited lane (``decide_frame``). Events
+    come queued (``queue_frame``), and fail with ``failure`` when ``fails(event)`` says
+    so. ``lanes`` records, per call, (lane, the frame's id, the id and budget passed)."""
+
+    takes_frames = True
+
+    def __init__(self, name: str, script: Script, quick: Callable[[int], bool] = lambda i: True,
+                 fails: Callable[[dict[str, Any]], bool] = lambda e: False,
+                 failure: BotFailure | None = None) -> None:
+        super().__init__(name, script)
+        self.quick, self.fails, self.failure = quick, fails, failure
+        self.lanes: list[tuple[str, int, int, float | None]] = []
+        self._open: Any = None  #: the answer the synchronous lane read and left open
+
+    def queue_frame(self, frame: bytes) -> None:
+        message = decode(frame)
+        if self.fails(message):
+            assert self.failure is not None
+            raise self.failure
+        self.got.append(("frame", message))
+
+    def _answer(self, lane: str, frame: bytes, request_id: int, budget: float | None) -> Any:
+        request = decode(frame)
+        self.got.append(("send", request))
+        self.lanes.append((lane, request["id"], request_id, budget))
+        answer, seconds = self.script(request, budget)
+        written = trio.current_time()
+        self.timing = (written, written + seconds)
+        return answer
+
+    def decide_frame_now(self, frame: bytes, request_id: int, budget: float | None,
+                         answers: Any) -> Any:
+        self._open = None
+        if not self.quick(decode(frame)["id"]):
+            return None  # nothing written: decide_frame does it all
+        answer = self._answer("now", frame, request_id, budget)
+        known = answers.get(pack(answer))
+        if known is None:
+            self._open = answer
+        return known
+
+    async def decide_frame(self, frame: bytes, request_id: int, budget: float | None,
+                           answers: Any) -> Any:
+        opened, self._open = self._open, None
+        if opened is not None:
+            return opened  # the answer read for the open request (timing as it was set)
+        answer = self._answer("awaited", frame, request_id, budget)
+        return answers.get(pack(answer), answer)
+
+
+def quarter_seconds(n: int, seconds: float) -> Script:
+    """The first legal action in 0.25 s, and on request ``n`` in ``seconds``."""
+    def script(request: dict[str, Any], budget: float | None) -> tuple[Any, float]:
+        return request["legal"][0], seconds if request["id"] == n else 0.25
+    return script
+
+
+async def test_a_quick_frame_answer_is_charged_what_its_timing_reports(autojump_clock: Any) -> None:
+    # The game starts at virtual time 3, not 0: the time charged is the answer's time
+    # less the request's, whenever the game is played.
+    await trio.sleep(3.0)
+    alice = FramePlayer("alice", quarter_seconds(1, 7.5))
+    bob = FramePlayer("bob", quarter_seconds(0, 0.0))
+    record = await one_game([alice, bob], tc=TimeControl(base=30.0, move=None))
+    assert record.forfeit is None
+    mine = [d.seconds for d in record.decisions if d.seat == 0 and not d.forced]
+    assert len(mine) >= 3 and {lane for lane, *_ in alice.lanes} == {"now"}
+    assert mine == [7.5] + [0.25] * (len(mine) - 1)
+    assert [r["clock"]["remaining_ms"] for r in alice.requests()[:4]] == [30000, 22500, 22250, 22000]
+
+
+async def test_a_frame_answer_over_its_budget_forfeits_the_seat_on_time(autojump_clock: Any) -> None:
+    alice = FramePlayer("alice", quarter_seconds(2, 10.5))
+    bob = FramePlayer("bob", quarter_seconds(0, 0.0))
+    record = await one_game([alice, bob])
+    late = "answered request 2 after 10.500 s, over its budget of 10.000 s"
+    assert (record.termination, record.durak) == ("timeout", 0)
+    assert record.forfeit == {
+        "seat": 0, "bot": "alice", "kind": "timeout", "reason": late,
+        "decision": len(record.decisions),
+        "evidence": {"used_s": 10.5, "budget_s": 10.0, "received": alice.requests()[1]["legal"][0]},
+    }
+    assert [d.seat for d in record.decisions if not d.forced].count(0) == 1  # not applied
+    assert alice.told() == [{"type": "error", "code": "timeout", "message": late, "fatal": True}]
+
+
+async def test_a_frame_taking_seat_is_given_each_requests_id_and_its_budget_in_either_lane(
+        autojump_clock: Any) -> None:
+    # Every third request goes to the awaited lane; the game clock makes every budget
+    # different (what is left of 30 s, 0.25 s a decision).
+    alice = FramePlayer("alice", quarter_seconds(0, 0.0), quick=lambda i: i % 3 != 0)
+    bob = FramePlayer("bob", quarter_seconds(0, 0.0))
+    record = await one_game([alice, bob], tc=TimeControl(base=30.0, move=None))
+    assert record.forfeit is None
+    assert {lane for lane, *_ in alice.lanes} == {"now", "awaited"}
+    ids = [frame_id for _, frame_id, _, _ in alice.lanes]
+    assert ids == list(range(1, len(ids) + 1))
+    assert [(request_id, budget) for _, _, request_id, budget in alice.lanes] == [
+        (i, 30.0 - 0.25 * (i - 1)) for i in ids]
+
+
+async def test_a_frame_taking_seat_that_fails_while_its_events_are_queued_forfeits_with_its_own_failure(
+        autojump_clock: Any) -> None:
+    # Every listener takes frames and nobody watches: the events are queued, unawaited.
+    def first_attack(message: dict[str, Any]) -> bool:
+        return message["type"] == "event" and message["event"]["type"] == "attack"
+
+    alice = FramePlayer("alice", quarter_seconds(0, 0.0))
+    bob = FramePlayer("bob", quarter_seconds(0, 0.0), fails=first_attack, failure=GONE)
+    record = await one_game([alice, bob])
+    assert (record.termination, record.durak, record.last_out) == ("disconnect", 1, ())
+    assert record.forfeit == {"seat": 1, "bot": "bob", "kind": "disconnect",
+                              "reason": "the connection was lost", "decision": 1,
+                              "evidence": {"bytes": "00ff"}}
+    assert record.reason == "bob forfeited (disconnect): the connection was lost"
+    assert alice.ends() == [{"type": "game_end", "game": 3, "durak": 1, "termination": "disconnect",
+                             "reason": "bob forfeited (disconnect)"}]
