@@ -493,6 +493,18 @@ async def test_the_cpu_an_in_process_bot_spends_deciding_is_counted_as_its_own(a
     assert record.inprocess_cpu_s >= 0.002 * asked
 
 
+async def test_an_in_process_bots_cpu_is_only_what_the_process_spent_during_its_decisions(
+        autojump_clock: Any) -> None:
+    import time
+    spin_cpu(0.05)  # the process has spent CPU before the game: none of it is the bot's
+    alice, bob = ScriptedPlayer("alice", busy_first_legal), ScriptedPlayer("bob", first_legal)
+    alice.in_process = True
+    before = time.process_time()
+    record = await one_game([alice, bob])
+    during = time.process_time() - before
+    assert 0.002 * len(alice.requests()) <= record.inprocess_cpu_s <= during
+
+
 async def test_a_bot_in_another_process_adds_nothing_to_the_in_process_cpu(autojump_clock: Any) -> None:
     alice, bob = ScriptedPlayer("alice", busy_first_legal), ScriptedPlayer("bob", busy_first_legal)
     record = await one_game([alice, bob])
