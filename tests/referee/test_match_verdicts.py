@@ -780,6 +780,9 @@ class FramePlayer(ScriptedPlayer):
             raise self.failure
         self.got.append(("frame", message))
 
+    async def send_frame(self, frame: bytes) -> None:
+        self.queue_frame(frame)  # as StreamPlayer: the same queue, awaited or not
+
     def _answer(self, lane: str, frame: bytes, request_id: int, budget: float | None) -> Any:
         request = decode(frame)
         self.got.append(("send", request))
@@ -876,3 +879,17 @@ async def test_a_frame_taking_seat_that_fails_while_its_events_are_queued_forfei
     assert record.reason == "bob forfeited (disconnect): the connection was lost"
     assert alice.ends() == [{"type": "game_end", "game": 3, "durak": 1, "termination": "disconnect",
                              "reason": "bob forfeited (disconnect)"}]
+
+
+async def test_a_spectator_sees_every_public_event_of_a_game_between_seats_that_take_frames(
+        autojump_clock: Any) -> None:
+    alice = FramePlayer("alice", quarter_seconds(0, 0.0))
+    bob = FramePlayer("bob", quarter_seconds(0, 0.0))
+    watched: list[dict[str, Any]] = []
+    record = await one_game([alice, bob], index=7, watch=watched)
+    assert record.termination == "normal"
+    assert [m["type"] for m in (watched[0], watched[-1])] == ["start", "end"]
+    seen_by_bob = [m["event"] for how, m in bob.got if m["type"] == "event"]
+    public = [e for e in seen_by_bob if e["type"] != "decline_trump"]
+    assert len(public) > 10
+    assert [m["event"]["type"] for m in watched[1:-1]] == [e["type"] for e in public]
