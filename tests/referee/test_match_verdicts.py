@@ -893,3 +893,16 @@ async def test_a_spectator_sees_every_public_event_of_a_game_between_seats_that_
     public = [e for e in seen_by_bob if e["type"] != "decline_trump"]
     assert len(public) > 10
     assert [m["event"]["type"] for m in watched[1:-1]] == [e["type"] for e in public]
+
+
+async def test_each_seat_is_told_at_the_start_its_seat_its_own_hand_the_trump_and_the_first_attacker(
+        autojump_clock: Any) -> None:
+    alice, bob = pair(first_legal)
+    await one_game([alice, bob])  # deal "match:0" of seed 4, dealt by seat 1
+    common = {"type": "game_start", "game": 3, "players": 2, "names": ["alice", "bob"],
+              "rules": CLASSIC.as_dict(), "dealer": 1, "trump": "9D", "trump_suit": "D",
+              "attacker": 0}  # alice holds the lowest trump (7D)
+    assert [m for how, m in alice.got if m["type"] == "game_start"] == [
+        dict(common, seat=0, hand=["7D", "7H", "8C", "9C", "TC", "AS"])]
+    assert [m for how, m in bob.got if m["type"] == "game_start"] == [
+        dict(common, seat=1, hand=["6H", "7S", "TD", "JD", "QH", "KH"])]
