@@ -906,3 +906,16 @@ async def test_each_seat_is_told_at_the_start_its_seat_its_own_hand_the_trump_an
         dict(common, seat=0, hand=["7D", "7H", "8C", "9C", "TC", "AS"])]
     assert [m for how, m in bob.got if m["type"] == "game_start"] == [
         dict(common, seat=1, hand=["6H", "7S", "TD", "JD", "QH", "KH"])]
+
+
+async def test_a_game_record_holds_the_games_own_wall_time_not_what_came_before(
+        autojump_clock: Any) -> None:
+    class Sleeper(ScriptedPlayer):
+        async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+            await trio.sleep(1.0)
+            return await super().decide(request, timeout)
+
+    await trio.sleep(500.0)  # the game starts at virtual time 500, not 0
+    alice, bob = Sleeper("alice", first_legal), Sleeper("bob", first_legal)
+    record = await one_game([alice, bob])
+    assert record.wall_s == float(len(alice.requests()) + len(bob.requests()))
