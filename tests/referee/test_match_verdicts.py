@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import trio
 
-from protocol.codec import decode
+from protocol.codec import decode, pack
 from referee.rules import make_rules
 from referee.seats.players import BotFailure, BotSpec, Player
 from referee.table.clock import TimeControl
@@ -493,6 +493,18 @@ async def test_the_cpu_an_in_process_bot_spends_deciding_is_counted_as_its_own(a
     assert record.inprocess_cpu_s >= 0.002 * asked
 
 
+async def test_an_in_process_bots_cpu_is_only_what_the_process_spent_during_its_decisions(
+        autojump_clock: Any) -> None:
+    import time
+    spin_cpu(0.05)  # the process has spent CPU before the game: none of it is the bot's
+    alice, bob = ScriptedPlayer("alice", busy_first_legal), ScriptedPlayer("bob", first_legal)
+    alice.in_process = True
+    before = time.process_time()
+    record = await one_game([alice, bob])
+    during = time.process_time() - before
+    assert 0.002 * len(alice.requests()) <= record.inprocess_cpu_s <= during
+
+
 async def test_a_bot_in_another_process_adds_nothing_to_the_in_process_cpu(autojump_clock: Any) -> None:
     alice, bob = ScriptedPlayer("alice", busy_first_legal), ScriptedPlayer("bob", busy_first_legal)
     record = await one_game([alice, bob])
@@ -532,9 +544,11 @@ class NowPlayer(ScriptedPlayer):
         super().__init__(name, first_legal)
         self.decides_now = True
         self.clock, self.slow_at, self.seconds, self.decided = clock, slow_at, seconds, 0
+        self.asked_as: list[tuple[int, int]] = []  #: (seat, game_index) of each decision
 
     def decide_now(self, game: Any, seat: int, legal: list[int], game_index: int) -> int:
         self.decided += 1
+        self.asked_as.append((seat, game_index))
         if self.decided == self.slow_at:
             self.clock.jump(self.seconds)
         return legal[0]
@@ -695,3 +709,213 @@ async def test_a_match_counts_its_own_wall_time_and_cpu_not_what_came_before(aut
     asked = len(alice.requests()) + len(bob.requests())
     assert result.wall_s == float(asked)
     assert 0.0 <= result.cpu_s <= cpu
+
+
+# -- a game where every seat decides synchronously and nothing listens (play_now) ----------
+
+def quiet_now_players(clock: Any) -> list[NowPlayer]:
+    """Two ``decides_now`` seats that want no events, each of whose decisions takes
+    ThinkingNowPlayer.THINK_S: the referee plays such a game in one synchronous loop."""
+    players = [ThinkingNowPlayer("alice", clock), ThinkingNowPlayer("bob", clock)]
+    for p in players:
+        p.wants_events = False
+    return players
+
+
+async def test_a_game_of_synchronous_seats_charges_each_decision_its_time_and_forced_ones_none(
+        autojump_clock: Any) -> None:
+    alice, bob = quiet_now_players(autojump_clock)
+    record = await one_game([alice, bob])
+    assert record.forfeit is None and record.termination == "normal"
+    asked = [d for d in record.decisions if not d.forced]
+    forced = [d for d in record.decisions if d.forced]
+    assert len(asked) == alice.decided + bob.decided and alice.decided >= 3
+    assert forced, "the deal of this game has forced steps (a lone take or pass)"
+    assert {d.seconds for d in asked} == {ThinkingNowPlayer.THINK_S}
+    assert {d.seconds for d in forced} == {0.0}
+    # Their time is their CPU (as for a synchronous seat among others): all of it.
+    assert record.inprocess_cpu_s == ThinkingNowPlayer.THINK_S * len(asked)
+
+
+@pytest.mark.parametrize("others", ["decide_now", "requests"], ids=["whole_game_now", "asked_now"])
+async def test_a_synchronous_seat_is_asked_as_its_own_seat_of_this_game(
+        autojump_clock: Any, others: str) -> None:
+    alice = NowPlayer("alice", autojump_clock)
+    bob: ScriptedPlayer = NowPlayer("bob", autojump_clock) if others == "decide_now" else ScriptedPlayer(
+        "bob", first_legal)
+    for p in (alice, bob):
+        p.wants_events = False
+    record = await one_game([alice, bob], index=6)
+    assert alice.decided >= 3
+    assert alice.asked_as == [(0, 6)] * alice.decided
+    if isinstance(bob, NowPlayer):
+        assert bob.asked_as == [(1, 6)] * bob.decided
+    assert record.forfeit is None
+
+
+# -- a seat that takes its requests as frames (program bots over pipes) --------------------
+
+class FramePlayer(ScriptedPlayer):
+    """A ``takes_frames`` player (as StreamPlayer): requests come as frames, first to the
+    synchronous lane (``decide_frame_now``), which here answers at once with the mapped
+    value when the script's answer is a known action's canonical bytes and ``quick(id)``
+    holds, else leaves the request open for the awaited lane (``decide_frame``). Events
+    come queued (``queue_frame``), and fail with ``failure`` when ``fails(event)`` says
+    so. ``lanes`` records, per call, (lane, the frame's id, the id and budget passed)."""
+
+    takes_frames = True
+
+    def __init__(self, name: str, script: Script, quick: Callable[[int], bool] = lambda i: True,
+                 fails: Callable[[dict[str, Any]], bool] = lambda e: False,
+                 failure: BotFailure | None = None) -> None:
+        super().__init__(name, script)
+        self.quick, self.fails, self.failure = quick, fails, failure
+        self.lanes: list[tuple[str, int, int, float | None]] = []
+        self._open: Any = None  #: the answer the synchronous lane read and left open
+
+    def queue_frame(self, frame: bytes) -> None:
+        message = decode(frame)
+        if self.fails(message):
+            assert self.failure is not None
+            raise self.failure
+        self.got.append(("frame", message))
+
+    async def send_frame(self, frame: bytes) -> None:
+        self.queue_frame(frame)  # as StreamPlayer: the same queue, awaited or not
+
+    def _answer(self, lane: str, frame: bytes, request_id: int, budget: float | None) -> Any:
+        request = decode(frame)
+        self.got.append(("send", request))
+        self.lanes.append((lane, request["id"], request_id, budget))
+        answer, seconds = self.script(request, budget)
+        written = trio.current_time()
+        self.timing = (written, written + seconds)
+        return answer
+
+    def decide_frame_now(self, frame: bytes, request_id: int, budget: float | None,
+                         answers: Any) -> Any:
+        self._open = None
+        if not self.quick(decode(frame)["id"]):
+            return None  # nothing written: decide_frame does it all
+        answer = self._answer("now", frame, request_id, budget)
+        known = answers.get(pack(answer))
+        if known is None:
+            self._open = answer
+        return known
+
+    async def decide_frame(self, frame: bytes, request_id: int, budget: float | None,
+                           answers: Any) -> Any:
+        opened, self._open = self._open, None
+        if opened is not None:
+            return opened  # the answer read for the open request (timing as it was set)
+        answer = self._answer("awaited", frame, request_id, budget)
+        return answers.get(pack(answer), answer)
+
+
+def quarter_seconds(n: int, seconds: float) -> Script:
+    """The first legal action in 0.25 s, and on request ``n`` in ``seconds``."""
+    def script(request: dict[str, Any], budget: float | None) -> tuple[Any, float]:
+        return request["legal"][0], seconds if request["id"] == n else 0.25
+    return script
+
+
+async def test_a_quick_frame_answer_is_charged_what_its_timing_reports(autojump_clock: Any) -> None:
+    # The game starts at virtual time 3, not 0: the time charged is the answer's time
+    # less the request's, whenever the game is played.
+    await trio.sleep(3.0)
+    alice = FramePlayer("alice", quarter_seconds(1, 7.5))
+    bob = FramePlayer("bob", quarter_seconds(0, 0.0))
+    record = await one_game([alice, bob], tc=TimeControl(base=30.0, move=None))
+    assert record.forfeit is None
+    mine = [d.seconds for d in record.decisions if d.seat == 0 and not d.forced]
+    assert len(mine) >= 3 and {lane for lane, *_ in alice.lanes} == {"now"}
+    assert mine == [7.5] + [0.25] * (len(mine) - 1)
+    assert [r["clock"]["remaining_ms"] for r in alice.requests()[:4]] == [30000, 22500, 22250, 22000]
+
+
+async def test_a_frame_answer_over_its_budget_forfeits_the_seat_on_time(autojump_clock: Any) -> None:
+    alice = FramePlayer("alice", quarter_seconds(2, 10.5))
+    bob = FramePlayer("bob", quarter_seconds(0, 0.0))
+    record = await one_game([alice, bob])
+    late = "answered request 2 after 10.500 s, over its budget of 10.000 s"
+    assert (record.termination, record.durak) == ("timeout", 0)
+    assert record.forfeit == {
+        "seat": 0, "bot": "alice", "kind": "timeout", "reason": late,
+        "decision": len(record.decisions),
+        "evidence": {"used_s": 10.5, "budget_s": 10.0, "received": alice.requests()[1]["legal"][0]},
+    }
+    assert [d.seat for d in record.decisions if not d.forced].count(0) == 1  # not applied
+    assert alice.told() == [{"type": "error", "code": "timeout", "message": late, "fatal": True}]
+
+
+async def test_a_frame_taking_seat_is_given_each_requests_id_and_its_budget_in_either_lane(
+        autojump_clock: Any) -> None:
+    # Every third request goes to the awaited lane; the game clock makes every budget
+    # different (what is left of 30 s, 0.25 s a decision).
+    alice = FramePlayer("alice", quarter_seconds(0, 0.0), quick=lambda i: i % 3 != 0)
+    bob = FramePlayer("bob", quarter_seconds(0, 0.0))
+    record = await one_game([alice, bob], tc=TimeControl(base=30.0, move=None))
+    assert record.forfeit is None
+    assert {lane for lane, *_ in alice.lanes} == {"now", "awaited"}
+    ids = [frame_id for _, frame_id, _, _ in alice.lanes]
+    assert ids == list(range(1, len(ids) + 1))
+    assert [(request_id, budget) for _, _, request_id, budget in alice.lanes] == [
+        (i, 30.0 - 0.25 * (i - 1)) for i in ids]
+
+
+async def test_a_frame_taking_seat_that_fails_while_its_events_are_queued_forfeits_with_its_own_failure(
+        autojump_clock: Any) -> None:
+    # Every listener takes frames and nobody watches: the events are queued, unawaited.
+    def first_attack(message: dict[str, Any]) -> bool:
+        return message["type"] == "event" and message["event"]["type"] == "attack"
+
+    alice = FramePlayer("alice", quarter_seconds(0, 0.0))
+    bob = FramePlayer("bob", quarter_seconds(0, 0.0), fails=first_attack, failure=GONE)
+    record = await one_game([alice, bob])
+    assert (record.termination, record.durak, record.last_out) == ("disconnect", 1, ())
+    assert record.forfeit == {"seat": 1, "bot": "bob", "kind": "disconnect",
+                              "reason": "the connection was lost", "decision": 1,
+                              "evidence": {"bytes": "00ff"}}
+    assert record.reason == "bob forfeited (disconnect): the connection was lost"
+    assert alice.ends() == [{"type": "game_end", "game": 3, "durak": 1, "termination": "disconnect",
+                             "reason": "bob forfeited (disconnect)"}]
+
+
+async def test_a_spectator_sees_every_public_event_of_a_game_between_seats_that_take_frames(
+        autojump_clock: Any) -> None:
+    alice = FramePlayer("alice", quarter_seconds(0, 0.0))
+    bob = FramePlayer("bob", quarter_seconds(0, 0.0))
+    watched: list[dict[str, Any]] = []
+    record = await one_game([alice, bob], index=7, watch=watched)
+    assert record.termination == "normal"
+    assert [m["type"] for m in (watched[0], watched[-1])] == ["start", "end"]
+    seen_by_bob = [m["event"] for how, m in bob.got if m["type"] == "event"]
+    public = [e for e in seen_by_bob if e["type"] != "decline_trump"]
+    assert len(public) > 10
+    assert [m["event"]["type"] for m in watched[1:-1]] == [e["type"] for e in public]
+
+
+async def test_each_seat_is_told_at_the_start_its_seat_its_own_hand_the_trump_and_the_first_attacker(
+        autojump_clock: Any) -> None:
+    alice, bob = pair(first_legal)
+    await one_game([alice, bob])  # deal "match:0" of seed 4, dealt by seat 1
+    common = {"type": "game_start", "game": 3, "players": 2, "names": ["alice", "bob"],
+              "rules": CLASSIC.as_dict(), "dealer": 1, "trump": "9D", "trump_suit": "D",
+              "attacker": 0}  # alice holds the lowest trump (7D)
+    assert [m for how, m in alice.got if m["type"] == "game_start"] == [
+        dict(common, seat=0, hand=["7D", "7H", "8C", "9C", "TC", "AS"])]
+    assert [m for how, m in bob.got if m["type"] == "game_start"] == [
+        dict(common, seat=1, hand=["6H", "7S", "TD", "JD", "QH", "KH"])]
+
+
+async def test_a_game_record_holds_the_games_own_wall_time_not_what_came_before(
+        autojump_clock: Any) -> None:
+    class Sleeper(ScriptedPlayer):
+        async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+            await trio.sleep(1.0)
+            return await super().decide(request, timeout)
+
+    await trio.sleep(500.0)  # the game starts at virtual time 500, not 0
+    alice, bob = Sleeper("alice", first_legal), Sleeper("bob", first_legal)
+    record = await one_game([alice, bob])
+    assert record.wall_s == float(len(alice.requests()) + len(bob.requests()))
