@@ -7,12 +7,13 @@ of zero width)."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import pytest
 
 from referee.scoring.ratings import (
-    RatedGame, RatingError, durak_probabilities, elo_from_pentanomial, elo_from_wdl, fit_ratings,
-    ladder_update, log_likelihood, outcome_weights,
+    RatedGame, RatingError, durak_probabilities, elo_from_pentanomial, elo_from_wdl, fit_outcomes,
+    fit_ratings, ladder_update, log_likelihood, outcome_of, outcome_weights,
 )
 from referee.scoring.sprt import Sprt, llr_from_counts, llr_pentanomial, llr_trinomial, sprt_bounds
 
@@ -252,7 +253,7 @@ def test_error_messages_say_what_was_wrong() -> None:
         Sprt(pentanomial=False).add_game(0.25)
     with pytest.raises(RatingError, match=r"counts must be non-negative, got \(1, -1, 0\)"):
         elo_from_wdl(1, -1, 0)
-    with pytest.raises(RatingError, match="no results to estimate an Elo difference from"):
+    with pytest.raises(RatingError, match="^no results to estimate an Elo difference from$"):
         elo_from_wdl(0, 0, 0)
     with pytest.raises(RatingError, match="pentanomial counts need 5 bins, got 4"):
         elo_from_pentanomial([1, 2, 3, 4])
@@ -363,3 +364,120 @@ def test_a_fit_that_cannot_converge_says_so() -> None:
 def test_a_game_the_ratings_cannot_use_is_refused_saying_why(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(RatingError, match=message):
         RatedGame(**kwargs)  # type: ignore[arg-type]
+
+
+# ------------------------------------------- the fit's options and degenerate pools, exactly
+
+def test_a_drawn_games_last_two_are_kept_as_a_tuple_whatever_sequence_was_given() -> None:
+    """A RatedGame is a frozen value: a list given as ``last_two`` is stored as a tuple,
+    so the game equals (and hashes like) the one given tuples, and counts as one outcome."""
+    game = RatedGame(["a", "b", "c"], last_two=["a", "c"])  # type: ignore[arg-type]
+    assert game.players == ("a", "b", "c") and game.last_two == ("a", "c")
+    same = RatedGame(("a", "b", "c"), last_two=("a", "c"))
+    assert game == same and hash(game) == hash(same) and len({game, same}) == 1
+
+
+def test_refusals_of_the_fit_say_exactly_what_was_wrong() -> None:
+    with pytest.raises(RatingError, match="^a table needs players$"):
+        durak_probabilities([])
+    with pytest.raises(RatingError, match="^outcome counts must be whole numbers of games, at least 0$"):
+        fit_outcomes({outcome_of(RatedGame(("a", "b"), durak="a")): -2})
+    # a never lost at the 3-seat table and b, c only met each other: with no prior, a's
+    # rating runs off until the information matrix is singular.
+    games = [RatedGame(("a", "b", "c"), durak="a")] * 3 + [
+        RatedGame(("b", "c"), durak="b"), RatedGame(("b", "c"), durak="c")]
+    with pytest.raises(RatingError, match=r"^information matrix is not positive definite "
+                                          r"\(too little data, or no prior\)$"):
+        fit_ratings(games, prior_sd=math.inf)
+
+
+def test_with_no_spread_any_positive_difference_is_a_certain_superiority() -> None:
+    """los() with a zero standard deviation of the difference: 1 for a lead of a fraction
+    of an Elo point as for a lead of hundreds, 0 the other way round."""
+    from referee.scoring.ratings import RatingFit
+
+    fit = RatingFit(players=("a", "b"), ratings={"a": 0.5, "b": 0.0},
+                    covariance=((0.0, 0.0), (0.0, 0.0)), log_likelihood=0.0, iterations=1)
+    assert fit.diff_stderr("a", "b") == 0.0
+    assert fit.los("a", "b") == 1.0 and fit.los("b", "a") == 0.0
+
+
+# Two bots, no prior: b was the durak 3 times, a once. With x = g_a - g_b (natural units,
+# g = R ln10/400), P(b durak) = sigma(x), so the log-likelihood is
+# L(x) = 3 log sigma(x) + log sigma(-x); L'(x) = 3 - 4 sigma(x), L''(x) = -4 sigma(x)(1 - sigma(x)).
+# The fit starts at x = 0: L'(0) = 1, L''(0) = -1, so its first Newton step is x = 1
+# (and L(1) > L(0): no halving). The optimum is sigma(x) = 3/4, x = ln 3. Centred ratings
+# are +-x/2 in natural units, +-x * 200/ln10 in Elo.
+THREE_TO_ONE = [RatedGame(("a", "b"), durak="b")] * 3 + [RatedGame(("a", "b"), durak="a")]
+
+
+def test_the_tolerance_is_what_stops_the_fit_one_newton_step_under_an_infinite_tolerance() -> None:
+    done = fit_ratings(THREE_TO_ONE, prior_sd=math.inf)
+    assert done.ratings == pytest.approx({"a": 200 * math.log(3) / math.log(10),
+                                          "b": -200 * math.log(3) / math.log(10)}, rel=1e-9)
+    one_step = fit_ratings(THREE_TO_ONE, prior_sd=math.inf, tol=math.inf)
+    assert one_step.iterations == 1
+    assert one_step.ratings == pytest.approx({"a": 200 / math.log(10), "b": -200 / math.log(10)},
+                                             rel=1e-12)
+    assert fit_outcomes(Counter(outcome_of(g) for g in THREE_TO_ONE), prior_sd=math.inf,
+                        tol=math.inf) == one_step
+
+
+def test_max_iter_is_the_number_of_newton_steps_allowed() -> None:
+    """An even record (each bot the durak once) is already optimal at the start, ratings 0:
+    the first Newton step is zero and the fit stops after it. So it needs one step: it
+    succeeds with max_iter=1, reporting 1 iteration, and fails with max_iter=0."""
+    even = {outcome_of(RatedGame(("a", "b"), durak="a")): 1,
+            outcome_of(RatedGame(("a", "b"), durak="b")): 1}
+    fit = fit_outcomes(even, prior_sd=math.inf, max_iter=1)
+    assert fit.iterations == 1 and fit.ratings == {"a": 0.0, "b": 0.0}
+    assert fit.log_likelihood == pytest.approx(2 * math.log(0.5), rel=1e-15)
+    with pytest.raises(RatingError, match=r"^rating fit did not converge in 0 iterations "):
+        fit_outcomes(even, prior_sd=math.inf, max_iter=0)
+
+
+def test_anchor_rating_applies_only_with_an_anchor_and_defaults_to_zero() -> None:
+    counts = Counter(outcome_of(g) for g in FIT_GAMES)
+    free = fit_outcomes(counts)
+    assert sum(free.ratings.values()) == pytest.approx(0.0, abs=1e-9)
+    # Without an anchor the ratings sum to zero, whatever anchor_rating says.
+    assert fit_outcomes(counts, anchor_rating=1500.0) == free
+    assert fit_ratings(FIT_GAMES, anchor_rating=1500.0) == free
+    anchored = fit_outcomes(counts, anchor="b")
+    assert anchored.ratings["b"] == 0.0
+    for n in ("a", "c"):
+        assert anchored.ratings[n] == pytest.approx(free.ratings[n] - free.ratings["b"], rel=1e-7)
+
+
+def test_a_pool_of_one_bot_has_nothing_to_compare() -> None:
+    """Counts whose every outcome names one bot (fit_outcomes does not check that a table
+    holds two): its rating is the centre (or the anchor's rating), with no variance, found
+    without a Newton step; it was surely the durak, so the log-likelihood is log 1 = 0."""
+    alone = {(("a", 1.0),): 3}
+    fit = fit_outcomes(alone)
+    assert fit.players == ("a",) and fit.ratings == {"a": 0.0}
+    assert fit.covariance == ((0.0,),) and fit.iterations == 0 and fit.log_likelihood == 0.0
+    assert fit_outcomes(alone, anchor="a", anchor_rating=1500.0).ratings == {"a": 1500.0}
+
+
+# b was the durak of a, b, c 5000 times and d lost to a 5000 times: a is far above the
+# rest, and with no prior Newton's full step from equal ratings overshoots on the way
+# (in its 8th step it would lower the likelihood from about e^-34 to e^-39709): the fit
+# must shorten that step (halving it until the likelihood rises) to reach the maximum.
+OVERSHOOT = {RatedGame(("a", "b", "c", "d"), durak="a"): 1, RatedGame(("a", "d"), durak="d"): 5000,
+             RatedGame(("a", "b", "c"), durak="b"): 5000, RatedGame(("a", "c", "d"), durak="c"): 5,
+             RatedGame(("b", "c", "d"), durak="c"): 1}
+
+
+def test_a_lopsided_pool_where_the_full_newton_step_overshoots_still_reaches_the_maximum() -> None:
+    fit = fit_outcomes({outcome_of(g): k for g, k in OVERSHOOT.items()}, prior_sd=math.inf)
+    # The maximum of (3): for every bot, its expected durak count under formula (1)
+    # equals its actual count (the gradient of (3) is sum over games of P_i - w_i).
+    for bot in "abcd":
+        expected = sum(k * p_durak(g.players, fit.ratings)[bot]
+                       for g, k in OVERSHOOT.items() if bot in g.players)
+        actual = sum(k for g, k in OVERSHOOT.items() if g.durak == bot)
+        assert expected == pytest.approx(actual, abs=1e-6), bot
+    assert fit.ratings == pytest.approx({"a": 1569.9664251150477, "b": -1509.7647667580543,
+                                         "c": -150.56273381457157, "d": 90.36107545757835}, rel=1e-9)
+    assert fit.log_likelihood == pytest.approx(-29.668097017317137, rel=1e-12)

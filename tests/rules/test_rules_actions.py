@@ -12,7 +12,7 @@ from referee.rules import (
 )
 from referee.rules.actions import attack, cover, show_trump, throw_in, transfer
 
-from rules_testkit import legal, play, snapshot, views
+from rules_testkit import deck_for, legal, play, snapshot, views
 
 CLASSIC = make_rules()
 
@@ -109,6 +109,30 @@ def test_illegal_after_the_game_is_over():
     with pytest.raises(AssertionError) as nobody:   # a caller's bug, said plainly
         g.seat_to_move()
     assert str(nobody.value) == "no seat is to move: the game is over"
+
+
+def test_a_finished_game_names_no_seat_to_move_even_after_a_trump_exchange_was_offered():
+    """The seat offered the trump exchange is remembered for the whole game (only the
+    exchange phase reads it); once the game is over, neither ``seat_to_move`` nor the
+    unchecked ``apply_legal`` may take it for the seat to move: both refuse, as a
+    caller's bug, and ``apply_legal`` records and changes nothing."""
+    rules = make_rules("classic", ["trump_exchange=on"])
+    # Seat 1 holds 6H, the lowest trump of the 36-card deck, under the face-up AH.
+    g = Game.new(rules, 2, deck=deck_for(36, ["7H 6C 7C 8C 9C TC", "6H 6D 7D 8D 9D TD"], "AH"))
+    assert g.current_seat == 1 and legal(g) == {"exchange", "pass"}
+    play(g, "exchange")
+    while not g.is_over:  # play it out: every seat plays its first legal action
+        g.apply(g.legal_actions()[0])
+    assert g.current_seat is None
+    with pytest.raises(AssertionError) as nobody:
+        g.seat_to_move()
+    assert str(nobody.value) == "no seat is to move: the game is over"
+    before, hist = snapshot(g), list(g.history)
+    for action in (PASS, EXCHANGE, TAKE):
+        with pytest.raises(AssertionError) as unchecked:
+            g.apply_legal(action)
+        assert str(unchecked.value) == "no seat is to move: the game is over"
+    assert snapshot(g) == before and g.history == hist
 
 
 @pytest.mark.parametrize("lookalike", [float(PASS), PASS + 0j])
