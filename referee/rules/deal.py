@@ -46,10 +46,11 @@ class SeedError(ValueError):
     says what a seed may be."""
 
 
-def check_seed(value: str | int) -> str:
+def check_seed(value: object) -> str:
     """The seed as the text the deals are keyed with: an int in decimal, a string as
-    given. Raises SeedError unless it is 1 to SEED_MAX_LEN visible ASCII characters (no
-    spaces), so it can be written on any command line and file unchanged."""
+    given. ``value`` may be anything (it comes from users and config files). Raises
+    SeedError unless it is 1 to SEED_MAX_LEN visible ASCII characters (no spaces), so it
+    can be written on any command line and file unchanged."""
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise SeedError(f"seed {value!r}: expected a string or an integer")
     text = str(value)
