@@ -126,9 +126,9 @@ def test_frames_fed_in_one_chunk_come_out_in_order() -> None:
 
 def test_clean_end_of_stream() -> None:
     decoder = FrameDecoder()
-    assert not decoder.eof
+    assert decoder.eof is False
     decoder.close()
-    assert decoder.eof and decoder.at_eof()
+    assert decoder.eof is True and decoder.at_eof() is True
     assert decoder.next_message() is None
 
 
@@ -194,6 +194,7 @@ def test_default_limit_is_one_mib() -> None:
 def test_zero_length_frame() -> None:
     error = remote_error(b"\x00\x00\x00\x00")
     assert str(error) == "frame header says 0 bytes; a frame must hold one msgpack map"
+    assert error.evidence == "00 00 00 00"
 
 
 @pytest.mark.parametrize(
@@ -233,6 +234,11 @@ def test_truncated_frame_at_end_of_stream(data: bytes, text: str) -> None:
         (b"\x81\xc4\x01a\x02", "frame has a map key b'a' (a bin); map keys must be str"),
         (b"\x81\xa1a\x81\xc4\x01b\x02", "frame has a map key b'b' (a bin) in a; map keys must be str"),
         (b"\x82\xa1a\x01\xa1a\x02", "frame has a map with the key 'a' twice; keys must be unique"),
+        # the key named is the repeated one, not the map's first key
+        (b"\x83\xa4type\xa1x\xa1a\x01\xa1a\x02",
+         "frame has a map with the key 'a' twice; keys must be unique"),
+        # the smallest map of 2 entries (5 bytes): its length is possible, its keys repeat
+        (b"\x82\xa0\x00\xa0\x00", "frame has a map with the key '' twice; keys must be unique"),
         (b"\x81\xa1a\xd4\x05x", "frame uses msgpack extension type 5; the protocol allows only "
                                 "nil, bool, int, float, str, bin, array and map"),
         (b"\x81\xa1a\x91\xd6\xff\x00\x00\x00\x01", "frame uses a msgpack timestamp (extension "
@@ -354,12 +360,44 @@ def test_encode_writes_str_as_str_and_bytes_as_bin() -> None:
 
 
 def test_decoder_arguments_are_checked() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^max_frame must be 1\.\.4294967295 bytes, got 0$"):
         FrameDecoder(0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^max_frame must be 1\.\.4294967295 bytes, got 4294967296$"):
         FrameDecoder(2**32)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^max_depth must be at least 1, got 0$"):
         FrameDecoder(max_depth=0)
+
+
+# -- the bot side: strict=False ---------------------------------------------------------------
+
+
+def test_the_bot_side_decoder_keeps_the_last_value_of_a_repeated_key() -> None:
+    """Not strict (a bot reading its referee) checks framing and sizes only: a map that
+    repeats a key decodes as msgpack decodes it, the last value winning, even in the
+    smallest body a 2-entry map can have (5 bytes)."""
+    decoder = FrameDecoder(strict=False)
+    decoder.feed(frame_of(b"\x82\xa0\x00\xa0\x01") + frame_of(b"\x82\xa1a\x01\xa1a\x02"))
+    assert list(decoder.messages()) == [{"": 1}, {"a": 2}]
+
+
+def test_the_bot_side_decoder_nests_as_deep_as_msgpack_allows_and_says_so() -> None:
+    """Not strict, the only depth limit is msgpack's own: 1024 levels (the top-level map is
+    level 1) decode; one level more is refused naming that limit, not ``max_depth``."""
+    def nested(levels: int) -> bytes:  # a map holding levels - 1 arrays, one in another
+        return b"\x81\xa1a" + b"\x91" * (levels - 2) + b"\x90"
+
+    decoder = FrameDecoder(strict=False)
+    decoder.feed(frame_of(nested(1024)))
+    message = decoder.next_message()
+    assert message is not None
+    levels, node = 2, message["a"]  # the map, then its outermost array
+    while node:
+        levels, node = levels + 1, node[0]
+    assert levels == 1024
+    decoder.feed(frame_of(nested(1025)))
+    with pytest.raises(RemoteProtocolError) as refused:
+        decoder.next_message()
+    assert str(refused.value) == "frame nests arrays/maps more than 1024 deep; the limit is 1024"
 
 
 # -- properties ------------------------------------------------------------------------------
