@@ -652,14 +652,17 @@ async def test_a_result_passed_in_keeps_counting(autojump_clock: Any) -> None:
     assert again.cpu_s >= 0.0 and again.wall_s >= 0.0
 
 
+class Sleeper(ScriptedPlayer):
+    """A scripted player that takes one (virtual) second over every decision."""
+
+    async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        await trio.sleep(1.0)
+        return await super().decide(request, timeout)
+
+
 async def test_the_match_wall_time_is_the_sum_of_its_games_on_the_virtual_clock(autojump_clock: Any) -> None:
     def slow(request: dict[str, Any], budget: float | None) -> tuple[Any, float]:
         return request["legal"][0], 0.0
-
-    class Sleeper(ScriptedPlayer):
-        async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-            await trio.sleep(1.0)
-            return await super().decide(request, timeout)
 
     alice, bob = Sleeper("alice", slow), Sleeper("bob", slow)
     walls: list[float] = []
@@ -695,11 +698,6 @@ async def test_the_time_a_synchronous_bot_takes_is_counted_as_its_own_cpu(autoju
 
 async def test_a_match_counts_its_own_wall_time_and_cpu_not_what_came_before(autojump_clock: Any) -> None:
     import time
-
-    class Sleeper(ScriptedPlayer):
-        async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-            await trio.sleep(1.0)
-            return await super().decide(request, timeout)
 
     await trio.sleep(500.0)  # the match starts at virtual time 500, not 0
     alice, bob = Sleeper("alice", first_legal), Sleeper("bob", first_legal)
@@ -910,11 +908,6 @@ async def test_each_seat_is_told_at_the_start_its_seat_its_own_hand_the_trump_an
 
 async def test_a_game_record_holds_the_games_own_wall_time_not_what_came_before(
         autojump_clock: Any) -> None:
-    class Sleeper(ScriptedPlayer):
-        async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-            await trio.sleep(1.0)
-            return await super().decide(request, timeout)
-
     await trio.sleep(500.0)  # the game starts at virtual time 500, not 0
     alice, bob = Sleeper("alice", first_legal), Sleeper("bob", first_legal)
     record = await one_game([alice, bob])
