@@ -1,9 +1,11 @@
 """Fixtures shared by the referee's tests."""
 
 from collections import OrderedDict
+from typing import Any
 
 import pytest
 
+from referee.rules import Game
 from referee.table import match
 
 
@@ -13,3 +15,18 @@ def fresh_event_bodies(monkeypatch: pytest.MonkeyPatch) -> None:
     it checks are packed in the test, through the cache-miss path, whatever ran before
     in the process (another test, or mutmut's stats pass in the parent of its workers)."""
     monkeypatch.setattr(match, "_EVENT_BODIES", OrderedDict())
+
+
+@pytest.fixture
+def dealt_games(monkeypatch: pytest.MonkeyPatch) -> list[Game]:
+    """Every game ``Game.new`` deals while the test runs, in order (the referee's deals,
+    and any the test makes itself)."""
+    dealt: list[Game] = []
+    real_new = Game.new
+
+    def new(*args: Any, **kwargs: Any) -> Game:
+        dealt.append(real_new(*args, **kwargs))
+        return dealt[-1]
+
+    monkeypatch.setattr(Game, "new", new)
+    return dealt

@@ -12,7 +12,6 @@ and show the events of that game as the engine reports them to that seat.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Any
 
 import pytest
@@ -48,8 +47,8 @@ class FrameRecorder(Player):
 @pytest.mark.parametrize("order", [("classic", "perevodnoy", "classic"),
                                    ("perevodnoy", "classic", "perevodnoy")])
 async def test_every_event_frame_is_the_canonical_encoding_of_its_own_game_event(
-        monkeypatch: pytest.MonkeyPatch, order: tuple[str, ...]) -> None:
-    await _play_checked(monkeypatch, [make_rules(preset, ("trump_exchange=on",)) for preset in order],
+        dealt_games: list[Game], order: tuple[str, ...]) -> None:
+    await _play_checked(dealt_games, [make_rules(preset, ("trump_exchange=on",)) for preset in order],
                         "frames", games=3)
 
 
@@ -67,25 +66,18 @@ def _seen_by(game: Game, seat: int) -> list[dict[str, Any]]:
     return seen
 
 
-async def _play_checked(monkeypatch: pytest.MonkeyPatch, rules_list: list[Any], seed: str,
+async def _play_checked(dealt_games: list[Game], rules_list: list[Any], seed: str,
                         games: int = 2) -> None:
     """Play a short match under each rules in turn (in one process, so later matches
     meet the packed events cache as earlier ones left it) and check every event frame:
     the canonical bytes of a valid event message of one of the match's games, and the
-    events the engine shows the receiving seat (forced moves marked for the mover only)."""
-    played_games: list[Game] = []
-    real_new = Game.new
-
-    def new(*args: Any, **kwargs: Any) -> Game:
-        played_games.append(real_new(*args, **kwargs))
-        return played_games[-1]
-
-    monkeypatch.setattr(Game, "new", new)
+    events the engine shows the receiving seat (forced moves marked for the mover only).
+    ``dealt_games``: the fixture's list of every game dealt."""
     for round_, rules in enumerate(rules_list):
         seats = [FrameRecorder(f"r{i}") for i in range(3)]
         config = MatchConfig(rules=rules, games=games, seed=f"{seed}-{round_}")
         await play_match(seats, config)
-        played = played_games[-config.games:]
+        played = dealt_games[-config.games:]
         for seat in seats:
             assert seat.frames, "a seat that takes events got none"
             got = [decode(frame) for frame in seat.frames]
@@ -102,26 +94,26 @@ async def _play_checked(monkeypatch: pytest.MonkeyPatch, rules_list: list[Any], 
 
 
 async def test_past_the_per_rules_cap_events_are_packed_anew_and_still_exact(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, dealt_games: list[Game]) -> None:
     """EVENT_BODIES_MAX bounds the packed events kept per rules; events beyond it are
     packed for each frame, with the same bytes."""
-    monkeypatch.setattr(match, "_EVENT_BODIES", OrderedDict())
+    # (Each test starts with no packed events: tests/referee/conftest.py.)
     monkeypatch.setattr(match, "EVENT_BODIES_MAX", 5)
     rules = make_rules("perevodnoy", ("trump_exchange=on",))
-    await _play_checked(monkeypatch, [rules, rules], "cap")
+    await _play_checked(dealt_games, [rules, rules], "cap")
     assert len(match._EVENT_BODIES[rules]) == 5  # full, and not past the cap
 
 
 async def test_only_the_most_recently_used_rules_keep_their_packed_events(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, dealt_games: list[Game]) -> None:
     """A process that plays under many rule sets keeps the packed events of at most
     EVENT_BODIES_RULES of them, the most recently used; a rule set played again after
     its map was dropped is served exactly, from a fresh map."""
-    monkeypatch.setattr(match, "_EVENT_BODIES", OrderedDict())
+    # (Each test starts with no packed events: tests/referee/conftest.py.)
     monkeypatch.setattr(match, "EVENT_BODIES_RULES", 2)
     a, b, c = (make_rules(p) for p in ("classic", "perevodnoy", "deflection"))
-    await _play_checked(monkeypatch, [a, b, a, c], "lru")
+    await _play_checked(dealt_games, [a, b, a, c], "lru")
     assert list(match._EVENT_BODIES) == [a, c]  # b was the least recently used
-    await _play_checked(monkeypatch, [b], "lru-again")
+    await _play_checked(dealt_games, [b], "lru-again")
     assert list(match._EVENT_BODIES) == [c, b]
     assert all(match._EVENT_BODIES.values())  # each map in use holds packed events

@@ -276,20 +276,12 @@ async def test_a_spectator_sees_the_start_every_public_event_and_the_end_of_a_no
     assert all("cards" not in m["event"] for m in watched[1:-1] if m["event"]["type"] == "draw")
 
 
-async def test_the_spectators_start_is_the_public_deal(autojump_clock: Any, monkeypatch: Any) -> None:
+async def test_the_spectators_start_is_the_public_deal(autojump_clock: Any, dealt_games: list[Any]) -> None:
     from referee.rules import Game
-    dealt: list[Game] = []
-    real_new = Game.new
-
-    def new(*args: Any, **kwargs: Any) -> Game:
-        dealt.append(real_new(*args, **kwargs))
-        return dealt[-1]
-
-    monkeypatch.setattr(Game, "new", new)
     watched: list[dict[str, Any]] = []
     alice, bob = ScriptedPlayer("alice", first_legal), ScriptedPlayer("bob", first_legal)
     await one_game([alice, bob], index=2, watch=watched)
-    fresh = real_new(CLASSIC, 2, deck=dealt[0].deck, dealer=1)
+    fresh = Game.new(CLASSIC, 2, deck=dealt_games[0].deck, dealer=1)
     assert watched[0] == start_message(fresh, 2, ["alice", "bob"])
 
 
