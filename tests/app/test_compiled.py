@@ -60,7 +60,9 @@ for preset in sorted(PRESETS):
                 note(legal, g.forced_action(legal), g.observe(seat),
                      frames.frame(seat, decisions, legal, {"remaining_ms": seed, "increment_ms": None}),
                      greedy_action(g, seat, legal))
-                for bad in ("take", -1, 1.5, 99999, max(legal) + 16):
+                # A bot's answers of every shape: mypyc's ints change representation
+                # past 2**62, and a bool is an int to Python but not an action.
+                for bad in ("take", -1, 1.5, True, 99999, max(legal) + 16, 2**63, 2**64 + 1, -2**80):
                     try:
                         g.apply(bad)
                     except (IllegalAction, MalformedAction) as e:
