@@ -137,10 +137,9 @@ class RequestFrames:
         hands = g.hands
         hand, discard, shown = hands[seat], g.discard, g.shown
         holder = g.trump_holder
-        ints = _INT  # (ids, bouts past 1023 are packed; other counts are always smaller)
-        bout = g.bout
+        ints = _INT  # (ids and bouts may pass 1023: _int; other counts are always smaller)
         parts = [
-            _REQUEST_HEAD, ints[request_id] if request_id < 1024 else pack(request_id),
+            _REQUEST_HEAD, _int(request_id),
             self._seat_head[seat],
             masks.get(hand) or cards(hand),
             _TRUMP[g.trump_card][g.trump_suit], _HOLDER[0 if holder is None else holder + 1],
@@ -160,7 +159,7 @@ class RequestFrames:
             self._sizes_head, bytes([h.bit_count() for h in hands]),
             self._out_head, bytes([_OUT_FLAG[o] for o in g.out]),
             _ATTACKER[g.attacker], _DEFENDER[g.defender], _PHASE[g.phase], _TAKING[g.taking],
-            _K_BOUT, ints[bout] if bout < 1024 else pack(bout), _K_TRANSFERS, ints[g.transfers],
+            _K_BOUT, _int(g.bout), _K_TRANSFERS, ints[g.transfers],
             _K_ATTACK_LIMIT, ints[g.limit], self._known_head,
         )
         parts += [masks.get(k) or cards(k) for k in g.known]
