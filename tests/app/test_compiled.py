@@ -31,7 +31,7 @@ TRANSCRIPT = r"""
 import hashlib, json, random, sys
 from referee.native.loader import status
 from referee.rules import Game, make_rules
-from referee.rules.actions import IllegalAction, MalformedAction
+from referee.rules.actions import IllegalAction, MalformedAction, action_from_wire
 from referee.rules.options import PRESETS
 from referee.bots.fastchoice import greedy_action, random_action
 from referee.rules.deal import deal_deck
@@ -72,6 +72,14 @@ for preset in sorted(PRESETS):
                 note(copy.history == g.history[:-1], copy.action_count + 1 == g.action_count)
                 decisions += 1
             note(g.history, g.outcome, g.events, [g.public_event(e, 0) for e in g.events])
+# A bot's wire answers of every shape (action_from_wire reads them before apply does).
+for wire in ({"type": "cover", "card": "7S", "slot": 2**70}, {"type": "cover", "card": "7S", "slot": True},
+             {"type": "attack", "card": 7}, {"type": "attack", "card": None}, {"type": 1}, "attack", None,
+             {"type": "cover", "card": "7S", "slot": 3}, {"type": "take"}):
+    try:
+        note(action_from_wire(wire))
+    except MalformedAction as e:
+        note(str(e))
 for seed in range(int(sys.argv[1]) * 20):
     note([deal_deck(f"run{seed}", f"match:{seed}", size) for size in (24, 36, 52)])
 for tc in (TimeControl.parse("1+0.25"), TimeControl.parse(None, 0.5), TimeControl.parse("2", 0.3)):
