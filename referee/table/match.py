@@ -27,6 +27,7 @@ from protocol import messages as msg
 from protocol.codec import framed, pack
 
 from .clock import Clock, TimeControl
+from .framelane import Decision, ask_fast, play_frames
 from .requests import ACTIONS_BY_BYTES, RequestFrames
 from .failfast import all_forfeit_warning, forfeited_all
 from ..seats.players import BotFailure, Player
@@ -78,14 +79,6 @@ class MatchConfig:
     def __post_init__(self) -> None:
         # An int seed (tests, tools) keys the deals as its decimal text.
         object.__setattr__(self, "seed", check_seed(self.seed))
-
-
-@dataclass(slots=True)
-class Decision:
-    seat: int
-    action: int
-    forced: bool
-    seconds: float
 
 
 @dataclass
@@ -196,16 +189,19 @@ class _Table:
         self._event_head = msg.event_head(index)  #: see _event_frame
         self._event_bodies = _event_bodies(config.rules)
         #: Seats whose player takes request frames: asked with frames joined from packed
-        #: parts (set up by ``start_game``), and first through ``ask_fast``.
+        #: parts (set up by ``start_game``), and first through ``framelane.ask_fast``.
         self.takes_frames = [p.takes_frames for p in players]
         self.requests: RequestFrames | None = None
         #: Events go out without a coroutine (broadcast_now) when no spectator watches and
         #: every seat that wants them queues frames.
         self.events_now = watch is None and all(
             p.takes_frames for p, wants in zip(players, self.wants) if wants)
-        #: A request ask_fast left open for ``ask`` to finish: (seat, request id, frame,
-        #: budget, the answer read or None).
-        self._open: tuple[int, int, bytes, float | None, Any] | None = None
+        #: Every decision goes first through the synchronous ``framelane.play_frames``:
+        #: every seat takes frames and events go out queued.
+        self.frames_now = self.events_now and all(self.takes_frames)
+        #: A request ``framelane.ask_fast`` left open for ``ask`` to finish: (seat,
+        #: request id, frame, budget, the answer read or None).
+        self.open_request: tuple[int, int, bytes, float | None, Any] | None = None
 
     def start_game(self, game: Game) -> None:
         """Bind the table to its game (the request frames read it)."""
@@ -305,41 +301,14 @@ class _Table:
                 bodies[event] = body
         return framed(self._event_head + body)
 
-    def ask_fast(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float] | None:
-        """``ask`` in one synchronous step for a seat that ``takes_frames``, when its bot
-        answers at once (``decide_frame_now``) with a canonical legal action in time:
-        apply it and return (action, seconds charged). Otherwise None, and the request,
-        if it was sent, stays open for ``ask`` (which the caller awaits next) to finish
-        exactly as it finishes any request."""
-        self.request_ids[seat] += 1
-        request_id = self.request_ids[seat]
-        clock = self.clocks[seat]
-        budget = clock.budget()
-        assert self.requests is not None, "start_game first"
-        frame = self.requests.frame(seat, request_id, legal, clock.wire())
-        player = self.players[seat]
-        answer = player.decide_frame_now(frame, request_id, budget,  # type: ignore[attr-defined]
-                                         ACTIONS_BY_BYTES)
-        if answer is not None and answer in legal:  # (an int: a known, legal action)
-            written, answered = player.timing  # type: ignore[misc]
-            used = max(0.0, answered - written)
-            # Charged only when in time: a late answer is left to ``ask``, which charges
-            # and judges it as it judges every answer.
-            if budget is None or used <= budget:
-                clock.charge(used)
-                game.apply_legal(answer)
-                return answer, used
-        self._open = (seat, request_id, frame, budget, answer)
-        return None
-
     async def ask(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float]:
         """Ask ``seat`` to choose from ``legal``; apply it; return (action, seconds charged).
-        Finishes the request ``ask_fast`` left open, if it did."""
+        Finishes the request ``framelane.ask_fast`` left open, if it did."""
         legal_wire: list[dict[str, Any]] | None = None  # read-only maps: encoded, compared
         clock = self.clocks[seat]
         charged = 0.0
         attempt = 0
-        opened, self._open = self._open, None
+        opened, self.open_request = self.open_request, None
         while True:
             player = self.players[seat]
             answer = None
@@ -598,21 +567,32 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
             await trio.lowlevel.checkpoint()
             table.play_now(game, decisions)  # the whole game in one call (is_over after it)
         while not game.is_over:
-            seat = game.seat_to_move()
-            legal = game.legal_actions()
-            action = game.forced_action(legal)
-            forced = action is not None
-            used = 0.0
-            if action is None:
-                if table.decides_now[seat]:  # synchronous: no coroutine per decision
-                    action, used = table.ask_now(game, seat, legal)
-                else:
-                    done = table.ask_fast(game, seat, legal) if table.takes_frames[seat] else None
-                    if done is None:
-                        done = await table.ask(game, seat, legal)
-                    action, used = done
+            if table.frames_now:
+                # As many decisions as finish synchronously; the first that does not is
+                # open, and finished below by ``ask`` (None: the game is over).
+                pending = play_frames(table, game, decisions)
+                if pending is None:
+                    break
+                seat, legal = pending
+                action, used = await table.ask(game, seat, legal)
+                forced = False
             else:
-                game.apply_legal(action)
+                seat = game.seat_to_move()
+                legal = game.legal_actions()
+                unasked = game.forced_action(legal)
+                forced = unasked is not None
+                used = 0.0
+                if unasked is None:
+                    if table.decides_now[seat]:  # synchronous: no coroutine per decision
+                        action, used = table.ask_now(game, seat, legal)
+                    else:
+                        done = ask_fast(table, game, seat, legal) if table.takes_frames[seat] else None
+                        if done is None:
+                            done = await table.ask(game, seat, legal)
+                        action, used = done
+                else:
+                    action = unasked
+                    game.apply_legal(action)
             decisions.append(Decision(seat, action, forced, used))
             if game.events:  # (broadcast has nothing to do otherwise)
                 if table.events_now:
