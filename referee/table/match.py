@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,10 +23,9 @@ from typing import Any
 import trio
 
 from protocol import messages as msg
-from protocol.codec import framed, pack
 
 from .clock import Clock, TimeControl
-from .framelane import Decision, ask_fast, play_frames
+from .framelane import Decision, EventFrames, ask_fast, play_frames
 from .requests import ACTIONS_BY_BYTES, RequestFrames
 from .failfast import all_forfeit_warning, forfeited_all
 from ..seats.players import BotFailure, Player
@@ -186,8 +184,7 @@ class _Table:
         self.inprocess_cpu_s = 0.0  #: see GameRecord.inprocess_cpu_s
         #: trio.current_time, read straight from the run's clock (it is what that reads).
         self.now = trio.lowlevel.current_clock().current_time
-        self._event_head = msg.event_head(index)  #: see _event_frame
-        self._event_bodies = _event_bodies(config.rules)
+        self.event_frames = EventFrames(config.rules, index, self.listeners)
         #: Seats whose player takes request frames: asked with frames joined from packed
         #: parts (set up by ``start_game``), and first through ``framelane.ask_fast``.
         self.takes_frames = [p.takes_frames for p in players]
@@ -213,35 +210,13 @@ class _Table:
         except BotFailure as exc:
             raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
 
-    def _event_frames(self, game: Game, forced: bool) -> Iterator[tuple[int, bytes]]:
-        """(seat, frame) for each event recorded since the last broadcast and each seat
-        that wants events and sees it, in order. Most events read the same for every
-        seat: those are built and encoded once for the whole table. A draw (only the
-        drawer sees the cards), a decline (only the decliner sees it) and a forced action
-        (``forced``: the first event; only the seat that "made" it is told it had no
-        choice, to others that is a hidden fact about its hand) are built per seat."""
-        listeners = self.listeners
-        bodies, head = self._event_bodies, self._event_head
-        for i, ev in enumerate((game.events or ()) if listeners else ()):
-            forced_ev = forced and i == 0
-            shared = None
-            if ev[0] not in ("draw", "decline") and not forced_ev:
-                try:  # _shared_event_frame's cache hit, inlined: most events take it
-                    shared = framed(head + bodies[ev])
-                except (KeyError, TypeError):
-                    shared = self._shared_event_frame(game, ev, listeners[0])
-            for seat in listeners:
-                frame = shared or self._event_frame(game, ev, seat, forced_ev and seat == ev[1])
-                if frame is not None:
-                    yield seat, frame
-
     def broadcast_now(self, game: Game, forced: bool) -> None:
         """``broadcast`` for a table whose ``events_now`` holds: the same frames, queued
         to each seat's stream (written with its next request) without a coroutine."""
         if not game.events:
             return
         players = self.players
-        for seat, frame in self._event_frames(game, forced):
+        for seat, frame in self.event_frames.frames(game, forced):
             try:
                 players[seat].queue_frame(frame)  # type: ignore[attr-defined]
             except BotFailure as exc:
@@ -250,7 +225,7 @@ class _Table:
 
     async def broadcast(self, game: Game, forced: bool) -> None:
         """Send the events recorded since the last call to every bot that wants them
-        (``_event_frames``), and show them to the spectator if one watches."""
+        (``EventFrames``), and show them to the spectator if one watches."""
         events = game.events
         if not events:
             return
@@ -263,43 +238,12 @@ class _Table:
                 message = spectator.public_message(game, self.index, ev)
                 if message is not None:
                     await self.watch(message)
-        for seat, frame in self._event_frames(game, forced):
+        for seat, frame in self.event_frames.frames(game, forced):
             try:
                 await self.players[seat].send_frame(frame)
             except BotFailure as exc:
                 raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
         events.clear()
-
-    def _event_frame(self, game: Game, event: tuple, seat: int, forced: bool) -> bytes | None:
-        """The frame of ``event`` as ``seat`` sees it (None: it does not see it): the
-        bytes of ``encode(event_msg(game=index, event=...))``, joined from the game's
-        packed head and the packed event (codec.pack)."""
-        wire = game.public_event(event, seat)
-        if wire is None:
-            return None
-        if forced:
-            wire["forced"] = True
-        msg.event_msg(game=self.index, event=wire)  # its checks, for the bytes joined here
-        return framed(self._event_head + pack(wire))
-
-    def _shared_event_frame(self, game: Game, event: tuple, seat: int) -> bytes | None:
-        """``_event_frame`` of an event that reads the same for every seat (not forced),
-        from the packed events cache of these rules: the same events recur in every game
-        (an attack with a card by a seat), so most are packed once per process."""
-        bodies = self._event_bodies
-        try:
-            body = bodies[event]
-        except TypeError:  # an event that holds a list cannot be a key: packed each time
-            return self._event_frame(game, event, seat, False)
-        except KeyError:
-            wire = game.public_event(event, seat)
-            if wire is None:
-                return None
-            msg.event_msg(game=self.index, event=wire)  # its checks
-            body = pack(wire)
-            if len(bodies) < EVENT_BODIES_MAX:
-                bodies[event] = body
-        return framed(self._event_head + body)
 
     async def ask(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float]:
         """Ask ``seat`` to choose from ``legal``; apply it; return (action, seconds charged).
@@ -459,31 +403,6 @@ def _late_forfeit(seat: int, request_id: int, used: float, budget: float | None,
     late = f"answered request {request_id} after {used:.3f} s, over its budget of {budget:.3f} s"
     return Forfeit(seat, "timeout", late, {"used_s": round(used, 4), "budget_s": budget,
                                            "received": answer})
-
-
-#: Packed shared events (``_Table._shared_event_frame``), one map per rules: event tuple
-#: (hashable: names, seats, action ints, card ints) -> ``pack(public_event(event, any seat))``.
-#: Least recently used rules first: only the last EVENT_BODIES_RULES rule sets are kept.
-_EVENT_BODIES: OrderedDict[Rules, dict[tuple, bytes]] = OrderedDict()
-#: Rule sets whose packed events are kept: a process that plays under many (a test
-#: run, a long-lived server) holds at most this many maps.
-EVENT_BODIES_RULES = 8
-#: Packed events kept per rules: every distinct shared event of a six-seat table (kinds x
-#: cards x slots x seats) is some tens of thousands; beyond this, events are packed anew.
-EVENT_BODIES_MAX = 100_000
-
-
-def _event_bodies(rules: Rules) -> dict[tuple, bytes]:
-    """The packed shared events of ``rules`` (public_event may read the rules), made the
-    most recently used; the least recently used rules' map goes past EVENT_BODIES_RULES."""
-    bodies = _EVENT_BODIES.get(rules)
-    if bodies is None:
-        bodies = _EVENT_BODIES[rules] = {}
-        while len(_EVENT_BODIES) > EVENT_BODIES_RULES:
-            _EVENT_BODIES.popitem(last=False)
-    else:
-        _EVENT_BODIES.move_to_end(rules)
-    return bodies
 
 
 def illegal_message(game: Game, action: int, request_id: int) -> str:
