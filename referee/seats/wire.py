@@ -88,6 +88,9 @@ class StreamPlayer(Player):
         self._out_fileno = send_stream.fileno if isinstance(send_stream, trio.lowlevel.FdStream) else None
         self._in_fileno = (receive_stream.fileno if isinstance(receive_stream, trio.lowlevel.FdStream)
                            else None)
+        #: Both halves are pipes, with a poller: decide_frame_now's lane is open.
+        self._pipes = (self._out_fileno is not None and self._in_fileno is not None
+                       and self._quiet_poll is not None)
         self._unyielded = 0  #: decisions in a row that never waited in trio (see decide)
         self._quick = False  #: the last answer came within QUICK_ANSWER_S (see _receive)
         # The run's clock, read directly: trio.current_time() costs three calls, and a
@@ -224,59 +227,65 @@ class StreamPlayer(Player):
         under the same deadline and judges what was read exactly as it always does.
         ``timing`` is set as ``decide`` sets it."""
         self._open = self._stash = None
-        fileno = self._in_fileno
-        if (self.failure is not None or not self._quick or fileno is None
-                or self._out_fileno is None or self._quiet_poll is None or self._unyielded + 1 >= YIELD_EVERY
-                or self._decoder.buffered or self._readable_now()):
+        if (not self._pipes or self.failure is not None or not self._quick
+                or self._unyielded + 1 >= YIELD_EVERY or self._decoder.buffered
+                or self._readable_now()):
             return None  # decide_frame does it all (the early-frame check, a yield, ...)
         self._unyielded += 1
         self.timing = None
-        self._expect, self._answers = _answer_head(request_id), answers
-        data = self._out + frame
+        head = self._expect = _HEADS.get(request_id) or _answer_head(request_id)
+        self._answers = answers
+        out = self._out
+        out += frame
         try:
-            sent = os.write(self._out_fileno(), data)
+            sent = os.write(self._out_fileno(), out)  # type: ignore[misc]
         except BlockingIOError:
             sent = 0
         except OSError:  # the bot is gone: decide_frame writes again and says so
+            del out[-len(frame):]
             self._expect = None
             self._unyielded -= 1
             return None
-        self._out = bytearray()
-        if sent < len(data):
-            self._out += data[sent:]
+        if sent < len(out):
+            del out[:sent]
             self._open = (request_id, None)
             return None
+        out.clear()
         written = self._now()
-        self._open = (request_id, written)
         if budget is not None and budget <= 2 * QUICK_ANSWER_S:
+            self._open = (request_id, written)
             return None  # close to the deadline: it is trio's to keep
         # Poll first: it returns at once when the answer is there, and a read that would
         # block costs a system call and an exception.
+        fileno = self._in_fileno
         try:
             ready = self._quiet_poll.poll(QUICK_WAIT_MS)
         except (OSError, ValueError):
             ready = []
         try:
-            chunk = os.read(fileno(), READ_CHUNK) if ready else b""
+            chunk = os.read(fileno(), READ_CHUNK) if ready else b""  # type: ignore[misc]
         except OSError:  # would block, or the pipe is gone: decide_frame says which
             chunk = b""
         if not chunk:  # no answer within QUICK_WAIT_MS (or the end of the stream)
+            self._open = (request_id, written)
             self._quick = False  # decide_frame waits in trio (no second quick wait)
             return None
-        answered = self._frame_at = self._now()
+        answered = self._now()
         # Usually the chunk is exactly one frame, the canonical answer to this request
-        # with a known action: taken without the decoder (nothing else is buffered).
-        head = self._expect
+        # with a known action: taken without the decoder (which held nothing before the
+        # request, and has been fed nothing since).
         start = HEADER_SIZE + len(head)
-        if (len(chunk) > start and chunk[HEADER_SIZE:start] == head and not self._decoder.buffered
+        if (len(chunk) > start and chunk.startswith(head, HEADER_SIZE)
                 and int.from_bytes(chunk[:HEADER_SIZE], "big") == len(chunk) - HEADER_SIZE):
             action = answers.get(chunk[start:])
             if action is not None:
-                self._expect = self._open = None
+                self._expect = None
                 self._answered = request_id
                 self.timing = (written, answered)
                 self._quick = answered - written <= QUICK_ANSWER_S
                 return action
+        self._open = (request_id, written)
+        self._frame_at = answered
         try:
             try:
                 self._decoder.feed(chunk)
