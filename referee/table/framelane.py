@@ -70,14 +70,18 @@ def ask_fast(table: Any, game: Game, seat: int, legal: list[int]) -> tuple[int, 
     return None
 
 
-def play_frames(table: Any, game: Game, decisions: list[Decision]) -> tuple[int, list[int]] | None:
+def play_frames(table: Any, game: Game,
+                decisions: list[Decision]) -> tuple[int, list[int] | None] | None:
     """Play ``game`` on ``table`` (every seat's player takes frames, and events go out
     queued: ``_Table.frames_now``) for as long as each decision finishes synchronously
     (``ask_fast``): forced actions applied unasked, each action appended to
     ``decisions`` and its events queued to the bots (``table.broadcast_now``), as
-    ``play_game``'s loop does. Returns None once the game is over, or (seat, legal
-    list) of the decision ``ask_fast`` left open, for ``table.ask`` to finish."""
+    ``play_game``'s loop does. Returns None once the game is over; (seat, legal list)
+    of the decision ``ask_fast`` left open, for ``table.ask`` to finish; or (seat, None)
+    before asking a seat whose player is due its periodic yield to trio
+    (``yield_due``), for the caller to await its ``pause`` and call again."""
     broadcast_now = table.broadcast_now
+    players = table.players
     append = decisions.append
     while game.phase != OVER:
         legal = game.legal_actions()
@@ -90,6 +94,8 @@ def play_frames(table: Any, game: Game, decisions: list[Decision]) -> tuple[int,
             if game.events:
                 broadcast_now(game, True)
             continue
+        if players[seat].yield_due():
+            return seat, None
         done = ask_fast(table, game, seat, legal)
         if done is None:
             return seat, legal

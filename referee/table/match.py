@@ -492,7 +492,11 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
                 pending = play_frames(table, game, decisions)
                 if pending is None:
                     break
-                seat, legal = pending
+                seat, open_legal = pending
+                if open_legal is None:  # the seat's periodic yield to trio, then go on
+                    await players[seat].pause()  # type: ignore[attr-defined]
+                    continue
+                legal = open_legal
                 action, used = await table.ask(game, seat, legal)
                 forced = False
             else:
