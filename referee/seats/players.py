@@ -195,8 +195,9 @@ class Player:
     #: request at all (in-process ``random`` and ``greedy``).
     decides_now: bool = False
     #: The player takes requests as frame bytes too (``decide_frame``, ``decide_frame_now``,
-    #: ``queue_frame``: wire.StreamPlayer), so the referee can send it requests joined
-    #: from packed parts instead of message maps. A class fact, not a field.
+    #: ``queue_frame``, and ``yield_due`` / ``pause`` for the frame lane's yields to trio:
+    #: wire.StreamPlayer), so the referee can send it requests joined from packed parts
+    #: instead of message maps. A class fact, not a field.
     takes_frames: ClassVar[bool] = False
 
     async def start(self, nursery: Any) -> None:
