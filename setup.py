@@ -34,6 +34,8 @@ COMPILED = (
     "referee/bots/fastchoice.py",
     "referee/table/clock.py",
     "referee/table/requests.py",
+    "referee/seats/pipelane.py",
+    "referee/table/framelane.py",
 )
 MANIFEST = "referee/native/compiled.json"
 

@@ -195,9 +195,26 @@ class Player:
     #: request at all (in-process ``random`` and ``greedy``).
     decides_now: bool = False
     #: The player takes requests as frame bytes too (``decide_frame``, ``decide_frame_now``,
-    #: ``queue_frame``: wire.StreamPlayer), so the referee can send it requests joined
-    #: from packed parts instead of message maps. A class fact, not a field.
+    #: ``queue_frame``, and ``yield_due`` / ``pause`` for the frame lane's yields to trio:
+    #: wire.StreamPlayer), so the referee can send it requests joined from packed parts
+    #: instead of message maps. A class fact, not a field.
     takes_frames: ClassVar[bool] = False
+    #: A ``takes_frames`` player whose ``decide_frame_now`` and ``queue_frame`` are
+    #: ``pipelane.decide_now`` and ``pipelane.queue_frame`` applied to itself
+    #: (wire.StreamPlayer): the compiled frame lane calls those directly, with no
+    #: interpreted call per decision or event. A class fact.
+    native_lane: ClassVar[bool] = False
+
+    def yield_due(self) -> bool:
+        """For a player that ``takes_frames``: whether it is due a yield to trio before its
+        next decision (the caller then awaits ``pause``). None is ever due by default."""
+        return False
+
+    async def pause(self) -> None:
+        """The yield to trio ``yield_due`` asked for: one checkpoint."""
+        import trio
+
+        await trio.lowlevel.checkpoint()
 
     async def start(self, nursery: Any) -> None:
         """Start the bot and complete the handshake; background tasks go in ``nursery``.

@@ -35,9 +35,10 @@ from protocol.codec import HEADER_SIZE, FrameDecoder, encode
 from protocol.errors import RemoteProtocolError, UnsupportedVersionError
 
 from .. import __version__
+from .pipelane import (QUICK_ANSWER_S, QUICK_WAIT_MS, READ_CHUNK, YIELD_EVERY,  # noqa: F401
+                       answer_head as _answer_head, decide_now, queue_frame, yield_due)
 from .players import BotFailure, Player
 
-READ_CHUNK = 65536
 #: Seconds a write to a bot may block (the bot not reading its input) before the bot
 #: is failed; a request's own deadline applies when it is sooner.
 WRITE_TIMEOUT = 30.0
@@ -51,14 +52,6 @@ TELL_TIMEOUT = 0.5
 #: Failures a bot is told about with a fatal ``error`` (code = kind) before it is closed;
 #: a crashed or disconnected bot is gone, so nothing is sent to it.
 TOLD_FAILURES = ("protocol", "timeout")
-#: Decisions in a row that never waited in trio, after which ``decide`` yields once.
-YIELD_EVERY = 16
-#: Milliseconds the referee may wait for a quick bot's answer in the pipe's own poll,
-#: blocking, before it waits in trio (see ``_receive``). Other tasks of the run wait at
-#: most this long, and only while a quick bot is deciding.
-QUICK_WAIT_MS = 1
-#: A bot whose last answer came this soon after its request counts as quick.
-QUICK_ANSWER_S = QUICK_WAIT_MS / 1000
 _NOTHING = object()
 _WRITE_ERRORS = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
 
@@ -68,6 +61,7 @@ class StreamPlayer(Player):
 
     failure: BotFailure | None = None
     takes_frames = True  #: see Player.takes_frames
+    native_lane = True  #: see Player.native_lane
 
     def _attach(self, send_stream: trio.abc.SendStream, receive_stream: trio.abc.ReceiveStream,
                 max_frame: int = 1 << 20) -> None:
@@ -88,6 +82,9 @@ class StreamPlayer(Player):
         self._out_fileno = send_stream.fileno if isinstance(send_stream, trio.lowlevel.FdStream) else None
         self._in_fileno = (receive_stream.fileno if isinstance(receive_stream, trio.lowlevel.FdStream)
                            else None)
+        #: Both halves are pipes, with a poller: decide_frame_now's lane is open.
+        self._pipes = (self._out_fileno is not None and self._in_fileno is not None
+                       and self._quiet_poll is not None)
         self._unyielded = 0  #: decisions in a row that never waited in trio (see decide)
         self._quick = False  #: the last answer came within QUICK_ANSWER_S (see _receive)
         # The run's clock, read directly: trio.current_time() costs three calls, and a
@@ -161,9 +158,7 @@ class StreamPlayer(Player):
     def queue_frame(self, frame: bytes) -> None:
         """``send_frame`` without a coroutine: the frame is queued (written with the next
         request), so nothing here waits. Raises the bot's failure, if it has one."""
-        if self.failure is not None:
-            raise self.failure
-        self._out += frame
+        queue_frame(self, frame)
 
     async def decide(self, request: dict[str, Any], budget: float | None = None) -> dict[str, Any]:
         """Write ``request`` (after anything queued), then read the bot's action within
@@ -208,6 +203,20 @@ class StreamPlayer(Player):
                 await self.tell(msg.error_msg(exc.kind, exc.reason, True))
             raise
 
+    def yield_due(self) -> bool:
+        """Whether this bot's next decision is due the periodic yield to trio: it would be
+        the YIELD_EVERY-th in a row that never waited in trio, so ``decide_frame_now``
+        would refuse it. A caller that awaits ``pause`` first keeps it in the fast lane."""
+        return yield_due(self)
+
+    async def pause(self) -> None:
+        """The periodic yield to trio, taken between decisions: one checkpoint (stderr
+        drains, exit watchers and Ctrl-C are served), after which the count restarts.
+        Far cheaper than taking it inside a decision, which then goes all the way
+        through the awaited path."""
+        self._unyielded = 0
+        await trio.lowlevel.checkpoint()
+
     def decide_frame_now(self, frame: bytes, request_id: int, budget: float | None,
                          answers: Mapping[bytes, Any]) -> Any:
         """The synchronous fast lane of ``decide_frame``, for a pipe whose bot answered
@@ -223,60 +232,15 @@ class StreamPlayer(Player):
         awaits ``decide_frame`` with the same arguments, which continues from there
         under the same deadline and judges what was read exactly as it always does.
         ``timing`` is set as ``decide`` sets it."""
-        self._open = self._stash = None
-        fileno = self._in_fileno
-        if (self.failure is not None or not self._quick or fileno is None
-                or self._out_fileno is None or self._quiet_poll is None or self._unyielded + 1 >= YIELD_EVERY
-                or self._decoder.buffered or self._readable_now()):
-            return None  # decide_frame does it all (the early-frame check, a yield, ...)
-        self._unyielded += 1
-        self.timing = None
-        self._expect, self._answers = _answer_head(request_id), answers
-        data = self._out + frame
-        try:
-            sent = os.write(self._out_fileno(), data)
-        except BlockingIOError:
-            sent = 0
-        except OSError:  # the bot is gone: decide_frame writes again and says so
-            self._expect = None
-            self._unyielded -= 1
-            return None
-        self._out = bytearray()
-        if sent < len(data):
-            self._out += data[sent:]
-            self._open = (request_id, None)
-            return None
-        written = self._now()
+        return decide_now(self, frame, request_id, budget, answers)
+
+    def _read_now(self, chunk: bytes, request_id: int, written: float, answered: float) -> Any:
+        """The rest of ``decide_frame_now`` (pipelane.decide_now) when the chunk read for
+        the open request is not exactly its canonical known answer: decode it; a known
+        answer to the request is returned, anything else (part of a frame, another
+        message, a failure) is left with the open request for decide_frame to judge."""
         self._open = (request_id, written)
-        if budget is not None and budget <= 2 * QUICK_ANSWER_S:
-            return None  # close to the deadline: it is trio's to keep
-        # Poll first: it returns at once when the answer is there, and a read that would
-        # block costs a system call and an exception.
-        try:
-            ready = self._quiet_poll.poll(QUICK_WAIT_MS)
-        except (OSError, ValueError):
-            ready = []
-        try:
-            chunk = os.read(fileno(), READ_CHUNK) if ready else b""
-        except OSError:  # would block, or the pipe is gone: decide_frame says which
-            chunk = b""
-        if not chunk:  # no answer within QUICK_WAIT_MS (or the end of the stream)
-            self._quick = False  # decide_frame waits in trio (no second quick wait)
-            return None
-        answered = self._frame_at = self._now()
-        # Usually the chunk is exactly one frame, the canonical answer to this request
-        # with a known action: taken without the decoder (nothing else is buffered).
-        head = self._expect
-        start = HEADER_SIZE + len(head)
-        if (len(chunk) > start and chunk[HEADER_SIZE:start] == head and not self._decoder.buffered
-                and int.from_bytes(chunk[:HEADER_SIZE], "big") == len(chunk) - HEADER_SIZE):
-            action = answers.get(chunk[start:])
-            if action is not None:
-                self._expect = self._open = None
-                self._answered = request_id
-                self.timing = (written, answered)
-                self._quick = answered - written <= QUICK_ANSWER_S
-                return action
+        self._frame_at = answered
         try:
             try:
                 self._decoder.feed(chunk)
@@ -632,21 +596,7 @@ class StreamPlayer(Player):
 #: Canonical msgpack bytes of an action map -> the map, for the actions bots answered
 #: with that were legal then: at most one entry per distinct action (some thousands).
 _KNOWN_ACTIONS: dict[bytes, dict[str, Any]] = {}
-#: Request id -> the canonical bytes of an action message for it, up to its action map.
-_HEADS: dict[int, bytes] = {}
-_HEADS_MAX = 10000  #: ids count per seat per game: small ids repeat all the time
 
-
-def _answer_head(request_id: int) -> bytes:
-    """The canonical encoding (codec.encode's) of ``{"type": "action", "id": request_id,
-    "action": ...}`` up to the action map."""
-    head = _HEADS.get(request_id)
-    if head is None:
-        # The body of the message with a nil action (one byte, 0xc0) less that byte.
-        head = encode({"type": "action", "id": request_id, "action": None})[HEADER_SIZE:-1]
-        if len(_HEADS) < _HEADS_MAX:
-            _HEADS[request_id] = head
-    return head
 
 
 def _remember_action(action: dict[str, Any]) -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,9 +23,9 @@ from typing import Any
 import trio
 
 from protocol import messages as msg
-from protocol.codec import framed, pack
 
 from .clock import Clock, TimeControl
+from .framelane import Decision, EventFrames, ask_fast, play_frames, queue_events
 from .requests import ACTIONS_BY_BYTES, RequestFrames
 from .failfast import all_forfeit_warning, forfeited_all
 from ..seats.players import BotFailure, Player
@@ -78,14 +77,6 @@ class MatchConfig:
     def __post_init__(self) -> None:
         # An int seed (tests, tools) keys the deals as its decimal text.
         object.__setattr__(self, "seed", check_seed(self.seed))
-
-
-@dataclass(slots=True)
-class Decision:
-    seat: int
-    action: int
-    forced: bool
-    seconds: float
 
 
 @dataclass
@@ -193,19 +184,23 @@ class _Table:
         self.inprocess_cpu_s = 0.0  #: see GameRecord.inprocess_cpu_s
         #: trio.current_time, read straight from the run's clock (it is what that reads).
         self.now = trio.lowlevel.current_clock().current_time
-        self._event_head = msg.event_head(index)  #: see _event_frame
-        self._event_bodies = _event_bodies(config.rules)
+        self.event_frames = EventFrames(config.rules, index, self.listeners)
         #: Seats whose player takes request frames: asked with frames joined from packed
-        #: parts (set up by ``start_game``), and first through ``ask_fast``.
+        #: parts (set up by ``start_game``), and first through ``framelane.ask_fast``.
         self.takes_frames = [p.takes_frames for p in players]
+        #: Seats whose player is a ``native_lane``: the frame lane calls pipelane directly.
+        self.native_lanes = [p.takes_frames and p.native_lane for p in players]
         self.requests: RequestFrames | None = None
         #: Events go out without a coroutine (broadcast_now) when no spectator watches and
         #: every seat that wants them queues frames.
         self.events_now = watch is None and all(
             p.takes_frames for p, wants in zip(players, self.wants) if wants)
-        #: A request ask_fast left open for ``ask`` to finish: (seat, request id, frame,
-        #: budget, the answer read or None).
-        self._open: tuple[int, int, bytes, float | None, Any] | None = None
+        #: Every decision goes first through the synchronous ``framelane.play_frames``:
+        #: every seat takes frames and events go out queued.
+        self.frames_now = self.events_now and all(self.takes_frames)
+        #: A request ``framelane.ask_fast`` left open for ``ask`` to finish: (seat,
+        #: request id, frame, budget, the answer read or None).
+        self.open_request: tuple[int, int, bytes, float | None, Any] | None = None
 
     def start_game(self, game: Game) -> None:
         """Bind the table to its game (the request frames read it)."""
@@ -217,44 +212,20 @@ class _Table:
         except BotFailure as exc:
             raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
 
-    def _event_frames(self, game: Game, forced: bool) -> Iterator[tuple[int, bytes]]:
-        """(seat, frame) for each event recorded since the last broadcast and each seat
-        that wants events and sees it, in order. Most events read the same for every
-        seat: those are built and encoded once for the whole table. A draw (only the
-        drawer sees the cards), a decline (only the decliner sees it) and a forced action
-        (``forced``: the first event; only the seat that "made" it is told it had no
-        choice, to others that is a hidden fact about its hand) are built per seat."""
-        listeners = self.listeners
-        bodies, head = self._event_bodies, self._event_head
-        for i, ev in enumerate((game.events or ()) if listeners else ()):
-            forced_ev = forced and i == 0
-            shared = None
-            if ev[0] not in ("draw", "decline") and not forced_ev:
-                try:  # _shared_event_frame's cache hit, inlined: most events take it
-                    shared = framed(head + bodies[ev])
-                except (KeyError, TypeError):
-                    shared = self._shared_event_frame(game, ev, listeners[0])
-            for seat in listeners:
-                frame = shared or self._event_frame(game, ev, seat, forced_ev and seat == ev[1])
-                if frame is not None:
-                    yield seat, frame
-
     def broadcast_now(self, game: Game, forced: bool) -> None:
         """``broadcast`` for a table whose ``events_now`` holds: the same frames, queued
-        to each seat's stream (written with its next request) without a coroutine."""
-        if not game.events:
-            return
-        players = self.players
-        for seat, frame in self._event_frames(game, forced):
-            try:
-                players[seat].queue_frame(frame)  # type: ignore[attr-defined]
-            except BotFailure as exc:
-                raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
-        game.events.clear()
+        to each seat's stream (written with its next request) without a coroutine
+        (``framelane.queue_events``)."""
+        queue_events(self, game, forced)
+
+    @staticmethod
+    def forfeit(seat: int, failure: BotFailure) -> Forfeit:
+        """The forfeit of ``seat`` for its bot's ``failure``."""
+        return Forfeit(seat, failure.kind, failure.reason, failure.evidence)
 
     async def broadcast(self, game: Game, forced: bool) -> None:
         """Send the events recorded since the last call to every bot that wants them
-        (``_event_frames``), and show them to the spectator if one watches."""
+        (``EventFrames``), and show them to the spectator if one watches."""
         events = game.events
         if not events:
             return
@@ -267,79 +238,21 @@ class _Table:
                 message = spectator.public_message(game, self.index, ev)
                 if message is not None:
                     await self.watch(message)
-        for seat, frame in self._event_frames(game, forced):
+        for seat, frame in self.event_frames.frames(game, forced):
             try:
                 await self.players[seat].send_frame(frame)
             except BotFailure as exc:
                 raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
         events.clear()
 
-    def _event_frame(self, game: Game, event: tuple, seat: int, forced: bool) -> bytes | None:
-        """The frame of ``event`` as ``seat`` sees it (None: it does not see it): the
-        bytes of ``encode(event_msg(game=index, event=...))``, joined from the game's
-        packed head and the packed event (codec.pack)."""
-        wire = game.public_event(event, seat)
-        if wire is None:
-            return None
-        if forced:
-            wire["forced"] = True
-        msg.event_msg(game=self.index, event=wire)  # its checks, for the bytes joined here
-        return framed(self._event_head + pack(wire))
-
-    def _shared_event_frame(self, game: Game, event: tuple, seat: int) -> bytes | None:
-        """``_event_frame`` of an event that reads the same for every seat (not forced),
-        from the packed events cache of these rules: the same events recur in every game
-        (an attack with a card by a seat), so most are packed once per process."""
-        bodies = self._event_bodies
-        try:
-            body = bodies[event]
-        except TypeError:  # an event that holds a list cannot be a key: packed each time
-            return self._event_frame(game, event, seat, False)
-        except KeyError:
-            wire = game.public_event(event, seat)
-            if wire is None:
-                return None
-            msg.event_msg(game=self.index, event=wire)  # its checks
-            body = pack(wire)
-            if len(bodies) < EVENT_BODIES_MAX:
-                bodies[event] = body
-        return framed(self._event_head + body)
-
-    def ask_fast(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float] | None:
-        """``ask`` in one synchronous step for a seat that ``takes_frames``, when its bot
-        answers at once (``decide_frame_now``) with a canonical legal action in time:
-        apply it and return (action, seconds charged). Otherwise None, and the request,
-        if it was sent, stays open for ``ask`` (which the caller awaits next) to finish
-        exactly as it finishes any request."""
-        self.request_ids[seat] += 1
-        request_id = self.request_ids[seat]
-        clock = self.clocks[seat]
-        budget = clock.budget()
-        assert self.requests is not None, "start_game first"
-        frame = self.requests.frame(seat, request_id, legal, clock.wire())
-        player = self.players[seat]
-        answer = player.decide_frame_now(frame, request_id, budget,  # type: ignore[attr-defined]
-                                         ACTIONS_BY_BYTES)
-        if answer is not None and answer in legal:  # (an int: a known, legal action)
-            written, answered = player.timing  # type: ignore[misc]
-            used = max(0.0, answered - written)
-            # Charged only when in time: a late answer is left to ``ask``, which charges
-            # and judges it as it judges every answer.
-            if budget is None or used <= budget:
-                clock.charge(used)
-                game.apply_legal(answer)
-                return answer, used
-        self._open = (seat, request_id, frame, budget, answer)
-        return None
-
     async def ask(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float]:
         """Ask ``seat`` to choose from ``legal``; apply it; return (action, seconds charged).
-        Finishes the request ``ask_fast`` left open, if it did."""
+        Finishes the request ``framelane.ask_fast`` left open, if it did."""
         legal_wire: list[dict[str, Any]] | None = None  # read-only maps: encoded, compared
         clock = self.clocks[seat]
         charged = 0.0
         attempt = 0
-        opened, self._open = self._open, None
+        opened, self.open_request = self.open_request, None
         while True:
             player = self.players[seat]
             answer = None
@@ -492,31 +405,6 @@ def _late_forfeit(seat: int, request_id: int, used: float, budget: float | None,
                                            "received": answer})
 
 
-#: Packed shared events (``_Table._shared_event_frame``), one map per rules: event tuple
-#: (hashable: names, seats, action ints, card ints) -> ``pack(public_event(event, any seat))``.
-#: Least recently used rules first: only the last EVENT_BODIES_RULES rule sets are kept.
-_EVENT_BODIES: OrderedDict[Rules, dict[tuple, bytes]] = OrderedDict()
-#: Rule sets whose packed events are kept: a process that plays under many (a test
-#: run, a long-lived server) holds at most this many maps.
-EVENT_BODIES_RULES = 8
-#: Packed events kept per rules: every distinct shared event of a six-seat table (kinds x
-#: cards x slots x seats) is some tens of thousands; beyond this, events are packed anew.
-EVENT_BODIES_MAX = 100_000
-
-
-def _event_bodies(rules: Rules) -> dict[tuple, bytes]:
-    """The packed shared events of ``rules`` (public_event may read the rules), made the
-    most recently used; the least recently used rules' map goes past EVENT_BODIES_RULES."""
-    bodies = _EVENT_BODIES.get(rules)
-    if bodies is None:
-        bodies = _EVENT_BODIES[rules] = {}
-        while len(_EVENT_BODIES) > EVENT_BODIES_RULES:
-            _EVENT_BODIES.popitem(last=False)
-    else:
-        _EVENT_BODIES.move_to_end(rules)
-    return bodies
-
-
 def illegal_message(game: Game, action: int, request_id: int) -> str:
     """The ``error`` message (code ``illegal``) for a well-formed action that is not legal."""
     return (f"illegal action {action_str(action)} for request {request_id}: "
@@ -598,21 +486,36 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
             await trio.lowlevel.checkpoint()
             table.play_now(game, decisions)  # the whole game in one call (is_over after it)
         while not game.is_over:
-            seat = game.seat_to_move()
-            legal = game.legal_actions()
-            action = game.forced_action(legal)
-            forced = action is not None
-            used = 0.0
-            if action is None:
-                if table.decides_now[seat]:  # synchronous: no coroutine per decision
-                    action, used = table.ask_now(game, seat, legal)
-                else:
-                    done = table.ask_fast(game, seat, legal) if table.takes_frames[seat] else None
-                    if done is None:
-                        done = await table.ask(game, seat, legal)
-                    action, used = done
+            if table.frames_now:
+                # As many decisions as finish synchronously; the first that does not is
+                # open, and finished below by ``ask`` (None: the game is over).
+                pending = play_frames(table, game, decisions)
+                if pending is None:
+                    break
+                seat, open_legal = pending
+                if open_legal is None:  # the seat's periodic yield to trio, then go on
+                    await players[seat].pause()
+                    continue
+                legal = open_legal
+                action, used = await table.ask(game, seat, legal)
+                forced = False
             else:
-                game.apply_legal(action)
+                seat = game.seat_to_move()
+                legal = game.legal_actions()
+                unasked = game.forced_action(legal)
+                forced = unasked is not None
+                used = 0.0
+                if unasked is None:
+                    if table.decides_now[seat]:  # synchronous: no coroutine per decision
+                        action, used = table.ask_now(game, seat, legal)
+                    else:
+                        done = ask_fast(table, game, seat, legal) if table.takes_frames[seat] else None
+                        if done is None:
+                            done = await table.ask(game, seat, legal)
+                        action, used = done
+                else:
+                    action = unasked
+                    game.apply_legal(action)
             decisions.append(Decision(seat, action, forced, used))
             if game.events:  # (broadcast has nothing to do otherwise)
                 if table.events_now:

@@ -58,3 +58,20 @@ def test_the_cli_module_stays_thin() -> None:
     """cli.py parses, calls and prints: no game logic, no trio, no subprocesses."""
     roots = imported_roots(ROOT / "referee" / "cli.py")
     assert not roots & {"trio", "subprocess", "socket", "msgpack"}
+
+
+#: The modules of the decision path that are written to be compiled by mypyc: pure
+#: Python that reaches trio only through the objects it is handed.
+SYNCHRONOUS_PATH = ["referee.table.framelane", "referee.seats.pipelane", "referee.table.requests",
+                    "referee.table.clock"]
+
+
+@pytest.mark.parametrize("module", SYNCHRONOUS_PATH)
+def test_the_synchronous_decision_path_pulls_in_no_io_library(module: str) -> None:
+    code = (
+        f"import importlib, sys\nimportlib.import_module({module!r})\n"
+        f"print(sorted(m for m in {sorted(IO_MODULES)!r} if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True, cwd=ROOT)
+    assert result.stdout.strip() == "[]"

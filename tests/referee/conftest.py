@@ -6,15 +6,15 @@ from typing import Any
 import pytest
 
 from referee.rules import Game
-from referee.table import match
+from referee.table import framelane
 
 
 @pytest.fixture(autouse=True)
 def fresh_event_bodies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test starts with no packed shared events (``match._EVENT_BODIES``): the frames
+    """Each test starts with no packed shared events (``framelane._EVENT_BODIES``): the frames
     it checks are packed in the test, through the cache-miss path, whatever ran before
     in the process (another test, or mutmut's stats pass in the parent of its workers)."""
-    monkeypatch.setattr(match, "_EVENT_BODIES", OrderedDict())
+    monkeypatch.setattr(framelane, "_EVENT_BODIES", OrderedDict())
 
 
 @pytest.fixture

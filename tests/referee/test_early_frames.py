@@ -159,21 +159,27 @@ async def test_a_second_answer_read_while_the_next_request_is_open_is_only_stale
 
 # --------------------------------------------------------------------------- real bots
 
-def play_eager(mode: str, tmp_path: Path, *extra: str) -> dict[str, Any]:
-    result = cli("match", f"{sys.executable} {BOT} {mode}", "builtin:greedy", "-n", "2",
+#: A well-behaved bot process: against it, both seats take request frames, so every
+#: decision first goes through the referee's synchronous frame lane (framelane.py).
+PROGRAM = f"{sys.executable} {Path(__file__).resolve().parents[2] / 'examples' / 'python' / 'greedy_bot.py'}"
+
+
+def play_eager(mode: str, tmp_path: Path, *extra: str, opponent: str = "builtin:greedy") -> dict[str, Any]:
+    result = cli("match", f"{sys.executable} {BOT} {mode}", opponent, "-n", "2",
                  "--json", "--log-dir", tmp_path / "logs", *extra, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
 
+@pytest.mark.parametrize("opponent", ["builtin:greedy", PROGRAM], ids=["builtin", "program"])
 @pytest.mark.parametrize(("mode", "reason"), [
     ("early", "answered before request 1 was sent (an action for request 1)"),
     ("ahead", "answered before request 2 was sent (an action for request 2)"),
     ("twice", "answered request 1 twice"),
 ])
 def test_a_bot_that_speaks_out_of_turn_forfeits_with_a_protocol_error(
-        tmp_path: Path, mode: str, reason: str) -> None:
-    summary = play_eager(mode, tmp_path)
+        tmp_path: Path, mode: str, reason: str, opponent: str) -> None:
+    summary = play_eager(mode, tmp_path, opponent=opponent)
     [first, *_] = summary["forfeit_details"]
     assert first["game"] == 0 and first["kind"] == "protocol"
     assert first["bot"].startswith("eager")

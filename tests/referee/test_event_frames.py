@@ -2,7 +2,7 @@
 
 The referee packs an event that reads the same for every seat once per process (per
 rules) and joins it to the packed head of the game it is sent in
-(``referee/table/match.py``, ``protocol.codec.pack``). Played here: several matches in
+(``referee/table/framelane.py``, ``protocol.codec.pack``). Played here: several matches in
 one process, under rule sets whose events differ, so that later games are served
 from the cache filled by earlier ones. Each frame a seat receives must be the
 canonical encoding of exactly the message it decodes to, name the game being played,
@@ -21,7 +21,7 @@ from protocol.codec import decode, encode
 from protocol.strategies import greedy_choose
 from referee.rules import Game, make_rules
 from referee.seats.players import BotSpec, Player
-from referee.table import match
+from referee.table import framelane
 from referee.table.match import MatchConfig, play_match
 
 
@@ -98,10 +98,10 @@ async def test_past_the_per_rules_cap_events_are_packed_anew_and_still_exact(
     """EVENT_BODIES_MAX bounds the packed events kept per rules; events beyond it are
     packed for each frame, with the same bytes."""
     # (Each test starts with no packed events: tests/referee/conftest.py.)
-    monkeypatch.setattr(match, "EVENT_BODIES_MAX", 5)
+    monkeypatch.setattr(framelane, "EVENT_BODIES_MAX", 5)
     rules = make_rules("perevodnoy", ("trump_exchange=on",))
     await _play_checked(dealt_games, [rules, rules], "cap")
-    assert len(match._EVENT_BODIES[rules]) == 5  # full, and not past the cap
+    assert len(framelane._EVENT_BODIES[rules]) == 5  # full, and not past the cap
 
 
 async def test_only_the_most_recently_used_rules_keep_their_packed_events(
@@ -110,10 +110,10 @@ async def test_only_the_most_recently_used_rules_keep_their_packed_events(
     EVENT_BODIES_RULES of them, the most recently used; a rule set played again after
     its map was dropped is served exactly, from a fresh map."""
     # (Each test starts with no packed events: tests/referee/conftest.py.)
-    monkeypatch.setattr(match, "EVENT_BODIES_RULES", 2)
+    monkeypatch.setattr(framelane, "EVENT_BODIES_RULES", 2)
     a, b, c = (make_rules(p) for p in ("classic", "perevodnoy", "deflection"))
     await _play_checked(dealt_games, [a, b, a, c], "lru")
-    assert list(match._EVENT_BODIES) == [a, c]  # b was the least recently used
+    assert list(framelane._EVENT_BODIES) == [a, c]  # b was the least recently used
     await _play_checked(dealt_games, [b], "lru-again")
-    assert list(match._EVENT_BODIES) == [c, b]
-    assert all(match._EVENT_BODIES.values())  # each map in use holds packed events
+    assert list(framelane._EVENT_BODIES) == [c, b]
+    assert all(framelane._EVENT_BODIES.values())  # each map in use holds packed events

@@ -155,13 +155,23 @@ class Run:
 
 async def play(tmp_path: Path, mode: str, *args: object, games: int = 2, max_restarts: int = 3,
                move: float | None = 1.0, startup: float = 2.0, illegal_retries: int = 0,
-               stderr_cap: int = 1 << 20, recover: bool = False) -> Run:
+               stderr_cap: int = 1 << 20, recover: bool = False, program: bool = False) -> Run:
     """Play ``games`` games of the bot in ``mode`` (seat 0) against builtin:greedy and
     check what holds for every hostile bot. ``recover``: as ``--recover`` (a failed first
-    start-up is a forfeit, not the end of the match: tests/failfast)."""
+    start-up is a forfeit, not the end of the match: tests/failfast). ``program``: the
+    opponent is a well-behaved bot process (``hostile_bot.py play``, named ``steady``)
+    instead, so that every decision takes the referee's frame lane (both seats take
+    request frames: referee/table/framelane.py)."""
     pidfile = tmp_path / "pids.txt"
     argv = [sys.executable, str(BOT), mode, str(pidfile), *map(str, args)]
-    specs = [parse_bot_spec(f"{NAME}={shlex.join(argv)}"), parse_bot_spec("builtin:greedy")]
+    opponent, opponent_pids = "greedy", tmp_path / "opponent-pids.txt"
+    if program:
+        opponent = "steady"
+        steady = [sys.executable, str(BOT), "play", str(opponent_pids)]
+        specs = [parse_bot_spec(f"{NAME}={shlex.join(argv)}"),
+                 parse_bot_spec(f"{opponent}={shlex.join(steady)}")]
+    else:
+        specs = [parse_bot_spec(f"{NAME}={shlex.join(argv)}"), parse_bot_spec("builtin:greedy")]
     config = MatchConfig(rules=make_rules("classic"), games=games, seed=4,
                          tc=TimeControl(move=move, startup=startup),
                          illegal_retries=illegal_retries, max_restarts=max_restarts)
@@ -173,8 +183,11 @@ async def play(tmp_path: Path, mode: str, *args: object, games: int = 2, max_res
             result = await run_match_async(specs, config, log_dir=tmp_path, options=options,
                                            recover=recover)
         pids = assert_no_bot_left(pidfile)
+        if program:
+            assert len(assert_no_bot_left(opponent_pids)["bot"]) == 1  # never restarted
     except BaseException:
         kill_leftovers(pidfile)
+        kill_leftovers(opponent_pids)
         raise
 
     assert not result.interrupted
@@ -187,7 +200,7 @@ async def play(tmp_path: Path, mode: str, *args: object, games: int = 2, max_res
     bad = [v for v in verify_log(log.header, log.games) if not v.ok]
     assert not bad, bad
     for g in log.games:
-        assert g["players"] == [NAME, "greedy"]
+        assert g["players"] == [NAME, opponent]
         if g["termination"] in FORFEITS:
             # The forfeit names the bot; the opponent is unharmed.
             f = g["forfeit"]
@@ -376,6 +389,37 @@ async def test_only_stale_request_ids_time_out(tmp_path: Path) -> None:
         assert run.asked(g) == 1  # the first answer of each process is right
         assert f["evidence"]["stale_answers"] == 1
         assert 0.4 <= f["evidence"]["waited_s"] < 3.0
+
+
+# -- against a program bot: the frame lane --------------------------------------------
+
+
+@pytest.mark.parametrize(("mode", "args", "kind"), [
+    ("die_mid", (2,), "crash"),
+    ("close_stdout", (), "crash"),
+    ("mute_mid", (2,), "timeout"),
+    ("late", (3.0,), "timeout"),
+    ("stale_only", (), "timeout"),
+    ("garbage", ((bytes([0xA7]) + random.Random(4).randbytes(255)).hex(),), "protocol"),
+    ("huge_header", (), "protocol"),
+    ("bad_msgpack", (), "protocol"),
+    ("wrong_shape", (), "protocol"),
+    ("illegal", (), "illegal"),
+])
+async def test_against_a_program_bot_every_misbehaviour_gets_the_same_verdict(
+        tmp_path: Path, mode: str, args: tuple[object, ...], kind: str) -> None:
+    """Between two bot processes every decision is first tried synchronously (the frame
+    lane), and any answer that is not a canonical legal one in time goes on to the
+    awaited path: the verdicts are those against builtin:greedy, and the well-behaved
+    opponent is never harmed nor restarted."""
+    run = await play(tmp_path, mode, *args, games=2, move=0.5, program=True)
+    expect_forfeits(run, kind)
+
+
+async def test_against_a_program_bot_stale_answers_are_only_ignored(tmp_path: Path) -> None:
+    run = await play(tmp_path, "stale", games=2, program=True)
+    assert all(g["termination"] not in FORFEITS for g in run.games)
+    assert "referee says: stale:" in run.stderr_log.read_text()
 
 
 # -- stderr -----------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 
 import pytest
 import trio
+import trio.testing
 
 from protocol import messages as msg
 from protocol.codec import FrameDecoder, encode, pack
@@ -223,6 +224,20 @@ async def test_the_fast_lane_steps_aside_for_the_periodic_yield_to_trio() -> Non
         assert player._open is None  # nothing was written: decide_frame does it all
         assert await player.decide_frame(frame_of(2), 2, 5.0, KNOWN) == "pass-int"
         assert player._unyielded == 0  # it yielded
+
+
+async def test_the_yield_taken_between_decisions_is_a_checkpoint_and_restarts_the_count() -> None:
+    # The frame lane asks yield_due before each decision and awaits pause when it is due,
+    # so that the decision itself can still take the fast lane.
+    async with pipes({1: answer(1, PASS)}) as (player, _):
+        assert await decide_both_lanes(player, 1, 5.0) == "pass-int"
+        player._unyielded = YIELD_EVERY - 2
+        assert not player.yield_due()
+        player._unyielded += 1
+        assert player.yield_due()  # decide_frame_now would refuse this decision
+        with trio.testing.assert_checkpoints():
+            await player.pause()
+        assert not player.yield_due() and player._unyielded == 0
 
 
 def test_a_stream_player_that_wraps_decide_takes_its_requests_as_maps() -> None:

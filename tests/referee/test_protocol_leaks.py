@@ -110,10 +110,19 @@ class FrameSpy(Spy):
     """A Spy that takes requests as frames and events as queued frames, as program bots
     over pipes do: the referee's frame path (request frames joined from packed parts,
     ``ask_fast`` and its continuation in ``ask``, ``broadcast_now``). Half its answers
-    come through the fast lane, mapped as the table's ``answers`` map them."""
+    come through the fast lane, mapped as the table's ``answers`` map them, and one
+    decision in eight is due a yield to trio first (``pause``)."""
 
     takes_frames = True
     _pending: dict[str, Any] | None = None
+    pauses = 0
+
+    def yield_due(self) -> bool:
+        return self.rng.random() < 0.125
+
+    async def pause(self) -> None:
+        self.pauses += 1
+        await trio.lowlevel.checkpoint()
 
     def queue_frame(self, frame: bytes) -> None:
         self._got(decode(frame))
@@ -171,12 +180,14 @@ def by_game(spy: Spy, kind: str) -> dict[int, list[dict[str, Any]]]:
 async def test_no_message_to_any_seat_names_a_card_hidden_from_it(
         monkeypatch: pytest.MonkeyPatch, players: int, frames: bool) -> None:
     kinds: set[str] = set()
+    pauses = 0
     for seed in range(scaled(12)):  # fewer matches in mutation runs only (support.scaled)
         preset, sets = RULE_SETS[seed % len(RULE_SETS)]
         _, spies, result, records = await spy_match(monkeypatch, seed * 7 + players, players, preset,
                                            sets, illegal=0.03, retries=seed % 2, frames=frames)
         for spy in spies:
             kinds |= {m["type"] for m in spy.received}
+            pauses += getattr(spy, "pauses", 0)
         # (every message was checked as it was sent; here: the other contracts)
         for record in records:
             for seat, spy in enumerate(spies):
@@ -187,6 +198,7 @@ async def test_no_message_to_any_seat_names_a_card_hidden_from_it(
                 else:
                     assert end["reason"] == record.reason
     assert {"game_start", "event", "request", "game_end", "error"} <= kinds
+    assert (pauses > 0) == frames  # the frame lane's yields to trio came between decisions
 
 
 @pytest.mark.parametrize("frames", [False, True], ids=["maps", "frames"])

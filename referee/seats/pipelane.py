@@ -1,0 +1,157 @@
+"""The synchronous fast lane of a bot over pipes: one decision without trio.
+
+``decide_now(player, frame, request_id, budget, answers)`` is the body of
+``wire.StreamPlayer.decide_frame_now`` (its docstring is the contract): for a bot whose
+last answer came quickly, it looks (a zero-timeout poll) that the bot sent nothing since
+its last answer, writes the queued bytes and the request in one ``os.write``, waits for
+the answer in the pipe's own poll for at most QUICK_WAIT_MS, reads it, and returns the
+value ``answers`` maps it to when it is exactly the canonical answer to this request.
+Everything else (a write that would block, a slow, partial, unknown or malformed answer,
+a failure) is left open for the awaited ``decide_frame`` to finish and judge
+(``_leave_open``), exactly as it finishes any request.
+
+It reads and writes the player's own fields (``_out``, ``_quick``, ``_unyielded``,
+``_open``, ``timing``, ...): one connection's state, in one place, the player. This
+module imports no trio (a test enforces that): it is compiled by mypyc (setup.py), so a
+decision of a quick program bot runs no interpreted code between the request frame and
+the answer. Bot data is typed ``object``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from protocol.codec import HEADER_SIZE, encode
+
+#: Bytes read from a bot's pipe or socket at a time.
+READ_CHUNK = 65536
+#: Decisions in a row that never waited in trio, after which the bot is due a yield to
+#: trio (``StreamPlayer.yield_due``): its stderr drains, exit watchers and Ctrl-C are
+#: served however quickly it answers. A quick decision takes some tens of microseconds,
+#: so that is a yield every few milliseconds; each costs about as much as a decision.
+YIELD_EVERY = 64
+#: Milliseconds the referee may wait for a quick bot's answer in the pipe's own poll,
+#: blocking, before it waits in trio. Other tasks of the run wait at most this long, and
+#: only while a quick bot is deciding.
+QUICK_WAIT_MS = 1
+#: A bot whose last answer came this soon after its request counts as quick.
+QUICK_ANSWER_S = QUICK_WAIT_MS / 1000
+
+#: Request id -> the canonical bytes of an action message for it, up to its action map.
+_HEADS: dict[int, bytes] = {}
+_HEADS_MAX = 10000  #: ids count per seat per game: small ids repeat all the time
+
+
+def answer_head(request_id: int) -> bytes:
+    """The canonical encoding (codec.encode's) of ``{"type": "action", "id": request_id,
+    "action": ...}`` up to the action map."""
+    head = _HEADS.get(request_id)
+    if head is None:
+        # The body of the message with a nil action (one byte, 0xc0) less that byte.
+        head = encode({"type": "action", "id": request_id, "action": None})[HEADER_SIZE:-1]
+        if len(_HEADS) < _HEADS_MAX:
+            _HEADS[request_id] = head
+    return head
+
+
+def yield_due(player: Any) -> bool:
+    """``StreamPlayer.yield_due`` for ``player``: its next decision would be the
+    YIELD_EVERY-th in a row that never waited in trio, which ``decide_now`` refuses."""
+    unyielded: int = player._unyielded
+    return unyielded + 1 >= YIELD_EVERY
+
+
+def queue_frame(player: Any, frame: bytes) -> None:
+    """``StreamPlayer.queue_frame`` for ``player``: queue ``frame`` (written with the next
+    request); raises the bot's failure, if it has one."""
+    failure = player.failure
+    if failure is not None:
+        raise failure
+    out: bytearray = player._out
+    out += frame
+
+
+def decide_now(player: Any, frame: bytes, request_id: int, budget: float | None,
+               answers: Mapping[bytes, object]) -> object:
+    """``StreamPlayer.decide_frame_now`` for ``player`` (see its contract)."""
+    if player._open is not None or player._stash is not None:
+        player._open = player._stash = None
+    if (not player._pipes or player.failure is not None or not player._quick
+            or player._unyielded + 1 >= YIELD_EVERY or player._decoder.buffered):
+        return None  # decide_frame does it all (the early-frame check, a yield, ...)
+    poller = player._quiet_poll
+    try:
+        if poller.poll(0):  # the bot sent something since its last answer: to be judged
+            return None
+    except (OSError, ValueError):
+        pass
+    player._unyielded += 1
+    head = _HEADS.get(request_id)
+    if head is None:
+        head = answer_head(request_id)
+    # (``timing``, ``_expect`` and ``_answers`` are set only where the request is left
+    # open: the awaited path reads them, and a known answer taken here needs none.)
+    out: bytearray = player._out
+    out += frame
+    try:
+        sent: int = os.write(player._out_fileno(), out)
+    except BlockingIOError:
+        sent = 0
+    except OSError:  # the bot is gone: decide_frame writes again and says so
+        del out[-len(frame):]
+        player._unyielded -= 1
+        return None
+    if sent < len(out):
+        del out[:sent]
+        _leave_open(player, request_id, None, head, answers)
+        return None
+    out.clear()
+    written: float = player._now()
+    if budget is not None and budget <= 2 * QUICK_ANSWER_S:
+        _leave_open(player, request_id, written, head, answers)  # trio's to keep
+        return None
+    # Poll first: it returns at once when the answer is there, and a read that would
+    # block costs a system call and an exception.
+    chunk = b""
+    try:
+        ready = poller.poll(QUICK_WAIT_MS)
+    except (OSError, ValueError):
+        ready = None
+    if ready:
+        try:
+            chunk = os.read(player._in_fileno(), READ_CHUNK)
+        except OSError:  # would block, or the pipe is gone: decide_frame says which
+            chunk = b""
+    if not chunk:  # no answer within QUICK_WAIT_MS (or the end of the stream)
+        player._quick = False  # decide_frame waits in trio (no second quick wait)
+        _leave_open(player, request_id, written, head, answers)
+        return None
+    answered: float = player._now()
+    # Usually the chunk is exactly one frame, the canonical answer to this request with
+    # a known action: taken without the decoder (which held nothing before the request,
+    # and has been fed nothing since).
+    start = HEADER_SIZE + len(head)
+    size = len(chunk)
+    if (size > start and chunk.startswith(head, HEADER_SIZE)
+            and int.from_bytes(chunk[:HEADER_SIZE], "big") == size - HEADER_SIZE):
+        action = answers.get(chunk[start:])
+        if action is not None:
+            player._answered = request_id
+            player.timing = (written, answered)
+            if answered - written > QUICK_ANSWER_S:
+                player._quick = False
+            return action
+    _leave_open(player, request_id, written, head, answers)
+    return player._read_now(chunk, request_id, written, answered)
+
+
+def _leave_open(player: Any, request_id: int, written: float | None, head: bytes,
+                answers: Mapping[bytes, object]) -> None:
+    """Leave the request written (``written``: when; None while part of it is still
+    queued) open for ``decide_frame``, with what it needs to judge the answer."""
+    player._open = (request_id, written)
+    player.timing = None
+    player._expect = head
+    player._answers = answers

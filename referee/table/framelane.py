@@ -1,0 +1,284 @@
+"""The synchronous decision path of a game between program bots that take request frames.
+
+A decision of a bot over a pipe that answers at once needs no coroutine: the request
+frame is joined from packed parts (``requests.RequestFrames``), written, and the answer
+read, by ``StreamPlayer.decide_frame_now``, without waiting in trio. ``play_frames``
+plays a game's decisions so, one after the other, for as long as every one of them
+finishes that way; the first one that does not (a slow bot, a write that would block,
+an answer that must be decoded and judged, the periodic yield to trio, a failure) is
+left open, and ``play_game`` awaits ``_Table.ask``, which finishes it exactly as it
+finishes any request. Every verdict (deadlines, early and second answers, protocol
+errors, illegal actions, timeouts) stays with that awaited path: this one takes only
+a canonical, legal answer to the open request that came within its budget.
+
+This module imports no trio (a test enforces that: it is written to be compiled by
+mypyc, and correct and tested as plain Python too). Bot data is typed ``object``: a
+compiled function checks the types of its arguments.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+from protocol import messages as msg
+from protocol.codec import MAX_FRAME, array_head, framed, pack
+
+from ..rules.game import OVER, Game
+from ..rules.options import Rules
+from ..seats.pipelane import decide_now, queue_frame, yield_due
+from ..seats.players import BotFailure
+from .clock import Clock
+from .requests import _CARD as CARD_BYTES, ACTIONS_BY_BYTES, RequestFrames
+
+
+class Decision:
+    """One action of a game: who, what, whether it was forced, the seconds charged.
+    (A plain class, not a dataclass: compiled, its constructor runs no Python code, and
+    one is made for every action.)"""
+
+    __slots__ = ("seat", "action", "forced", "seconds")
+
+    def __init__(self, seat: int, action: int, forced: bool, seconds: float) -> None:
+        self.seat = seat
+        self.action = action
+        self.forced = forced
+        self.seconds = seconds
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Decision):
+            return NotImplemented
+        return (self.seat == other.seat and self.action == other.action
+                and self.forced == other.forced and self.seconds == other.seconds)
+
+    def __repr__(self) -> str:
+        return (f"Decision(seat={self.seat!r}, action={self.action!r}, forced={self.forced!r}, "
+                f"seconds={self.seconds!r})")
+
+
+def ask_fast(table: Any, game: Game, seat: int, legal: list[int]) -> tuple[int, float] | None:
+    """Ask ``seat`` of ``table`` (a ``match._Table``; the seat's player takes frames) in
+    one synchronous step: when its bot answers at once (``decide_frame_now``) with a
+    canonical legal action within its budget, charge the clock, apply the action and
+    return (action, seconds charged). Otherwise return None with the request, if it was
+    sent, left open in ``table.open_request`` for ``table.ask`` (which the caller
+    awaits next) to finish exactly as it finishes any request."""
+    ids: list[int] = table.request_ids
+    request_id = ids[seat] + 1
+    ids[seat] = request_id
+    clock: Clock = table.clocks[seat]
+    budget = clock.budget()
+    requests: RequestFrames = table.requests
+    frame = requests.frame(seat, request_id, legal, clock.wire())
+    player = table.players[seat]
+    answer: object
+    if table.native_lanes[seat]:
+        answer = decide_now(player, frame, request_id, budget, ACTIONS_BY_BYTES)
+    else:
+        answer = player.decide_frame_now(frame, request_id, budget, ACTIONS_BY_BYTES)
+    if type(answer) is int and answer in legal:  # a known action's bytes (ACTIONS_BY_BYTES)
+        timing: tuple[float, float] = player.timing
+        used = timing[1] - timing[0]
+        if used < 0.0:
+            used = 0.0
+        # Charged only when in time: a late answer is left to ``ask``, which charges
+        # and judges it as it judges every answer.
+        if budget is None or used <= budget:
+            clock.charge(used)
+            game.apply_legal(answer)
+            return answer, used
+    table.open_request = (seat, request_id, frame, budget, answer)
+    return None
+
+
+def play_frames(table: Any, game: Game,
+                decisions: list[Decision]) -> tuple[int, list[int] | None] | None:
+    """Play ``game`` on ``table`` (every seat's player takes frames, and events go out
+    queued: ``_Table.frames_now``) for as long as each decision finishes synchronously
+    (``ask_fast``): forced actions applied unasked, each action appended to
+    ``decisions`` and its events queued to the bots (``table.broadcast_now``), as
+    ``play_game``'s loop does. Returns None once the game is over; (seat, legal list)
+    of the decision ``ask_fast`` left open, for ``table.ask`` to finish; or (seat, None)
+    before asking a seat whose player is due its periodic yield to trio
+    (``yield_due``), for the caller to await its ``pause`` and call again."""
+    players = table.players
+    native: list[bool] = table.native_lanes
+    append = decisions.append
+    while game.phase != OVER:
+        legal = game.legal_actions()
+        seat = game.seat_to_move()
+        # (forced_action says no to any choice; asked only when there is none)
+        action = game.forced_action(legal) if len(legal) == 1 else None
+        if action is not None:
+            game.apply_legal(action)
+            append(Decision(seat, action, True, 0.0))
+            if game.events:
+                queue_events(table, game, True)
+            continue
+        player = players[seat]
+        if yield_due(player) if native[seat] else player.yield_due():
+            return seat, None
+        done = ask_fast(table, game, seat, legal)
+        if done is None:
+            return seat, legal
+        append(Decision(seat, done[0], False, done[1]))
+        if game.events:
+            queue_events(table, game, False)
+    return None
+
+
+def queue_events(table: Any, game: Game, forced: bool) -> None:
+    """``_Table.broadcast_now``: queue the frames of the events recorded since the last
+    call (``game.events``; ``forced``: the first is the forced action just applied) to
+    each seat that wants them (``table.event_frames``), then forget those events. A
+    seat whose player has failed raises its forfeit (``table.forfeit``)."""
+    events = game.events
+    if not events:
+        return
+    players = table.players
+    native: list[bool] = table.native_lanes
+    frames: EventFrames = table.event_frames
+    for seat, frame in frames.frames(game, forced):
+        try:
+            if native[seat]:
+                queue_frame(players[seat], frame)
+            else:
+                players[seat].queue_frame(frame)
+        except BotFailure as exc:
+            raise table.forfeit(seat, exc) from None
+    events.clear()
+
+
+def _framed(body: bytes) -> bytes:
+    """``codec.framed(body)``, the same bytes, without a call into interpreted code:
+    an event frame is made for nearly every action."""
+    if len(body) > MAX_FRAME:
+        return framed(body)  # (raises LocalProtocolError, as it says)
+    return len(body).to_bytes(4, "big") + body
+
+
+#: Packed shared events (``EventFrames``), one map per rules: event tuple (hashable:
+#: names, seats, action ints, card ints) -> ``pack(public_event(event, any seat))``.
+#: Least recently used rules first: only the last EVENT_BODIES_RULES rule sets are kept.
+_EVENT_BODIES: OrderedDict[Rules, dict[tuple, bytes]] = OrderedDict()
+#: Rule sets whose packed events are kept: a process that plays under many (a test
+#: run, a long-lived server) holds at most this many maps.
+EVENT_BODIES_RULES = 8
+#: Packed events kept per rules: every distinct shared event of a six-seat table (kinds x
+#: cards x slots x seats) is some tens of thousands; beyond this, events are packed anew.
+EVENT_BODIES_MAX = 100_000
+#: (drawing seat, cards drawn, whether the receiver is the drawer) -> the packed draw
+#: event up to its card list (the whole event for the others, who see only the count).
+#: At most 6 seats x 53 counts x 2 entries.
+_DRAW_HEADS: dict[tuple[int, int, bool], bytes] = {}
+
+
+def _event_bodies(rules: Rules) -> dict[tuple, bytes]:
+    """The packed shared events of ``rules`` (public_event may read the rules), made the
+    most recently used; the least recently used rules' map goes past EVENT_BODIES_RULES."""
+    bodies = _EVENT_BODIES.get(rules)
+    if bodies is None:
+        bodies = _EVENT_BODIES[rules] = {}
+        while len(_EVENT_BODIES) > EVENT_BODIES_RULES:
+            _EVENT_BODIES.popitem(last=False)
+    else:
+        _EVENT_BODIES.move_to_end(rules)
+    return bodies
+
+
+def _draw_head(seat: int, count: int, drawer: bool) -> bytes:
+    """``_DRAW_HEADS``' entry, packed on first use: the bytes of ``public_event``'s draw
+    map (type, seat, count, and for the drawer its cards) up to the card list."""
+    key = (seat, count, drawer)
+    head = _DRAW_HEADS.get(key)
+    if head is None:
+        wire: dict[str, object] = {"type": "draw", "seat": seat, "count": count}
+        if drawer:
+            wire["cards"] = None
+            head = pack(wire)[:-1]  # less the nil (0xc0): the card list follows
+        else:
+            head = pack(wire)
+        _DRAW_HEADS[key] = head
+    return head
+
+
+class EventFrames:
+    """The event frames of one game for the seats that want events (``listeners``): the
+    bytes of ``encode(event_msg(game=index, event=game.public_event(event, seat)))``,
+    joined from packed parts (``codec.pack``). Most events read the same for every seat:
+    they are packed once per rules (``_EVENT_BODIES``) and framed once for the table. A
+    draw is joined from its packed head and the drawer's cards (only the drawer sees
+    them); a decline (only the decliner sees it) and a forced action (only the seat
+    that "made" it is told it had no choice: to others that is a hidden fact about its
+    hand) are built per seat."""
+
+    def __init__(self, rules: Rules, index: int, listeners: list[int]) -> None:
+        self.index = index
+        self.listeners = listeners
+        self.head = msg.event_head(index)
+        self.bodies = _event_bodies(rules)
+
+    def frames(self, game: Game, forced: bool) -> list[tuple[int, bytes]]:
+        """(seat, frame) for each event recorded since the last broadcast (``game.events``)
+        and each listener that sees it, in order. ``forced``: the first event is the
+        forced action just applied."""
+        out: list[tuple[int, bytes]] = []
+        listeners = self.listeners
+        events = game.events
+        if not listeners or not events:
+            return out
+        bodies, head = self.bodies, self.head
+        first = True
+        for ev in events:
+            name = ev[0]
+            if forced and first:
+                for seat in listeners:
+                    self._add(out, game, ev, seat, seat == ev[1])
+            elif name == "draw":
+                drawer: int = ev[1]
+                cards: list[int] = ev[2]
+                count = len(cards)
+                for seat in listeners:
+                    if seat == drawer:
+                        body = (_draw_head(drawer, count, True) + array_head(count)
+                                + b"".join([CARD_BYTES[c] for c in cards]))
+                    else:
+                        body = _draw_head(drawer, count, False)
+                    out.append((seat, _framed(head + body)))
+            elif name == "decline":
+                for seat in listeners:
+                    self._add(out, game, ev, seat, False)
+            else:
+                shared = bodies.get(ev)
+                if shared is None:
+                    shared = self._shared_body(game, ev, listeners[0])
+                frame = _framed(head + shared)
+                for seat in listeners:
+                    out.append((seat, frame))
+            first = False
+        return out
+
+    def _add(self, out: list[tuple[int, bytes]], game: Game, event: tuple, seat: int,
+             forced: bool) -> None:
+        """Append (seat, the frame of ``event`` as ``seat`` sees it) to ``out``, packed
+        whole (``forced``: marked so); nothing when the seat does not see it."""
+        wire = game.public_event(event, seat)
+        if wire is None:
+            return
+        if forced:
+            wire["forced"] = True
+        msg.event_msg(game=self.index, event=wire)  # its checks, for the bytes joined here
+        out.append((seat, _framed(self.head + pack(wire))))
+
+    def _shared_body(self, game: Game, event: tuple, seat: int) -> bytes:
+        """The packed form of an event that reads the same for every seat (``seat``: any
+        of them), packed and kept in this rules' map (up to EVENT_BODIES_MAX): the same
+        events recur in every game (an attack with a card by a seat)."""
+        wire = game.public_event(event, seat)
+        assert wire is not None, f"{event[0]} events are seen by every seat"
+        msg.event_msg(game=self.index, event=wire)  # its checks
+        body = pack(wire)
+        bodies = self.bodies
+        if len(bodies) < EVENT_BODIES_MAX:
+            bodies[event] = body
+        return body
