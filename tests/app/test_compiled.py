@@ -118,7 +118,8 @@ def test_ci_runs_every_hot_module_compiled() -> None:
     native = require_compiled_build()
     assert native["python"] == {}
     assert native["compiled"] == ["referee.bots.fastchoice", "referee.rules.actions", "referee.rules.cards",
-                                  "referee.rules.deal", "referee.rules.game", "referee.table.clock",
+                                  "referee.rules.deal", "referee.rules.game", "referee.seats.pipelane",
+                                  "referee.table.clock", "referee.table.framelane",
                                   "referee.table.requests"]
 
 
