@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from time import perf_counter
 from typing import Any
 
 from protocol.codec import HEADER_SIZE, encode
@@ -95,8 +96,9 @@ def decide_now(player: Any, frame: bytes, request_id: int, budget: float | None,
     # open: the awaited path reads them, and a known answer taken here needs none.)
     out: bytearray = player._out
     out += frame
+    holder = player._out_fd_holder
     try:
-        sent: int = os.write(player._out_fileno(), out)
+        sent: int = os.write(player._out_fileno() if holder is None else holder.fd, out)
     except BlockingIOError:
         sent = 0
     except OSError:  # the bot is gone: decide_frame writes again and says so
@@ -108,7 +110,8 @@ def decide_now(player: Any, frame: bytes, request_id: int, budget: float | None,
         _leave_open(player, request_id, None, head, answers)
         return None
     out.clear()
-    written: float = player._now()
+    offset: float | None = player._clock_offset
+    written: float = player._now() if offset is None else perf_counter() + offset
     if budget is not None and budget <= 2 * QUICK_ANSWER_S:
         _leave_open(player, request_id, written, head, answers)  # trio's to keep
         return None
@@ -121,14 +124,15 @@ def decide_now(player: Any, frame: bytes, request_id: int, budget: float | None,
         ready = None
     if ready:
         try:
-            chunk = os.read(player._in_fileno(), READ_CHUNK)
+            holder = player._in_fd_holder
+            chunk = os.read(player._in_fileno() if holder is None else holder.fd, READ_CHUNK)
         except OSError:  # would block, or the pipe is gone: decide_frame says which
             chunk = b""
     if not chunk:  # no answer within QUICK_WAIT_MS (or the end of the stream)
         player._quick = False  # decide_frame waits in trio (no second quick wait)
         _leave_open(player, request_id, written, head, answers)
         return None
-    answered: float = player._now()
+    answered: float = player._now() if offset is None else perf_counter() + offset
     # Usually the chunk is exactly one frame, the canonical answer to this request with
     # a known action: taken without the decoder (which held nothing before the request,
     # and has been fed nothing since).

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -91,9 +92,18 @@ class StreamPlayer(Player):
         # decision reads the time two or three times. A stream belongs to the trio run it
         # was attached in (its fds are registered there), so the clock cannot go stale.
         try:
-            self._now = trio.lowlevel.current_clock().current_time
+            clock = trio.lowlevel.current_clock()
+            self._now = clock.current_time
         except RuntimeError:  # attached outside a trio run: ask the run in use each time
-            self._now = trio.current_time
+            clock, self._now = None, trio.current_time
+        #: For the compiled lane (pipelane): the offset that trio's default clock adds to
+        #: time.perf_counter (its current_time), so the lane reads the same time without
+        #: an interpreted call; None for any other clock (tests' MockClock), which the
+        #: lane asks through ``_now``. The fds' holders likewise: ``holder.fd`` is what
+        #: ``fileno()`` returns (-1 once closed).
+        self._clock_offset = _perf_counter_offset(clock)
+        self._out_fd_holder = _fd_holder(send_stream)
+        self._in_fd_holder = _fd_holder(receive_stream)
         self._expect: bytes | None = None  #: see _known_answer
         self._answers: Mapping[bytes, Any] = _KNOWN_ACTIONS  #: see _known_answer
         self._known_hit = False
@@ -597,6 +607,24 @@ class StreamPlayer(Player):
 #: with that were legal then: at most one entry per distinct action (some thousands).
 _KNOWN_ACTIONS: dict[bytes, dict[str, Any]] = {}
 
+
+
+def _perf_counter_offset(clock: Any) -> float | None:
+    """The constant offset of ``clock`` over time.perf_counter when it is trio's default
+    clock (``current_time() == offset + perf_counter()``, checked here), else None."""
+    offset = getattr(clock, "offset", None)
+    if type(clock).__name__ != "SystemClock" or type(offset) is not float:
+        return None
+    return offset if abs(clock.current_time() - (offset + time.perf_counter())) < 1e-3 else None
+
+
+def _fd_holder(stream: Any) -> Any:
+    """The object whose ``fd`` is ``stream.fileno()`` (a trio FdStream's holder: -1 once
+    closed), when there is one and it says the same now; else None."""
+    holder = getattr(stream, "_fd_holder", None)
+    if not isinstance(stream, trio.lowlevel.FdStream) or type(getattr(holder, "fd", None)) is not int:
+        return None
+    return holder if holder is not None and holder.fd == stream.fileno() else None
 
 
 def _remember_action(action: dict[str, Any]) -> None:

@@ -22,14 +22,14 @@ from collections import OrderedDict
 from typing import Any
 
 from protocol import messages as msg
-from protocol.codec import MAX_FRAME, array_head, framed, pack
+from protocol.codec import MAX_FRAME, framed, pack
 
 from ..rules.game import OVER, Game
 from ..rules.options import Rules
 from ..seats.pipelane import decide_now, queue_frame, yield_due
 from ..seats.players import BotFailure
 from .clock import Clock
-from .requests import _CARD as CARD_BYTES, ACTIONS_BY_BYTES, RequestFrames
+from .requests import _ARRAY as ARRAY_HEADS, _CARD as CARD_BYTES, ACTIONS_BY_BYTES, RequestFrames
 
 
 class Decision:
@@ -240,7 +240,7 @@ class EventFrames:
                 count = len(cards)
                 for seat in listeners:
                     if seat == drawer:
-                        body = (_draw_head(drawer, count, True) + array_head(count)
+                        body = (_draw_head(drawer, count, True) + ARRAY_HEADS[count]
                                 + b"".join([CARD_BYTES[c] for c in cards]))
                     else:
                         body = _draw_head(drawer, count, False)
