@@ -316,7 +316,7 @@ class _Table:
         clock = self.clocks[seat]
         budget = clock.budget()
         assert self.requests is not None, "start_game first"
-        frame = self.requests.frame(seat, request_id, legal, clock.wire())
+        frame = self.requests.frame(seat, request_id, legal, clock)
         player = self.players[seat]
         answer = player.decide_frame_now(frame, request_id, budget,  # type: ignore[attr-defined]
                                          ACTIONS_BY_BYTES)
@@ -352,7 +352,7 @@ class _Table:
                 budget = clock.budget()
                 if player.takes_frames:
                     assert self.requests is not None, "start_game first"
-                    frame = self.requests.frame(seat, request_id, legal, clock.wire())
+                    frame = self.requests.frame(seat, request_id, legal, clock)
                 else:
                     if legal_wire is None:
                         legal_wire = [shared_wire(a) for a in legal]
