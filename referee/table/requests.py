@@ -6,17 +6,19 @@ the referee more than any other step of a decision: some twenty fields, five car
 lists as text, and msgpack walking all of it, for every decision. msgpack is
 compositional (``protocol.codec.pack``), so ``RequestFrames`` joins the frame from
 bytes packed once instead: the message head and each seat's fixed fields once per
-game, each card list once per distinct card mask in the game (a hand, the discard
-pile, a known set recur from decision to decision until they change), each card's
-and each action's packed text once per process. What changes at every decision
-(ids, sizes, roles, the table, the clock) is packed from small tables.
+game, each card list when its set changes (a hand, the discard pile, a known set
+stay the same for several decisions), the clock map's fixed end once per clock, each
+card's and each action's packed text once per process. What changes at every
+decision (ids, sizes, roles, the table, the remaining time) is packed from small
+tables, and neighbouring fields with few values share one table entry: the cost of a
+frame is mostly the number of parts it joins.
 
 The contract, which ``tests/referee/test_request_frames.py`` checks at every decision
 of seeded games under every rules preset: ``RequestFrames(game, index).frame(seat,
 request_id, legal, clock)`` is exactly ``encode(request_msg(id=request_id, game=index,
-observation=game.observe(seat), legal=[shared_wire(a) for a in legal], clock=clock))``.
-A change to the observation's fields or their order must be made in both places
-(the test fails until it is).
+observation=game.observe(seat), legal=[shared_wire(a) for a in legal],
+clock=clock.wire()))``. A change to the observation's fields or their order must be
+made in both places (the test fails until it is).
 """
 
 from __future__ import annotations
