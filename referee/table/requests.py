@@ -89,6 +89,7 @@ def _cards(mask: int) -> bytes:
 #: The request map up to the value of ``id``: its six keys are type, id, game,
 #: observation, legal, clock (request_msg's order).
 _REQUEST_HEAD: Final = map_head(6) + _key("type") + pack("request") + _key("id")
+_ID_HEADS: Final = [_REQUEST_HEAD + packed for packed in _INT]  #: [request id], below 1024
 _TRUMP: Final = [[_key("trump") + _CARD[card] + _key("trump_suit") + pack("CDHS"[suit])
                   for suit in range(4)] for card in range(52)]  #: [trump_card][trump_suit]
 #: [(trump_holder + 1) * 53 + talon size]: both fields and the table's key.
@@ -143,8 +144,9 @@ class RequestFrames:
     """The request frames of one game (see the module docstring). Holds the game and
     reads it at each ``frame`` call: valid for that game only."""
 
-    __slots__ = ("_game", "_reflect", "_seat_head", "_sizes_head", "_out_head", "_out_parts", "_known_head", "_limits",
-                 "_unknown", "_hands", "_hand_parts", "_known", "_known_parts", "_discard",
+    __slots__ = ("_game", "_reflect", "_seat_head", "_sizes_head", "_out_head", "_out_parts",
+                 "_known_head", "_limits", "_unknown", "_hands", "_hand_parts", "_size_masks",
+                 "_sizes", "_trump", "_trump_talon", "_known", "_known_parts", "_discard",
                  "_discard_part", "_shown", "_shown_part", "_clocks", "_clock_tails",
                  "_clock_maps")
 
@@ -164,14 +166,18 @@ class RequestFrames:
         #: [bit s set when seat s is out]: the out flags with their key, packed when met.
         self._out_parts = [b""] * (1 << n)
         self._known_head = _key("known") + array_head(n)
-        #: [transfers * 64 + attack_limit]: from the transfers' key to the known sets'
-        #: array head, packed when first met.
-        self._limits = [b""] * 1024
+        #: [transfers * 64 + attack_limit (+ 1024 when no card is known or shown)]:
+        #: ``_limits_part``, packed when first met.
+        self._limits = [b""] * 2048
         #: The known sets and the shown set when all are empty (most positions).
         self._unknown = array_head(0) * n + _K_SHOWN + array_head(0)
         # Each card set's packed list as last framed, with its mask (-1: none yet): a set
         # changes a few times a bout, far less often than it is framed.
         self._hands, self._hand_parts = [-1] * n, [b""] * n
+        self._size_masks, self._sizes = [-1] * n, [b""] * n  #: hand sizes, packed
+        #: The trump (card * 4 + suit) and [(trump_holder + 1) * 53 + talon size]: the
+        #: trump's fields, its holder's and the talon's, with the table's key.
+        self._trump, self._trump_talon = -1, [b""]
         self._known, self._known_parts = [-1] * n, [b""] * n
         #: The discard pile's part runs from its key to the hand sizes' array head.
         self._discard, self._discard_part = -1, b""
@@ -193,12 +199,20 @@ class RequestFrames:
         if hand != self._hands[seat]:
             self._hands[seat] = hand
             self._hand_parts[seat] = _cards(hand)
+        trump = g.trump_card * 4 + g.trump_suit
+        if trump != self._trump:  # the deal, or a trump exchange
+            self._trump = trump
+            self._trump_talon = [b""] * len(_HOLDER_TALON)
         holder = g.trump_holder
+        index = (0 if holder is None else holder + 1) * 53 + len(g.talon)
+        trump_talon = self._trump_talon[index]
+        if len(trump_talon) == 0:
+            trump_talon = self._trump_talon[index] = (_TRUMP[g.trump_card][g.trump_suit]
+                                                      + _HOLDER_TALON[index])
         attacks = g.attacks
         parts: list[bytes] = [
-            _REQUEST_HEAD, _int(request_id), self._seat_head[seat], self._hand_parts[seat],
-            _TRUMP[g.trump_card][g.trump_suit],
-            _HOLDER_TALON[(0 if holder is None else holder + 1) * 53 + len(g.talon)],
+            _ID_HEADS[request_id] if 0 <= request_id < 1024 else _REQUEST_HEAD + _int(request_id),
+            self._seat_head[seat], self._hand_parts[seat], trump_talon,
             _ARRAY[len(attacks)]]  # (at most 52 cards on the table)
         if attacks:
             covers = g.covers
@@ -209,8 +223,13 @@ class RequestFrames:
             self._discard = discard
             self._discard_part = _K_DISCARD + _cards(discard) + self._sizes_head
         parts.append(self._discard_part)
-        for h in hands:
-            parts.append(_INT[h.bit_count()])  # (at most 52 cards)
+        size_masks, sizes = self._size_masks, self._sizes
+        for s in range(len(hands)):
+            h = hands[s]
+            if h != size_masks[s]:  # (mostly one hand changes between two frames)
+                size_masks[s] = h
+                sizes[s] = _INT[h.bit_count()]  # (at most 52 cards)
+            parts.append(sizes[s])
         outs = g.out
         out_bits = 0
         for s in range(len(outs)):
@@ -221,23 +240,23 @@ class RequestFrames:
             data = self._out_parts[out_bits] = self._out_head + bytes(
                 [_OUT_FLAG[out] for out in outs])
         parts.append(data)
-        transfers, limit = g.transfers, g.limit
-        if 0 <= transfers < 16 and 0 <= limit < 64:
-            data = self._limits[transfers * 64 + limit]
-            if len(data) == 0:
-                data = self._limits[transfers * 64 + limit] = self._limits_part(transfers, limit)
-        else:
-            data = self._limits_part(transfers, limit)
-        parts += [_ROLES[((g.attacker * 6 + g.defender) * 8 + g.phase) * 2 + g.taking],
-                  _int(g.bout), data]
+        parts.append(_ROLES[((g.attacker * 6 + g.defender) * 8 + g.phase) * 2 + g.taking])
+        parts.append(_int(g.bout))
         known, shown = g.known, g.shown
         unknown = shown == 0
         for k in known:
             if k != 0:
                 unknown = False
-        if unknown:
-            parts.append(self._unknown)
+        transfers, limit = g.transfers, g.limit
+        if 0 <= transfers < 16 and 0 <= limit < 64:
+            index = transfers * 64 + limit + (1024 if unknown else 0)
+            data = self._limits[index]
+            if len(data) == 0:
+                data = self._limits[index] = self._limits_part(transfers, limit, unknown)
         else:
+            data = self._limits_part(transfers, limit, unknown)
+        parts.append(data)
+        if not unknown:
             known_masks, known_parts = self._known, self._known_parts
             for s in range(len(known)):
                 k = known[s]
@@ -272,6 +291,8 @@ class RequestFrames:
             return framed(body)  # raises LocalProtocolError, naming the size and the limit
         return len(body).to_bytes(4, "big") + body
 
-    def _limits_part(self, transfers: int, limit: int) -> bytes:
-        """From the transfers' key to the known sets' array head."""
-        return _K_TRANSFERS + _int(transfers) + _K_ATTACK_LIMIT + _int(limit) + self._known_head
+    def _limits_part(self, transfers: int, limit: int, unknown: bool) -> bytes:
+        """From the transfers' key to the known sets' array head, and if ``unknown`` on
+        to the end of the shown set (every set empty)."""
+        part = _K_TRANSFERS + _int(transfers) + _K_ATTACK_LIMIT + _int(limit) + self._known_head
+        return part + self._unknown if unknown else part
