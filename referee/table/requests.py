@@ -24,7 +24,7 @@ made in both places (the test fails until it is).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, cast
 
 from protocol.codec import MAX_FRAME, array_head, framed, map_head, pack
 
@@ -171,10 +171,13 @@ class RequestFrames:
         self._limits = [b""] * 2048
         #: The known sets and the shown set when all are empty (most positions).
         self._unknown = array_head(0) * n + _K_SHOWN + array_head(0)
-        # Each card set's packed list as last framed, with its mask (-1: none yet): a set
-        # changes a few times a bout, far less often than it is framed.
-        self._hands, self._hand_parts = [-1] * n, [b""] * n
-        self._size_masks, self._sizes = [-1] * n, [b""] * n  #: hand sizes, packed
+        # Each card set's packed list as last framed, with its mask (-1 or None: none
+        # yet; hands by identity, see frame): a set changes a few times a bout, far less
+        # often than it is framed.
+        self._hands: list[object] = [None] * n
+        self._hand_parts = [b""] * n
+        self._size_masks: list[object] = [None] * n
+        self._sizes = [b""] * n  #: hand sizes, packed
         #: The trump (card * 4 + suit) and [(trump_holder + 1) * 53 + talon size]: the
         #: trump's fields, its holder's and the talon's, with the table's key.
         self._trump, self._trump_talon = -1, [b""]
@@ -194,11 +197,14 @@ class RequestFrames:
         byte for byte. ``legal`` must not be empty (as request_msg requires). Raises
         ``LocalProtocolError`` past the frame limit, as ``codec.framed`` does."""
         g = self._game
-        hands = g.hands
+        # The hands as objects, compared by identity: the game's list holds the same int
+        # until that hand changes, and the cache holds it too (no other object can take
+        # its place). Compiled, this skips unboxing two big ints per seat.
+        hands = cast("list[object]", g.hands)
         hand = hands[seat]
-        if hand != self._hands[seat]:
+        if hand is not self._hands[seat]:
             self._hands[seat] = hand
-            self._hand_parts[seat] = _cards(hand)
+            self._hand_parts[seat] = _cards(cast(int, hand))
         trump = g.trump_card * 4 + g.trump_suit
         if trump != self._trump:  # the deal, or a trump exchange
             self._trump = trump
@@ -226,9 +232,9 @@ class RequestFrames:
         size_masks, sizes = self._size_masks, self._sizes
         for s in range(len(hands)):
             h = hands[s]
-            if h != size_masks[s]:  # (mostly one hand changes between two frames)
+            if h is not size_masks[s]:  # (mostly one hand changes between two frames)
                 size_masks[s] = h
-                sizes[s] = _INT[h.bit_count()]  # (at most 52 cards)
+                sizes[s] = _INT[cast(int, h).bit_count()]  # (at most 52 cards)
             parts.append(sizes[s])
         outs = g.out
         out_bits = 0
