@@ -88,15 +88,15 @@ class TimeControl:
 class Clock:
     """One seat's clock for one game."""
 
-    __slots__ = ("tc", "remaining", "_started", "_increment_ms", "_move_ms")
+    __slots__ = ("tc", "remaining", "_started", "increment_ms", "move_ms")
 
     def __init__(self, tc: TimeControl) -> None:
         self.tc = tc
         self.remaining = tc.base  # seconds, or None without a game clock
         self._started: float | None = None
-        # The parts of ``wire`` that never change (it is built for every request).
-        self._increment_ms = _ms(tc.increment) if tc.base is not None else None
-        self._move_ms = _ms(tc.move)
+        #: The parts of ``wire`` that never change for this clock (read for every request).
+        self.increment_ms = _ms(tc.increment) if tc.base is not None else None
+        self.move_ms = _ms(tc.move)
 
     def budget(self) -> float | None:
         """Seconds the next decision may take (None: unlimited)."""
@@ -136,9 +136,13 @@ class Clock:
 
     def wire(self) -> dict[str, int | None]:
         """The ``clock`` map of a request, in whole milliseconds (floored)."""
-        remaining = self.remaining
-        return {"remaining_ms": None if remaining is None else max(0, int(remaining * 1000)),
-                "increment_ms": self._increment_ms, "move_ms": self._move_ms}
+        return {"remaining_ms": self.remaining_ms(), "increment_ms": self.increment_ms,
+                "move_ms": self.move_ms}
+
+    def remaining_ms(self) -> int | None:
+        """``remaining`` in whole milliseconds (floored, never negative), None without a
+        game clock: the map's only part that changes (``RequestFrames`` packs it alone)."""
+        return _ms(self.remaining)
 
 
 def _ms(x: float | None) -> int | None:

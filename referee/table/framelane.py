@@ -69,7 +69,7 @@ def ask_fast(table: Any, game: Game, seat: int, legal: list[int]) -> tuple[int, 
     clock: Clock = table.clocks[seat]
     budget = clock.budget()
     requests: RequestFrames = table.requests
-    frame = requests.frame(seat, request_id, legal, clock.wire())
+    frame = requests.frame(seat, request_id, legal, clock)
     player = table.players[seat]
     answer: object
     if table.native_lanes[seat]:

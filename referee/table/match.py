@@ -265,7 +265,7 @@ class _Table:
                 budget = clock.budget()
                 if player.takes_frames:
                     assert self.requests is not None, "start_game first"
-                    frame = self.requests.frame(seat, request_id, legal, clock.wire())
+                    frame = self.requests.frame(seat, request_id, legal, clock)
                 else:
                     if legal_wire is None:
                         legal_wire = [shared_wire(a) for a in legal]

@@ -6,38 +6,58 @@ the referee more than any other step of a decision: some twenty fields, five car
 lists as text, and msgpack walking all of it, for every decision. msgpack is
 compositional (``protocol.codec.pack``), so ``RequestFrames`` joins the frame from
 bytes packed once instead: the message head and each seat's fixed fields once per
-game, each card list once per distinct card mask in the game (a hand, the discard
-pile, a known set recur from decision to decision until they change), each card's
-and each action's packed text once per process. What changes at every decision
-(ids, sizes, roles, the table, the clock) is packed from small tables.
+game, each card list when its set changes (a hand, the discard pile, a known set
+stay the same for several decisions), the clock map's fixed end once per clock, each
+card's and each action's packed text once per process. What changes at every
+decision (ids, sizes, roles, the table, the remaining time) is packed from small
+tables, and neighbouring fields with few values share one table entry: the cost of a
+frame is mostly the number of parts it joins.
 
 The contract, which ``tests/referee/test_request_frames.py`` checks at every decision
 of seeded games under every rules preset: ``RequestFrames(game, index).frame(seat,
 request_id, legal, clock)`` is exactly ``encode(request_msg(id=request_id, game=index,
-observation=game.observe(seat), legal=[shared_wire(a) for a in legal], clock=clock))``.
-A change to the observation's fields or their order must be made in both places
-(the test fails until it is).
+observation=game.observe(seat), legal=[shared_wire(a) for a in legal],
+clock=clock.wire()))``. A change to the observation's fields or their order must be
+made in both places (the test fails until it is).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from typing import Final, cast
 
-from protocol.codec import array_head, framed, map_head, pack
+from protocol.codec import MAX_FRAME, array_head, framed, map_head, pack
 
 from ..rules import Game
 from ..rules.actions import shared_wire
 from ..rules.cards import CARD_TEXT
 from ..rules.game import PHASE_NAMES
+from .clock import Clock
 
-_CARD = [pack(text) for text in CARD_TEXT]  #: card index -> its packed text
-_INT = [pack(i) for i in range(1024)]  #: small ints: ids, sizes, seats, bouts
-_NIL = pack(None)
-_ARRAY = [array_head(length) for length in range(64)]  #: array heads of card lists
+# Every table is Final: compiled, mypyc reads it from a C static (an ordinary module
+# global costs a dict look-up at each use).
+_CARD: Final = [pack(text) for text in CARD_TEXT]  #: card index -> its packed text
+_INT: Final = [pack(i) for i in range(1024)]  #: small ints: ids, sizes, seats, bouts
+_NIL: Final = pack(None)
+_ARRAY: Final = [array_head(length) for length in range(64)]  #: array heads of card lists
+_MAX_BODY: Final = MAX_FRAME
+#: _BYTE_CARDS[k][b]: the packed texts of the cards of bits ``b`` in byte ``k`` of a card
+#: mask (cards 8k..8k+7), lowest first, so a mask's list is its bytes' in turn (mask_str).
+_BYTE_CARDS: Final = [[b"".join([_CARD[8 * k + i] for i in range(8) if b >> i & 1])
+                       for b in range(256 if k < 6 else 16)] for k in range(7)]
 
 
 def _int(value: int) -> bytes:
-    return _INT[value] if 0 <= value < 1024 else pack(value)
+    """``pack(value)``. Ids, bouts and milliseconds are ints >= 0: below 1024 from a table,
+    below 2**32 written here in msgpack's uint16 / uint32 form (the one pack chooses)."""
+    if value >= 0:
+        if value < 1024:
+            return _INT[value]
+        if value < 0x10000:
+            return b"\xcd" + value.to_bytes(2, "big")
+        if value < 0x1_0000_0000:
+            return b"\xce" + value.to_bytes(4, "big")
+    return pack(value)
 
 
 def _key(name: str) -> bytes:
@@ -49,33 +69,62 @@ def _field(name: str, values: Sequence[object]) -> list[bytes]:
     return [_key(name) + pack(value) for value in values]
 
 
+def _cards(mask: int) -> bytes:
+    """The packed text list of the cards of ``mask`` (mask_str's order: lowest first)."""
+    parts = [_ARRAY[mask.bit_count()]]
+    k = 0
+    while mask:
+        if mask & 255:
+            parts.append(_BYTE_CARDS[k][mask & 255])
+        mask >>= 8
+        k += 1
+    return b"".join(parts)
+
+
+# Fields whose few values are packed with their key once, indexed by the game's values.
+# A frame joins some forty fields; each part less to join saves about as much as
+# packing a small int, so neighbouring fields share one part where their values are few,
+# and keys with nothing to pack between them ride on the part before them.
+
 #: The request map up to the value of ``id``: its six keys are type, id, game,
 #: observation, legal, clock (request_msg's order).
-_REQUEST_HEAD = map_head(6) + _key("type") + pack("request") + _key("id")
-#: Fields whose few values are packed with their key once: indexed by the game's value.
-_TRUMP = [[_key("trump") + _CARD[card] + _key("trump_suit") + pack("CDHS"[suit])
-           for suit in range(4)] for card in range(52)]  #: [trump_card][trump_suit]
-_HOLDER = _field("trump_holder", [None, *range(6)])  #: [trump_holder + 1], None first
-_TALON = _field("talon", range(53))
-_ATTACKER = _field("attacker", range(6))
-_DEFENDER = _field("defender", range(6))
-_PHASE = _field("phase", PHASE_NAMES)
-_TAKING = _field("taking", [False, True])
-_DIRECTION = {1: _key("direction") + pack("clockwise"),
-              -1: _key("direction") + pack("counter_clockwise")}
-_K_TABLE, _K_DISCARD, _K_HAND_SIZES, _K_OUT, _K_BOUT = (
-    _key("table"), _key("discard"), _key("hand_sizes"), _key("out"), _key("bout"))
-_K_TRANSFERS, _K_ATTACK_LIMIT, _K_KNOWN, _K_SHOWN = (
-    _key("transfers"), _key("attack_limit"), _key("known"), _key("shown"))
-_K_LEGAL, _K_CLOCK = _key("legal"), _key("clock")
-_PAIR = array_head(2)  #: a table slot: [attack, cover or nil]
-_OUT_FLAG = (pack(False)[0], pack(True)[0])  #: one byte each
+_REQUEST_HEAD: Final = map_head(6) + _key("type") + pack("request") + _key("id")
+_ID_HEADS: Final = [_REQUEST_HEAD + packed for packed in _INT]  #: [request id], below 1024
+_TRUMP: Final = [[_key("trump") + _CARD[card] + _key("trump_suit") + pack("CDHS"[suit])
+                  for suit in range(4)] for card in range(52)]  #: [trump_card][trump_suit]
+#: [(trump_holder + 1) * 53 + talon size]: both fields and the table's key.
+_HOLDER_TALON: Final = [holder + talon + _key("table")
+                        for holder in _field("trump_holder", [None, *range(6)])
+                        for talon in _field("talon", range(53))]
+#: [((attacker * 6 + defender) * 8 + phase) * 2 + taking]: the four fields and bout's key.
+_ROLES: Final = [attacker + defender + phase + taking + _key("bout")
+                 for attacker in _field("attacker", range(6))
+                 for defender in _field("defender", range(6))
+                 for phase in _field("phase", [*PHASE_NAMES, *[None] * (8 - len(PHASE_NAMES))])
+                 for taking in _field("taking", [False, True])]
+#: _SLOT[attack * 53 + cover + 1]: a table slot, [attack, cover or nil] (cover -1: nil).
+_SLOT: Final = [array_head(2) + _CARD[a] + (_CARD[c] if c >= 0 else _NIL)
+                for a in range(52) for c in range(-1, 52)]
+_DIRECTION: Final = {1: _key("direction") + pack("clockwise"),
+                     -1: _key("direction") + pack("counter_clockwise")}
+_K_DISCARD: Final = _key("discard")
+_K_TRANSFERS: Final = _key("transfers")
+_K_ATTACK_LIMIT: Final = _key("attack_limit")
+_K_SHOWN: Final = _key("shown")
+_K_LEGAL: Final = _key("legal")
+_LEGAL_HEAD: Final = [_K_LEGAL + head for head in _ARRAY]  #: [len(legal)], below 64
+#: The clock map (``Clock.wire``) up to the value of ``remaining_ms``.
+_CLOCK_HEAD: Final = _key("clock") + map_head(3) + _key("remaining_ms")
+_OUT_FLAG: Final = (pack(False)[0], pack(True)[0])  #: one byte each
 
 #: Packed wire form of each action met so far (``pack(shared_wire(action))``), and the
 #: reverse: those bytes -> the action. At most one entry per distinct well-formed action
 #: (8 kinds x 52 cards x 64 slots at worst), so neither grows without bound.
-_ACTION_BYTES: dict[int, bytes] = {}
-ACTIONS_BY_BYTES: dict[bytes, int] = {}
+_ACTION_BYTES: Final[dict[int, bytes]] = {}
+ACTIONS_BY_BYTES: Final[dict[bytes, int]] = {}
+#: The same bytes by action number (``kind | card << 4 | slot << 10``, below 2**16), b""
+#: until met: read at every frame, and a list index is cheaper than a dict look-up.
+_ACTION_TABLE: Final = [b""] * (1 << 16)
 
 
 def action_bytes(action: int) -> bytes:
@@ -86,6 +135,8 @@ def action_bytes(action: int) -> bytes:
     if data is None:
         data = _ACTION_BYTES[action] = pack(shared_wire(action))
         ACTIONS_BY_BYTES[data] = action
+        if 0 <= action < len(_ACTION_TABLE):
+            _ACTION_TABLE[action] = data
     return data
 
 
@@ -93,8 +144,11 @@ class RequestFrames:
     """The request frames of one game (see the module docstring). Holds the game and
     reads it at each ``frame`` call: valid for that game only."""
 
-    __slots__ = ("_game", "_seat_head", "_masks", "_reflect", "_sizes_head", "_out_head",
-                 "_known_head")
+    __slots__ = ("_game", "_reflect", "_seat_head", "_sizes_head", "_out_head", "_out_parts",
+                 "_known_head", "_limits", "_unknown", "_hands", "_hand_parts", "_size_masks",
+                 "_sizes", "_trump", "_trump_talon", "_known", "_known_parts", "_discard",
+                 "_discard_part", "_shown", "_shown_part", "_clocks", "_clock_tails",
+                 "_clock_maps")
 
     def __init__(self, game: Game, index: int) -> None:
         self._game = game
@@ -107,67 +161,144 @@ class RequestFrames:
             after_id + _key("seat") + _int(seat) + _key("players") + _int(n)
             + _key("dealer") + _int(game.dealer) + _key("hand")
             for seat in range(n)]
-        self._sizes_head = _K_HAND_SIZES + array_head(n)
-        self._out_head = _K_OUT + array_head(n)
-        self._known_head = _K_KNOWN + array_head(n)
-        #: card mask -> its packed text list (mask_str order: lowest card first). Lives
-        #: as long as the game: its hands, discard, known and shown sets.
-        self._masks: dict[int, bytes] = {0: array_head(0)}
+        self._sizes_head = _key("hand_sizes") + array_head(n)
+        self._out_head = _key("out") + array_head(n)
+        #: [bit s set when seat s is out]: the out flags with their key, packed when met.
+        self._out_parts = [b""] * (1 << n)
+        self._known_head = _key("known") + array_head(n)
+        #: [transfers * 64 + attack_limit (+ 1024 when no card is known or shown)]:
+        #: ``_limits_part``, packed when first met.
+        self._limits = [b""] * 2048
+        #: The known sets and the shown set when all are empty (most positions).
+        self._unknown = array_head(0) * n + _K_SHOWN + array_head(0)
+        # Each card set's packed list as last framed, with its mask (-1 or None: none
+        # yet; hands by identity, see frame): a set changes a few times a bout, far less
+        # often than it is framed.
+        self._hands: list[object] = [None] * n
+        self._hand_parts = [b""] * n
+        self._size_masks: list[object] = [None] * n
+        self._sizes = [b""] * n  #: hand sizes, packed
+        #: The trump (card * 4 + suit) and [(trump_holder + 1) * 53 + talon size]: the
+        #: trump's fields, its holder's and the talon's, with the table's key.
+        self._trump, self._trump_talon = -1, [b""]
+        self._known, self._known_parts = [-1] * n, [b""] * n
+        #: The discard pile's part runs from its key to the hand sizes' array head.
+        self._discard, self._discard_part = -1, b""
+        self._shown, self._shown_part = -1, b""
+        #: Per seat, the clock last framed and the end of its map (increment and move
+        #: time: fixed for a clock).
+        self._clocks: list[Clock | None] = [None] * n
+        self._clock_tails = [b""] * n
+        self._clock_maps = [b""] * n  #: the whole map, without a game clock
 
-    def _cards(self, mask: int) -> bytes:
-        """The packed text list of the cards of ``mask`` (cached for the game)."""
-        cards = _CARD
-        parts = []
-        m = mask
-        while m:
-            low = m & -m
-            parts.append(cards[low.bit_length() - 1])
-            m ^= low
-        data = self._masks[mask] = _ARRAY[len(parts)] + b"".join(parts)
-        return data
-
-    def frame(self, seat: int, request_id: int, legal: Sequence[int],
-              clock: Mapping[str, int | None]) -> bytes:
+    def frame(self, seat: int, request_id: int, legal: list[int], clock: Clock) -> bytes:
         """The frame of ``request_msg(id=request_id, game=index, observation=
-        game.observe(seat), legal=[shared_wire(a) for a in legal], clock=clock)``,
-        byte for byte. ``legal`` must not be empty (as request_msg requires)."""
+        game.observe(seat), legal=[shared_wire(a) for a in legal], clock=clock.wire())``,
+        byte for byte. ``legal`` must not be empty (as request_msg requires). Raises
+        ``LocalProtocolError`` past the frame limit, as ``codec.framed`` does."""
         g = self._game
-        masks = self._masks
-        cards = self._cards
-        hands = g.hands
-        hand, discard, shown = hands[seat], g.discard, g.shown
+        # The hands as objects, compared by identity: the game's list holds the same int
+        # until that hand changes, and the cache holds it too (no other object can take
+        # its place). Compiled, this skips unboxing two big ints per seat.
+        hands = cast("list[object]", g.hands)
+        hand = hands[seat]
+        if hand is not self._hands[seat]:
+            self._hands[seat] = hand
+            self._hand_parts[seat] = _cards(cast(int, hand))
+        trump = g.trump_card * 4 + g.trump_suit
+        if trump != self._trump:  # the deal, or a trump exchange
+            self._trump = trump
+            self._trump_talon = [b""] * len(_HOLDER_TALON)
         holder = g.trump_holder
-        ints = _INT  # (ids and bouts may pass 1023: _int; other counts are always smaller)
-        parts = [
-            _REQUEST_HEAD, _int(request_id),
-            self._seat_head[seat],
-            masks.get(hand) or cards(hand),
-            _TRUMP[g.trump_card][g.trump_suit], _HOLDER[0 if holder is None else holder + 1],
-            _TALON[len(g.talon)], _K_TABLE,
-        ]
+        index = (0 if holder is None else holder + 1) * 53 + len(g.talon)
+        trump_talon = self._trump_talon[index]
+        if len(trump_talon) == 0:
+            trump_talon = self._trump_talon[index] = (_TRUMP[g.trump_card][g.trump_suit]
+                                                      + _HOLDER_TALON[index])
         attacks = g.attacks
+        parts: list[bytes] = [
+            _ID_HEADS[request_id] if 0 <= request_id < 1024 else _REQUEST_HEAD + _int(request_id),
+            self._seat_head[seat], self._hand_parts[seat], trump_talon,
+            _ARRAY[len(attacks)]]  # (at most 52 cards on the table)
         if attacks:
-            parts.append(_ARRAY[len(attacks)])  # (at most 52)
-            parts += [_PAIR + _CARD[a] + (_CARD[c] if c >= 0 else _NIL)
-                      for a, c in zip(attacks, g.covers)]
+            covers = g.covers
+            for i in range(len(attacks)):
+                parts.append(_SLOT[attacks[i] * 53 + covers[i] + 1])
+        discard = g.discard
+        if discard != self._discard:
+            self._discard = discard
+            self._discard_part = _K_DISCARD + _cards(discard) + self._sizes_head
+        parts.append(self._discard_part)
+        size_masks, sizes = self._size_masks, self._sizes
+        for s in range(len(hands)):
+            h = hands[s]
+            if h is not size_masks[s]:  # (mostly one hand changes between two frames)
+                size_masks[s] = h
+                sizes[s] = _INT[cast(int, h).bit_count()]  # (at most 52 cards)
+            parts.append(sizes[s])
+        outs = g.out
+        out_bits = 0
+        for s in range(len(outs)):
+            if outs[s]:
+                out_bits |= 1 << s
+        data = self._out_parts[out_bits]
+        if len(data) == 0:
+            data = self._out_parts[out_bits] = self._out_head + bytes(
+                [_OUT_FLAG[out] for out in outs])
+        parts.append(data)
+        parts.append(_ROLES[((g.attacker * 6 + g.defender) * 8 + g.phase) * 2 + g.taking])
+        parts.append(_int(g.bout))
+        known, shown = g.known, g.shown
+        unknown = shown == 0
+        for k in known:
+            if k != 0:
+                unknown = False
+        transfers, limit = g.transfers, g.limit
+        if 0 <= transfers < 16 and 0 <= limit < 64:
+            index = transfers * 64 + limit + (1024 if unknown else 0)
+            data = self._limits[index]
+            if len(data) == 0:
+                data = self._limits[index] = self._limits_part(transfers, limit, unknown)
         else:
-            parts.append(_ARRAY[0])
-        parts += (
-            _K_DISCARD, masks.get(discard) or cards(discard),
-            # Hand sizes are at most 52 (each packs as one byte, a positive fixint), and
-            # each out flag packs as one byte too.
-            self._sizes_head, bytes([h.bit_count() for h in hands]),
-            self._out_head, bytes([_OUT_FLAG[o] for o in g.out]),
-            _ATTACKER[g.attacker], _DEFENDER[g.defender], _PHASE[g.phase], _TAKING[g.taking],
-            _K_BOUT, _int(g.bout), _K_TRANSFERS, ints[g.transfers],
-            _K_ATTACK_LIMIT, ints[g.limit], self._known_head,
-        )
-        parts += [masks.get(k) or cards(k) for k in g.known]
-        parts += (_K_SHOWN, masks.get(shown) or cards(shown))
+            data = self._limits_part(transfers, limit, unknown)
+        parts.append(data)
+        if not unknown:
+            known_masks, known_parts = self._known, self._known_parts
+            for s in range(len(known)):
+                k = known[s]
+                if k != known_masks[s]:
+                    known_masks[s] = k
+                    known_parts[s] = _cards(k)
+                parts.append(known_parts[s])
+            if shown != self._shown:
+                self._shown = shown
+                self._shown_part = _K_SHOWN + _cards(shown)
+            parts.append(self._shown_part)
         if self._reflect:
             parts.append(_DIRECTION[g.direction])
         n_legal = len(legal)
-        parts += (_K_LEGAL, _ARRAY[n_legal] if n_legal < 64 else array_head(n_legal))
-        parts += [_ACTION_BYTES.get(a) or action_bytes(a) for a in legal]
-        parts += (_K_CLOCK, pack(clock if type(clock) is dict else dict(clock)))
-        return framed(b"".join(parts))
+        parts.append(_LEGAL_HEAD[n_legal] if n_legal < 64 else _K_LEGAL + array_head(n_legal))
+        table = _ACTION_TABLE
+        for action in legal:
+            data = table[action] if 0 <= action < 65536 else b""
+            parts.append(data if len(data) != 0 else action_bytes(action))
+        if self._clocks[seat] is not clock:
+            self._clocks[seat] = clock
+            self._clock_tails[seat] = (_key("increment_ms") + pack(clock.increment_ms)
+                                       + _key("move_ms") + pack(clock.move_ms))
+            self._clock_maps[seat] = _CLOCK_HEAD + _NIL + self._clock_tails[seat]
+        remaining = clock.remaining_ms()
+        if remaining is None:  # no game clock: the whole map is fixed
+            parts.append(self._clock_maps[seat])
+        else:
+            parts += [_CLOCK_HEAD, _int(remaining), self._clock_tails[seat]]
+        body = b"".join(parts)
+        if len(body) > _MAX_BODY:
+            return framed(body)  # raises LocalProtocolError, naming the size and the limit
+        return len(body).to_bytes(4, "big") + body
+
+    def _limits_part(self, transfers: int, limit: int, unknown: bool) -> bytes:
+        """From the transfers' key to the known sets' array head, and if ``unknown`` on
+        to the end of the shown set (every set empty)."""
+        part = _K_TRANSFERS + _int(transfers) + _K_ATTACK_LIMIT + _int(limit) + self._known_head
+        return part + self._unknown if unknown else part

@@ -53,12 +53,13 @@ for preset in sorted(PRESETS):
         for seed in range(int(sys.argv[1])):
             g = Game.new(rules, players, seed=f"{preset}:{players}:{seed}", record_events=True)
             frames, rng = RequestFrames(g, seed), random.Random(seed)
+            clocks = [Clock(TimeControl.parse(f"{seed + 1}+0.25")) for _ in range(players)]
             games += 1
             while not g.is_over:
                 legal = g.legal_actions()
                 seat = g.seat_to_move()
                 note(legal, g.forced_action(legal), g.observe(seat),
-                     frames.frame(seat, decisions, legal, {"remaining_ms": seed, "increment_ms": None}),
+                     frames.frame(seat, decisions, legal, clocks[seat]),
                      greedy_action(g, seat, legal))
                 # A bot's answers of every shape: mypyc's ints change representation
                 # past 2**62, and a bool is an int to Python but not an action.
@@ -67,6 +68,7 @@ for preset in sorted(PRESETS):
                         g.apply(bad)
                     except (IllegalAction, MalformedAction) as e:
                         note(type(e).__name__, str(e))
+                clocks[seat].charge(decisions % 7 / 16)
                 copy = g.copy()
                 g.apply(random_action(legal, rng))
                 note(copy.history == g.history[:-1], copy.action_count + 1 == g.action_count)

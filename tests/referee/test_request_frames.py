@@ -18,9 +18,11 @@ import random
 import pytest
 
 from protocol import messages as msg
-from protocol.codec import decode, encode
+from protocol.codec import MAX_FRAME, decode, encode
+from protocol.errors import LocalProtocolError
 from referee.rules import PRESETS, Game, make_rules
 from referee.rules.actions import shared_wire
+from referee.table.clock import Clock, TimeControl
 from referee.table.requests import ACTIONS_BY_BYTES, RequestFrames, action_bytes
 
 VARIANTS = [(preset, ()) for preset in PRESETS] + [
@@ -31,10 +33,24 @@ VARIANTS = [(preset, ()) for preset in PRESETS] + [
 ]
 
 #: Request ids and clock values on both sides of msgpack's size classes (fixint, uint8,
-#: uint16, uint32) and of the frame builder's small-int table (1024).
-IDS = [1, 2, 127, 128, 255, 256, 1023, 1024, 65535, 65536, 2**32]
-CLOCKS = [msg.clock_map(), msg.clock_map(0, 0, 0), msg.clock_map(127, None, 128),
-          msg.clock_map(70_000, 1024, None), msg.clock_map(2**33, 5, 65536)]
+#: uint16, uint32, uint64) and of the frame builder's small-int table (1024).
+IDS = [1, 2, 127, 128, 255, 256, 1023, 1024, 65535, 65536, 2**32 - 1, 2**32, 2**64 - 1]
+
+
+def clock(tc: str | None, move: float | None, remaining: float | None) -> Clock:
+    """A seat's clock under the time control ``tc``/``move``, with ``remaining`` seconds
+    left on it (as charging decisions and crediting increments leave it)."""
+    made = Clock(TimeControl.parse(tc, move))
+    made.remaining = remaining
+    return made
+
+
+#: Clocks whose maps hold None and milliseconds of every size class (the remaining time
+#: grows past 2**32 ms with large increments; a clock overrun by a slow bot reads 0).
+CLOCKS = [clock(None, None, None), clock(None, 0.001, None), clock(None, 0.128, None),
+          clock("0.001+0", None, 0.0), clock("60+0.001", 0.127, 0.127), clock("60", 65.536, -3.5),
+          clock("70+1.024", None, 70.0), clock("604800+65.535", 1.0, 4294967.295),
+          clock("604800+604800", None, 4294967.296), clock("604800+5", None, 2.0**40)]
 
 
 def _variant_id(variant: tuple[str, tuple[str, ...]]) -> str:
@@ -59,11 +75,11 @@ def test_every_request_frame_is_the_canonical_encoding_of_the_engines_request(
             seat = game.seat_to_move()
             legal = game.legal_actions()
             request_id = rng.choice(IDS)
-            clock = rng.choice(CLOCKS)
+            seat_clock = rng.choice(CLOCKS)
             expected = encode(msg.request_msg(
                 id=request_id, game=index, observation=game.observe(seat),
-                legal=[shared_wire(a) for a in legal], clock=clock))
-            assert frames.frame(seat, request_id, legal, clock) == expected, (
+                legal=[shared_wire(a) for a in legal], clock=seat_clock.wire()))
+            assert frames.frame(seat, request_id, legal, seat_clock) == expected, (
                 f"request {request_id} to seat {seat} differs: {game!r}")
             checked += 1
             game.apply_legal(rng.choice(legal))
@@ -71,18 +87,46 @@ def test_every_request_frame_is_the_canonical_encoding_of_the_engines_request(
 
 
 def test_a_frame_is_built_from_the_game_as_it_is_now_not_as_it_was_cached() -> None:
-    """Reading the same position twice gives the same bytes, and after a move the frame
-    shows the new position (no part of it is stale)."""
+    """Reading the same position twice gives the same bytes, and after a move (and the
+    clock charged for it) the frame shows the new position and time: no part is stale."""
     game = Game.new(make_rules("classic"), 2, seed=7, dealer=0)
     frames = RequestFrames(game, 3)
+    seat_clock = Clock(TimeControl.parse("60+1"))
     seat, legal = game.seat_to_move(), game.legal_actions()
-    first = frames.frame(seat, 1, legal, msg.clock_map())
-    assert frames.frame(seat, 1, legal, msg.clock_map()) == first
+    first = frames.frame(seat, 1, legal, seat_clock)
+    assert frames.frame(seat, 1, legal, seat_clock) == first
     game.apply_legal(legal[0])
+    seat_clock.charge(2.5)
     seat, legal = game.seat_to_move(), game.legal_actions()
-    after = decode(frames.frame(seat, 2, legal, msg.clock_map()))
+    after = decode(frames.frame(seat, 2, legal, seat_clock))
     assert after["observation"] == game.observe(seat)
     assert after["legal"] == [shared_wire(a) for a in legal]
+    assert after["clock"] == seat_clock.wire() == msg.clock_map(58500, 1000, None)
+
+
+@pytest.mark.parametrize("bout", [1, 127, 128, 1023, 1024, 65535, 65536, 2**32, 2**40])
+def test_a_bout_number_of_any_size_is_packed_as_the_encoder_packs_it(bout: int) -> None:
+    """Bouts count up for the whole game (past the small-int table in a very long one)."""
+    game = Game.new(make_rules("perevodnoy"), 3, seed=5, dealer=1)
+    game.bout = bout
+    seat, legal = game.seat_to_move(), game.legal_actions()
+    seat_clock = Clock(TimeControl())
+    assert RequestFrames(game, 9).frame(seat, 4, legal, seat_clock) == encode(msg.request_msg(
+        id=4, game=9, observation=game.observe(seat), legal=[shared_wire(a) for a in legal],
+        clock=seat_clock.wire()))
+
+
+def test_a_request_over_the_frame_limit_is_refused_as_the_encoder_refuses_it() -> None:
+    """No game comes near the limit (a request is some hundreds of bytes), but the joined
+    frame keeps the encoder's guarantee: our bug, said as such, never an oversized frame."""
+    game = Game.new(make_rules("classic"), 2, seed=3, dealer=0)
+    seat, legal = game.seat_to_move(), game.legal_actions()
+    too_many = legal * (MAX_FRAME // len(action_bytes(legal[0])))
+    with pytest.raises(LocalProtocolError, match=f"the limit is {MAX_FRAME}"):
+        RequestFrames(game, 0).frame(seat, 1, too_many, Clock(TimeControl()))
+    with pytest.raises(LocalProtocolError, match=f"the limit is {MAX_FRAME}"):
+        encode(msg.request_msg(id=1, game=0, observation=game.observe(seat),
+                               legal=[shared_wire(a) for a in too_many], clock=msg.clock_map()))
 
 
 def test_the_packed_action_table_maps_each_actions_bytes_back_to_that_action() -> None:
