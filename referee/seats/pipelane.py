@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from time import perf_counter
-from typing import Any
+from typing import Any, cast
 
 from protocol.codec import HEADER_SIZE, encode
 
@@ -39,6 +39,35 @@ YIELD_EVERY = 64
 QUICK_WAIT_MS = 1
 #: A bot whose last answer came this soon after its request counts as quick.
 QUICK_ANSWER_S = QUICK_WAIT_MS / 1000
+
+class Lane:
+    """The state of one bot connection that a decision reads and writes: the
+    ``StreamPlayer``'s own fields, kept in a compiled object so that the lane reaches
+    them without an attribute lookup on the player (each costs hundreds of
+    instructions). ``StreamPlayer`` exposes each as its old attribute (``_out``,
+    ``failure``, ``_quick``, ... : ``wire.LANE_FIELDS``), so there is one copy."""
+
+    def __init__(self) -> None:
+        self.out = bytearray()  #: bytes queued for the bot, written before the next request
+        self.failure: object = None  #: the bot's BotFailure, once it has one
+        self.quick = False  #: its last answer came within QUICK_ANSWER_S
+        self.unyielded = 0  #: decisions in a row that never waited in trio
+        self.open: object = None  #: the request left open: (id, written time or None)
+        self.stash: object = None  #: what was read for the open request, to be judged
+        self.expect: object = None  #: the answer head of the open request (known answers)
+        self.answers: object = None  #: the open request's known answer bytes -> values
+        self.answered: object = None  #: the id of the last request answered
+        self.timing: object = None  #: (written, answered) of the last answer (Player.timing)
+        self.pipes = False  #: both halves are pipes with a poller: the lane is open
+        self.poll: object = None  #: the poller of the bot's output (early frames, answers)
+        self.decoder: object = None  #: the connection's FrameDecoder
+        self.now: object = None  #: the run's clock (its current_time)
+        self.clock_offset: object = None  #: see wire._perf_counter_offset
+        self.out_fileno: object = None  #: the halves' fileno methods (None: not pipes)
+        self.in_fileno: object = None
+        self.out_holder: object = None  #: see wire._fd_holder
+        self.in_holder: object = None
+
 
 #: Request id -> the canonical bytes of an action message for it, up to its action map.
 _HEADS: dict[int, bytes] = {}
@@ -57,63 +86,65 @@ def answer_head(request_id: int) -> bytes:
     return head
 
 
-def yield_due(player: Any) -> bool:
-    """``StreamPlayer.yield_due`` for ``player``: its next decision would be the
-    YIELD_EVERY-th in a row that never waited in trio, which ``decide_now`` refuses."""
-    unyielded: int = player._unyielded
-    return unyielded + 1 >= YIELD_EVERY
+def yield_due(lane: Lane) -> bool:
+    """``StreamPlayer.yield_due``: its next decision would be the YIELD_EVERY-th in a
+    row that never waited in trio, which ``decide_now`` refuses."""
+    return lane.unyielded + 1 >= YIELD_EVERY
 
 
-def queue_frame(player: Any, frame: bytes) -> None:
-    """``StreamPlayer.queue_frame`` for ``player``: queue ``frame`` (written with the next
-    request); raises the bot's failure, if it has one."""
-    failure = player.failure
+def queue_frame(lane: Lane, frame: bytes) -> None:
+    """``StreamPlayer.queue_frame``: queue ``frame`` (written with the next request);
+    raises the bot's failure, if it has one."""
+    failure = lane.failure
     if failure is not None:
-        raise failure
-    out: bytearray = player._out
-    out += frame
+        raise failure  # type: ignore[misc]  # (a BotFailure)
+    lane.out += frame
 
 
-def decide_now(player: Any, frame: bytes, request_id: int, budget: float | None,
+def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: float | None,
                answers: Mapping[bytes, object]) -> object:
-    """``StreamPlayer.decide_frame_now`` for ``player`` (see its contract)."""
-    if player._open is not None or player._stash is not None:
-        player._open = player._stash = None
-    if (not player._pipes or player.failure is not None or not player._quick
-            or player._unyielded + 1 >= YIELD_EVERY or player._decoder.buffered):
+    """``StreamPlayer.decide_frame_now`` for ``player``, whose lane is ``lane`` (see its
+    contract)."""
+    if lane.open is not None or lane.stash is not None:
+        lane.open = lane.stash = None
+    decoder: Any = lane.decoder
+    if (not lane.pipes or lane.failure is not None or not lane.quick
+            or lane.unyielded + 1 >= YIELD_EVERY or decoder.buffered):
         return None  # decide_frame does it all (the early-frame check, a yield, ...)
-    poller = player._quiet_poll
+    poller: Any = lane.poll
     try:
         if poller.poll(0):  # the bot sent something since its last answer: to be judged
             return None
     except (OSError, ValueError):
         pass
-    player._unyielded += 1
+    lane.unyielded += 1
     head = _HEADS.get(request_id)
     if head is None:
         head = answer_head(request_id)
-    # (``timing``, ``_expect`` and ``_answers`` are set only where the request is left
+    # (``timing``, ``expect`` and ``answers`` are set only where the request is left
     # open: the awaited path reads them, and a known answer taken here needs none.)
-    out: bytearray = player._out
+    out = lane.out
     out += frame
-    holder = player._out_fd_holder
+    holder: Any = lane.out_holder
+    fileno: Any = lane.out_fileno
     try:
-        sent: int = os.write(player._out_fileno() if holder is None else holder.fd, out)
+        sent: int = os.write(fileno() if holder is None else holder.fd, out)
     except BlockingIOError:
         sent = 0
     except OSError:  # the bot is gone: decide_frame writes again and says so
         del out[-len(frame):]
-        player._unyielded -= 1
+        lane.unyielded -= 1
         return None
     if sent < len(out):
         del out[:sent]
-        _leave_open(player, request_id, None, head, answers)
+        _leave_open(lane, request_id, None, head, answers)
         return None
     out.clear()
-    offset: float | None = player._clock_offset
-    written: float = player._now() if offset is None else perf_counter() + offset
+    offset = lane.clock_offset
+    now: Any = lane.now
+    written: float = now() if offset is None else perf_counter() + cast(float, offset)
     if budget is not None and budget <= 2 * QUICK_ANSWER_S:
-        _leave_open(player, request_id, written, head, answers)  # trio's to keep
+        _leave_open(lane, request_id, written, head, answers)  # trio's to keep
         return None
     # Poll first: it returns at once when the answer is there, and a read that would
     # block costs a system call and an exception.
@@ -123,16 +154,17 @@ def decide_now(player: Any, frame: bytes, request_id: int, budget: float | None,
     except (OSError, ValueError):
         ready = None
     if ready:
+        holder = lane.in_holder
+        fileno = lane.in_fileno
         try:
-            holder = player._in_fd_holder
-            chunk = os.read(player._in_fileno() if holder is None else holder.fd, READ_CHUNK)
+            chunk = os.read(fileno() if holder is None else holder.fd, READ_CHUNK)
         except OSError:  # would block, or the pipe is gone: decide_frame says which
             chunk = b""
     if not chunk:  # no answer within QUICK_WAIT_MS (or the end of the stream)
-        player._quick = False  # decide_frame waits in trio (no second quick wait)
-        _leave_open(player, request_id, written, head, answers)
+        lane.quick = False  # decide_frame waits in trio (no second quick wait)
+        _leave_open(lane, request_id, written, head, answers)
         return None
-    answered: float = player._now() if offset is None else perf_counter() + offset
+    answered: float = now() if offset is None else perf_counter() + cast(float, offset)
     # Usually the chunk is exactly one frame, the canonical answer to this request with
     # a known action: taken without the decoder (which held nothing before the request,
     # and has been fed nothing since).
@@ -142,20 +174,20 @@ def decide_now(player: Any, frame: bytes, request_id: int, budget: float | None,
             and int.from_bytes(chunk[:HEADER_SIZE], "big") == size - HEADER_SIZE):
         action = answers.get(chunk[start:])
         if action is not None:
-            player._answered = request_id
-            player.timing = (written, answered)
+            lane.answered = request_id
+            lane.timing = (written, answered)
             if answered - written > QUICK_ANSWER_S:
-                player._quick = False
+                lane.quick = False
             return action
-    _leave_open(player, request_id, written, head, answers)
+    _leave_open(lane, request_id, written, head, answers)
     return player._read_now(chunk, request_id, written, answered)
 
 
-def _leave_open(player: Any, request_id: int, written: float | None, head: bytes,
+def _leave_open(lane: Lane, request_id: int, written: float | None, head: bytes,
                 answers: Mapping[bytes, object]) -> None:
     """Leave the request written (``written``: when; None while part of it is still
     queued) open for ``decide_frame``, with what it needs to judge the answer."""
-    player._open = (request_id, written)
-    player.timing = None
-    player._expect = head
-    player._answers = answers
+    lane.open = (request_id, written)
+    lane.timing = None
+    lane.expect = head
+    lane.answers = answers

@@ -199,11 +199,12 @@ class Player:
     #: wire.StreamPlayer), so the referee can send it requests joined from packed parts
     #: instead of message maps. A class fact, not a field.
     takes_frames: ClassVar[bool] = False
-    #: A ``takes_frames`` player whose ``decide_frame_now`` and ``queue_frame`` are
-    #: ``pipelane.decide_now`` and ``pipelane.queue_frame`` applied to itself
-    #: (wire.StreamPlayer): the compiled frame lane calls those directly, with no
-    #: interpreted call per decision or event. A class fact.
-    native_lane: ClassVar[bool] = False
+    #: For a ``takes_frames`` player whose ``decide_frame_now``, ``queue_frame`` and
+    #: ``yield_due`` are pipelane's applied to its connection (wire.StreamPlayer): that
+    #: connection's ``pipelane.Lane``, which the compiled frame lane uses directly (no
+    #: interpreted call per decision or event). None for every other player. It stays
+    #: the same object for a whole game (a connection is not replaced while ``busy``).
+    lane: ClassVar[Any] = None
 
     def yield_due(self) -> bool:
         """For a player that ``takes_frames``: whether it is due a yield to trio before its

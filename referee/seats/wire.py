@@ -36,7 +36,7 @@ from protocol.codec import HEADER_SIZE, FrameDecoder, encode
 from protocol.errors import RemoteProtocolError, UnsupportedVersionError
 
 from .. import __version__
-from .pipelane import (QUICK_ANSWER_S, QUICK_WAIT_MS, READ_CHUNK, YIELD_EVERY,  # noqa: F401
+from .pipelane import (QUICK_ANSWER_S, QUICK_WAIT_MS, READ_CHUNK, YIELD_EVERY, Lane,  # noqa: F401
                        answer_head as _answer_head, decide_now, queue_frame, yield_due)
 from .players import BotFailure, Player
 
@@ -60,15 +60,28 @@ _WRITE_ERRORS = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
 class StreamPlayer(Player):
     """A bot at the far end of a trio byte stream (send + receive halves)."""
 
-    failure: BotFailure | None = None
+    failure: BotFailure | None  #: (on the lane: LANE_FIELDS)
     takes_frames = True  #: see Player.takes_frames
-    native_lane = True  #: see Player.native_lane
+    _lane: Lane
+
+    @property
+    def lane(self) -> Lane:
+        """See Player.lane."""
+        return self._lane
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> StreamPlayer:
+        # The lane holds the connection's fields (LANE_FIELDS) from the start: a
+        # subclass may set ``failure`` before any stream is attached.
+        self = super().__new__(cls)
+        self._lane = Lane()
+        return self
 
     def _attach(self, send_stream: trio.abc.SendStream, receive_stream: trio.abc.ReceiveStream,
                 max_frame: int = 1 << 20) -> None:
         """Start talking over a (new) stream: fresh decoder, empty buffers, no failure."""
         self._send_stream = send_stream
         self._receive_stream = receive_stream
+        self._lane = Lane()  # (a fresh one: nothing of the last connection carries over)
         self._decoder = FrameDecoder(max_frame)
         self._out = bytearray()
         self.failure = None
@@ -168,7 +181,7 @@ class StreamPlayer(Player):
     def queue_frame(self, frame: bytes) -> None:
         """``send_frame`` without a coroutine: the frame is queued (written with the next
         request), so nothing here waits. Raises the bot's failure, if it has one."""
-        queue_frame(self, frame)
+        queue_frame(self._lane, frame)
 
     async def decide(self, request: dict[str, Any], budget: float | None = None) -> dict[str, Any]:
         """Write ``request`` (after anything queued), then read the bot's action within
@@ -217,7 +230,7 @@ class StreamPlayer(Player):
         """Whether this bot's next decision is due the periodic yield to trio: it would be
         the YIELD_EVERY-th in a row that never waited in trio, so ``decide_frame_now``
         would refuse it. A caller that awaits ``pause`` first keeps it in the fast lane."""
-        return yield_due(self)
+        return yield_due(self._lane)
 
     async def pause(self) -> None:
         """The periodic yield to trio, taken between decisions: one checkpoint (stderr
@@ -242,7 +255,7 @@ class StreamPlayer(Player):
         awaits ``decide_frame`` with the same arguments, which continues from there
         under the same deadline and judges what was read exactly as it always does.
         ``timing`` is set as ``decide`` sets it."""
-        return decide_now(self, frame, request_id, budget, answers)
+        return decide_now(self._lane, self, frame, request_id, budget, answers)
 
     def _read_now(self, chunk: bytes, request_id: int, written: float, answered: float) -> Any:
         """The rest of ``decide_frame_now`` (pipelane.decide_now) when the chunk read for
@@ -601,6 +614,32 @@ class StreamPlayer(Player):
         if received is not _NOTHING:
             evidence["received"] = brief(received)
         return self._note(BotFailure(kind, reason, evidence))
+
+
+#: StreamPlayer attribute -> the Lane field that holds it (pipelane.Lane): each
+#: attribute reads and writes that field, so the compiled lane and this code share
+#: one copy of the connection's state.
+LANE_FIELDS = {
+    "_out": "out", "failure": "failure", "_quick": "quick", "_unyielded": "unyielded",
+    "_open": "open", "_stash": "stash", "_expect": "expect", "_answers": "answers",
+    "_answered": "answered", "timing": "timing", "_pipes": "pipes", "_quiet_poll": "poll",
+    "_decoder": "decoder", "_now": "now", "_clock_offset": "clock_offset",
+    "_out_fileno": "out_fileno", "_in_fileno": "in_fileno",
+    "_out_fd_holder": "out_holder", "_in_fd_holder": "in_holder",
+}
+
+
+def _lane_property(field: str) -> property:
+    def get(self: StreamPlayer) -> Any:
+        return getattr(self._lane, field)
+
+    def put(self: StreamPlayer, value: Any) -> None:
+        setattr(self._lane, field, value)
+    return property(get, put, doc=f"(pipelane.Lane.{field})")
+
+
+for _name, _field in LANE_FIELDS.items():
+    setattr(StreamPlayer, _name, _lane_property(_field))
 
 
 #: Canonical msgpack bytes of an action map -> the map, for the actions bots answered

@@ -19,14 +19,14 @@ compiled function checks the types of its arguments.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
+from typing import Any, cast
 
 from protocol import messages as msg
 from protocol.codec import MAX_FRAME, framed, pack
 
 from ..rules.game import OVER, Game
 from ..rules.options import Rules
-from ..seats.pipelane import decide_now, queue_frame, yield_due
+from ..seats.pipelane import Lane, decide_now, queue_frame, yield_due
 from ..seats.players import BotFailure
 from .clock import Clock
 from .requests import _ARRAY as ARRAY_HEADS, _CARD as CARD_BYTES, ACTIONS_BY_BYTES, RequestFrames
@@ -72,12 +72,13 @@ def ask_fast(table: Any, game: Game, seat: int, legal: list[int]) -> tuple[int, 
     frame = requests.frame(seat, request_id, legal, clock)
     player = table.players[seat]
     answer: object
-    if table.native_lanes[seat]:
-        answer = decide_now(player, frame, request_id, budget, ACTIONS_BY_BYTES)
+    lane: Lane | None = table.lanes[seat]
+    if lane is not None:
+        answer = decide_now(lane, player, frame, request_id, budget, ACTIONS_BY_BYTES)
     else:
         answer = player.decide_frame_now(frame, request_id, budget, ACTIONS_BY_BYTES)
     if type(answer) is int and answer in legal:  # a known action's bytes (ACTIONS_BY_BYTES)
-        timing: tuple[float, float] = player.timing
+        timing = cast(tuple[float, float], player.timing if lane is None else lane.timing)
         used = timing[1] - timing[0]
         if used < 0.0:
             used = 0.0
@@ -102,7 +103,7 @@ def play_frames(table: Any, game: Game,
     before asking a seat whose player is due its periodic yield to trio
     (``yield_due``), for the caller to await its ``pause`` and call again."""
     players = table.players
-    native: list[bool] = table.native_lanes
+    lanes: list[Lane | None] = table.lanes
     append = decisions.append
     while game.phase != OVER:
         legal = game.legal_actions()
@@ -115,8 +116,8 @@ def play_frames(table: Any, game: Game,
             if game.events:
                 queue_events(table, game, True)
             continue
-        player = players[seat]
-        if yield_due(player) if native[seat] else player.yield_due():
+        lane = lanes[seat]
+        if yield_due(lane) if lane is not None else players[seat].yield_due():
             return seat, None
         done = ask_fast(table, game, seat, legal)
         if done is None:
@@ -136,12 +137,13 @@ def queue_events(table: Any, game: Game, forced: bool) -> None:
     if not events:
         return
     players = table.players
-    native: list[bool] = table.native_lanes
+    lanes: list[Lane | None] = table.lanes
     frames: EventFrames = table.event_frames
     for seat, frame in frames.frames(game, forced):
         try:
-            if native[seat]:
-                queue_frame(players[seat], frame)
+            lane = lanes[seat]
+            if lane is not None:
+                queue_frame(lane, frame)
             else:
                 players[seat].queue_frame(frame)
         except BotFailure as exc:

@@ -188,8 +188,9 @@ class _Table:
         #: Seats whose player takes request frames: asked with frames joined from packed
         #: parts (set up by ``start_game``), and first through ``framelane.ask_fast``.
         self.takes_frames = [p.takes_frames for p in players]
-        #: Seats whose player is a ``native_lane``: the frame lane calls pipelane directly.
-        self.native_lanes = [p.takes_frames and p.native_lane for p in players]
+        #: Per seat, its player's ``lane`` (Player.lane) or None: the frame lane calls
+        #: pipelane with it directly.
+        self.lanes = [p.lane if p.takes_frames else None for p in players]
         self.requests: RequestFrames | None = None
         #: Events go out without a coroutine (broadcast_now) when no spectator watches and
         #: every seat that wants them queues frames.
