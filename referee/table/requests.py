@@ -43,6 +43,7 @@ _ARRAY: Final = [array_head(length) for length in range(64)]  #: array heads of 
 _MAX_BODY: Final = MAX_FRAME  #: (as a Final: read at every frame)
 #: _BYTE_CARDS[k][b]: the packed texts of the cards of bits ``b`` in byte ``k`` of a card
 #: mask (cards 8k..8k+7), lowest first, so a mask's list is its bytes' in turn (mask_str).
+_BIT_COUNT: Final = [b.bit_count() for b in range(256)]
 _BYTE_CARDS: Final = [[b"".join([_CARD[8 * k + i] for i in range(8) if b >> i & 1])
                        for b in range(256 if k < 6 else 16)] for k in range(7)]
 
@@ -71,13 +72,16 @@ def _field(name: str, values: Sequence[object]) -> list[bytes]:
 
 def _cards(mask: int) -> bytes:
     """The packed text list of the cards of ``mask`` (mask_str's order: lowest first)."""
-    parts = [_ARRAY[mask.bit_count()]]
-    k = 0
+    parts = [b""]  # for the array's head
+    count = k = 0
     while mask:
-        if mask & 255:
-            parts.append(_BYTE_CARDS[k][mask & 255])
+        bits = mask & 255
+        if bits:
+            parts.append(_BYTE_CARDS[k][bits])
+            count += _BIT_COUNT[bits]  # (compiled, cheaper than a call of bit_count)
         mask >>= 8
         k += 1
+    parts[0] = _ARRAY[count]
     return b"".join(parts)
 
 
