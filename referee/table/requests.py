@@ -40,9 +40,10 @@ _CARD: Final = [pack(text) for text in CARD_TEXT]  #: card index -> its packed t
 _INT: Final = [pack(i) for i in range(1024)]  #: small ints: ids, sizes, seats, bouts
 _NIL: Final = pack(None)
 _ARRAY: Final = [array_head(length) for length in range(64)]  #: array heads of card lists
-_MAX_BODY: Final = MAX_FRAME
+_MAX_BODY: Final = MAX_FRAME  #: (as a Final: read at every frame)
 #: _BYTE_CARDS[k][b]: the packed texts of the cards of bits ``b`` in byte ``k`` of a card
 #: mask (cards 8k..8k+7), lowest first, so a mask's list is its bytes' in turn (mask_str).
+_BIT_COUNT: Final = [b.bit_count() for b in range(256)]
 _BYTE_CARDS: Final = [[b"".join([_CARD[8 * k + i] for i in range(8) if b >> i & 1])
                        for b in range(256 if k < 6 else 16)] for k in range(7)]
 
@@ -71,20 +72,23 @@ def _field(name: str, values: Sequence[object]) -> list[bytes]:
 
 def _cards(mask: int) -> bytes:
     """The packed text list of the cards of ``mask`` (mask_str's order: lowest first)."""
-    parts = [_ARRAY[mask.bit_count()]]
-    k = 0
+    parts = [b""]  # for the array's head
+    count = k = 0
     while mask:
-        if mask & 255:
-            parts.append(_BYTE_CARDS[k][mask & 255])
+        bits = mask & 255
+        if bits:
+            parts.append(_BYTE_CARDS[k][bits])
+            count += _BIT_COUNT[bits]  # (compiled, cheaper than a call of bit_count)
         mask >>= 8
         k += 1
+    parts[0] = _ARRAY[count]
     return b"".join(parts)
 
 
 # Fields whose few values are packed with their key once, indexed by the game's values.
-# A frame joins some forty fields; each part less to join saves about as much as
-# packing a small int, so neighbouring fields share one part where their values are few,
-# and keys with nothing to pack between them ride on the part before them.
+# A frame holds some forty keys and values; each part less to join saves about as much
+# as packing a small int, so neighbouring fields share one part where their values are
+# few, and keys with nothing to pack between them ride on the part before them.
 
 #: The request map up to the value of ``id``: its six keys are type, id, game,
 #: observation, legal, clock (request_msg's order).
@@ -96,7 +100,8 @@ _TRUMP: Final = [[_key("trump") + _CARD[card] + _key("trump_suit") + pack("CDHS"
 _HOLDER_TALON: Final = [holder + talon + _key("table")
                         for holder in _field("trump_holder", [None, *range(6)])
                         for talon in _field("talon", range(53))]
-#: [((attacker * 6 + defender) * 8 + phase) * 2 + taking]: the four fields and bout's key.
+#: [((attacker * 6 + defender) * 8 + phase) * 2 + taking]: the four fields and bout's key
+#: (phases padded to 8).
 _ROLES: Final = [attacker + defender + phase + taking + _key("bout")
                  for attacker in _field("attacker", range(6))
                  for defender in _field("defender", range(6))
@@ -117,26 +122,25 @@ _LEGAL_HEAD: Final = [_K_LEGAL + head for head in _ARRAY]  #: [len(legal)], belo
 _CLOCK_HEAD: Final = _key("clock") + map_head(3) + _key("remaining_ms")
 _OUT_FLAG: Final = (pack(False)[0], pack(True)[0])  #: one byte each
 
-#: Packed wire form of each action met so far (``pack(shared_wire(action))``), and the
-#: reverse: those bytes -> the action. At most one entry per distinct well-formed action
-#: (8 kinds x 52 cards x 64 slots at worst), so neither grows without bound.
-_ACTION_BYTES: Final[dict[int, bytes]] = {}
+#: Packed wire form of each action met so far (``pack(shared_wire(action))``) by action
+#: number, b"" until met: ``kind | card << 4 | slot << 10`` puts every well-formed action
+#: below 2**16, and a list index is cheaper than a dict look-up (read at every frame).
+_ACTION_BYTES: Final = [b""] * (1 << 16)
+#: The reverse: those bytes -> the action. At most one entry per distinct well-formed
+#: action (8 kinds x 52 cards x 64 slots at worst), so it does not grow without bound.
 ACTIONS_BY_BYTES: Final[dict[bytes, int]] = {}
-#: The same bytes by action number (``kind | card << 4 | slot << 10``, below 2**16), b""
-#: until met: read at every frame, and a list index is cheaper than a dict look-up.
-_ACTION_TABLE: Final = [b""] * (1 << 16)
 
 
 def action_bytes(action: int) -> bytes:
     """``pack(shared_wire(action))``, packed once per process (``action`` well-formed).
     Registers the reverse in ``ACTIONS_BY_BYTES``: an answer holding exactly these bytes
     names this action (``StreamPlayer.decide_frame``)."""
-    data = _ACTION_BYTES.get(action)
-    if data is None:
+    if not 0 <= action < len(_ACTION_BYTES):
+        return pack(shared_wire(action))  # (not well-formed: not kept)
+    data = _ACTION_BYTES[action]
+    if len(data) == 0:
         data = _ACTION_BYTES[action] = pack(shared_wire(action))
         ACTIONS_BY_BYTES[data] = action
-        if 0 <= action < len(_ACTION_TABLE):
-            _ACTION_TABLE[action] = data
     return data
 
 
@@ -278,9 +282,9 @@ class RequestFrames:
             parts.append(_DIRECTION[g.direction])
         n_legal = len(legal)
         parts.append(_LEGAL_HEAD[n_legal] if n_legal < 64 else _K_LEGAL + array_head(n_legal))
-        table = _ACTION_TABLE
+        packed_actions = _ACTION_BYTES
         for action in legal:
-            data = table[action] if 0 <= action < 65536 else b""
+            data = packed_actions[action] if 0 <= action < 65536 else b""
             parts.append(data if len(data) != 0 else action_bytes(action))
         if self._clocks[seat] is not clock:
             self._clocks[seat] = clock
