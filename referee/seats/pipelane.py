@@ -146,20 +146,16 @@ def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: f
     if budget is not None and budget <= 2 * QUICK_ANSWER_S:
         _leave_open(lane, request_id, written, head, answers)  # trio's to keep
         return None
-    # Poll first: it returns at once when the answer is there, and a read that would
-    # block costs a system call and an exception.
-    chunk = b""
+    # Read first: on one CPU the bot usually runs as soon as the write wakes it, and
+    # has answered by the time the write returns; otherwise wait in the pipe's poll.
+    holder = lane.in_holder
+    fileno = lane.in_fileno
     try:
-        ready = poller.poll(QUICK_WAIT_MS)
-    except (OSError, ValueError):
-        ready = None
-    if ready:
-        holder = lane.in_holder
-        fileno = lane.in_fileno
-        try:
-            chunk = os.read(fileno() if holder is None else holder.fd, READ_CHUNK)
-        except OSError:  # would block, or the pipe is gone: decide_frame says which
-            chunk = b""
+        chunk = os.read(fileno() if holder is None else holder.fd, READ_CHUNK)
+    except BlockingIOError:
+        chunk = _read_within(lane, QUICK_WAIT_MS)
+    except OSError:  # the pipe is gone: decide_frame says so
+        chunk = b""
     if not chunk:  # no answer within QUICK_WAIT_MS (or the end of the stream)
         lane.quick = False  # decide_frame waits in trio (no second quick wait)
         _leave_open(lane, request_id, written, head, answers)
@@ -171,8 +167,8 @@ def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: f
     start = HEADER_SIZE + len(head)
     size = len(chunk)
     if (size > start and chunk.startswith(head, HEADER_SIZE)
-            and int.from_bytes(chunk[:HEADER_SIZE], "big") == size - HEADER_SIZE):
-        action = answers.get(chunk[start:])
+            and (chunk[0] << 24 | chunk[1] << 16 | chunk[2] << 8 | chunk[3]) == size - HEADER_SIZE):
+        action = cast("dict[bytes, object]", answers).get(chunk[start:])
         if action is not None:
             lane.answered = request_id
             lane.timing = (written, answered)
@@ -181,6 +177,20 @@ def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: f
             return action
     _leave_open(lane, request_id, written, head, answers)
     return player._read_now(chunk, request_id, written, answered)
+
+
+def _read_within(lane: Lane, milliseconds: int) -> bytes:
+    """What the bot's pipe gives within ``milliseconds`` (its poll, then one read): b""
+    when nothing came in time, at the end of the stream, or on an error."""
+    poller: Any = lane.poll
+    try:
+        if not poller.poll(milliseconds):
+            return b""
+        holder: Any = lane.in_holder
+        fileno: Any = lane.in_fileno
+        return os.read(fileno() if holder is None else holder.fd, READ_CHUNK)
+    except (OSError, ValueError):  # would block, or the pipe is gone: decide_frame says which
+        return b""
 
 
 def _leave_open(lane: Lane, request_id: int, written: float | None, head: bytes,
