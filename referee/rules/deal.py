@@ -76,7 +76,7 @@ def deal_id(context: str, deal: int) -> str:
 def deal_words(seed: str, game_id: str) -> Iterator[int]:
     """The endless stream of 32-bit words keyed by ``seed`` for deal ``game_id`` (steps
     1 and 2 of the module docstring)."""
-    key = hmac.new(seed.encode("utf-8"), game_id.encode("utf-8"), hashlib.sha256).digest()
+    key = hmac.digest(seed.encode("utf-8"), game_id.encode("utf-8"), "sha256")  # (one-shot, in C)
     # HMAC-SHA256(key, block) spelled out (RFC 2104: H((K ^ opad) || H((K ^ ipad) || block)),
     # the 32-byte key zero-padded to SHA-256's 64-byte block), with the two keyed hash
     # states made once per deal and copied per block: the same bytes as

@@ -22,9 +22,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from time import perf_counter
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from protocol.codec import HEADER_SIZE, encode
+
+# (Bound once: compiled, a module attribute is looked up in its module's dict at each use.)
+_write: Final = os.write
+_read: Final = os.read
+_clock: Final = perf_counter
 
 #: Bytes read from a bot's pipe or socket at a time.
 READ_CHUNK = 65536
@@ -128,7 +133,7 @@ def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: f
     holder: Any = lane.out_holder
     fileno: Any = lane.out_fileno
     try:
-        sent: int = os.write(fileno() if holder is None else holder.fd, out)
+        sent: int = _write(fileno() if holder is None else holder.fd, out)
     except BlockingIOError:
         sent = 0
     except OSError:  # the bot is gone: decide_frame writes again and says so
@@ -142,7 +147,7 @@ def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: f
     out.clear()
     offset = lane.clock_offset
     now: Any = lane.now
-    written: float = now() if offset is None else perf_counter() + cast(float, offset)
+    written: float = now() if offset is None else _clock() + cast(float, offset)
     if budget is not None and budget <= 2 * QUICK_ANSWER_S:
         _leave_open(lane, request_id, written, head, answers)  # trio's to keep
         return None
@@ -151,7 +156,7 @@ def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: f
     holder = lane.in_holder
     fileno = lane.in_fileno
     try:
-        chunk = os.read(fileno() if holder is None else holder.fd, READ_CHUNK)
+        chunk = _read(fileno() if holder is None else holder.fd, READ_CHUNK)
     except BlockingIOError:
         chunk = _read_within(lane, QUICK_WAIT_MS)
     except OSError:  # the pipe is gone: decide_frame says so
@@ -160,7 +165,7 @@ def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: f
         lane.quick = False  # decide_frame waits in trio (no second quick wait)
         _leave_open(lane, request_id, written, head, answers)
         return None
-    answered: float = now() if offset is None else perf_counter() + cast(float, offset)
+    answered: float = now() if offset is None else _clock() + cast(float, offset)
     # Usually the chunk is exactly one frame, the canonical answer to this request with
     # a known action: taken without the decoder (which held nothing before the request,
     # and has been fed nothing since).
@@ -188,7 +193,7 @@ def _read_within(lane: Lane, milliseconds: int) -> bytes:
             return b""
         holder: Any = lane.in_holder
         fileno: Any = lane.in_fileno
-        return os.read(fileno() if holder is None else holder.fd, READ_CHUNK)
+        return _read(fileno() if holder is None else holder.fd, READ_CHUNK)
     except (OSError, ValueError):  # would block, or the pipe is gone: decide_frame says which
         return b""
 

@@ -56,23 +56,37 @@ class Decision:
                 f"seconds={self.seconds!r})")
 
 
-def ask_fast(table: Any, game: Game, seat: int, legal: list[int]) -> tuple[int, float] | None:
-    """Ask ``seat`` of ``table`` (a ``match._Table``; the seat's player takes frames) in
-    one synchronous step: when its bot answers at once (``decide_frame_now``) with a
-    canonical legal action within its budget, charge the clock, apply the action and
-    return (action, seconds charged). Otherwise return None with the request, if it was
-    sent, left open in ``table.open_request`` for ``table.ask`` (which the caller
-    awaits next) to finish exactly as it finishes any request."""
-    ids: list[int] = table.request_ids
+class FrameTable:
+    """What the frame lane reads of a ``match._Table`` at every decision, in one compiled
+    object: the table's own lists and objects (shared, not copied), so a decision needs
+    no attribute lookup on the interpreted table. Made by ``_Table.start_game``."""
+
+    def __init__(self, table: Any, requests: RequestFrames) -> None:
+        self.table = table
+        self.players: list[Any] = list(table.players)
+        self.lanes: list[Lane | None] = table.lanes
+        self.ids: list[int] = table.request_ids
+        self.clocks: list[Clock] = table.clocks
+        self.requests = requests
+        self.events: EventFrames = table.event_frames
+
+
+def ask_fast(t: FrameTable, game: Game, seat: int, legal: list[int]) -> tuple[int, float] | None:
+    """Ask ``seat`` of the table (its player takes frames) in one synchronous step: when
+    its bot answers at once (``decide_frame_now``) with a canonical legal action within
+    its budget, charge the clock, apply the action and return (action, seconds charged).
+    Otherwise return None with the request, if it was sent, left open in the table's
+    ``open_request`` for ``_Table.ask`` (which the caller awaits next) to finish exactly
+    as it finishes any request."""
+    ids = t.ids
     request_id = ids[seat] + 1
     ids[seat] = request_id
-    clock: Clock = table.clocks[seat]
+    clock = t.clocks[seat]
     budget = clock.budget()
-    requests: RequestFrames = table.requests
-    frame = requests.frame(seat, request_id, legal, clock)
-    player = table.players[seat]
+    frame = t.requests.frame(seat, request_id, legal, clock)
+    player = t.players[seat]
     answer: object
-    lane: Lane | None = table.lanes[seat]
+    lane = t.lanes[seat]
     if lane is not None:
         answer = decide_now(lane, player, frame, request_id, budget, ACTIONS_BY_BYTES)
     else:
@@ -88,22 +102,22 @@ def ask_fast(table: Any, game: Game, seat: int, legal: list[int]) -> tuple[int, 
             clock.charge(used)
             game.apply_legal(answer)
             return answer, used
-    table.open_request = (seat, request_id, frame, budget, answer)
+    t.table.open_request = (seat, request_id, frame, budget, answer)
     return None
 
 
-def play_frames(table: Any, game: Game,
+def play_frames(t: FrameTable, game: Game,
                 decisions: list[Decision]) -> tuple[int, list[int] | None] | None:
-    """Play ``game`` on ``table`` (every seat's player takes frames, and events go out
+    """Play ``game`` on the table (every seat's player takes frames, and events go out
     queued: ``_Table.frames_now``) for as long as each decision finishes synchronously
     (``ask_fast``): forced actions applied unasked, each action appended to
-    ``decisions`` and its events queued to the bots (``table.broadcast_now``), as
+    ``decisions`` and its events queued to the bots (``queue_events``), as
     ``play_game``'s loop does. Returns None once the game is over; (seat, legal list)
-    of the decision ``ask_fast`` left open, for ``table.ask`` to finish; or (seat, None)
+    of the decision ``ask_fast`` left open, for ``_Table.ask`` to finish; or (seat, None)
     before asking a seat whose player is due its periodic yield to trio
     (``yield_due``), for the caller to await its ``pause`` and call again."""
-    players = table.players
-    lanes: list[Lane | None] = table.lanes
+    players = t.players
+    lanes = t.lanes
     append = decisions.append
     while game.phase != OVER:
         legal = game.legal_actions()
@@ -114,32 +128,31 @@ def play_frames(table: Any, game: Game,
             game.apply_legal(action)
             append(Decision(seat, action, True, 0.0))
             if game.events:
-                queue_events(table, game, True)
+                queue_events(t, game, True)
             continue
         lane = lanes[seat]
         if yield_due(lane) if lane is not None else players[seat].yield_due():
             return seat, None
-        done = ask_fast(table, game, seat, legal)
+        done = ask_fast(t, game, seat, legal)
         if done is None:
             return seat, legal
         append(Decision(seat, done[0], False, done[1]))
         if game.events:
-            queue_events(table, game, False)
+            queue_events(t, game, False)
     return None
 
 
-def queue_events(table: Any, game: Game, forced: bool) -> None:
+def queue_events(t: FrameTable, game: Game, forced: bool) -> None:
     """``_Table.broadcast_now``: queue the frames of the events recorded since the last
     call (``game.events``; ``forced``: the first is the forced action just applied) to
-    each seat that wants them (``table.event_frames``), then forget those events. A
-    seat whose player has failed raises its forfeit (``table.forfeit``)."""
+    each seat that wants them (``EventFrames``), then forget those events. A seat whose
+    player has failed raises its forfeit (``_Table.forfeit``)."""
     events = game.events
     if not events:
         return
-    players = table.players
-    lanes: list[Lane | None] = table.lanes
-    frames: EventFrames = table.event_frames
-    for seat, frame in frames.frames(game, forced):
+    players = t.players
+    lanes = t.lanes
+    for seat, frame in t.events.frames(game, forced):
         try:
             lane = lanes[seat]
             if lane is not None:
@@ -147,7 +160,7 @@ def queue_events(table: Any, game: Game, forced: bool) -> None:
             else:
                 players[seat].queue_frame(frame)
         except BotFailure as exc:
-            raise table.forfeit(seat, exc) from None
+            raise t.table.forfeit(seat, exc) from None
     events.clear()
 
 

@@ -25,7 +25,7 @@ import trio
 from protocol import messages as msg
 
 from .clock import Clock, TimeControl
-from .framelane import Decision, EventFrames, ask_fast, play_frames, queue_events
+from .framelane import Decision, EventFrames, FrameTable, ask_fast, play_frames, queue_events
 from .requests import ACTIONS_BY_BYTES, RequestFrames
 from .failfast import all_forfeit_warning, forfeited_all
 from ..seats.players import BotFailure, Player
@@ -206,6 +206,7 @@ class _Table:
     def start_game(self, game: Game) -> None:
         """Bind the table to its game (the request frames read it)."""
         self.requests = RequestFrames(game, self.index)
+        self.frame_table = FrameTable(self, self.requests)
 
     async def send(self, seat: int, message: dict[str, Any]) -> None:
         try:
@@ -217,7 +218,7 @@ class _Table:
         """``broadcast`` for a table whose ``events_now`` holds: the same frames, queued
         to each seat's stream (written with its next request) without a coroutine
         (``framelane.queue_events``)."""
-        queue_events(self, game, forced)
+        queue_events(self.frame_table, game, forced)
 
     @staticmethod
     def forfeit(seat: int, failure: BotFailure) -> Forfeit:
@@ -490,7 +491,7 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
             if table.frames_now:
                 # As many decisions as finish synchronously; the first that does not is
                 # open, and finished below by ``ask`` (None: the game is over).
-                pending = play_frames(table, game, decisions)
+                pending = play_frames(table.frame_table, game, decisions)
                 if pending is None:
                     break
                 seat, open_legal = pending
@@ -510,7 +511,8 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
                     if table.decides_now[seat]:  # synchronous: no coroutine per decision
                         action, used = table.ask_now(game, seat, legal)
                     else:
-                        done = ask_fast(table, game, seat, legal) if table.takes_frames[seat] else None
+                        done = (ask_fast(table.frame_table, game, seat, legal) if table.takes_frames[seat]
+                                else None)
                         if done is None:
                             done = await table.ask(game, seat, legal)
                         action, used = done
