@@ -1,0 +1,105 @@
+"""The compiled pipe lane (referee/seats/pipelane.py) and the StreamPlayer it serves share
+one copy of the connection's state, and read the clock and the pipes exactly as the
+player does. (Its verdicts are specified with real pipes in test_known_answers.py and
+test_early_frames.py, and with real bot processes in test_hostile_bots.py.)
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import pytest
+import trio
+
+from referee.seats import pipelane
+from referee.seats.players import BotFailure, BotSpec
+from referee.seats.wire import LANE_FIELDS, StreamPlayer
+
+from tests.referee.test_known_answers import pipes
+
+#: A value of the right type for each lane field, none equal to a fresh lane's.
+SAMPLES: dict[str, Any] = {
+    "out": bytearray(b"queued"), "failure": BotFailure("crash", "gone", {}), "quick": True,
+    "unyielded": 7, "open": (3, 1.5), "stash": {"type": "pong"}, "expect": b"head",
+    "answers": {b"x": 1}, "answered": 3, "timing": (1.0, 2.0), "pipes": True,
+    "poll": object(), "decoder": object(), "now": time.perf_counter, "clock_offset": 4.25,
+    "out_fileno": os.getpid, "in_fileno": os.getppid, "out_holder": object(),
+    "in_holder": object(),
+}
+
+
+def test_every_lane_field_is_sampled_and_named_once() -> None:
+    assert sorted(LANE_FIELDS.values()) == sorted(SAMPLES)
+    fresh = pipelane.Lane()
+    assert all(getattr(fresh, field) != value for field, value in SAMPLES.items())
+
+
+async def test_the_player_and_its_lane_hold_one_copy_of_each_field() -> None:
+    async with pipes({}) as (player, _):
+        lane = player.lane
+        for name, field in LANE_FIELDS.items():
+            setattr(player, name, SAMPLES[field])  # the player's attribute is the lane's field
+            assert getattr(lane, field) is SAMPLES[field]
+        fresh = pipelane.Lane()
+        for name, field in LANE_FIELDS.items():
+            setattr(lane, field, getattr(fresh, field))  # and back
+            assert getattr(player, name) == getattr(fresh, field)
+        player._out += b"more"  # in place, as the referee queues bytes
+        assert lane.out == b"more"
+
+
+async def test_a_new_stream_gets_a_fresh_lane() -> None:
+    async with pipes({}) as (player, _):
+        old = player.lane
+        old.quick, old.unyielded, old.out = True, 5, bytearray(b"left over")
+        player._fail("crash", "the old connection died")
+        player._attach(player._send_stream, player._receive_stream)
+        assert player.lane is not old
+        assert (player.lane.quick, player.lane.unyielded, player.lane.out) == (False, 0, b"")
+        assert player.failure is None and player.lane.pipes
+
+
+def test_a_player_may_fail_before_any_stream_is_attached() -> None:
+    # (A TCP seat is failed until a client connects: its failure is on a lane already.)
+    class Unattached(StreamPlayer):
+        def __init__(self) -> None:
+            super().__init__("seat", BotSpec("command", "seat", ("seat",), "seat", named=True))
+            self.failure = BotFailure("disconnect", "no client has connected", {})
+
+    seat = Unattached()
+    assert seat.lane.failure is seat.failure and seat.failure.kind == "disconnect"
+    with pytest.raises(BotFailure):
+        seat.queue_frame(b"frame")
+
+
+async def test_under_trios_default_clock_the_lane_reads_the_same_time_without_a_call() -> None:
+    async with pipes({}) as (player, _):
+        offset = player.lane.clock_offset
+        assert isinstance(offset, float)
+        before = trio.current_time()
+        lane_now = time.perf_counter() + offset
+        after = trio.current_time()
+        assert before <= lane_now <= after
+
+
+async def test_under_any_other_clock_the_lane_asks_the_clock(autojump_clock: Any) -> None:
+    async with pipes({}) as (player, _):
+        assert player.lane.clock_offset is None
+        await trio.sleep(12.5)  # virtual time: only the clock itself knows it
+        assert player.lane.now() == trio.current_time()
+
+
+async def test_the_pipes_are_read_through_their_holders_and_a_closed_one_is_never_written() -> None:
+    async with pipes({}) as (player, _):
+        lane = player.lane
+        assert lane.out_holder.fd == player._send_stream.fileno()
+        assert lane.in_holder.fd == player._receive_stream.fileno()
+        await player._send_stream.aclose()
+        assert lane.out_holder.fd == -1  # as fileno() says: never a number reused since
+        player._quick = True
+        # The write fails (a closed stream), nothing is queued for later, and the request
+        # is left to the awaited path, which reports the bot gone.
+        assert player.decide_frame_now(b"\x00\x00\x00\x01\x80", 1, 5.0, {}) is None
+        assert lane.out == b"" and lane.open is None
