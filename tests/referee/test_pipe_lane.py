@@ -103,3 +103,69 @@ async def test_the_pipes_are_read_through_their_holders_and_a_closed_one_is_neve
         # is left to the awaited path, which reports the bot gone.
         assert player.decide_frame_now(b"\x00\x00\x00\x01\x80", 1, 5.0, {}) is None
         assert lane.out == b"" and lane.open is None
+
+
+#: A bot process that answers every request at once: the first legal action for an odd
+#: request id, the second for an even one, in canonical bytes (codec.encode).
+QUICK_BOT = r"""
+import os, sys
+from protocol import messages as msg
+from protocol.codec import FrameDecoder, encode
+decoder = FrameDecoder()
+while chunk := os.read(0, 65536):
+    decoder.feed(chunk)
+    while (m := decoder.next_message()) is not None:
+        if m["type"] == "request":
+            os.write(1, encode(msg.action_msg(m["id"], m["legal"][(m["id"] + 1) % 2])))
+"""
+
+
+async def test_a_bot_process_that_answers_at_once_gets_every_answer_right_in_either_lane() -> None:
+    # Which lane finishes each decision depends on how soon the process answers (within
+    # QUICK_WAIT_MS: the synchronous one); what each returns, and the timing, must not.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from protocol import messages as msg
+    from protocol.codec import encode, pack
+
+    root = Path(__file__).resolve().parents[2]
+    proc = await trio.lowlevel.open_process([sys.executable, "-c", QUICK_BOT], cwd=root,
+                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    pass_, take = {"type": "pass"}, {"type": "take"}
+    answers = {pack(pass_): "PASS", pack(take): "TAKE"}
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        player = _OnProcess(proc.stdin, proc.stdout)
+        lanes = {"now": 0, "awaited": 0}
+        last_answered = -1.0
+        for request_id in range(1, 201):
+            frame = encode(msg.request_msg(id=request_id, game=0, observation={},
+                                           legal=[pass_, take], clock=msg.clock_map()))
+            got = player.decide_frame_now(frame, request_id, 5.0, answers)
+            lanes["now" if got is not None else "awaited"] += 1
+            if got is None:
+                got = await player.decide_frame(frame, request_id, 5.0, answers)
+            assert got == ("PASS" if request_id % 2 else "TAKE")
+            assert player.timing is not None
+            written, answered = player.timing
+            assert last_answered <= written <= answered  # each answer after its request
+            last_answered = answered
+            assert player._answered == request_id and player.lane.open is None
+        assert sum(lanes.values()) == 200, lanes
+    finally:
+        proc.kill()
+        await proc.wait()
+
+
+class _OnProcess(StreamPlayer):
+    def __init__(self, send: trio.abc.SendStream, receive: trio.abc.ReceiveStream) -> None:
+        super().__init__("quick", BotSpec("command", "quick", ("quick",), "quick", named=True))
+        self._attach(send, receive)
+
+    async def _stream_failure(self) -> BotFailure:
+        return BotFailure("crash", "the bot process ended", {})
+
+    def _write_failure(self) -> BotFailure:
+        return BotFailure("crash", "the bot process closed its input", {})
