@@ -6,15 +6,19 @@ from typing import Any
 import pytest
 
 from referee.rules import Game
+from referee.seats import pipelane
 from referee.table import framelane
 
 
 @pytest.fixture(autouse=True)
 def fresh_event_bodies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test starts with no packed shared events (``framelane._EVENT_BODIES``): the frames
+    """Each test starts with no packed shared events (``framelane._EVENT_BODIES``) and no
+    packed draw heads (``framelane._DRAW_HEADS``) or answer heads (``pipelane._HEADS``): the frames
     it checks are packed in the test, through the cache-miss path, whatever ran before
     in the process (another test, or mutmut's stats pass in the parent of its workers)."""
     monkeypatch.setattr(framelane, "_EVENT_BODIES", OrderedDict())
+    monkeypatch.setattr(framelane, "_DRAW_HEADS", {})
+    monkeypatch.setattr(pipelane, "_HEADS", {})
 
 
 @pytest.fixture
