@@ -17,7 +17,7 @@ from referee.seats import pipelane
 from referee.seats.players import BotFailure, BotSpec
 from referee.seats.wire import LANE_FIELDS, StreamPlayer
 
-from tests.referee.test_known_answers import pipes
+from tests.referee.test_known_answers import PipePlayer, pipes
 
 #: A value of the right type for each lane field, none equal to a fresh lane's.
 SAMPLES: dict[str, Any] = {
@@ -137,7 +137,7 @@ async def test_a_bot_process_that_answers_at_once_gets_every_answer_right_in_eit
     answers = {pack(pass_): "PASS", pack(take): "TAKE"}
     try:
         assert proc.stdin is not None and proc.stdout is not None
-        player = _OnProcess(proc.stdin, proc.stdout)
+        player = PipePlayer(proc.stdin, proc.stdout)  # (the pipes of a real process)
         lanes = {"now": 0, "awaited": 0}
         last_answered = -1.0
         for request_id in range(1, 201):
@@ -158,14 +158,3 @@ async def test_a_bot_process_that_answers_at_once_gets_every_answer_right_in_eit
         proc.kill()
         await proc.wait()
 
-
-class _OnProcess(StreamPlayer):
-    def __init__(self, send: trio.abc.SendStream, receive: trio.abc.ReceiveStream) -> None:
-        super().__init__("quick", BotSpec("command", "quick", ("quick",), "quick", named=True))
-        self._attach(send, receive)
-
-    async def _stream_failure(self) -> BotFailure:
-        return BotFailure("crash", "the bot process ended", {})
-
-    def _write_failure(self) -> BotFailure:
-        return BotFailure("crash", "the bot process closed its input", {})
