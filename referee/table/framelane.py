@@ -59,10 +59,16 @@ class Decision:
 class FrameTable:
     """What the frame lane reads of a ``match._Table`` at every decision, in one compiled
     object: the table's own lists and objects (shared, not copied), so a decision needs
-    no attribute lookup on the interpreted table. Made by ``_Table.start_game``."""
+    no attribute lookup on the interpreted table. Made by ``_Table.start_game``. It holds
+    no reference to the table itself (the table holds it: a cycle would keep every
+    game's tables alive until the cyclic garbage collector ran)."""
 
-    def __init__(self, table: Any, requests: RequestFrames) -> None:
-        self.table = table
+    def __init__(self, table: Any, requests: RequestFrames | None) -> None:
+        #: ``_Table.forfeit`` (a function of the seat and the failure, not of the table)
+        self.forfeit: Any = type(table).forfeit
+        #: The request ``ask_fast`` left open for ``_Table.ask`` to finish: (seat, request
+        #: id, frame, budget, the answer read or None).
+        self.open_request: tuple[int, int, bytes, float | None, Any] | None = None
         self.players: list[Any] = list(table.players)
         self.lanes: list[Lane | None] = table.lanes
         self.ids: list[int] = table.request_ids
@@ -75,15 +81,17 @@ def ask_fast(t: FrameTable, game: Game, seat: int, legal: list[int]) -> tuple[in
     """Ask ``seat`` of the table (its player takes frames) in one synchronous step: when
     its bot answers at once (``decide_frame_now``) with a canonical legal action within
     its budget, charge the clock, apply the action and return (action, seconds charged).
-    Otherwise return None with the request, if it was sent, left open in the table's
-    ``open_request`` for ``_Table.ask`` (which the caller awaits next) to finish exactly
+    Otherwise return None with the request, if it was sent, left open in
+    ``t.open_request`` for ``_Table.ask`` (which the caller awaits next) to finish exactly
     as it finishes any request."""
     ids = t.ids
     request_id = ids[seat] + 1
     ids[seat] = request_id
     clock = t.clocks[seat]
     budget = clock.budget()
-    frame = t.requests.frame(seat, request_id, legal, clock)
+    requests = t.requests
+    assert requests is not None, "a table whose seats take frames has request frames"
+    frame = requests.frame(seat, request_id, legal, clock)
     player = t.players[seat]
     answer: object
     lane = t.lanes[seat]
@@ -102,7 +110,7 @@ def ask_fast(t: FrameTable, game: Game, seat: int, legal: list[int]) -> tuple[in
             clock.charge(used)
             game.apply_legal(answer)
             return answer, used
-    t.table.open_request = (seat, request_id, frame, budget, answer)
+    t.open_request = (seat, request_id, frame, budget, answer)
     return None
 
 
@@ -160,7 +168,7 @@ def queue_events(t: FrameTable, game: Game, forced: bool) -> None:
             else:
                 players[seat].queue_frame(frame)
         except BotFailure as exc:
-            raise t.table.forfeit(seat, exc) from None
+            raise t.forfeit(seat, exc) from None
     events.clear()
 
 

@@ -199,13 +199,11 @@ class _Table:
         #: Every decision goes first through the synchronous ``framelane.play_frames``:
         #: every seat takes frames and events go out queued.
         self.frames_now = self.events_now and all(self.takes_frames)
-        #: A request ``framelane.ask_fast`` left open for ``ask`` to finish: (seat,
-        #: request id, frame, budget, the answer read or None).
-        self.open_request: tuple[int, int, bytes, float | None, Any] | None = None
 
     def start_game(self, game: Game) -> None:
         """Bind the table to its game (the request frames read it)."""
-        self.requests = RequestFrames(game, self.index)
+        # (Only seats that take frames are sent them: a game of in-process bots joins none.)
+        self.requests = RequestFrames(game, self.index) if any(self.takes_frames) else None
         self.frame_table = FrameTable(self, self.requests)
 
     async def send(self, seat: int, message: dict[str, Any]) -> None:
@@ -254,7 +252,8 @@ class _Table:
         clock = self.clocks[seat]
         charged = 0.0
         attempt = 0
-        opened, self.open_request = self.open_request, None
+        frames = self.frame_table
+        opened, frames.open_request = frames.open_request, None
         while True:
             player = self.players[seat]
             answer = None
