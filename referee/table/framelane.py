@@ -2,8 +2,8 @@
 
 A decision of a bot over a pipe that answers at once needs no coroutine: the request
 frame is joined from packed parts (``requests.RequestFrames``), written, and the answer
-read, by ``StreamPlayer.decide_frame_now``, without waiting in trio. ``play_frames``
-plays a game's decisions so, one after the other, for as long as every one of them
+read by ``pipelane.decide_now`` (``StreamPlayer.decide_frame_now``), without waiting in
+trio. ``play_frames`` plays a game's decisions so, one after the other, for as long as every one of them
 finishes that way; the first one that does not (a slow bot, a write that would block,
 an answer that must be decoded and judged, the periodic yield to trio, a failure) is
 left open, and ``play_game`` awaits ``_Table.ask``, which finishes it exactly as it
@@ -22,14 +22,14 @@ from collections import OrderedDict
 from typing import Any, cast
 
 from protocol import messages as msg
-from protocol.codec import MAX_FRAME, framed, pack
+from protocol.codec import pack
 
 from ..rules.game import OVER, Game
 from ..rules.options import Rules
 from ..seats.pipelane import Lane, decide_now, queue_frame, yield_due
 from ..seats.players import BotFailure
 from .clock import Clock
-from .requests import _ARRAY as ARRAY_HEADS, _CARD as CARD_BYTES, ACTIONS_BY_BYTES, RequestFrames
+from .requests import _ARRAY as ARRAY_HEADS, _CARD as CARD_BYTES, ACTIONS_BY_BYTES, RequestFrames, frame_body
 
 
 class Decision:
@@ -58,8 +58,8 @@ class Decision:
 
 class FrameTable:
     """What the frame lane reads of a ``match._Table`` at every decision, in one compiled
-    object: the table's own lists and objects (shared, not copied), so a decision needs
-    no attribute lookup on the interpreted table. Made by ``_Table.start_game``. It holds
+    object: the table's own lists and objects (shared; the players listed anew), so a
+    decision needs no attribute lookup on the interpreted table. Made by ``_Table.start_game``. It holds
     no reference to the table itself (the table holds it: a cycle would keep every
     game's tables alive until the cyclic garbage collector ran)."""
 
@@ -172,14 +172,6 @@ def queue_events(t: FrameTable, game: Game, forced: bool) -> None:
     events.clear()
 
 
-def _framed(body: bytes) -> bytes:
-    """``codec.framed(body)``, the same bytes, without a call into interpreted code:
-    an event frame is made for nearly every action."""
-    if len(body) > MAX_FRAME:
-        return framed(body)  # (raises LocalProtocolError, as it says)
-    return len(body).to_bytes(4, "big") + body
-
-
 #: Packed shared events (``EventFrames``), one map per rules: event tuple (hashable:
 #: names, seats, action ints, card ints) -> ``pack(public_event(event, any seat))``.
 #: Least recently used rules first: only the last EVENT_BODIES_RULES rule sets are kept.
@@ -267,7 +259,7 @@ class EventFrames:
                                 + b"".join([CARD_BYTES[c] for c in cards]))
                     else:
                         body = _draw_head(drawer, count, False)
-                    out.append((seat, _framed(head + body)))
+                    out.append((seat, frame_body(head + body)))
             elif name == "decline":
                 for seat in listeners:
                     self._add(out, game, ev, seat, False)
@@ -275,7 +267,7 @@ class EventFrames:
                 shared = bodies.get(ev)
                 if shared is None:
                     shared = self._shared_body(game, ev, listeners[0])
-                frame = _framed(head + shared)
+                frame = frame_body(head + shared)
                 for seat in listeners:
                     out.append((seat, frame))
             first = False
@@ -291,7 +283,7 @@ class EventFrames:
         if forced:
             wire["forced"] = True
         msg.event_msg(game=self.index, event=wire)  # its checks, for the bytes joined here
-        out.append((seat, _framed(self.head + pack(wire))))
+        out.append((seat, frame_body(self.head + pack(wire))))
 
     def _shared_body(self, game: Game, event: tuple, seat: int) -> bytes:
         """The packed form of an event that reads the same for every seat (``seat``: any

@@ -296,13 +296,19 @@ class RequestFrames:
             parts.append(self._clock_maps[seat])
         else:
             parts += [_CLOCK_HEAD, _int(remaining), self._clock_tails[seat]]
-        body = b"".join(parts)
-        if len(body) > _MAX_BODY:
-            return framed(body)  # raises LocalProtocolError, naming the size and the limit
-        return len(body).to_bytes(4, "big") + body
+        return frame_body(b"".join(parts))
 
     def _limits_part(self, transfers: int, limit: int, unknown: bool) -> bytes:
         """From the transfers' key to the known sets' array head, and if ``unknown`` on
         to the end of the shown set (every set empty)."""
         part = _K_TRANSFERS + _int(transfers) + _K_ATTACK_LIMIT + _int(limit) + self._known_head
         return part + self._unknown if unknown else part
+
+
+def frame_body(body: bytes) -> bytes:
+    """``codec.framed(body)``, the same bytes, without a call into interpreted code (a
+    request or event frame is made for nearly every action). Raises LocalProtocolError
+    past the frame limit, as ``codec.framed`` does."""
+    if len(body) > _MAX_BODY:
+        return framed(body)  # raises LocalProtocolError, naming the size and the limit
+    return len(body).to_bytes(4, "big") + body
