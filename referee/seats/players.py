@@ -202,8 +202,9 @@ class Player:
     #: For a ``takes_frames`` player whose ``decide_frame_now``, ``queue_frame`` and
     #: ``yield_due`` are pipelane's applied to its connection (wire.StreamPlayer): that
     #: connection's ``pipelane.Lane``, which the compiled frame lane uses directly (no
-    #: interpreted call per decision or event). None for every other player. It stays
-    #: the same object for a whole game (a connection is not replaced while ``busy``).
+    #: interpreted call per decision or event). None for every other player. It is the
+    #: same object for the player's whole life (a new stream resets its fields), so a
+    #: table may hold it for a game in which a TCP seat reconnects.
     lane: ClassVar[Any] = None
 
     def yield_due(self) -> bool:

@@ -70,8 +70,8 @@ class StreamPlayer(Player):
         return self._lane
 
     def __new__(cls, *args: Any, **kwargs: Any) -> StreamPlayer:
-        # The lane holds the connection's fields (LANE_FIELDS) from the start: a
-        # subclass may set ``failure`` before any stream is attached.
+        # The lane holds the connection's fields (LANE_FIELDS) from the start (a subclass
+        # may set ``failure`` before any stream is attached), for the player's whole life.
         self = super().__new__(cls)
         self._lane = Lane()
         return self
@@ -81,7 +81,10 @@ class StreamPlayer(Player):
         """Start talking over a (new) stream: fresh decoder, empty buffers, no failure."""
         self._send_stream = send_stream
         self._receive_stream = receive_stream
-        self._lane = Lane()  # (a fresh one: nothing of the last connection carries over)
+        # The lane object stays (a table holds it for the game, and a TCP seat may
+        # reconnect mid-game); every field of it is set anew below, so nothing of the
+        # last connection carries over.
+        self.timing = None
         self._decoder = FrameDecoder(max_frame)
         self._out = bytearray()
         self.failure = None
@@ -645,7 +648,6 @@ for _name, _field in LANE_FIELDS.items():
 #: Canonical msgpack bytes of an action map -> the map, for the actions bots answered
 #: with that were legal then: at most one entry per distinct action (some thousands).
 _KNOWN_ACTIONS: dict[bytes, dict[str, Any]] = {}
-
 
 
 def _perf_counter_offset(clock: Any) -> float | None:
