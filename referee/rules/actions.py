@@ -14,15 +14,24 @@ now). Both are ``ValueError``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from .cards import CardError, card_str, parse_card
 
-ATTACK, COVER, THROW_IN, TRANSFER, SHOW_TRUMP, TAKE, PASS, EXCHANGE = range(8)
+# The action kinds (an action's low 4 bits). Final: compiled, each use is a constant, not
+# a lookup in the module's dict.
+ATTACK: Final = 0
+COVER: Final = 1
+THROW_IN: Final = 2
+TRANSFER: Final = 3
+SHOW_TRUMP: Final = 4
+TAKE: Final = 5
+PASS: Final = 6
+EXCHANGE: Final = 7
 KIND_NAMES = ("attack", "cover", "throw_in", "transfer", "show_trump", "take", "pass", "exchange")
 KIND_BY_NAME = {name: kind for kind, name in enumerate(KIND_NAMES)}
-_WITH_CARD = (ATTACK, COVER, THROW_IN, TRANSFER, SHOW_TRUMP)
-MAX_SLOT = 63
+_WITH_CARD: Final = (ATTACK, COVER, THROW_IN, TRANSFER, SHOW_TRUMP)
+MAX_SLOT: Final = 63
 
 
 class MalformedAction(ValueError):

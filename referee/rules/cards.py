@@ -13,12 +13,13 @@ The text form is rank letter + suit letter: ``6S``, ``TH``, ``QD``, ``AC``.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
-RANKS = "23456789TJQKA"
-SUITS = "CDHS"
+RANKS: Final = "23456789TJQKA"
+SUITS: Final = "CDHS"
 
 #: Lowest rank index of each deck size (6 for 36 cards, 9 for 24, 2 for 52).
-DECK_LOW_RANK = {24: RANKS.index("9"), 36: RANKS.index("6"), 52: RANKS.index("2")}
+DECK_LOW_RANK: Final = {24: RANKS.index("9"), 36: RANKS.index("6"), 52: RANKS.index("2")}
 
 
 class CardError(ValueError):
@@ -74,12 +75,12 @@ def iter_bits(mask: int) -> Iterator[int]:
 
 
 #: CARD_TEXT[card]: the text form, precomputed (views are built on every decision).
-CARD_TEXT = [RANKS[c >> 2] + SUITS[c & 3] for c in range(52)]
+CARD_TEXT: Final = [RANKS[c >> 2] + SUITS[c & 3] for c in range(52)]
 
 
 #: _BYTE_TEXT[k][b]: the text forms of the cards of bits ``b`` in byte ``k`` of a card mask
 #: (cards 8k..8k+7), lowest first. The last byte holds cards 48..51 only.
-_BYTE_TEXT = [tuple(tuple(CARD_TEXT[8 * k + i] for i in range(8) if b >> i & 1)
+_BYTE_TEXT: Final = [tuple(tuple(CARD_TEXT[8 * k + i] for i in range(8) if b >> i & 1)
                     for b in range(256 if k < 6 else 16)) for k in range(7)]
 
 
@@ -98,9 +99,9 @@ def mask_str(mask: int) -> list[str]:
 
 
 #: SUIT_MASK[s]: every card of suit s.
-SUIT_MASK = [sum(1 << make_card(r, s) for r in range(13)) for s in range(4)]
+SUIT_MASK: Final = [sum(1 << make_card(r, s) for r in range(13)) for s in range(4)]
 #: RANK_MASK[r]: the four cards of rank r.
-RANK_MASK = [sum(1 << make_card(r, s) for s in range(4)) for r in range(13)]
+RANK_MASK: Final = [sum(1 << make_card(r, s) for s in range(4)) for r in range(13)]
 
 
 def _beaters(card: int, trump: int) -> int:
@@ -110,7 +111,7 @@ def _beaters(card: int, trump: int) -> int:
 
 
 #: BEATERS[trump][card]: bitmask of every card that beats ``card`` under ``trump``.
-BEATERS = [[_beaters(c, t) for c in range(52)] for t in range(4)]
+BEATERS: Final = [[_beaters(c, t) for c in range(52)] for t in range(4)]
 
 
 def beats(card: int, other: int, trump: int) -> bool:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from .actions import (
     ATTACK, COVER, EXCHANGE, KIND_NAMES, PASS, SHOW_TRUMP, TAKE, THROW_IN, TRANSFER,
@@ -42,10 +42,15 @@ from .cards import (
 )
 from .options import Rules, RulesError
 
-HAND_SIZE = 6
+HAND_SIZE: Final = 6
 
-EXCHANGE_PHASE, ATTACK_PHASE, DEFEND_PHASE, THROW_IN_PHASE, OVER = range(5)
-PHASE_NAMES = ("exchange", "attack", "defend", "throw_in", "over")
+# The phases (Final: compiled, each use is a constant; see actions.ATTACK).
+EXCHANGE_PHASE: Final = 0
+ATTACK_PHASE: Final = 1
+DEFEND_PHASE: Final = 2
+THROW_IN_PHASE: Final = 3
+OVER: Final = 4
+PHASE_NAMES: Final = ("exchange", "attack", "defend", "throw_in", "over")
 
 #: Terminations decided by the rules (a referee adds forfeit kinds on top of these).
 NORMAL, DRAW, STALEMATE, ACTION_CAP = "normal", "draw", "stalemate", "action_cap"

@@ -26,24 +26,26 @@ from typing import Any, Final, cast
 
 from protocol.codec import HEADER_SIZE, encode
 
-# (Bound once: compiled, a module attribute is looked up in its module's dict at each use.)
+# (Final, bound once: compiled, a module attribute that is not Final is looked up in its
+# module's dict at each use; these are C constants or statics. Tests empty _HEADS in place.)
 _write: Final = os.write
 _read: Final = os.read
 _clock: Final = perf_counter
+_HEADER: Final = HEADER_SIZE
 
 #: Bytes read from a bot's pipe or socket at a time.
-READ_CHUNK = 65536
+READ_CHUNK: Final = 65536
 #: Decisions in a row that never waited in trio, after which the bot is due a yield to
 #: trio (``StreamPlayer.yield_due``): its stderr drains, exit watchers and Ctrl-C are
 #: served however quickly it answers. A quick decision takes some tens of microseconds,
 #: so that is a yield every few milliseconds; each costs about as much as a decision.
-YIELD_EVERY = 64
+YIELD_EVERY: Final = 64
 #: Milliseconds the referee may wait for a quick bot's answer in the pipe's own poll,
 #: blocking, before it waits in trio. Other tasks of the run wait at most this long, and
 #: only while a quick bot is deciding.
-QUICK_WAIT_MS = 1
+QUICK_WAIT_MS: Final = 1
 #: A bot whose last answer came this soon after its request counts as quick.
-QUICK_ANSWER_S = QUICK_WAIT_MS / 1000
+QUICK_ANSWER_S: Final = QUICK_WAIT_MS / 1000
 
 class Lane:
     """The state of one bot connection that a decision reads and writes: the
@@ -75,8 +77,8 @@ class Lane:
 
 
 #: Request id -> the canonical bytes of an action message for it, up to its action map.
-_HEADS: dict[int, bytes] = {}
-_HEADS_MAX = 10000  #: ids count per seat per game: small ids repeat all the time
+_HEADS: Final[dict[int, bytes]] = {}
+_HEADS_MAX: Final = 10000  #: ids count per seat per game: small ids repeat all the time
 
 
 def answer_head(request_id: int) -> bytes:
@@ -85,7 +87,7 @@ def answer_head(request_id: int) -> bytes:
     head = _HEADS.get(request_id)
     if head is None:
         # The body of the message with a nil action (one byte, 0xc0) less that byte.
-        head = encode({"type": "action", "id": request_id, "action": None})[HEADER_SIZE:-1]
+        head = encode({"type": "action", "id": request_id, "action": None})[_HEADER:-1]
         if len(_HEADS) < _HEADS_MAX:
             _HEADS[request_id] = head
     return head
@@ -169,10 +171,10 @@ def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: f
     # Usually the chunk is exactly one frame, the canonical answer to this request with
     # a known action: taken without the decoder (which held nothing before the request,
     # and has been fed nothing since).
-    start = HEADER_SIZE + len(head)
+    start = _HEADER + len(head)
     size = len(chunk)
-    if (size > start and chunk.startswith(head, HEADER_SIZE)
-            and (chunk[0] << 24 | chunk[1] << 16 | chunk[2] << 8 | chunk[3]) == size - HEADER_SIZE):
+    if (size > start and chunk.startswith(head, _HEADER)
+            and (chunk[0] << 24 | chunk[1] << 16 | chunk[2] << 8 | chunk[3]) == size - _HEADER):
         action = cast("dict[bytes, object]", answers).get(chunk[start:])
         if action is not None:
             lane.answered = request_id

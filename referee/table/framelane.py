@@ -19,7 +19,7 @@ compiled function checks the types of its arguments.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from protocol import messages as msg
 from protocol.codec import pack
@@ -185,7 +185,7 @@ EVENT_BODIES_MAX = 100_000
 #: (drawing seat, cards drawn, whether the receiver is the drawer) -> the packed draw
 #: event up to its card list (the whole event for the others, who see only the count).
 #: At most 6 seats x 53 counts x 2 entries.
-_DRAW_HEADS: dict[tuple[int, int, bool], bytes] = {}
+_DRAW_HEADS: Final[dict[tuple[int, int, bool], bytes]] = {}  # (Final: a C static; emptied in place)
 
 
 def _event_bodies(rules: Rules) -> dict[tuple, bytes]:

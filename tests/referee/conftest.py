@@ -17,8 +17,10 @@ def fresh_event_bodies(monkeypatch: pytest.MonkeyPatch) -> None:
     it checks are packed in the test, through the cache-miss path, whatever ran before
     in the process (another test, or mutmut's stats pass in the parent of its workers)."""
     monkeypatch.setattr(framelane, "_EVENT_BODIES", OrderedDict())
-    monkeypatch.setattr(framelane, "_DRAW_HEADS", {})
-    monkeypatch.setattr(pipelane, "_HEADS", {})
+    # (These two are Final: compiled, the lanes read them as C statics, not from the
+    # module's dict, so they are emptied in place rather than replaced.)
+    framelane._DRAW_HEADS.clear()
+    pipelane._HEADS.clear()
 
 
 @pytest.fixture
