@@ -29,6 +29,7 @@ from protocol.codec import HEADER_SIZE, encode
 # (Final, bound once: compiled, a module attribute that is not Final is looked up in its
 # module's dict at each use; these are C constants or statics. Tests empty _HEADS in place.)
 _write: Final = os.write
+_writev: Final = os.writev
 _read: Final = os.read
 _clock: Final = perf_counter
 _HEADER: Final = HEADER_SIZE
@@ -56,6 +57,10 @@ class Lane:
 
     def __init__(self) -> None:
         self.out = bytearray()  #: bytes queued for the bot, written before the next request
+        #: Frames queued after ``out`` (``queue_frame``), written after it in this order:
+        #: kept apart, not copied into ``out``, and written with the request in one
+        #: ``os.writev``. ``pending`` joins them onto ``out`` for the awaited path.
+        self.queued: list[bytes] = []
         self.failure: object = None  #: the bot's BotFailure, once it has one
         self.quick = False  #: its last answer came within QUICK_ANSWER_S
         self.unyielded = 0  #: decisions in a row that never waited in trio
@@ -99,13 +104,34 @@ def yield_due(lane: Lane) -> bool:
     return lane.unyielded + 1 >= YIELD_EVERY
 
 
+#: Frames ``queue_frame`` keeps as separate buffers; more are joined onto ``out`` first
+#: (a seat that is out of the game hears every event until the game ends, and writev
+#: takes at most IOV_MAX, 1024, buffers).
+QUEUED_MAX: Final = 64
+
+
 def queue_frame(lane: Lane, frame: bytes) -> None:
-    """``StreamPlayer.queue_frame``: queue ``frame`` (written with the next request);
-    raises the bot's failure, if it has one."""
+    """``StreamPlayer.queue_frame``: queue ``frame`` (written with the next request, after
+    everything queued before it); raises the bot's failure, if it has one."""
     failure = lane.failure
     if failure is not None:
         raise failure  # type: ignore[misc]  # (a BotFailure)
-    lane.out += frame
+    queued = lane.queued
+    if len(queued) >= QUEUED_MAX:
+        lane.out += b"".join(queued)
+        queued.clear()
+    queued.append(frame)
+
+
+def pending(lane: Lane) -> bytearray:
+    """Every byte queued for the bot, in order, as ``lane.out`` (the queued frames joined
+    onto it): what ``StreamPlayer._out`` reads. The caller may append to it or replace it
+    (``lane.out = ...``, with ``lane.queued`` emptied: ``StreamPlayer._out``'s setter)."""
+    queued = lane.queued
+    if queued:
+        lane.out += b"".join(queued)
+        queued.clear()
+    return lane.out
 
 
 def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: float | None,
@@ -130,23 +156,34 @@ def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: f
         head = answer_head(request_id)
     # (``timing``, ``expect`` and ``answers`` are set only where the request is left
     # open: the awaited path reads them, and a known answer taken here needs none.)
+    # Everything queued, then the request, in one writev: the queued frames are not
+    # copied into one buffer first.
+    queued = lane.queued
     out = lane.out
-    out += frame
+    if len(out) != 0:  # (bytes the awaited path queued: before the frames)
+        queued.insert(0, bytes(out))
+        out.clear()
+    queued.append(frame)
+    total = 0
+    for part in queued:
+        total += len(part)
     holder: Any = lane.out_holder
     fileno: Any = lane.out_fileno
     try:
-        sent: int = _write(fileno() if holder is None else holder.fd, out)
+        sent: int = _writev(fileno() if holder is None else holder.fd, queued)
     except BlockingIOError:
         sent = 0
     except OSError:  # the bot is gone: decide_frame writes again and says so
-        del out[-len(frame):]
+        queued.pop()  # the request; what was queued before it stays queued
         lane.unyielded -= 1
         return None
-    if sent < len(out):
-        del out[:sent]
+    if sent < total:  # the rest waits in ``out`` for decide_frame's awaited write
+        rest = b"".join(queued)[sent:]
+        queued.clear()
+        out += rest
         _leave_open(lane, request_id, None, head, answers)
         return None
-    out.clear()
+    queued.clear()
     offset = lane.clock_offset
     now: Any = lane.now
     written: float = now() if offset is None else _clock() + cast(float, offset)

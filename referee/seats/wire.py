@@ -37,7 +37,7 @@ from protocol.errors import RemoteProtocolError, UnsupportedVersionError
 
 from .. import __version__
 from .pipelane import (QUICK_ANSWER_S, QUICK_WAIT_MS, READ_CHUNK, YIELD_EVERY, Lane,  # noqa: F401
-                       answer_head as _answer_head, decide_now, queue_frame, yield_due)
+                       answer_head as _answer_head, decide_now, pending, queue_frame, yield_due)
 from .players import BotFailure, Player
 
 #: Seconds a write to a bot may block (the bot not reading its input) before the bot
@@ -641,8 +641,21 @@ def _lane_property(field: str) -> property:
     return property(get, put, doc=f"(pipelane.Lane.{field})")
 
 
+def _get_out(self: StreamPlayer) -> bytearray:
+    return pending(self._lane)  # (the frames queue_frame kept apart, joined on in order)
+
+
+def _set_out(self: StreamPlayer, value: bytearray) -> None:
+    lane = self._lane
+    lane.out = value
+    lane.queued.clear()
+
+
 for _name, _field in LANE_FIELDS.items():
     setattr(StreamPlayer, _name, _lane_property(_field))
+#: ``_out`` is every byte queued, in order: the lane's ``out`` with its separately queued
+#: frames (``Lane.queued``) joined on; setting it replaces both.
+setattr(StreamPlayer, "_out", property(_get_out, _set_out, doc="(pipelane.pending: Lane.out + Lane.queued)"))
 
 
 #: Canonical msgpack bytes of an action map -> the map, for the actions bots answered

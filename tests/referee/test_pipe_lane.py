@@ -17,7 +17,11 @@ from referee.seats import pipelane
 from referee.seats.players import BotFailure, BotSpec
 from referee.seats.wire import LANE_FIELDS, StreamPlayer
 
-from tests.referee.test_known_answers import PipePlayer, pipes
+from protocol.codec import encode, pack
+from tests.referee.test_known_answers import PASS, PipePlayer, answer, pipes, request
+
+#: The known answers the lane maps: PASS's packed map -> "PASS".
+KNOWN = {pack(PASS): "PASS"}
 
 #: A value of the right type for each lane field, none equal to a fresh lane's.
 SAMPLES: dict[str, Any] = {
@@ -118,7 +122,77 @@ async def test_the_pipes_are_read_through_their_holders_and_a_closed_one_is_neve
         # The write fails (a closed stream), nothing is queued for later, and the request
         # is left to the awaited path, which reports the bot gone.
         assert player.decide_frame_now(b"\x00\x00\x00\x01\x80", 1, 5.0, {}) is None
-        assert lane.out == b"" and lane.open is None
+        assert lane.out == b"" and lane.queued == [] and lane.open is None
+
+
+def event(n: int, size: int = 0) -> bytes:
+    """A frame the far side reads as an ``event`` message numbered ``n`` (``size`` bytes of
+    padding make it big)."""
+    return encode({"type": "event", "game": 0, "event": {"type": "note", "n": n, "pad": "x" * size}})
+
+
+async def test_frames_queued_apart_are_read_through_out_after_its_bytes_in_order() -> None:
+    async with pipes({}) as (player, _):
+        lane = player.lane
+        player._out += event(1)  # (as send queues game_start)
+        pipelane.queue_frame(lane, event(2))
+        pipelane.queue_frame(lane, event(3))
+        assert lane.out == event(1) and lane.queued == [event(2), event(3)]  # not copied yet
+        assert player._out == event(1) + event(2) + event(3)  # joined on when read
+        assert lane.queued == []
+        pipelane.queue_frame(lane, event(4))
+        player._out = bytearray()  # a new stream: nothing of the old one is written
+        assert lane.out == b"" and lane.queued == []
+
+
+async def test_past_queued_max_the_frames_are_joined_and_still_go_out_in_order() -> None:
+    count = 3 * pipelane.QUEUED_MAX + 5  # (writev takes at most IOV_MAX buffers)
+    async with pipes({1: answer(1, PASS)}) as (player, others):
+        for n in range(count):
+            pipelane.queue_frame(player.lane, event(n))
+        assert len(player.lane.queued) <= pipelane.QUEUED_MAX
+        player._quick = True  # so the synchronous lane writes them with the request
+        assert player.decide_frame_now(encode(request(1)), 1, 5.0, KNOWN) == "PASS"
+    assert [m["event"]["n"] for m in others] == list(range(count))
+
+
+async def test_queued_bytes_and_frames_precede_the_request_in_one_write() -> None:
+    async with pipes({1: answer(1, PASS)}) as (player, others):
+        player._out += event(0)
+        pipelane.queue_frame(player.lane, event(1))
+        player._quick = True
+        assert player.decide_frame_now(encode(request(1)), 1, 5.0, KNOWN) == "PASS"
+        assert player.lane.out == b"" and player.lane.queued == []
+    assert [m["event"]["n"] for m in others] == [0, 1]
+
+
+async def test_a_write_the_pipe_takes_in_part_leaves_the_rest_for_the_awaited_path() -> None:
+    # 200 KB queued: a pipe takes 64 KB at once, the far side has read nothing yet, so
+    # writev takes part of it (always, whatever the timing). The request is left open with
+    # the rest queued in order; decide_frame writes it as the far side reads, and takes
+    # the answer.
+    frames = [event(n, 2000) for n in range(100)]
+    async with pipes({1: answer(1, PASS)}) as (player, others):
+        for frame in frames:
+            pipelane.queue_frame(player.lane, frame)
+        player._quick = True
+        request_frame = encode(request(1))
+        assert player.decide_frame_now(request_frame, 1, 5.0, KNOWN) is None
+        lane = player.lane
+        assert lane.open == (1, None)  # written in part: its write time is not known yet
+        assert lane.queued == [] and 0 < len(lane.out) < len(b"".join(frames) + request_frame)
+        assert (b"".join(frames) + request_frame).endswith(bytes(lane.out))
+        assert await player.decide_frame(request_frame, 1, 5.0, KNOWN) == "PASS"
+    assert [m["event"]["n"] for m in others] == list(range(100))
+
+
+async def test_a_failed_write_keeps_what_was_queued_and_drops_only_the_request() -> None:
+    async with pipes({}) as (player, _):
+        pipelane.queue_frame(player.lane, event(1))
+        await player._send_stream.aclose()
+        player._quick = True
+        assert player.decide_frame_now(encode(request(1)), 1, 5.0, KNOWN) is None
+        assert player.lane.queued == [event(1)] and player.lane.out == b""
 
 
 #: A bot process that answers every request at once: the first legal action for an odd
@@ -144,7 +218,6 @@ async def test_a_bot_process_that_answers_at_once_gets_every_answer_right_in_eit
     from pathlib import Path
 
     from protocol import messages as msg
-    from protocol.codec import encode, pack
 
     root = Path(__file__).resolve().parents[2]
     proc = await trio.lowlevel.open_process([sys.executable, "-c", QUICK_BOT], cwd=root,
