@@ -10,6 +10,9 @@ Everything else (a write that would block, a slow, partial, unknown or malformed
 a failure) is left open for the awaited ``decide_frame`` to finish and judge
 (``_leave_open``), exactly as it finishes any request.
 
+``flush_now(lane)`` writes what is queued (a game's end) the same way, without a
+coroutine; what the pipe does not take is left to the awaited ``StreamPlayer.flush``.
+
 It reads and writes the player's own fields (``_out``, ``_quick``, ``_unyielded``,
 ``_open``, ``timing``, ...): one connection's state, in one place, the player. This
 module imports no trio (a test enforces that): it is compiled by mypyc (setup.py), so a

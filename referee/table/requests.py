@@ -1,4 +1,5 @@
-"""Request frames for program bots, joined from packed parts.
+"""Request frames for program bots, joined from packed parts (and, at the end, each
+game's ``game_start`` and ``game_end`` frames, joined the same way).
 
 A ``request`` message (``protocol.messages.request_msg``) holds the seat's observation
 (``Game.observe``), the legal list and the clock. Built as a map and packed, it costs
@@ -378,8 +379,9 @@ def game_start_frame(index: int, seat: int, names: list[str], rules: Rules, deal
     """The frame of ``game_start_msg(game=index, seat=seat, players=len(names),
     names=names, rules=rules.as_dict(), dealer=dealer, trump=card_str(trump_card),
     hand=mask_str(hand), attacker=attacker)``, byte for byte (``codec.encode``'s), joined
-    from parts packed once per (rules, names). Raises as that call does: a seat outside
-    the table, a card outside the deck, a frame over the limit (LocalProtocolError)."""
+    from parts packed once per (rules, names); ``hand`` is a card mask. Raises as that
+    call does: a seat outside the table and a frame over the limit LocalProtocolError, a
+    trump outside the deck CardError."""
     if not 0 <= seat < len(names) or not 0 <= trump_card < 52:
         return encode(game_start_msg(
             game=index, seat=seat, players=len(names), names=names, rules=rules.as_dict(),

@@ -27,7 +27,7 @@ from protocol import messages as msg
 from protocol.codec import MAX_FRAME, FrameDecoder, decode, encode
 from protocol.errors import LocalProtocolError
 from referee.rules import PRESETS, Game, make_rules
-from referee.rules.cards import card_str, mask_str
+from referee.rules.cards import CardError, card_str, mask_str
 from referee.seats import pipelane
 from referee.seats.players import BotFailure, BotSpec, BuiltinPlayer, parse_bot_spec
 from referee.seats.wire import WRITE_TIMEOUT, StreamPlayer
@@ -136,6 +136,8 @@ def test_a_game_start_the_reference_refuses_is_refused() -> None:
     rules = make_rules("classic")
     with pytest.raises(LocalProtocolError):
         game_start_frame(0, 2, ["a", "b"], rules, 0, 3, 0, 0)  # no seat 2 at a table of two
+    with pytest.raises(CardError):
+        game_start_frame(0, 1, ["a", "b"], rules, 0, 52, 0, 0)  # no card 52
     with pytest.raises(LocalProtocolError, match="limit"):  # names too long for one frame
         game_start_frame(0, 0, ["x" * (MAX_FRAME // 2), "y" * (MAX_FRAME // 2)], rules, 0, 3, 0, 1)
     with pytest.raises(LocalProtocolError, match="limit"):
