@@ -10,6 +10,9 @@ Everything else (a write that would block, a slow, partial, unknown or malformed
 a failure) is left open for the awaited ``decide_frame`` to finish and judge
 (``_leave_open``), exactly as it finishes any request.
 
+``flush_now(lane)`` writes what is queued (a game's end) the same way, without a
+coroutine; what the pipe does not take is left to the awaited ``StreamPlayer.flush``.
+
 It reads and writes the player's own fields (``_out``, ``_quick``, ``_unyielded``,
 ``_open``, ``timing``, ...): one connection's state, in one place, the player. This
 module imports no trio (a test enforces that): it is compiled by mypyc (setup.py), so a
@@ -245,3 +248,31 @@ def _leave_open(lane: Lane, request_id: int, written: float | None, head: bytes,
     lane.timing = None
     lane.expect = head
     lane.answers = answers
+
+
+def flush_now(lane: Lane) -> bool:
+    """Write everything queued (``lane.out``) without waiting: one ``os.write`` of a
+    pipe, as ``StreamPlayer._flush`` first tries, without a coroutine (a game_end that
+    fits the pipe, which it nearly always does). True when nothing is left queued.
+    False when something is (the stream is not a pipe, the pipe is full, or the write
+    failed: a bot gone, a closed stream): it stays queued, and the caller awaits
+    ``StreamPlayer.flush``, which writes the rest under WRITE_TIMEOUT or raises the
+    bot's failure exactly as it always does. Written through the fd's holder, as
+    ``decide_now`` writes: a closed stream's fd reads -1, never a number reused since.
+    The caller has checked ``lane.failure`` (``queue_frame`` raises it)."""
+    out = lane.out
+    if len(out) == 0:
+        return True
+    fileno: Any = lane.out_fileno
+    if fileno is None:
+        return False
+    holder: Any = lane.out_holder
+    try:
+        sent: int = _write(fileno() if holder is None else holder.fd, out)
+    except OSError:  # would block, or the bot is gone: the awaited flush says which
+        return False
+    if sent < len(out):
+        del out[:sent]
+        return False
+    out.clear()
+    return True

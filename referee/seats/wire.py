@@ -181,6 +181,13 @@ class StreamPlayer(Player):
     async def send_frame(self, frame: bytes) -> None:
         self.queue_frame(frame)
 
+    async def flush(self) -> None:
+        """Write everything queued now, as ``send`` writes a game_end (after
+        ``pipelane.flush_now`` left some of it: a full pipe, a failed write, a stream that
+        is not a pipe). A bot that stops reading is failed after WRITE_TIMEOUT seconds;
+        raises the bot's failure (BotFailure)."""
+        await self._flush()
+
     def queue_frame(self, frame: bytes) -> None:
         """``send_frame`` without a coroutine: the frame is queued (written with the next
         request), so nothing here waits. Raises the bot's failure, if it has one."""

@@ -26,8 +26,9 @@ from protocol import messages as msg
 
 from .clock import Clock, TimeControl
 from .framelane import Decision, EventFrames, FrameTable, ask_fast, play_frames, queue_events
-from .requests import ACTIONS_BY_BYTES, RequestFrames
+from .requests import ACTIONS_BY_BYTES, RequestFrames, game_end_frame, game_start_frame
 from .failfast import all_forfeit_warning, forfeited_all
+from ..seats.pipelane import flush_now, queue_frame
 from ..seats.players import BotFailure, Player
 from ..rules import Game, Rules
 from ..rules.game import OVER
@@ -476,10 +477,19 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
     try:
         for seat in range(n):
             if table.wants[seat]:
-                await table.send(seat, msg.game_start_msg(
-                    game=index, seat=seat, players=n, names=names, rules=rules.as_dict(),
-                    dealer=dealer, trump=card_str(game.trump_card),
-                    hand=mask_str(game.hands[seat]), attacker=game.attacker))  # observe's hand
+                lane = table.lanes[seat]
+                if lane is not None:  # queued (written with the first request), as send does
+                    try:
+                        queue_frame(lane, game_start_frame(
+                            index, seat, names, rules, dealer, game.trump_card,
+                            game.hands[seat], game.attacker))
+                    except BotFailure as exc:
+                        raise table.forfeit(seat, exc) from None
+                else:
+                    await table.send(seat, msg.game_start_msg(
+                        game=index, seat=seat, players=n, names=names, rules=rules.as_dict(),
+                        dealer=dealer, trump=card_str(game.trump_card),
+                        hand=mask_str(game.hands[seat]), attacker=game.attacker))  # observe's hand
         await table.broadcast(game, False)
         if game.events is None and all(table.decides_now):
             # Such a game never waits for anything: without this checkpoint a match of
@@ -533,17 +543,28 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
         o = game.outcome
         assert o is not None
         termination, durak, last_out, reason = o.termination, o.durak, o.last_out, o.reason
-    end = msg.game_end_msg(game=index, durak=durak, termination=termination, reason=reason)
-    public_end = end
+    # The durak of a forfeit is told why (the detail may name its cards); the others,
+    # and a spectator, get the reason without it.
+    public_reason = reason
     if forfeit is not None and durak is not None:
-        public_end = msg.game_end_msg(game=index, durak=durak, termination=termination,
-                                      reason=forfeit_reason(names[durak], termination))
+        public_reason = forfeit_reason(names[durak], termination)
     if watch is not None:
-        await watch(spectator.end_message(index, public_end))
+        await watch(spectator.end_message(index, msg.game_end_msg(
+            game=index, durak=durak, termination=termination, reason=public_reason)))
     for seat, p in enumerate(players):
         if table.wants[seat]:
+            seat_reason = reason if seat == durak else public_reason
+            lane = table.lanes[seat]
             try:
-                await p.send(end if seat == durak else public_end)
+                if lane is None:
+                    await p.send(msg.game_end_msg(game=index, durak=durak,
+                                                  termination=termination, reason=seat_reason))
+                else:
+                    # Written at once, as send writes a game_end: without a coroutine when
+                    # the pipe takes it all (nearly always), else awaited under WRITE_TIMEOUT.
+                    queue_frame(lane, game_end_frame(index, durak, termination, seat_reason))
+                    if not flush_now(lane):
+                        await p.flush()  # type: ignore[attr-defined]
             except BotFailure:
                 pass  # the game is decided; a bot that is gone now fails its next game
         p.busy = was_busy[seat]

@@ -1,4 +1,5 @@
-"""Request frames for program bots, joined from packed parts.
+"""Request frames for program bots, joined from packed parts (and, at the end, each
+game's ``game_start`` and ``game_end`` frames, joined the same way).
 
 A ``request`` message (``protocol.messages.request_msg``) holds the seat's observation
 (``Game.observe``), the legal list and the clock. Built as a map and packed, it costs
@@ -26,11 +27,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final, cast
 
-from protocol.codec import MAX_FRAME, array_head, framed, map_head, pack
+from protocol.codec import MAX_FRAME, array_head, encode, framed, map_head, pack
+from protocol.messages import TERMINATIONS, game_end_msg, game_start_msg
 
-from ..rules import Game
+from ..rules import Game, Rules
 from ..rules.actions import shared_wire
-from ..rules.cards import CARD_TEXT
+from ..rules.cards import CARD_TEXT, card_str, mask_str
 from ..rules.game import PHASE_NAMES
 from .clock import Clock
 
@@ -312,3 +314,105 @@ def frame_body(body: bytes) -> bytes:
     if len(body) > _MAX_BODY:
         return framed(body)  # raises LocalProtocolError, naming the size and the limit
     return len(body).to_bytes(4, "big") + body
+
+
+# -- game_start and game_end frames ------------------------------------------------------
+# Two per seat per game: built as maps and packed they cost more than the rest of a game's
+# set-up (the rules map alone is some twenty entries). The same compositional joining:
+# what depends on the match only (names, rules, players) is packed once per match, what
+# depends on the game (index, dealer, trump, hand, attacker) from the tables above.
+
+#: game_start_msg's map up to the value of ``game`` (its eleven keys, in its order: type,
+#: game, seat, players, names, rules, dealer, trump, trump_suit, hand, attacker).
+_START_HEAD: Final = map_head(11) + _key("type") + pack("game_start") + _key("game")
+#: [card]: the trump's fields, from its key to the hand's key (trump_suit is the card's suit).
+_START_TRUMP: Final = [_key("trump") + _CARD[card] + _key("trump_suit") + pack(CARD_TEXT[card][1])
+                       + _key("hand") for card in range(52)]
+_K_ATTACKER: Final = _key("attacker")
+_K_DEALER: Final = _key("dealer")
+#: game_end_msg's map up to the value of ``game`` (five keys: type, game, durak,
+#: termination, reason).
+_END_HEAD: Final = map_head(5) + _key("type") + pack("game_end") + _key("game")
+_K_DURAK: Final = _key("durak")
+#: termination -> its field, from the termination's key to the reason's key.
+_TERMINATION: Final = {name: _key("termination") + pack(name) + _key("reason")
+                       for name in TERMINATIONS}
+#: How many (rules, names) pairs keep their packed parts: one per match in play in this
+#: process (a league plays several at once); an older pair is packed again if it returns.
+_START_KEPT: Final = 16
+
+
+class _StartParts:
+    """The parts of the game_start frames of one (rules, names) pair: per seat, from the
+    seat's key to the dealer's key."""
+
+    def __init__(self, rules: Rules, names: list[str]) -> None:
+        self.rules = rules  #: compared by identity: a match's config holds one Rules
+        self.names = list(names)  #: compared by value (a copy: the caller's list may change)
+        n = len(names)
+        middle = (_key("players") + _int(n) + _key("names") + pack(self.names)
+                  + _key("rules") + pack(rules.as_dict()) + _K_DEALER)
+        self.seats = [_key("seat") + _int(seat) + middle for seat in range(n)]
+
+
+#: The packed parts of the (rules, names) pairs met last, the latest first.
+_STARTS: Final[list[_StartParts]] = []
+
+
+def _start_parts(rules: Rules, names: list[str]) -> _StartParts:
+    """The parts for ``rules`` and ``names``, packed when not kept (see _START_KEPT)."""
+    for i in range(len(_STARTS)):
+        parts = _STARTS[i]
+        if parts.rules is rules and parts.names == names:
+            if i != 0:
+                del _STARTS[i]
+                _STARTS.insert(0, parts)
+            return parts
+    parts = _StartParts(rules, names)
+    _STARTS.insert(0, parts)
+    del _STARTS[_START_KEPT:]
+    return parts
+
+
+def game_start_frame(index: int, seat: int, names: list[str], rules: Rules, dealer: int,
+                     trump_card: int, hand: int, attacker: int) -> bytes:
+    """The frame of ``game_start_msg(game=index, seat=seat, players=len(names),
+    names=names, rules=rules.as_dict(), dealer=dealer, trump=card_str(trump_card),
+    hand=mask_str(hand), attacker=attacker)``, byte for byte (``codec.encode``'s), joined
+    from parts packed once per (rules, names); ``hand`` is a card mask. Raises as that
+    call does: a seat outside the table and a frame over the limit LocalProtocolError, a
+    trump outside the deck CardError."""
+    if not 0 <= seat < len(names) or not 0 <= trump_card < 52:
+        return encode(game_start_msg(
+            game=index, seat=seat, players=len(names), names=names, rules=rules.as_dict(),
+            dealer=dealer, trump=card_str(trump_card), hand=mask_str(hand), attacker=attacker))
+    return frame_body(b"".join([
+        _START_HEAD, _int(index), _start_parts(rules, names).seats[seat], _int(dealer),
+        _START_TRUMP[trump_card], _cards(hand), _K_ATTACKER, _int(attacker)]))
+
+
+def game_end_frame(index: int, durak: int | None, termination: str, reason: str) -> bytes:
+    """The frame of ``game_end_msg(index, durak, termination, reason)``, byte for byte
+    (``codec.encode``'s). Raises as that call does (an unknown termination, a frame over
+    the limit: LocalProtocolError)."""
+    tail = _TERMINATION.get(termination)
+    if tail is None:
+        return encode(game_end_msg(index, durak, termination, reason))  # raises
+    return frame_body(b"".join([_END_HEAD, _int(index), _K_DURAK,
+                                _NIL if durak is None else _int(durak), tail, _str(reason)]))
+
+
+def _str(text: str) -> bytes:
+    """``pack(text)``: msgpack's str forms (fixstr, str8, str16, str32) of its UTF-8."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # (lone surrogates: the encoder refuses them too)
+        return pack(text)
+    size = len(data)
+    if size < 32:
+        return bytes([0xA0 | size]) + data
+    if size < 0x100:
+        return bytes([0xD9, size]) + data
+    if size < 0x10000:
+        return b"\xda" + size.to_bytes(2, "big") + data
+    return b"\xdb" + size.to_bytes(4, "big") + data
