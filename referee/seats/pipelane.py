@@ -260,7 +260,7 @@ def flush_now(lane: Lane) -> bool:
     bot's failure exactly as it always does. Written through the fd's holder, as
     ``decide_now`` writes: a closed stream's fd reads -1, never a number reused since.
     The caller has checked ``lane.failure`` (``queue_frame`` raises it)."""
-    out = lane.out
+    out = pending(lane)  # (the frames queued apart, joined on in order)
     if len(out) == 0:
         return True
     fileno: Any = lane.out_fileno

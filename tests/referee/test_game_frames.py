@@ -321,13 +321,15 @@ async def test_flush_now_writes_what_the_pipe_takes_and_leaves_the_rest() -> Non
     lane = PipePlayer(send, receive).lane
     try:
         assert pipelane.flush_now(lane)  # nothing queued: nothing to do
-        pipelane.queue_frame(lane, b"\x00\x00\x00\x01\x80")
-        assert pipelane.flush_now(lane) and lane.out == b""
-        assert os.read(bot_in, 100) == b"\x00\x00\x00\x01\x80"
+        lane.out += b"\x00\x00\x00\x01\x7f"  # (bytes the awaited path queued)
+        pipelane.queue_frame(lane, b"\x00\x00\x00\x01\x80")  # (frames queued apart)
+        pipelane.queue_frame(lane, b"\x00\x00\x00\x01\xc0")
+        assert pipelane.flush_now(lane) and lane.out == b"" and lane.queued == []
+        assert os.read(bot_in, 100) == b"\x00\x00\x00\x01\x7f\x00\x00\x00\x01\x80\x00\x00\x00\x01\xc0"
         _fill(send)  # a bot that stops reading: its pipe fills up
         pipelane.queue_frame(lane, b"\x00\x00\x00\x01\x81")
         assert not pipelane.flush_now(lane)
-        assert lane.out == b"\x00\x00\x00\x01\x81"  # kept whole for the awaited write
+        assert lane.out == b"\x00\x00\x00\x01\x81" and lane.queued == []  # kept whole for the awaited write
     finally:
         for stream in (send, receive):
             await stream.aclose()
