@@ -144,8 +144,10 @@ def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: f
     if lane.open is not None or lane.stash is not None:
         lane.open = lane.stash = None
     decoder: Any = lane.decoder
+    # (``decoder.buffered`` is ``len(_buf) - _pos``: read as the FrameDecoder's two fields,
+    # not through its property, which is an interpreted call at every decision.)
     if (not lane.pipes or lane.failure is not None or not lane.quick
-            or lane.unyielded + 1 >= YIELD_EVERY or decoder.buffered):
+            or lane.unyielded + 1 >= YIELD_EVERY or len(decoder._buf) != decoder._pos):
         return None  # decide_frame does it all (the early-frame check, a yield, ...)
     poller: Any = lane.poll
     try:

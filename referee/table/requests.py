@@ -43,6 +43,9 @@ _INT: Final = [pack(i) for i in range(1024)]  #: small ints: ids, sizes, seats, 
 _NIL: Final = pack(None)
 _ARRAY: Final = [array_head(length) for length in range(64)]  #: array heads of card lists
 _MAX_BODY: Final = MAX_FRAME  #: (as a Final: read at every frame)
+#: The 4-byte length headers of bodies below 4096 bytes (requests and events are some
+#: hundreds): int.to_bytes costs some hundreds of instructions, a lookup a few.
+_HEADERS: Final = [size.to_bytes(4, "big") for size in range(4096)]
 #: _BYTE_CARDS[k][b]: the packed texts of the cards of bits ``b`` in byte ``k`` of a card
 #: mask (cards 8k..8k+7), lowest first, so a mask's list is its bytes' in turn (mask_str).
 _BIT_COUNT: Final = [b.bit_count() for b in range(256)]
@@ -311,9 +314,12 @@ def frame_body(body: bytes) -> bytes:
     """``codec.framed(body)``, the same bytes, without a call into interpreted code (a
     request or event frame is made for nearly every action). Raises LocalProtocolError
     past the frame limit, as ``codec.framed`` does."""
-    if len(body) > _MAX_BODY:
+    size = len(body)
+    if size < 4096:
+        return _HEADERS[size] + body
+    if size > _MAX_BODY:
         return framed(body)  # raises LocalProtocolError, naming the size and the limit
-    return len(body).to_bytes(4, "big") + body
+    return size.to_bytes(4, "big") + body
 
 
 # -- game_start and game_end frames ------------------------------------------------------

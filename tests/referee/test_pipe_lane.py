@@ -195,6 +195,29 @@ async def test_a_failed_write_keeps_what_was_queued_and_drops_only_the_request()
         assert player.lane.queued == [event(1)] and player.lane.out == b""
 
 
+def test_the_lane_reads_the_decoders_buffered_count_from_its_two_fields() -> None:
+    # decide_now reads FrameDecoder.buffered as len(_buf) - _pos (no interpreted call).
+    from protocol.codec import FrameDecoder
+
+    decoder = FrameDecoder()
+    frames = event(1) + event(2)
+    for fed in (b"", frames[:3], frames[3:10], frames[10:]):
+        if fed:
+            decoder.feed(fed)
+        assert decoder.buffered == len(decoder._buf) - decoder._pos
+        while decoder.next_message() is not None:
+            assert decoder.buffered == len(decoder._buf) - decoder._pos
+    assert decoder.buffered == 0 == len(decoder._buf) - decoder._pos
+
+
+async def test_a_decoder_holding_bytes_keeps_the_synchronous_lane_closed() -> None:
+    async with pipes({1: answer(1, PASS)}) as (player, _):
+        player._quick = True
+        player._decoder.feed(event(7)[:5])  # part of a frame read earlier: to be judged
+        assert player.decide_frame_now(encode(request(1)), 1, 5.0, KNOWN) is None
+        assert player.lane.open is None  # nothing written: decide_frame does it all
+
+
 #: A bot process that answers every request at once: the first legal action for an odd
 #: request id, the second for an even one, in canonical bytes (codec.encode).
 QUICK_BOT = r"""

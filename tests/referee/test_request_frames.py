@@ -18,12 +18,12 @@ import random
 import pytest
 
 from protocol import messages as msg
-from protocol.codec import MAX_FRAME, decode, encode
+from protocol.codec import MAX_FRAME, decode, encode, framed
 from protocol.errors import LocalProtocolError
 from referee.rules import PRESETS, Game, make_rules
 from referee.rules.actions import shared_wire
 from referee.table.clock import Clock, TimeControl
-from referee.table.requests import ACTIONS_BY_BYTES, RequestFrames, action_bytes
+from referee.table.requests import ACTIONS_BY_BYTES, RequestFrames, action_bytes, frame_body
 
 VARIANTS = [(preset, ()) for preset in PRESETS] + [
     ("classic", ("trump_exchange=on",)),
@@ -138,3 +138,19 @@ def test_the_packed_action_table_maps_each_actions_bytes_back_to_that_action() -
             assert encode(msg.action_msg(1, shared_wire(action))).endswith(data)  # the map is last
             assert ACTIONS_BY_BYTES[data] == action
         game.apply_legal(legal[-1])
+
+
+@pytest.mark.parametrize("size", [0, 1, 255, 256, 4095, 4096, 65535, 65536, MAX_FRAME])
+def test_frame_body_frames_every_size_as_codec_does(size: int) -> None:
+    # (Below 4096 bytes the header comes from a table; above, it is computed.)
+    body = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    assert frame_body(body) == framed(body)
+
+
+def test_frame_body_refuses_a_body_past_the_frame_limit_as_codec_does() -> None:
+    body = bytes(MAX_FRAME + 1)
+    with pytest.raises(LocalProtocolError) as ours:
+        frame_body(body)
+    with pytest.raises(LocalProtocolError) as codecs:
+        framed(body)
+    assert str(ours.value) == str(codecs.value)
