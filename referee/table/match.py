@@ -25,7 +25,8 @@ import trio
 from protocol import messages as msg
 
 from .clock import Clock, TimeControl
-from .framelane import Decision, EventFrames, FrameTable, ask_fast, play_frames, queue_events
+from .framelane import (Decision, EventFrames, FrameTable, all_seconds, ask_fast, play_frames,
+                        queue_events, seat_seconds)
 from .requests import ACTIONS_BY_BYTES, RequestFrames
 from .failfast import all_forfeit_warning, forfeited_all
 from ..seats.players import BotFailure, Player
@@ -126,7 +127,7 @@ class GameRecord:
     @property
     def overhead_s(self) -> float:
         """Referee time not charged to any bot (wall time minus decision times)."""
-        return max(0.0, self.wall_s - sum([d.seconds for d in self.decisions]))
+        return max(0.0, self.wall_s - sum(all_seconds(self.decisions)))
 
     def as_dict(self) -> dict[str, Any]:
         """The log record of this game."""
@@ -619,8 +620,7 @@ class MatchResult:
         by_name = {b.name: b for b in self.bots}
         at = [by_name[name] for name in record.players]
         decisions = record.decisions
-        for seat, stats in enumerate(at):
-            times = [d.seconds for d in decisions if d.seat == seat and not d.forced]
+        for stats, times in zip(at, seat_seconds(decisions, len(at))):
             if times:
                 stats.decisions += len(times)
                 stats.seconds += sum(times)
