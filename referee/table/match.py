@@ -180,7 +180,8 @@ class _Table:
         self.wants = [p.wants_events for p in players]
         self.listeners = [seat for seat, wants in enumerate(self.wants) if wants]
         self.decides_now = [p.decides_now for p in players]
-        self.clocks = [Clock(config.tc) for _ in players]
+        tc = config.tc
+        self.clocks = [Clock(tc) for _ in players]
         self.retries: list[dict[str, Any]] = []
         self.inprocess_cpu_s = 0.0  #: see GameRecord.inprocess_cpu_s
         #: trio.current_time, read straight from the run's clock (it is what that reads).
@@ -188,18 +189,17 @@ class _Table:
         self.event_frames = EventFrames(config.rules, index, self.listeners)
         #: Seats whose player takes request frames: asked with frames joined from packed
         #: parts (set up by ``start_game``), and first through ``framelane.ask_fast``.
-        self.takes_frames = [p.takes_frames for p in players]
+        takes = self.takes_frames = [p.takes_frames for p in players]
         #: Per seat, its player's ``lane`` (Player.lane) or None: the frame lane calls
         #: pipelane with it directly.
-        self.lanes = [p.lane if p.takes_frames else None for p in players]
+        self.lanes = [p.lane if frames else None for p, frames in zip(players, takes)]
         self.requests: RequestFrames | None = None
         #: Events go out without a coroutine (broadcast_now) when no spectator watches and
         #: every seat that wants them queues frames.
-        self.events_now = watch is None and all(
-            p.takes_frames for p, wants in zip(players, self.wants) if wants)
+        self.events_now = watch is None and all([takes[seat] for seat in self.listeners])
         #: Every decision goes first through the synchronous ``framelane.play_frames``:
         #: every seat takes frames and events go out queued.
-        self.frames_now = self.events_now and all(self.takes_frames)
+        self.frames_now = self.events_now and all(takes)
 
     def start_game(self, game: Game) -> None:
         """Bind the table to its game (the request frames read it)."""
