@@ -19,6 +19,7 @@ compiled function checks the types of its arguments.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any, Final, cast
 
 from protocol import messages as msg
@@ -73,6 +74,37 @@ def seat_seconds(decisions: list[Decision], seats: int) -> list[list[float]]:
 def all_seconds(decisions: list[Decision]) -> list[float]:
     """The seconds charged for each decision of ``decisions``, in order (forced ones: 0.0)."""
     return [d.seconds for d in decisions]
+
+
+class SeatKinds:
+    """What a table reads of its players at the start of a game (``match._Table``), per
+    seat: whether it wants events, decides now, takes request frames, and the lane
+    (``Player.lane``) of one that takes frames; the listeners (the seats that want
+    events) and whether each listener, and each seat, takes frames. Read anew for every
+    game, in one compiled pass (a restarted bot may say otherwise than its predecessor)."""
+
+    def __init__(self, players: Sequence[Any]) -> None:
+        self.wants: list[object] = []
+        self.listeners: list[int] = []
+        self.decides_now: list[object] = []
+        self.takes_frames: list[object] = []
+        self.lanes: list[Lane | None] = []
+        self.listeners_take_frames = True
+        self.all_take_frames = True
+        for seat in range(len(players)):
+            player = players[seat]
+            wants = player.wants_events
+            takes = player.takes_frames
+            self.wants.append(wants)
+            self.decides_now.append(player.decides_now)
+            self.takes_frames.append(takes)
+            self.lanes.append(player.lane if takes else None)
+            if not takes:
+                self.all_take_frames = False
+            if wants:
+                self.listeners.append(seat)
+                if not takes:
+                    self.listeners_take_frames = False
 
 
 class FrameTable:

@@ -25,8 +25,8 @@ import trio
 from protocol import messages as msg
 
 from .clock import Clock, TimeControl
-from .framelane import (Decision, EventFrames, FrameTable, all_seconds, ask_fast, play_frames,
-                        queue_events, seat_seconds)
+from .framelane import (Decision, EventFrames, FrameTable, SeatKinds, all_seconds, ask_fast,
+                        play_frames, queue_events, seat_seconds)
 from .requests import ACTIONS_BY_BYTES, RequestFrames
 from .failfast import all_forfeit_warning, forfeited_all
 from ..seats.players import BotFailure, Player
@@ -177,9 +177,10 @@ class _Table:
         # Request ids count per seat per game (1, 2, 3, ...): a seat's ids say nothing
         # about how often other seats, or other tables, were asked.
         self.request_ids = [0] * len(players)
-        self.wants = [p.wants_events for p in players]
-        self.listeners = [seat for seat, wants in enumerate(self.wants) if wants]
-        self.decides_now = [p.decides_now for p in players]
+        kinds = SeatKinds(players)
+        self.wants = kinds.wants
+        self.listeners = kinds.listeners
+        self.decides_now = kinds.decides_now
         tc = config.tc
         self.clocks = [Clock(tc) for _ in players]
         self.retries: list[dict[str, Any]] = []
@@ -189,17 +190,17 @@ class _Table:
         self.event_frames = EventFrames(config.rules, index, self.listeners)
         #: Seats whose player takes request frames: asked with frames joined from packed
         #: parts (set up by ``start_game``), and first through ``framelane.ask_fast``.
-        takes = self.takes_frames = [p.takes_frames for p in players]
+        self.takes_frames = kinds.takes_frames
         #: Per seat, its player's ``lane`` (Player.lane) or None: the frame lane calls
         #: pipelane with it directly.
-        self.lanes = [p.lane if frames else None for p, frames in zip(players, takes)]
+        self.lanes = kinds.lanes
         self.requests: RequestFrames | None = None
         #: Events go out without a coroutine (broadcast_now) when no spectator watches and
         #: every seat that wants them queues frames.
-        self.events_now = watch is None and all([takes[seat] for seat in self.listeners])
+        self.events_now = watch is None and kinds.listeners_take_frames
         #: Every decision goes first through the synchronous ``framelane.play_frames``:
         #: every seat takes frames and events go out queued.
-        self.frames_now = self.events_now and all(takes)
+        self.frames_now = self.events_now and kinds.all_take_frames
 
     def start_game(self, game: Game) -> None:
         """Bind the table to its game (the request frames read it)."""
