@@ -26,7 +26,7 @@ from protocol import messages as msg
 
 from .clock import Clock, TimeControl
 from .framelane import (Decision, EventFrames, FrameTable, SeatKinds, all_seconds, ask_fast,
-                        play_frames, queue_events, seat_seconds)
+                        charge_bots, play_frames, queue_events)
 from .requests import ACTIONS_BY_BYTES, RequestFrames
 from .failfast import all_forfeit_warning, forfeited_all
 from ..seats.players import BotFailure, Player
@@ -621,12 +621,7 @@ class MatchResult:
         by_name = {b.name: b for b in self.bots}
         at = [by_name[name] for name in record.players]
         decisions = record.decisions
-        for stats, times in zip(at, seat_seconds(decisions, len(at))):
-            if times:
-                stats.decisions += len(times)
-                stats.seconds += sum(times)
-                stats.max_seconds = max(stats.max_seconds, *times)
-                self.asked += len(times)
+        self.asked += charge_bots(decisions, at)
         self.actions += len(decisions)
         self.bouts += record.bouts
         self.overhead_s += record.overhead_s
