@@ -85,7 +85,13 @@ def charge_bots(decisions: list[Decision], bots: list[Any]) -> int:
             stats = bots[seat]
             stats.decisions += len(times)
             stats.seconds += sum(times)
-            stats.max_seconds = max(stats.max_seconds, *times)
+            # max(stats.max_seconds, *times), the builtin's own loop (a later item replaces
+            # the largest so far only when greater) on unboxed floats
+            largest: float = stats.max_seconds
+            for seconds in times:
+                if seconds > largest:
+                    largest = seconds
+            stats.max_seconds = largest
             asked += len(times)
     return asked
 
