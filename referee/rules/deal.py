@@ -25,9 +25,10 @@ Pure: no I/O, no clock, no global random state; the same on every run and Python
 from __future__ import annotations
 
 import hashlib
-import hmac
+import importlib
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any, Final, cast
 
 from .cards import deck_cards
 
@@ -76,31 +77,82 @@ def deal_id(context: str, deal: int) -> str:
 def deal_words(seed: str, game_id: str) -> Iterator[int]:
     """The endless stream of 32-bit words keyed by ``seed`` for deal ``game_id`` (steps
     1 and 2 of the module docstring)."""
-    key = hmac.digest(seed.encode("utf-8"), game_id.encode("utf-8"), "sha256")  # (one-shot, in C)
-    # HMAC-SHA256(key, block) spelled out (RFC 2104: H((K ^ opad) || H((K ^ ipad) || block)),
-    # the 32-byte key zero-padded to SHA-256's 64-byte block), with the two keyed hash
-    # states made once per deal and copied per block: the same bytes as
-    # hmac.new(key, block, sha256), without the hmac module's Python-level work per block.
-    padded = int.from_bytes(key.ljust(64, b"\0"), "big")
-    inner = hashlib.sha256((padded ^ _IPAD).to_bytes(64, "big"))
-    outer = hashlib.sha256((padded ^ _OPAD).to_bytes(64, "big"))
+    inner, outer = _keyed(deal_key(seed, game_id))
     block = 0
     while True:
-        mac = inner.copy()
-        mac.update(block.to_bytes(4, "big"))
-        done = outer.copy()
-        done.update(mac.digest())
-        yield from _WORDS.unpack(done.digest())
+        yield from _WORDS.unpack(_block(inner, outer, block))
         block += 1
 
 
-#: RFC 2104's pads for a 64-byte hash block, as ints to xor with the padded key.
-_IPAD = int.from_bytes(b"\x36" * 64, "big")
-_OPAD = int.from_bytes(b"\x5c" * 64, "big")
+def deal_key(seed: str, game_id: str) -> bytes:
+    """Step 1 of the module docstring: ``HMAC-SHA256(UTF-8(seed), UTF-8(game_id))``."""
+    keyed = _SEED_STATES.get(seed)
+    if keyed is None:
+        if len(_SEED_STATES) >= SEED_STATES_KEPT:
+            _SEED_STATES.clear()
+        keyed = _SEED_STATES[seed] = _keyed(seed.encode("utf-8"))
+    inner = keyed[0].copy()
+    inner.update(game_id.encode("utf-8"))
+    outer = keyed[1].copy()
+    outer.update(inner.digest())
+    return cast(bytes, outer.digest())
+
+
+# HMAC-SHA256 (RFC 2104: H((K ^ opad) || H((K ^ ipad) || message)), K the key zero-padded
+# to SHA-256's 64-byte block, or first hashed when longer) spelled out on _SHA256: the
+# same bytes as hmac.new(key, message, sha256) (a spec compares them), with the two keyed
+# hash states made once per key (the seed's once per run) and copied per message. A
+# 36-card deal is then some twelve SHA-256 compressions; through OpenSSL (hmac.digest,
+# hashlib's objects) the calls around them cost more than the compressions.
+
+def _sha256() -> Callable[[bytes], Any]:
+    """CPython's own SHA-256 constructor (``_sha2`` from 3.12, ``_sha256`` before): a hash
+    object is a small struct copied with memcpy, where OpenSSL's (hashlib's default)
+    goes through EVP's provider dispatch for every object made, copied and finished.
+    hashlib's when the interpreter was built without it. The digests are the same."""
+    for name in ("_sha2", "_sha256"):
+        try:
+            return cast(Callable[[bytes], Any], getattr(importlib.import_module(name), "sha256"))
+        except (ImportError, AttributeError):
+            pass
+    return hashlib.sha256
+
+
+_SHA256: Final = _sha256()
+#: RFC 2104's pads as byte translations (each key byte xor 0x36, xor 0x5c).
+_IPAD: Final = bytes([b ^ 0x36 for b in range(256)])
+_OPAD: Final = bytes([b ^ 0x5C for b in range(256)])
+#: The block counters C(j) of step 2 for the first blocks (a 52-card deal needs 7 or so).
+_COUNTERS: Final = [j.to_bytes(4, "big") for j in range(16)]
+
+
+#: The keyed states (``_keyed``) of the run seeds met last: every deal of a run is keyed
+#: by its seed, so they are made once per run, not per deal. Only ever copied (never
+#: updated), so a deal cannot change another. Emptied when SEED_STATES_KEPT are held.
+_SEED_STATES: Final[dict[str, tuple[Any, Any]]] = {}
+SEED_STATES_KEPT: Final = 16
+
+
+def _keyed(key: bytes) -> tuple[Any, Any]:
+    """The inner and outer SHA-256 states of HMAC keyed by ``key``, each after its padded
+    key block: HMAC(key, m) is the outer state fed the inner state's digest after ``m``."""
+    if len(key) > 64:
+        key = _SHA256(key).digest()
+    padded = key.ljust(64, b"\0")
+    return _SHA256(padded.translate(_IPAD)), _SHA256(padded.translate(_OPAD))
+
+
+def _block(inner: Any, outer: Any, block: int) -> bytes:
+    """``HMAC(key, C(block))`` from the states ``_keyed(key)`` (left as they were)."""
+    mac = inner.copy()
+    mac.update(_COUNTERS[block] if block < 16 else block.to_bytes(4, "big"))
+    done = outer.copy()
+    done.update(mac.digest())
+    return cast(bytes, done.digest())
 
 
 #: A SHA-256 digest as eight unsigned 32-bit big-endian words.
-_WORDS = struct.Struct(">8I")
+_WORDS: Final = struct.Struct(">8I")
 
 
 def deal_deck(seed: str, game_id: str, size: int) -> list[int]:
@@ -108,12 +160,21 @@ def deal_deck(seed: str, game_id: str, size: int) -> list[int]:
     (24, 36 or 52) cards: a permutation of ``deck_cards(size)``. Deterministic; see the
     module docstring for the algorithm. Raises KeyError for an unknown deck size."""
     deck = deck_cards(size)
-    word = deal_words(seed, game_id).__next__
+    inner, outer = _keyed(deal_key(seed, game_id))
+    # deal_words' stream, read a block (eight words) at a time without a generator.
+    words: tuple[int, ...] = ()
+    at = block = 0
     for i in range(len(deck) - 1, 0, -1):
         limit = _BELOW[i + 1]
-        w = word()
-        while w >= limit:
-            w = word()
+        while True:
+            if at == len(words):
+                words = _WORDS.unpack(_block(inner, outer, block))
+                block += 1
+                at = 0
+            w = words[at]
+            at += 1
+            if w < limit:
+                break
         j = w % (i + 1)
         deck[i], deck[j] = deck[j], deck[i]
     return deck
@@ -121,5 +182,5 @@ def deal_deck(seed: str, game_id: str, size: int) -> list[int]:
 
 #: Per bound b (1..52): the words below this limit are taken, ``2**32 - (2**32 mod b)``
 #: (step 3 of the module docstring: no modulo bias).
-_BELOW = [0] + [(1 << 32) - (1 << 32) % bound for bound in range(1, 53)]
+_BELOW: Final = [0] + [(1 << 32) - (1 << 32) % bound for bound in range(1, 53)]
 

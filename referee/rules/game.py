@@ -100,6 +100,22 @@ STATE_FIELDS = (
 )
 
 
+def _whole_deck(deck: list[int], size: int) -> bool:
+    """Whether ``deck`` holds each card of the deck of ``size`` cards exactly once (any
+    order): ``sorted(deck) == deck_cards(size)``, without sorting (checked for every deal)."""
+    if len(deck) != size:
+        return False
+    low = DECK_LOW_RANK.get(size, -1) * 4
+    if low < 0:
+        return False
+    seen = 0
+    for card in deck:
+        if not low <= card < 52 or seen >> card & 1:
+            return False
+        seen |= 1 << card
+    return True
+
+
 class Game:
     """One game of Durak. Mutable; ``copy()`` for a snapshot.
 
@@ -184,7 +200,7 @@ class Game:
             raise ValueError("give exactly one of seed or deck")
         if deck is None:
             deck = shuffled_deck(rules.deck, seed)  # type: ignore[arg-type]
-        elif sorted(deck) != deck_cards(rules.deck):
+        elif not _whole_deck(deck, rules.deck):
             raise RulesError(f"the deck order must hold each of the {rules.deck} cards exactly once")
         if dealer is None:
             dealer = players - 1
@@ -194,10 +210,15 @@ class Game:
         g.rules, g.players, g.deck, g.dealer = rules, players, list(deck), dealer
         g.events = [] if record_events else None
         g.history = []
-        hands = [0] * players
         dealt = players * HAND_SIZE
-        for i in range(dealt):
-            hands[(dealer + 1 + i) % players] |= 1 << deck[i]
+        # One card at a time from the dealer's left: seat s gets cards s', s' + players, ...
+        # (s' its place after the dealer), each mask built in a local (an unboxed int).
+        hands = [0] * players
+        for seat in range(players):
+            mask = 0
+            for i in range((seat - dealer - 1) % players, dealt, players):
+                mask |= 1 << deck[i]
+            hands[seat] = mask
         g.hands = hands
         g.known = [0] * players
         g.out = [False] * players

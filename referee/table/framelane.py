@@ -19,17 +19,19 @@ compiled function checks the types of its arguments.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any, Final, cast
 
 from protocol import messages as msg
-from protocol.codec import pack
+from protocol.codec import map_head, pack
 
 from ..rules.game import OVER, Game
 from ..rules.options import Rules
 from ..seats.pipelane import Lane, decide_now, queue_frame, yield_due
 from ..seats.players import BotFailure
 from .clock import Clock
-from .requests import _ARRAY as ARRAY_HEADS, _CARD as CARD_BYTES, ACTIONS_BY_BYTES, RequestFrames, frame_body
+from .requests import (_ARRAY as ARRAY_HEADS, _CARD as CARD_BYTES, _int as packed_int, ACTIONS_BY_BYTES,
+                       RequestFrames, frame_body)
 
 
 class Decision:
@@ -54,6 +56,80 @@ class Decision:
     def __repr__(self) -> str:
         return (f"Decision(seat={self.seat!r}, action={self.action!r}, forced={self.forced!r}, "
                 f"seconds={self.seconds!r})")
+
+
+def seat_seconds(decisions: list[Decision], seats: int) -> list[list[float]]:
+    """Per seat (0 to ``seats`` - 1), the seconds charged for each of its unforced
+    decisions in ``decisions``, in order: what a match's counts sum (``MatchResult.add``),
+    gathered in one compiled pass (the caller sums each list with ``sum``, as before).
+    A decision of a seat outside that range (a record read back from a bad log) is in none."""
+    out: list[list[float]] = [[] for _ in range(seats)]
+    for d in decisions:
+        seat = d.seat
+        if not d.forced and 0 <= seat < seats:
+            out[seat].append(d.seconds)
+    return out
+
+
+def charge_bots(decisions: list[Decision], bots: list[Any]) -> int:
+    """``MatchResult.add``'s counts of a game's decisions, in one compiled pass: for each
+    seat's bot (``bots[seat]``, a ``match.BotStats``) that made unforced decisions, add
+    their number to its ``decisions``, their seconds summed with ``sum`` in the order made
+    to its ``seconds``, and raise its ``max_seconds`` to the largest. Returns how many
+    decisions were counted."""
+    asked = 0
+    per_seat = seat_seconds(decisions, len(bots))
+    for seat in range(len(bots)):
+        times = per_seat[seat]
+        if times:
+            stats = bots[seat]
+            stats.decisions += len(times)
+            stats.seconds += sum(times)
+            # max(stats.max_seconds, *times), the builtin's own loop (a later item replaces
+            # the largest so far only when greater) on unboxed floats
+            largest: float = stats.max_seconds
+            for seconds in times:
+                if seconds > largest:
+                    largest = seconds
+            stats.max_seconds = largest
+            asked += len(times)
+    return asked
+
+
+def all_seconds(decisions: list[Decision]) -> list[float]:
+    """The seconds charged for each decision of ``decisions``, in order (forced ones: 0.0)."""
+    return [d.seconds for d in decisions]
+
+
+class SeatKinds:
+    """What a table reads of its players at the start of a game (``match._Table``), per
+    seat: whether it wants events, decides now, takes request frames, and the lane
+    (``Player.lane``) of one that takes frames; the listeners (the seats that want
+    events) and whether each listener, and each seat, takes frames. Read anew for every
+    game, in one compiled pass (a restarted bot may say otherwise than its predecessor)."""
+
+    def __init__(self, players: Sequence[Any]) -> None:
+        self.wants: list[object] = []
+        self.listeners: list[int] = []
+        self.decides_now: list[object] = []
+        self.takes_frames: list[object] = []
+        self.lanes: list[Lane | None] = []
+        self.listeners_take_frames = True
+        self.all_take_frames = True
+        for seat in range(len(players)):
+            player = players[seat]
+            wants = player.wants_events
+            takes = player.takes_frames
+            self.wants.append(wants)
+            self.decides_now.append(player.decides_now)
+            self.takes_frames.append(takes)
+            self.lanes.append(player.lane if takes else None)
+            if not takes:
+                self.all_take_frames = False
+            if wants:
+                self.listeners.append(seat)
+                if not takes:
+                    self.listeners_take_frames = False
 
 
 class FrameTable:
@@ -188,9 +264,19 @@ EVENT_BODIES_MAX = 100_000
 _DRAW_HEADS: Final[dict[tuple[int, int, bool], bytes]] = {}  # (Final: a C static; emptied in place)
 
 
+#: The rules ``_event_bodies`` was last asked for, their map and the registry that held it
+#: (``_EVENT_BODIES``, which a test may replace): the rules of every game of a match are
+#: one object, so each game after the first finds its map without hashing the rules.
+_LAST_BODIES: Final[list[object]] = [None, None, None]
+
+
 def _event_bodies(rules: Rules) -> dict[tuple, bytes]:
     """The packed shared events of ``rules`` (public_event may read the rules), made the
     most recently used; the least recently used rules' map goes past EVENT_BODIES_RULES."""
+    last = _LAST_BODIES
+    if last[0] is rules and last[2] is _EVENT_BODIES:
+        # The most recently used already (none has been asked for since): nothing moves.
+        return cast("dict[tuple, bytes]", last[1])
     bodies = _EVENT_BODIES.get(rules)
     if bodies is None:
         bodies = _EVENT_BODIES[rules] = {}
@@ -198,6 +284,7 @@ def _event_bodies(rules: Rules) -> dict[tuple, bytes]:
             _EVENT_BODIES.popitem(last=False)
     else:
         _EVENT_BODIES.move_to_end(rules)
+    last[0], last[1], last[2] = rules, bodies, _EVENT_BODIES
     return bodies
 
 
@@ -217,6 +304,11 @@ def _draw_head(seat: int, count: int, drawer: bool) -> bytes:
     return head
 
 
+#: ``msg.event_head``'s map (type, game, event) up to the game's value, and the key after it.
+_EVENT_HEAD: Final = map_head(3) + pack("type") + pack("event") + pack("game")
+_K_EVENT: Final = pack("event")
+
+
 class EventFrames:
     """The event frames of one game for the seats that want events (``listeners``): the
     bytes of ``encode(event_msg(game=index, event=game.public_event(event, seat)))``,
@@ -230,7 +322,8 @@ class EventFrames:
     def __init__(self, rules: Rules, index: int, listeners: list[int]) -> None:
         self.index = index
         self.listeners = listeners
-        self.head = msg.event_head(index)
+        #: ``msg.event_head(index)``, joined from packed parts (a spec compares the two).
+        self.head = _EVENT_HEAD + packed_int(index) + _K_EVENT
         self.bodies = _event_bodies(rules)
 
     def frames(self, game: Game, forced: bool) -> list[tuple[int, bytes]]:

@@ -25,7 +25,8 @@ import trio
 from protocol import messages as msg
 
 from .clock import Clock, TimeControl
-from .framelane import Decision, EventFrames, FrameTable, ask_fast, play_frames, queue_events
+from .framelane import (Decision, EventFrames, FrameTable, SeatKinds, all_seconds, ask_fast,
+                        charge_bots, play_frames, queue_events)
 from .requests import ACTIONS_BY_BYTES, RequestFrames, game_end_frame, game_start_frame
 from .failfast import all_forfeit_warning, forfeited_all
 from ..seats.pipelane import flush_now, queue_frame
@@ -127,7 +128,7 @@ class GameRecord:
     @property
     def overhead_s(self) -> float:
         """Referee time not charged to any bot (wall time minus decision times)."""
-        return max(0.0, self.wall_s - sum([d.seconds for d in self.decisions]))
+        return max(0.0, self.wall_s - sum(all_seconds(self.decisions)))
 
     def as_dict(self) -> dict[str, Any]:
         """The log record of this game."""
@@ -177,10 +178,12 @@ class _Table:
         # Request ids count per seat per game (1, 2, 3, ...): a seat's ids say nothing
         # about how often other seats, or other tables, were asked.
         self.request_ids = [0] * len(players)
-        self.wants = [p.wants_events for p in players]
-        self.listeners = [seat for seat, wants in enumerate(self.wants) if wants]
-        self.decides_now = [p.decides_now for p in players]
-        self.clocks = [Clock(config.tc) for _ in players]
+        kinds = SeatKinds(players)
+        self.wants = kinds.wants
+        self.listeners = kinds.listeners
+        self.decides_now = kinds.decides_now
+        tc = config.tc
+        self.clocks = [Clock(tc) for _ in players]
         self.retries: list[dict[str, Any]] = []
         self.inprocess_cpu_s = 0.0  #: see GameRecord.inprocess_cpu_s
         #: trio.current_time, read straight from the run's clock (it is what that reads).
@@ -188,18 +191,17 @@ class _Table:
         self.event_frames = EventFrames(config.rules, index, self.listeners)
         #: Seats whose player takes request frames: asked with frames joined from packed
         #: parts (set up by ``start_game``), and first through ``framelane.ask_fast``.
-        self.takes_frames = [p.takes_frames for p in players]
+        self.takes_frames = kinds.takes_frames
         #: Per seat, its player's ``lane`` (Player.lane) or None: the frame lane calls
         #: pipelane with it directly.
-        self.lanes = [p.lane if p.takes_frames else None for p in players]
+        self.lanes = kinds.lanes
         self.requests: RequestFrames | None = None
         #: Events go out without a coroutine (broadcast_now) when no spectator watches and
         #: every seat that wants them queues frames.
-        self.events_now = watch is None and all(
-            p.takes_frames for p, wants in zip(players, self.wants) if wants)
+        self.events_now = watch is None and kinds.listeners_take_frames
         #: Every decision goes first through the synchronous ``framelane.play_frames``:
         #: every seat takes frames and events go out queued.
-        self.frames_now = self.events_now and all(self.takes_frames)
+        self.frames_now = self.events_now and kinds.all_take_frames
 
     def start_game(self, game: Game) -> None:
         """Bind the table to its game (the request frames read it)."""
@@ -640,13 +642,7 @@ class MatchResult:
         by_name = {b.name: b for b in self.bots}
         at = [by_name[name] for name in record.players]
         decisions = record.decisions
-        for seat, stats in enumerate(at):
-            times = [d.seconds for d in decisions if d.seat == seat and not d.forced]
-            if times:
-                stats.decisions += len(times)
-                stats.seconds += sum(times)
-                stats.max_seconds = max(stats.max_seconds, *times)
-                self.asked += len(times)
+        self.asked += charge_bots(decisions, at)
         self.actions += len(decisions)
         self.bouts += record.bouts
         self.overhead_s += record.overhead_s

@@ -149,6 +149,63 @@ def action_bytes(action: int) -> bytes:
     return data
 
 
+_K_GAME: Final = _key("game")
+_K_OBSERVATION: Final = _key("observation")
+#: The observation map's head: 21 fields, 22 with ``direction`` (transfer = reflect).
+_OBSERVATION_HEAD: Final = map_head(21)
+_OBSERVATION_HEAD_REFLECT: Final = map_head(22)
+_K_SEAT: Final = _key("seat")
+_K_PLAYERS: Final = _key("players")
+_K_DEALER: Final = _key("dealer")
+_K_HAND: Final = _key("hand")
+_K_HAND_SIZES: Final = _key("hand_sizes")
+_K_OUT: Final = _key("out")
+_K_KNOWN: Final = _key("known")
+
+
+class _SeatsParts:
+    """The parts of a request frame that depend on the number of seats alone, and the
+    tables of them that ``RequestFrames.frame`` fills as it meets their values: each
+    entry is a pure function of its index and the number of seats, so every game with
+    that many seats shares one (nothing of a game's state is in them)."""
+
+    def __init__(self, n: int) -> None:
+        self.sizes_head = _K_HAND_SIZES + _ARRAY[n]
+        self.out_head = _K_OUT + _ARRAY[n]
+        self.out_parts = [b""] * (1 << n)
+        self.known_head = _K_KNOWN + _ARRAY[n]
+        self.limits = [b""] * 2048
+        self.unknown = _ARRAY[0] * n + _K_SHOWN + _ARRAY[0]
+
+
+#: _SeatsParts by number of seats (2 to 6), made when first met.
+_SEATS_PARTS: Final[list[_SeatsParts | None]] = [None] * 7
+
+
+def _seats_parts(n: int) -> _SeatsParts:
+    """The shared ``_SeatsParts`` of ``n`` seats."""
+    parts = _SEATS_PARTS[n] if 0 <= n < 7 else None
+    if parts is None:
+        parts = _SeatsParts(n)
+        if 0 <= n < 7:
+            _SEATS_PARTS[n] = parts
+    return parts
+
+
+#: Per trump (card * 4 + suit): ``RequestFrames._trump_talon``'s table for it, filled as
+#: frames meet its entries (each a pure function of the trump and its index), shared by
+#: every game with that trump. At most 52 x 4 tables of 371 entries.
+_TRUMP_PARTS: Final[dict[int, list[bytes]]] = {}
+
+
+def _trump_parts(trump: int) -> list[bytes]:
+    """The shared ``_trump_talon`` table of ``trump`` (card * 4 + suit)."""
+    parts = _TRUMP_PARTS.get(trump)
+    if parts is None:
+        parts = _TRUMP_PARTS[trump] = [b""] * len(_HOLDER_TALON)
+    return parts
+
+
 class RequestFrames:
     """The request frames of one game (see the module docstring). Holds the game and
     reads it at each ``frame`` call: valid for that game only."""
@@ -162,24 +219,24 @@ class RequestFrames:
     def __init__(self, game: Game, index: int) -> None:
         self._game = game
         self._reflect = game.rules.transfer == "reflect"  # observe adds "direction" then
-        fields = 22 if self._reflect else 21
         n = game.players
         # Per seat: from the game's key to the hand's key, fixed for the whole game.
-        after_id = _key("game") + _int(index) + _key("observation") + map_head(fields)
-        self._seat_head = [
-            after_id + _key("seat") + _int(seat) + _key("players") + _int(n)
-            + _key("dealer") + _int(game.dealer) + _key("hand")
-            for seat in range(n)]
-        self._sizes_head = _key("hand_sizes") + array_head(n)
-        self._out_head = _key("out") + array_head(n)
+        after_id = (_K_GAME + _int(index) + _K_OBSERVATION
+                    + (_OBSERVATION_HEAD_REFLECT if self._reflect else _OBSERVATION_HEAD))
+        after_seats = _K_PLAYERS + _int(n) + _K_DEALER + _int(game.dealer) + _K_HAND
+        self._seat_head = [after_id + _K_SEAT + _INT[seat] + after_seats for seat in range(n)]
+        # The parts that depend on the number of seats only, shared by every game with it.
+        shared = _seats_parts(n)
+        self._sizes_head = shared.sizes_head
+        self._out_head = shared.out_head
         #: [bit s set when seat s is out]: the out flags with their key, packed when met.
-        self._out_parts = [b""] * (1 << n)
-        self._known_head = _key("known") + array_head(n)
+        self._out_parts = shared.out_parts
+        self._known_head = shared.known_head
         #: [transfers * 64 + attack_limit (+ 1024 when no card is known or shown)]:
         #: ``_limits_part``, packed when first met.
-        self._limits = [b""] * 2048
+        self._limits = shared.limits
         #: The known sets and the shown set when all are empty (most positions).
-        self._unknown = array_head(0) * n + _K_SHOWN + array_head(0)
+        self._unknown = shared.unknown
         # Each card set's packed list as last framed, with its mask (-1 or None: none
         # yet; hands by identity, see frame): a set changes a few times a bout, far less
         # often than it is framed.
@@ -188,8 +245,10 @@ class RequestFrames:
         self._size_masks: list[object] = [None] * n
         self._sizes = [b""] * n  #: hand sizes, packed
         #: The trump (card * 4 + suit) and [(trump_holder + 1) * 53 + talon size]: the
-        #: trump's fields, its holder's and the talon's, with the table's key.
-        self._trump, self._trump_talon = -1, [b""]
+        #: trump's fields, its holder's and the talon's, with the table's key (shared by
+        #: the games with this trump: ``_trump_parts``).
+        self._trump = game.trump_card * 4 + game.trump_suit
+        self._trump_talon = _trump_parts(self._trump)
         self._known, self._known_parts = [-1] * n, [b""] * n
         #: The discard pile's part runs from its key to the hand sizes' array head.
         self._discard, self._discard_part = -1, b""
@@ -335,7 +394,6 @@ _START_HEAD: Final = map_head(11) + _key("type") + pack("game_start") + _key("ga
 _START_TRUMP: Final = [_key("trump") + _CARD[card] + _key("trump_suit") + pack(CARD_TEXT[card][1])
                        + _key("hand") for card in range(52)]
 _K_ATTACKER: Final = _key("attacker")
-_K_DEALER: Final = _key("dealer")
 #: game_end_msg's map up to the value of ``game`` (five keys: type, game, durak,
 #: termination, reason).
 _END_HEAD: Final = map_head(5) + _key("type") + pack("game_end") + _key("game")

@@ -117,3 +117,10 @@ async def test_only_the_most_recently_used_rules_keep_their_packed_events(
     await _play_checked(dealt_games, [b], "lru-again")
     assert list(framelane._EVENT_BODIES) == [c, b]
     assert all(framelane._EVENT_BODIES.values())  # each map in use holds packed events
+
+
+@pytest.mark.parametrize("index", [0, 1, 127, 128, 255, 1023, 1024, 65535, 65536, 2**32 - 1, 2**32, 2**40])
+def test_the_event_head_of_a_game_is_the_one_event_msg_packs(index: int) -> None:
+    """The head an event frame of game ``index`` starts with, joined from packed parts,
+    is ``messages.event_head``'s, whatever size of int msgpack writes the index in."""
+    assert framelane.EventFrames(make_rules(), index, [0]).head == msg.event_head(index)

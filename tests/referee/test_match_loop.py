@@ -254,3 +254,28 @@ def test_who_shares_a_draw_is_one_rule_for_every_score() -> None:
     assert record(None, (0, 2)).drawn_seats == (0, 2)  # last_two_out: the last two share it
     assert [record(None, (0, 2)).score(s) for s in range(3)] == [0.5, 1.0, 0.5]
     assert record(None, ()).drawn_seats == (0, 1, 2)  # stalemate / action cap: everyone
+
+
+def test_a_table_reads_each_seats_kind_from_its_player_as_the_game_starts() -> None:
+    """``SeatKinds``: per seat, whether its player wants events, decides at once, takes
+    request frames, and the lane of one that does; which seats listen; and whether every
+    listener, and every seat, takes frames (then events and decisions take the frame
+    lane). Read from the players themselves for each game."""
+    from referee.seats.process import ProcessPlayer
+    from referee.seats.sandbox import Sandbox
+    from referee.table.framelane import SeatKinds
+
+    greedy = BuiltinPlayer("g", parse_bot_spec("builtin:greedy"))
+    ismcts = BuiltinPlayer("i", parse_bot_spec("builtin:ismcts"))
+    program = ProcessPlayer("p", parse_bot_spec("examples/c/bot"), sandbox=Sandbox("none"))
+    kinds = SeatKinds([greedy, program, ismcts])
+    assert kinds.wants == [False, True, True] and kinds.listeners == [1, 2]
+    assert kinds.decides_now == [True, False, False]
+    assert kinds.takes_frames == [False, True, False]
+    assert kinds.lanes == [None, program.lane, None]
+    assert not kinds.listeners_take_frames and not kinds.all_take_frames
+    only_programs = SeatKinds([program, greedy])
+    assert only_programs.listeners_take_frames and not only_programs.all_take_frames
+    assert SeatKinds([program, program]).all_take_frames
+    program.wants_events = False  # (a bot restarted for the next game may say otherwise)
+    assert SeatKinds([program, greedy]).listeners == []

@@ -8,6 +8,7 @@ out, the head-to-head Elo of a two-bot match, the referee's cost per decision, a
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, strategies as st
 
 from referee.rules import make_rules
 from referee.rules.actions import parse_action
@@ -238,3 +239,36 @@ def test_head_to_head_rounds_elo_and_its_error_to_one_decimal() -> None:
 def test_the_leader_of_a_match_without_bots_is_empty() -> None:
     result = MatchResult(MatchConfig(rules=make_rules("classic", ()), games=1, seed=4), [])
     assert result.leader() == ""
+
+
+@given(st.lists(st.tuples(st.integers(0, 2), st.booleans(),
+                          st.floats(0.0, 10.0, allow_nan=False, allow_infinity=False)),
+                max_size=80),
+       st.floats(0.0, 100.0, allow_nan=False, allow_infinity=False))
+def test_a_match_result_sums_exactly_what_the_decisions_say_in_their_order(
+        moves: list[tuple[int, bool, float]], wall_s: float) -> None:
+    """The counts per bot are those of the plain definition (each seat's unforced
+    decisions, their seconds summed with ``sum`` in the order they were made, the largest),
+    float for float, and so is the overhead: how they are gathered is no one's business."""
+    decisions = [Decision(seat, TAKE, forced, seconds) for seat, forced, seconds in moves]
+    game = record(0, durak=0, decisions=decisions, wall_s=wall_s, players=("a", "b", "c"))
+    result = MatchResult(MatchConfig(rules=make_rules("classic", ()), games=1, seed=4),
+                         [BotStats("a"), BotStats("b"), BotStats("c")])
+    result.add(game)
+    for seat, bot in enumerate(result.bots):
+        times = [s for t, forced, s in moves if t == seat and not forced]
+        assert bot.decisions == len(times)
+        assert bot.seconds == (sum(times) if times else 0.0)
+        assert bot.max_seconds == max([0.0, *times])
+    assert result.asked == sum(1 for _, forced, _ in moves if not forced)
+    assert game.overhead_s == max(0.0, wall_s - sum([s for _, _, s in moves]))
+
+
+def test_decisions_of_a_seat_the_table_does_not_have_count_for_no_bot() -> None:
+    """A record read back from a damaged log may name a seat past the table's: as before,
+    no bot is charged for it (and nothing fails)."""
+    game = record(0, durak=0, wall_s=1.0, decisions=[Decision(0, TAKE, False, 0.25),
+                                                     Decision(5, TAKE, False, 0.5)])
+    result = played([game])
+    assert [(b.decisions, b.seconds) for b in result.bots] == [(1, 0.25), (0, 0.0)]
+    assert result.asked == 1 and result.actions == 2

@@ -128,6 +128,27 @@ def test_bad_deck_orders_are_refused():
         Game.new(make_rules(), 2, seed=1, dealer=2)
 
 
+@pytest.mark.parametrize("deck", [
+    deck_cards(36)[1:] + [deck_cards(36)[1]],   # a card twice, one missing
+    deck_cards(36)[1:] + [0],                   # a card of the 52-card deck only
+    deck_cards(36)[1:] + [52], deck_cards(36)[1:] + [-1],  # no card at all
+    deck_cards(36) + [deck_cards(36)[0]],       # one card too many
+    [],
+])
+def test_a_deck_order_that_is_not_each_card_of_the_deck_once_is_refused(deck):
+    with pytest.raises(RulesError, match="exactly once"):
+        Game.new(make_rules(), 2, deck=deck)
+
+
+@pytest.mark.parametrize("players, dealer", [(2, 1), (2, 0), (3, 0), (4, 2), (6, 5)])
+def test_the_hands_are_dealt_one_card_at_a_time_from_the_dealers_left(players, dealer):
+    deck = deck_cards(36)[::-1]
+    g = Game.new(make_rules(), players, deck=deck, dealer=dealer)
+    for seat in range(players):
+        first = (seat - dealer - 1) % players  # the seat's place in the round
+        assert g.hands[seat] == sum(1 << deck[first + players * k] for k in range(6))
+
+
 @pytest.mark.parametrize(("given", "text"), [
     ({"deck": deck_cards(36)[:-1]}, "the deck order must hold each of the 36 cards exactly once"),
     ({"deck": deck_cards(36)[:-1] + [0]}, "the deck order must hold each of the 36 cards exactly once"),

@@ -14,7 +14,8 @@ from hypothesis import given, strategies as st
 
 from referee.rules import shuffled_deck
 from referee.rules.cards import card_str, deck_cards
-from referee.rules.deal import SEED_MAX_LEN, SeedError, check_seed, deal_deck, deal_id, deal_words
+from referee.rules.deal import (SEED_MAX_LEN, SEED_STATES_KEPT, SeedError, check_seed, deal_deck, deal_id,
+                                deal_key, deal_words)
 
 
 def text(deck: list[int]) -> str:
@@ -46,6 +47,34 @@ def test_step_one_is_plain_hmac_sha256_of_the_deal_id_keyed_by_the_seed() -> Non
     words = deal_words("durak-ref", "match:0")
     stream = b"".join(next(words).to_bytes(4, "big") for _ in range(16))
     assert stream == block0 + block1
+
+
+@given(seed=st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1,
+                    max_size=SEED_MAX_LEN),
+       gid=st.text(max_size=80))
+def test_the_word_stream_is_hmac_sha256_as_the_standard_library_computes_it(seed: str, gid: str) -> None:
+    """The referee spells HMAC out on SHA-256 states it keeps (the seed's per run): the
+    bytes are the standard library's, for seeds shorter and longer than SHA-256's 64-byte
+    block (a longer key is hashed first) and for any deal id."""
+    key = hmac.new(seed.encode(), gid.encode(), hashlib.sha256).digest()
+    assert deal_key(seed, gid) == key
+    words = deal_words(seed, gid)
+    stream = b"".join(next(words).to_bytes(4, "big") for _ in range(8 * 20))
+    assert stream == b"".join(hmac.new(key, j.to_bytes(4, "big"), hashlib.sha256).digest()
+                              for j in range(20))
+
+
+def test_a_seed_met_before_deals_what_it_dealt_the_first_time() -> None:
+    """The keyed states of the seeds met last are kept (every deal of a run is keyed by
+    its seed): deals under many seeds in turn, more than are kept, and then again under
+    the first ones, give the same decks as the first time, and one run's seed never
+    stands in for another's."""
+    seeds = [f"seed-{k}" for k in range(SEED_STATES_KEPT + 5)]
+    first = {seed: deal_deck(seed, "match:1", 36) for seed in seeds}
+    assert len({tuple(deck) for deck in first.values()}) == len(seeds)
+    for seed in reversed(seeds):
+        assert deal_deck(seed, "match:1", 36) == first[seed]
+    assert deal_deck("x" * 65, "match:1", 36) != deal_deck("x" * 64, "match:1", 36)
 
 
 def test_the_shuffle_follows_the_documented_fisher_yates_with_rejection() -> None:
