@@ -337,6 +337,32 @@ async def test_flush_now_writes_what_the_pipe_takes_and_leaves_the_rest() -> Non
         os.close(bot_out)
 
 
+async def test_flush_now_says_false_when_the_pipe_took_only_part() -> None:
+    # A pipe with two pages free and a frame of five: the write takes part (writes past
+    # PIPE_BUF may be partial); the rest stays queued, in order, for the awaited write.
+    send, receive, bot_in, bot_out = _pipe_pair()
+    lane = PipePlayer(send, receive).lane
+    try:
+        _fill(send)
+        os.read(bot_in, 8192)
+        frame = bytes(range(256)) * 80  # 20480 bytes
+        pipelane.queue_frame(lane, frame)
+        assert not pipelane.flush_now(lane)
+        assert 0 < len(lane.out) < len(frame) and frame.endswith(bytes(lane.out))
+    finally:
+        for stream in (send, receive):
+            await stream.aclose()
+        os.close(bot_in)
+        os.close(bot_out)
+
+
+def test_flush_now_leaves_a_stream_that_is_not_a_pipe_to_the_awaited_write() -> None:
+    lane = pipelane.Lane()  # (no fds: a TCP or in-memory stream)
+    pipelane.queue_frame(lane, b"\x00\x00\x00\x01\x80")
+    assert not pipelane.flush_now(lane)
+    assert lane.out == b"\x00\x00\x00\x01\x80"
+
+
 def _fill(send: trio.lowlevel.FdStream) -> None:
     """Fill the pipe behind ``send`` (nobody reads it)."""
     while True:

@@ -150,7 +150,7 @@ async def test_past_queued_max_the_frames_are_joined_and_still_go_out_in_order()
     async with pipes({1: answer(1, PASS)}) as (player, others):
         for n in range(count):
             pipelane.queue_frame(player.lane, event(n))
-        assert len(player.lane.queued) <= pipelane.QUEUED_MAX
+            assert len(player.lane.queued) <= pipelane.QUEUED_MAX
         player._quick = True  # so the synchronous lane writes them with the request
         assert player.decide_frame_now(encode(request(1)), 1, 5.0, KNOWN) == "PASS"
     assert [m["event"]["n"] for m in others] == list(range(count))

@@ -64,6 +64,22 @@ def test_the_word_stream_is_hmac_sha256_as_the_standard_library_computes_it(seed
                               for j in range(20))
 
 
+@pytest.mark.parametrize("seed", ["k" * 63, "k" * 64, "k" * 65, "é" * 32, "é" * 32 + "k"])
+def test_keys_at_sha256s_block_size_are_hashed_only_past_it(seed: str) -> None:
+    # RFC 2104: a key longer than the 64-byte block is hashed first; one of exactly 64
+    # bytes is not ("é" is two bytes in UTF-8: 64 and 65 bytes).
+    for gid in ("match:0", "sprt:17"):
+        assert deal_key(seed, gid) == hmac.new(seed.encode(), gid.encode(), hashlib.sha256).digest()
+
+
+def test_the_keyed_states_kept_are_bounded() -> None:
+    from referee.rules import deal
+
+    for k in range(3 * SEED_STATES_KEPT):
+        deal_deck(f"bound-{k}", "match:0", 24)
+        assert len(deal._SEED_STATES) <= SEED_STATES_KEPT
+
+
 def test_a_seed_met_before_deals_what_it_dealt_the_first_time() -> None:
     """The keyed states of the seeds met last are kept (every deal of a run is keyed by
     its seed): deals under many seeds in turn, more than are kept, and then again under
