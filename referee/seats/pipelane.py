@@ -156,9 +156,7 @@ def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: f
     except (OSError, ValueError):
         pass
     lane.unyielded += 1
-    head = _HEADS.get(request_id)
-    if head is None:
-        head = answer_head(request_id)
+    head = answer_head(request_id)
     # (``timing``, ``expect`` and ``answers`` are set only where the request is left
     # open: the awaited path reads them, and a known answer taken here needs none.)
     # Everything queued, then the request, in one writev: the queued frames are not
@@ -172,10 +170,8 @@ def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: f
     total = 0
     for part in queued:
         total += len(part)
-    holder: Any = lane.out_holder
-    fileno: Any = lane.out_fileno
     try:
-        sent: int = _writev(fileno() if holder is None else holder.fd, queued)
+        sent: int = _writev(_fd(lane.out_holder, lane.out_fileno), queued)
     except BlockingIOError:
         sent = 0
     except OSError:  # the bot is gone: decide_frame writes again and says so
@@ -197,10 +193,8 @@ def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: f
         return None
     # Read first: on one CPU the bot usually runs as soon as the write wakes it, and
     # has answered by the time the write returns; otherwise wait in the pipe's poll.
-    holder = lane.in_holder
-    fileno = lane.in_fileno
     try:
-        chunk = _read(fileno() if holder is None else holder.fd, READ_CHUNK)
+        chunk = _read(_fd(lane.in_holder, lane.in_fileno), READ_CHUNK)
     except BlockingIOError:
         chunk = _read_within(lane, QUICK_WAIT_MS)
     except OSError:  # the pipe is gone: decide_frame says so
@@ -238,11 +232,15 @@ def _read_within(lane: Lane, milliseconds: int) -> bytes:
     try:
         if not poller.poll(milliseconds):
             return b""
-        holder: Any = lane.in_holder
-        fileno: Any = lane.in_fileno
-        return _read(fileno() if holder is None else holder.fd, READ_CHUNK)
+        return _read(_fd(lane.in_holder, lane.in_fileno), READ_CHUNK)
     except (OSError, ValueError):  # would block, or the pipe is gone: decide_frame says which
         return b""
+
+
+def _fd(holder: Any, fileno: Any) -> int:
+    """A pipe's fd as its holder reads it (-1 once the stream is closed, never a number
+    reused since: see wire._fd_holder), or from its ``fileno`` method without a holder."""
+    return cast(int, fileno() if holder is None else holder.fd)
 
 
 def _leave_open(lane: Lane, request_id: int, written: float | None, head: bytes,
@@ -268,12 +266,10 @@ def flush_now(lane: Lane) -> bool:
     out = pending(lane)  # (the frames queued apart, joined on in order)
     if len(out) == 0:
         return True
-    fileno: Any = lane.out_fileno
-    if fileno is None:
+    if lane.out_fileno is None:
         return False
-    holder: Any = lane.out_holder
     try:
-        sent: int = _write(fileno() if holder is None else holder.fd, out)
+        sent: int = _write(_fd(lane.out_holder, lane.out_fileno), out)
     except OSError:  # would block, or the bot is gone: the awaited flush says which
         return False
     if sent < len(out):

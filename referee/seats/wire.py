@@ -37,7 +37,7 @@ from protocol.errors import RemoteProtocolError, UnsupportedVersionError
 
 from .. import __version__
 from .pipelane import (QUICK_ANSWER_S, QUICK_WAIT_MS, READ_CHUNK, YIELD_EVERY, Lane,  # noqa: F401
-                       answer_head as _answer_head, decide_now, pending, queue_frame, yield_due)
+                       answer_head as _answer_head, decide_now, flush_now, pending, queue_frame, yield_due)
 from .players import BotFailure, Player
 
 #: Seconds a write to a bot may block (the bot not reading its input) before the bot
@@ -499,21 +499,12 @@ class StreamPlayer(Player):
         """Write everything queued; return the trio time at which the write completed.
         A bot that stops reading cannot stall the referee: the write fails the bot at
         ``deadline`` or after WRITE_TIMEOUT seconds."""
-        if not self._out:
+        total = len(self._out)
+        # Usually it fits the pipe's buffer: one write, no trio round (the compiled lane's
+        # own write; what it leaves, or a stream that is not a pipe, is written below).
+        if flush_now(self._lane):
             return self._now()
         data, self._out = self._out, bytearray()
-        total = len(data)
-        if self._out_fileno is not None:
-            # Usually the frame fits the pipe's buffer: one write, no trio round.
-            try:
-                sent = os.write(self._out_fileno(), data)
-            except BlockingIOError:
-                sent = 0
-            except OSError:
-                raise self._note(self._write_failure()) from None
-            if sent == total:
-                return self._now()
-            data = data[sent:]
         self._unyielded = 0
         limit = trio.current_time() + WRITE_TIMEOUT
         if deadline is not None:

@@ -264,19 +264,9 @@ EVENT_BODIES_MAX = 100_000
 _DRAW_HEADS: Final[dict[tuple[int, int, bool], bytes]] = {}  # (Final: a C static; emptied in place)
 
 
-#: The rules ``_event_bodies`` was last asked for, their map and the registry that held it
-#: (``_EVENT_BODIES``, which a test may replace): the rules of every game of a match are
-#: one object, so each game after the first finds its map without hashing the rules.
-_LAST_BODIES: Final[list[object]] = [None, None, None]
-
-
 def _event_bodies(rules: Rules) -> dict[tuple, bytes]:
     """The packed shared events of ``rules`` (public_event may read the rules), made the
     most recently used; the least recently used rules' map goes past EVENT_BODIES_RULES."""
-    last = _LAST_BODIES
-    if last[0] is rules and last[2] is _EVENT_BODIES:
-        # The most recently used already (none has been asked for since): nothing moves.
-        return cast("dict[tuple, bytes]", last[1])
     bodies = _EVENT_BODIES.get(rules)
     if bodies is None:
         bodies = _EVENT_BODIES[rules] = {}
@@ -284,7 +274,6 @@ def _event_bodies(rules: Rules) -> dict[tuple, bytes]:
             _EVENT_BODIES.popitem(last=False)
     else:
         _EVENT_BODIES.move_to_end(rules)
-    last[0], last[1], last[2] = rules, bodies, _EVENT_BODIES
     return bodies
 
 

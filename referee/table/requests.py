@@ -414,9 +414,9 @@ class _StartParts:
         self.rules = rules  #: compared by identity: a match's config holds one Rules
         self.names = list(names)  #: compared by value (a copy: the caller's list may change)
         n = len(names)
-        middle = (_key("players") + _int(n) + _key("names") + pack(self.names)
+        middle = (_K_PLAYERS + _int(n) + _key("names") + pack(self.names)
                   + _key("rules") + pack(rules.as_dict()) + _K_DEALER)
-        self.seats = [_key("seat") + _int(seat) + middle for seat in range(n)]
+        self.seats = [_K_SEAT + _int(seat) + middle for seat in range(n)]
 
 
 #: The packed parts of the (rules, names) pairs met last, the latest first.
@@ -463,20 +463,4 @@ def game_end_frame(index: int, durak: int | None, termination: str, reason: str)
     if tail is None:
         return encode(game_end_msg(index, durak, termination, reason))  # raises
     return frame_body(b"".join([_END_HEAD, _int(index), _K_DURAK,
-                                _NIL if durak is None else _int(durak), tail, _str(reason)]))
-
-
-def _str(text: str) -> bytes:
-    """``pack(text)``: msgpack's str forms (fixstr, str8, str16, str32) of its UTF-8."""
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError:  # (lone surrogates: the encoder refuses them too)
-        return pack(text)
-    size = len(data)
-    if size < 32:
-        return bytes([0xA0 | size]) + data
-    if size < 0x100:
-        return bytes([0xD9, size]) + data
-    if size < 0x10000:
-        return b"\xda" + size.to_bytes(2, "big") + data
-    return b"\xdb" + size.to_bytes(4, "big") + data
+                                _NIL if durak is None else _int(durak), tail, pack(reason)]))
