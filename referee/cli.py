@@ -153,6 +153,18 @@ def _reproduce(seed: str, resumed: str | None = None) -> dict[str, str | None]:
     return seed_fields(seed, sys.argv[1:], resumed)
 
 
+def _resume_command(command: str, tid: str, target: object, log_dir: Path, distributed: bool) -> str:
+    """The command that finishes an interrupted run: its store, and its log dir unless
+    that is the default (a resume finds it in the store anyway, but the printed command
+    should not depend on that)."""
+    import shlex
+    from .league.tournament import DEFAULT_LOG_DIR
+    words = ["durak-ref", command, "--resume", tid, "--db", str(target)]
+    if log_dir != DEFAULT_LOG_DIR:
+        words += ["--log-dir", str(log_dir)]
+    return shlex.join(words) + (" --distributed" if distributed else "")
+
+
 def _print_seed(seed: str, resumed: str | None = None) -> None:
     """This command's last text lines: the seed and how to play the same deals again."""
     from .table.seeds import seed_lines
@@ -195,6 +207,9 @@ MoveTimeOption = Annotated[float | None, typer.Option(help=_MOVE_TIME_HELP)]
 RecoverFlag = Annotated[bool, typer.Option("--recover", help=_RECOVER_HELP)]
 SeedOption = Annotated[str | None, typer.Option(help=_SEED_HELP, show_default=False)]
 LogDirOption = Annotated[Path, typer.Option(help="Where game logs and bots' stderr go.")]
+RunLogDirOption = Annotated[Path | None, typer.Option(
+    "--log-dir", help="Where game logs and bots' stderr go. Default: logs; with --resume, "
+    "the directory the run's stored games were logged to.", show_default=False)]
 GamesOption = Annotated[int, typer.Option("--games", "-n", min=1, help="Games to play.")]
 ClockOption = Annotated[str | None, typer.Option(
     "--tc", help="Game clock per seat, BASE+INCREMENT in seconds (Fischer), e.g. 60+0.5. "
@@ -684,7 +699,7 @@ def tournament(
     move_time: MoveTimeOption = None,
     on_illegal: Annotated[str | None, typer.Option(help="forfeit or retry:N.")] = None,
     db: Annotated[str, _db_option("The result store: every game as it finishes.")] = DEFAULT_DB,
-    log_dir: LogDirOption = Path("logs"),
+    log_dir: RunLogDirOption = None,
     resume: Annotated[str | None, typer.Option(
         help="Finish tournament ID from the store: only the games not yet stored are played.")] = None,
     sandbox: Annotated[str | None, typer.Option(
@@ -710,8 +725,8 @@ def tournament(
     from .records.matchlog import LogError
     from .records.store import StoreError, open_store
     from .league.tournament import (
-        TournamentError, TournamentSettings, play_tournament, register_tournament, schedule_size,
-        settings_from_options,
+        TournamentError, TournamentSettings, play_tournament, register_tournament, run_log_dir,
+        schedule_size, settings_from_options,
     )
     from .league.standings import standings
     from .web.live import LiveError
@@ -768,8 +783,8 @@ def tournament(
         except (TournamentError, StoreError) as exc:
             fail(str(exc))
         _not_queued(store, tid, distributed, "tournament")
-        resume_cmd = f"durak-ref tournament --resume {tid} --db {target}" + (
-            " --distributed" if distributed else "")
+        log_dir = run_log_dir(log_dir, store, resume)
+        resume_cmd = _resume_command("tournament", tid, target, log_dir, distributed)
         lock = _lock_tournament(target, store, tid)
         err.print(f"tournament {tid}; if interrupted, resume with: {resume_cmd}", markup=False,
                   highlight=False)
@@ -877,7 +892,7 @@ def sprt(
     bind: BindOption = None,
     recover: RecoverFlag = False,
     db: Annotated[str, _db_option("The result store: the run and every game.")] = DEFAULT_DB,
-    log_dir: LogDirOption = Path("logs"),
+    log_dir: RunLogDirOption = None,
     resume: Annotated[str | None, typer.Option(
         help="Finish SPRT run ID from the store: its stored pairs count, the others are played.",
         show_default=False)] = None,
@@ -902,7 +917,7 @@ def sprt(
     from .seats.sandbox import SandboxError
     from .scoring.sprt import Sprt
     from .records.store import StoreError, open_store
-    from .league.tournament import BotEntry, TournamentError
+    from .league.tournament import BotEntry, TournamentError, run_log_dir
 
     for value, option in ((elo0, "--elo0"), (elo1, "--elo1")):
         _range(value, option, -2000, 2000)
@@ -967,8 +982,8 @@ def sprt(
                 fail(str(exc))
         names = [e.name for e in entries]
         _not_queued(store, tid, distributed, "sprt")
-        resume_cmd = f"durak-ref sprt --resume {tid} --db {target}" + (
-            " --distributed" if distributed else "")
+        log_dir = run_log_dir(log_dir, store, resume)
+        resume_cmd = _resume_command("sprt", tid, target, log_dir, distributed)
         lock = _lock_tournament(target, store, tid, what=f"sprt run {tid}")  # two --resume ID at once
         err.print(f"sprt {tid}; if interrupted, resume with: {resume_cmd}", markup=False,
                   highlight=False)

@@ -515,6 +515,22 @@ def stderr_logs_of(stem: Path | None, names: Sequence[str]) -> dict[str, list[st
     return logs
 
 
+DEFAULT_LOG_DIR = Path("logs")
+
+
+def run_log_dir(given: Path | None, store: Store, tid: str | None) -> Path:
+    """Where a run's logs go: ``--log-dir`` when given; for a resumed run (``tid``) without
+    it, the directory of the logs its stored games point into (a resume must not scatter
+    one run's logs over two directories); else ``logs``."""
+    if given is not None:
+        return given
+    if tid is not None:
+        for row in reversed(store.games(tid)):
+            if row.log_file:
+                return Path(row.log_file).parent
+    return DEFAULT_LOG_DIR
+
+
 def resolve_sandbox(settings: TournamentSettings, *hide: str | Path | None) -> Sandbox | None:
     """The resolved sandbox for the settings' program bots, hiding ``hide`` (None: no
     program bots). Raises SandboxError (the user's option) when it cannot be used."""

@@ -96,7 +96,7 @@ def fresh_log_path(log_dir: Path, stem: str) -> Path:
             except FileExistsError:
                 n += 1
     except OSError as exc:
-        raise LogError(f"cannot write a log in {log_dir}: {exc.strerror or exc}; "
+        raise LogError(f"cannot write the log in {log_dir}: {exc.strerror or exc}; "
                        f"give another --log-dir") from None
 
 
