@@ -1953,7 +1953,11 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("durak-ref: interrupted")
         sys.exit(130)
-    except Exception:  # noqa: BLE001 - the last line of defence: say whose fault it is
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: say whose fault it is
+        from .records.store import StoreError
+        if isinstance(exc, StoreError):  # a damaged or unusable store, met wherever it was read
+            err.print(f"durak-ref: error: {exc}", highlight=False, markup=False, soft_wrap=True)
+            sys.exit(2)
         import traceback
         traceback.print_exc()
         err.print("durak-ref: internal error: this is a bug in durak-ref, not in your bots or "
