@@ -39,8 +39,9 @@ ladder_app = typer.Typer(help="A standing ladder of bots with incremental Elo, k
                          no_args_is_help=True)
 app.add_typer(ladder_app, name="ladder")
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+# No emoji codes: ":x:" in a bot's name or output is text, not a picture.
+out = Console(soft_wrap=True, emoji=False)
+err = Console(stderr=True, soft_wrap=True, emoji=False)
 
 _SET_HELP = ("Override one table rule, as name=value; repeatable. Options: "
              + ", ".join(f"{o.name} ({o.allowed})" for o in OPTIONS)

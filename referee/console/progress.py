@@ -92,7 +92,7 @@ def progress_for(total: int, label: str, enabled: bool = True, *, console: Conso
     progress = Progress(TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
                         MofNCompleteColumn(), TimeRemainingColumn(),
                         TextColumn("{task.fields[leader]}", markup=False),
-                        console=console or Console(stderr=True), transient=True)
+                        console=console or Console(stderr=True, emoji=False), transient=True)
     task = progress.add_task(label, total=total, leader="")
 
     def advance(leader: str) -> None:
@@ -119,7 +119,7 @@ def status_line(label: str, enabled: bool = True, *, console: Console | None = N
         return
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False),
                         TextColumn("{task.fields[text]}", markup=False), TimeElapsedColumn(),
-                        console=console or Console(stderr=True), transient=True)
+                        console=console or Console(stderr=True, emoji=False), transient=True)
     task = progress.add_task(label, total=None, text="")
 
     def update(text: str) -> None:
