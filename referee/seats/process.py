@@ -48,6 +48,9 @@ class _Connection:
         self.process = process
         self.launch = launch  #: its cleanup wipes the scratch dir once the process is reaped
         self.stderr_done = trio.Event()
+        #: The last STDERR_TAIL bytes this process wrote: evidence of its own failure only
+        #: (a restarted bot's tail must not repeat what the processes before it said).
+        self.stderr_tail = bytearray()
 
 
 class ProcessPlayer(StreamPlayer):
@@ -74,7 +77,6 @@ class ProcessPlayer(StreamPlayer):
         self.starts = 0
         self.restarts = 0  #: restarts after a failure (fresh restarts do not count)
         self._nursery: trio.Nursery | None = None
-        self._stderr_tail = bytearray()
         self._stderr_file: BinaryIO | None = None
         self._stderr_written = 0
         self._stderr_dropped = 0
@@ -237,9 +239,9 @@ class ProcessPlayer(StreamPlayer):
                     return
                 if not chunk:
                     return
-                self._stderr_tail += chunk
-                if len(self._stderr_tail) > STDERR_TAIL:
-                    del self._stderr_tail[:-STDERR_TAIL]
+                conn.stderr_tail += chunk
+                if len(conn.stderr_tail) > STDERR_TAIL:
+                    del conn.stderr_tail[:-STDERR_TAIL]
                 self._write_stderr(chunk)
         finally:
             conn.stderr_done.set()
@@ -289,7 +291,9 @@ class ProcessPlayer(StreamPlayer):
         return self.stderr_tail(lines)
 
     def stderr_tail(self, lines: int = 10) -> list[str]:
-        text = self._stderr_tail.decode("utf-8", "replace")
+        if self.conn is None:
+            return []
+        text = self.conn.stderr_tail.decode("utf-8", "replace")
         return text.splitlines()[-lines:]
 
 
