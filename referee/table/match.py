@@ -285,6 +285,12 @@ class _Table:
                         answer = await player.decide_frame(  # type: ignore[attr-defined]
                             frame, request_id, budget, ACTIONS_BY_BYTES)
                     else:
+                        if in_process:
+                            # An in-process bot decides without ever yielding to trio: a
+                            # Ctrl-C or SIGTERM pending (trio delivers them at checkpoints)
+                            # or a cancelled run is seen here, not after the whole match.
+                            # (Cheap: it yields only when one is pending.)
+                            await trio.lowlevel.checkpoint_if_cancelled()
                         answer = await player.decide(request, budget)
             except BotFailure as exc:
                 raise Forfeit(seat, exc.kind, f"{exc.reason} (request {request_id})",
