@@ -76,6 +76,11 @@ class ProcessPlayer(StreamPlayer):
         self.failure: BotFailure | None = None
         self.starts = 0
         self.restarts = 0  #: restarts after a failure (fresh restarts do not count)
+        #: Whether any process of this bot completed its handshake. One that never did is
+        #: a broken configuration, not a bot having a bad game: it is not restarted (with
+        #: --recover its games are forfeits at once, instead of each restart waiting out
+        #: the start-up limit again).
+        self.ever_ready = False
         self._nursery: trio.Nursery | None = None
         self._stderr_file: BinaryIO | None = None
         self._stderr_written = 0
@@ -123,6 +128,7 @@ class ProcessPlayer(StreamPlayer):
         self._nursery.start_soon(self._drain_stderr, conn)
         self._nursery.start_soon(self._watch_exit, conn)
         await self._handshake(self.startup_time)
+        self.ever_ready = True
 
     def _limits(self) -> Any:
         mem, cpu = self.max_memory_mb, self.max_cpu_s
@@ -144,7 +150,7 @@ class ProcessPlayer(StreamPlayer):
         if self.failure is None and not fresh:
             return
         if self.failure is not None:
-            if self.restarts >= max_restarts:
+            if self.restarts >= max_restarts or not self.ever_ready:
                 return
             self.restarts += 1
         await self._stop_process(say_bye=self.failure is None)
