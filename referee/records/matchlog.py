@@ -84,6 +84,7 @@ def fresh_log_path(log_dir: Path, stem: str) -> Path:
     second with the same log dir never get the same name (checking that a name is free
     and opening it later would let both pass the check). Creates ``log_dir`` if needed.
     Raises LogError if the directory cannot be written."""
+    path = log_dir / f"{stem}.jsonl"
     try:
         private_mkdir(log_dir)
         n = 1
@@ -96,7 +97,7 @@ def fresh_log_path(log_dir: Path, stem: str) -> Path:
             except FileExistsError:
                 n += 1
     except OSError as exc:
-        raise LogError(f"cannot write the log in {log_dir}: {exc.strerror or exc}; "
+        raise LogError(f"cannot write the log {path}: {exc.strerror or exc}; "
                        f"give another --log-dir") from None
 
 
