@@ -8,6 +8,7 @@ interrupted (Ctrl-C, or SIGTERM for the long jobs: see referee/console/interrupt
 from __future__ import annotations
 
 import math
+import shlex
 import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -31,13 +32,29 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help: paragraphs reflowed to the terminal's width and one column of option
+    # help as wide as it can be (rich's boxed panels leave ragged, narrow text at 80).
+    rich_markup_mode=None,
 )
 bench_app = typer.Typer(help="Measure speed (figures to compare within one run, not verdicts).",
-                        no_args_is_help=True)
+                        no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(bench_app, name="bench")
 ladder_app = typer.Typer(help="A standing ladder of bots with incremental Elo, kept in the store.",
-                         no_args_is_help=True)
+                         no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(ladder_app, name="ladder")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        version(as_json=False)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _top(version_: Annotated[bool, typer.Option(
+        "--version", help="Print the durak-ref and protocol versions and exit.", is_eager=True,
+        callback=_print_version)] = False) -> None:
+    """Referee, protocol server and tournament runner for Durak bots."""
 
 # No emoji codes: ":x:" in a bot's name or output is text, not a picture.
 out = Console(soft_wrap=True, emoji=False)
@@ -549,7 +566,12 @@ def verify_cmd(
     log's value and the log's file:line. Exit 0 when store and logs agree, 1 when
     anything differs or is missing, 2 for unusable input (no store, an unreadable LOG).
     """
-    _verify_store(_db(db), logs or [], tournament_id, as_json)
+    target = _db(db)
+    if logs and isinstance(target, Path) and not target.exists():
+        # A log checked on its own is replay's job: verify compares a store with its logs.
+        fail(f"{target}: no such store; give the --db a tournament or ladder wrote, or check "
+             f"the log on its own with: durak-ref replay {shlex.join(map(str, logs[:1]))} --verify")
+    _verify_store(target, logs or [], tournament_id, as_json)
 
 
 def _verify_store(db: Path | PgUrl, logs: list[Path], tournament_id: str | None, as_json: bool) -> NoReturn:
@@ -1124,18 +1146,21 @@ def worker(
 def ratings(
     tournament_id: Annotated[str | None, typer.Option("--tournament", help="Rate one tournament of the store.")] = None,
     from_: Annotated[Path | None, typer.Option(
-        "--from", help="Rate games from a JSON Lines file instead: one "
-        '{"players": [...], "durak": NAME or null, "last_two": [A, B]} per line.')] = None,
+        "--from", help="Rate the games of a file instead: a durak-ref log (match, tournament, "
+        'sprt, ladder), or JSON Lines of one {"players": [...], "durak": NAME or null, '
+        '"last_two": [A, B]} per line.')] = None,
     db: Annotated[str, _db_option("The result store.")] = DEFAULT_DB,
     as_json: Annotated[bool, typer.Option("--json", help="Ratings, errors and the LOS matrix as JSON.")] = False,
 ) -> None:
     """Maximum-likelihood ratings (Elo scale, sum zero) with 95% errors and LOS."""
     from .scoring.ratings import RatingError, fit_ratings
-    from .scoring.ratingsio import RatingsInputError, read_games_jsonl, rating_report
+    from .scoring.ratingsio import RatingsInputError, rating_report, read_games
 
     try:
         if from_ is not None:
-            games = read_games_jsonl(from_)
+            games, warning = read_games(from_)
+            if warning:
+                err.print(f"durak-ref: warning: {warning}", markup=False, highlight=False)
         else:
             from .records.store import StoreError, iter_rated, open_store
             target = _db(db)
