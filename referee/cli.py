@@ -702,7 +702,7 @@ def tournament(
         show_default=False)] = None,
     config: Annotated[Path | None, typer.Option(
         help="A TOML file with bots (name, command, cwd, env), rules, time_control, format, "
-        "games. Command-line options override it.")] = None,
+        "games...: every key in docs/CONFIG.md. Command-line options override it.")] = None,
     format_: Annotated[str | None, typer.Option("--format", help="round-robin or gauntlet (the first bot "
                                                 "against each of the others).")] = None,
     players: Annotated[int | None, typer.Option(help="Players per table (2..6): every combination "

@@ -177,28 +177,8 @@ def _check_type(path: Path, key: str, value: Any, kind: type | tuple[type, ...])
 
 def load_config(path: Path) -> dict[str, Any]:
     """Read a tournament TOML file into settings keywords. Raises TournamentError naming
-    the file and the key.
-
-    ::
-
-        format = "round-robin"      # or "gauntlet"
-        players = 2
-        games = 20
-        seed = "a1b2"               # optional: without it the deals are secret
-        [rules]
-        preset = "perevodnoy"
-        trump_exchange = "on"
-        [time_control]
-        tc = "10+0.1"
-        move_time = 2.0
-        [[bots]]
-        name = "alice"
-        command = "python3 alice.py"
-        cwd = "bots/alice"          # relative to this file
-        env = { ALICE_LEVEL = "3" }
-        # sandbox = "auto"          # auto | bwrap | none
-        # bind = ["data"]           # extra read-only paths (relative to this file)
-    """
+    the file and the key. The format, every key with its type, and an example file:
+    docs/CONFIG.md (tests/tournament/test_config_doc.py keeps the two in step)."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
