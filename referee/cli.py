@@ -56,7 +56,9 @@ def _top(version_: Annotated[bool, typer.Option(
         callback=_print_version)] = False) -> None:
     """Referee, protocol server and tournament runner for Durak bots."""
 
-# No emoji codes: ":x:" in a bot's name or output is text, not a picture.
+# No emoji codes: ":x:" in a bot's name or output is text, not a picture. Progress bars
+# draw on ``err`` too, so that a line printed while one is live (a note, the Ctrl-C
+# message) goes above the bar instead of onto the bar's line.
 out = Console(soft_wrap=True, emoji=False)
 err = Console(stderr=True, soft_wrap=True, emoji=False)
 
@@ -321,12 +323,12 @@ def match(
     options = SeatOptions(max_memory_mb=max_memory, max_cpu_s=max_cpu, listen=listen_at,
                              tokens=tuple(tokens.items()), connect_wait=connect_wait,
                              reconnect_grace=reconnect_grace, sandbox=mode, binds=binds)
-    with progress_for(games, "match", enabled=not as_json) as advance:
+    with progress_for(games, "match", enabled=not as_json, console=err) as advance:
         try:
             with lifted(BotStartError, ListenError, LogError, SandboxError):
                 result = run_match(specs, config, log_dir=None if no_log else log_dir,
                                    options=options, recover=recover,
-                                   on_game=lambda record, res: advance(res.leader()),
+                                   on_game=lambda record, res: advance(res.progress_text()),
                                    on_tcp=lambda text: err.print(f"tcp: {text}", markup=False,
                                                                  highlight=False))
         except (BotStartError, ListenError, LogError, SandboxError) as exc:
@@ -581,7 +583,7 @@ def _verify_store(db: Path | PgUrl, logs: list[Path], tournament_id: str | None,
         check = Verification(db, logs, tournament_id)
     except VerifyInputError as exc:
         fail(str(exc))
-    with progress_for(check.total, "verify", enabled=not as_json) as advance:
+    with progress_for(check.total, "verify", enabled=not as_json, console=err) as advance:
         report = check.run(lambda: advance(""))
     if as_json:
         emit_json(report.as_dict())
@@ -811,7 +813,8 @@ def tournament(
         lock = _lock_tournament(target, store, tid)
         err.print(f"tournament {tid}; if interrupted, resume with: {resume_cmd}", markup=False,
                   highlight=False)
-        with lock, progress_for(schedule_size(settings), f"tournament {tid}", enabled=not as_json) as advance:
+        with lock, progress_for(schedule_size(settings), f"tournament {tid}", enabled=not as_json,
+                                 console=err) as advance:
             try:
                 if distributed:
                     from .league.distributed import coordinate_tournament
@@ -819,12 +822,12 @@ def tournament(
                               f"--db {target} --tournament {tid}", markup=False, highlight=False)
                     progress = coordinate_tournament(
                         settings, store, tid, log_dir=log_dir, fresh=fresh,
-                        on_game=lambda record, prog: advance(prog.leader()), on_note=_note)
+                        on_game=lambda record, prog: advance(prog.progress_text()), on_note=_note)
                 else:
                     with lifted(LogError, StoreError, SandboxError, BotStartError):
                         progress = play_tournament(settings, store, tid, log_dir=log_dir, fresh=fresh,
                                                    hide=[config] if config else [], recover=recover,
-                                                   on_game=lambda record, prog: advance(prog.leader()),
+                                                   on_game=lambda record, prog: advance(prog.progress_text()),
                                                    http=web, on_url=lambda url: err.print(
                                                        f"live page: {url}", markup=False, highlight=False))
             except KeyboardInterrupt:
@@ -1017,7 +1020,7 @@ def sprt(
             return (f"pairs {run.pairs}  games {run.games}  LLR {st['llr']:+.2f} "
                     f"[{st['lower']:.2f}, {st['upper']:.2f}]{elo}")
 
-        with lock, status_line(f"sprt {tid}", enabled=not as_json) as update:
+        with lock, status_line(f"sprt {tid}", enabled=not as_json, console=err) as update:
             try:
                 if distributed:
                     from .league.distributed import coordinate_sprt
@@ -1369,7 +1372,7 @@ def ladder_run(
         # overwrite each other's rating updates.
         lock = _lock_tournament(_db(db), store, LADDER_ID, what=f"the ladder of {store.name}",
                                 then="then run it again")
-        with lock, progress_for(games, "ladder") as advance:
+        with lock, progress_for(games, "ladder", console=err) as advance:
             try:
                 with lifted(LogError, StoreError, SandboxError, BotStartError):
                     run = play_ladder(store, config, games=games, concurrency=concurrency,

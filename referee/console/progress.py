@@ -70,10 +70,10 @@ def _is_terminal(console: Console | None) -> bool:
 def progress_for(total: int, label: str, enabled: bool = True, *, console: Console | None = None,
                  interval: float | None = None,
                  clock: Callable[[], float] = time.monotonic) -> Iterator[Callable[[str], None]]:
-    """Yields ``advance(leader)``: call it once per finished game with a short text
-    naming the current leader. On a terminal the bar shows games done, the ETA and the
-    leader; elsewhere a plain line ``label: DONE/TOTAL games, leader: ...`` is printed
-    every ``interval`` seconds (default: ``plain_interval()``)."""
+    """Yields ``advance(text)``: call it once per finished game with a short text on the
+    standing so far (the leader, a running score). On a terminal the bar shows games
+    done, the ETA and the text; elsewhere a plain line ``label: DONE/TOTAL games, TEXT``
+    is printed every ``interval`` seconds (default: ``plain_interval()``)."""
     if not enabled or total < 2:
         yield lambda leader: None
         return
@@ -82,9 +82,9 @@ def progress_for(total: int, label: str, enabled: bool = True, *, console: Conso
                            plain_interval() if interval is None else interval, clock)
         done = [0]
 
-        def plain(leader: str) -> None:
+        def plain(text: str) -> None:
             done[0] += 1
-            lines(f"{done[0]}/{total} games" + (f", leader: {leader}" if leader else ""))
+            lines(f"{done[0]}/{total} games" + (f", {text}" if text else ""))
         yield plain
         return
     # markup=False: the label and the leader's name come from outside (a tournament id,
@@ -95,8 +95,8 @@ def progress_for(total: int, label: str, enabled: bool = True, *, console: Conso
                         console=console or Console(stderr=True, emoji=False), transient=True)
     task = progress.add_task(label, total=total, leader="")
 
-    def advance(leader: str) -> None:
-        progress.update(task, advance=1, leader=f"leader: {leader}" if leader else "")
+    def advance(text: str) -> None:
+        progress.update(task, advance=1, leader=text)
 
     with progress:
         yield advance

@@ -479,6 +479,11 @@ class Progress:
         best = min(self.games, key=lambda b: self.durak.get(b, 0) / self.games[b])
         return f"{best} ({self.durak.get(best, 0)}/{self.games[best]} durak)"
 
+    def progress_text(self) -> str:
+        """The leader so far, for a progress line ("" before any game)."""
+        leader = self.leader()
+        return f"leader: {leader}" if leader else ""
+
 
 def stderr_logs_of(stem: Path | None, names: Sequence[str]) -> dict[str, list[str]]:
     """Bot name -> the stderr logs its processes wrote in a run whose PlayerPools (and
