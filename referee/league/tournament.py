@@ -177,28 +177,8 @@ def _check_type(path: Path, key: str, value: Any, kind: type | tuple[type, ...])
 
 def load_config(path: Path) -> dict[str, Any]:
     """Read a tournament TOML file into settings keywords. Raises TournamentError naming
-    the file and the key.
-
-    ::
-
-        format = "round-robin"      # or "gauntlet"
-        players = 2
-        games = 20
-        seed = "a1b2"               # optional: without it the deals are secret
-        [rules]
-        preset = "perevodnoy"
-        trump_exchange = "on"
-        [time_control]
-        tc = "10+0.1"
-        move_time = 2.0
-        [[bots]]
-        name = "alice"
-        command = "python3 alice.py"
-        cwd = "bots/alice"          # relative to this file
-        env = { ALICE_LEVEL = "3" }
-        # sandbox = "auto"          # auto | bwrap | none
-        # bind = ["data"]           # extra read-only paths (relative to this file)
-    """
+    the file and the key. The format, every key with its type, and an example file:
+    docs/CONFIG.md (tests/tournament/test_config_doc.py keeps the two in step)."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -499,6 +479,11 @@ class Progress:
         best = min(self.games, key=lambda b: self.durak.get(b, 0) / self.games[b])
         return f"{best} ({self.durak.get(best, 0)}/{self.games[best]} durak)"
 
+    def progress_text(self) -> str:
+        """The leader so far, for a progress line ("" before any game)."""
+        leader = self.leader()
+        return f"leader: {leader}" if leader else ""
+
 
 def stderr_logs_of(stem: Path | None, names: Sequence[str]) -> dict[str, list[str]]:
     """Bot name -> the stderr logs its processes wrote in a run whose PlayerPools (and
@@ -513,6 +498,22 @@ def stderr_logs_of(stem: Path | None, names: Sequence[str]) -> dict[str, list[st
         if files:
             logs[name] = files
     return logs
+
+
+DEFAULT_LOG_DIR = Path("logs")
+
+
+def run_log_dir(given: Path | None, store: Store, tid: str | None) -> Path:
+    """Where a run's logs go: ``--log-dir`` when given; for a resumed run (``tid``) without
+    it, the directory of the logs its stored games point into (a resume must not scatter
+    one run's logs over two directories); else ``logs``."""
+    if given is not None:
+        return given
+    if tid is not None:
+        for row in reversed(store.games(tid)):
+            if row.log_file:
+                return Path(row.log_file).parent
+    return DEFAULT_LOG_DIR
 
 
 def resolve_sandbox(settings: TournamentSettings, *hide: str | Path | None) -> Sandbox | None:

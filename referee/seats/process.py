@@ -48,6 +48,9 @@ class _Connection:
         self.process = process
         self.launch = launch  #: its cleanup wipes the scratch dir once the process is reaped
         self.stderr_done = trio.Event()
+        #: The last STDERR_TAIL bytes this process wrote: evidence of its own failure only
+        #: (a restarted bot's tail must not repeat what the processes before it said).
+        self.stderr_tail = bytearray()
 
 
 class ProcessPlayer(StreamPlayer):
@@ -73,8 +76,12 @@ class ProcessPlayer(StreamPlayer):
         self.failure: BotFailure | None = None
         self.starts = 0
         self.restarts = 0  #: restarts after a failure (fresh restarts do not count)
+        #: Whether any process of this bot completed its handshake. One that never did is
+        #: a broken configuration, not a bot having a bad game: it is not restarted (with
+        #: --recover its games are forfeits at once, instead of each restart waiting out
+        #: the start-up limit again).
+        self.ever_ready = False
         self._nursery: trio.Nursery | None = None
-        self._stderr_tail = bytearray()
         self._stderr_file: BinaryIO | None = None
         self._stderr_written = 0
         self._stderr_dropped = 0
@@ -121,6 +128,7 @@ class ProcessPlayer(StreamPlayer):
         self._nursery.start_soon(self._drain_stderr, conn)
         self._nursery.start_soon(self._watch_exit, conn)
         await self._handshake(self.startup_time)
+        self.ever_ready = True
 
     def _limits(self) -> Any:
         mem, cpu = self.max_memory_mb, self.max_cpu_s
@@ -142,7 +150,7 @@ class ProcessPlayer(StreamPlayer):
         if self.failure is None and not fresh:
             return
         if self.failure is not None:
-            if self.restarts >= max_restarts:
+            if self.restarts >= max_restarts or not self.ever_ready:
                 return
             self.restarts += 1
         await self._stop_process(say_bye=self.failure is None)
@@ -237,9 +245,9 @@ class ProcessPlayer(StreamPlayer):
                     return
                 if not chunk:
                     return
-                self._stderr_tail += chunk
-                if len(self._stderr_tail) > STDERR_TAIL:
-                    del self._stderr_tail[:-STDERR_TAIL]
+                conn.stderr_tail += chunk
+                if len(conn.stderr_tail) > STDERR_TAIL:
+                    del conn.stderr_tail[:-STDERR_TAIL]
                 self._write_stderr(chunk)
         finally:
             conn.stderr_done.set()
@@ -289,7 +297,9 @@ class ProcessPlayer(StreamPlayer):
         return self.stderr_tail(lines)
 
     def stderr_tail(self, lines: int = 10) -> list[str]:
-        text = self._stderr_tail.decode("utf-8", "replace")
+        if self.conn is None:
+            return []
+        text = self.conn.stderr_tail.decode("utf-8", "replace")
         return text.splitlines()[-lines:]
 
 

@@ -114,3 +114,23 @@ def test_a_signal_stops_a_match_of_built_ins_between_two_games(tmp_path: Path, s
     log = read_log(path)
     assert log.error is None and log.footer is not None and log.footer["interrupted"] is True
     assert 1 <= len(log.games) < 10_000_000
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
+@pytest.mark.parametrize("bots", [("builtin:ismcts", "builtin:gentle"), ("builtin:gentle", "builtin:ismcts")])
+def test_a_signal_stops_a_match_of_searching_built_ins(tmp_path: Path, sig: int,
+                                                       bots: tuple[str, str]) -> None:
+    """ismcts and gentle are asked one decision at a time (not a whole game in one call)
+    and never make the referee wait either: the signal is seen at the next decision,
+    long before the match of 1000 games (minutes of search) could end by itself."""
+    logs = tmp_path / "logs"
+    env = dict(os.environ, COLUMNS="200", NO_COLOR="1")
+    proc = subprocess.Popen(
+        [str(DURAK_REF), "match", *bots, "--games", "1000", "--log-dir", str(logs)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path,
+        preexec_fn=default_signals())
+    signal_after_first_game(proc, logs, sig)
+    [path] = logs.glob("match-*.jsonl")
+    log = read_log(path)
+    assert log.error is None and log.footer is not None and log.footer["interrupted"] is True
+    assert 1 <= len(log.games) < 1000
