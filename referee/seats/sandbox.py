@@ -61,10 +61,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .sandbox_view import (CommandView, bind_args, bot_environment, drop_args, identity_args,
+                           inside, merge_binds, proc_args, program_files, system_args, unreadable)
+
 MODES = ("auto", "bwrap", "none")
 SANDBOX_ID = 65534  #: uid and gid of a bot inside its user namespace ("nobody")
 SCRATCH_MB = 256  #: size cap of a bot's private /tmp (tmpfs memory is not in RLIMIT_AS)
-MASKED = ("/tmp", "/var/tmp", "/dev/shm", "/run")  #: empty tmpfs in the sandbox
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 
 
@@ -100,7 +102,8 @@ def probe_bwrap() -> str | None:
         why = "bwrap not found on PATH"
     else:
         true = shutil.which("true") or "/bin/true"
-        argv = [exe, *_base_args(), "--", true]
+        drop = drop_args(SANDBOX_ID, SANDBOX_ID) if as_root() else []
+        argv = [exe, *_base_args(), "--", *drop, true]
         try:
             res = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE, timeout=20)
@@ -113,12 +116,24 @@ def probe_bwrap() -> str | None:
     return why
 
 
-def _base_args() -> list[str]:
-    return ["--unshare-all", "--as-pid-1", "--new-session", "--die-with-parent",
-            "--uid", str(SANDBOX_ID), "--gid", str(SANDBOX_ID),
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/run", "--remount-ro", "/run", "--tmpfs", "/var/tmp",
-            "--remount-ro", "/var/tmp", "--tmpfs", "/dev/shm",
+def as_root() -> bool:
+    """Whether the referee runs as root: then bwrap makes no user namespace and the bot
+    drops to the sandbox uid itself (``sandbox_view.drop_args``), so that its uid
+    outside is not root."""
+    return os.geteuid() == 0
+
+
+def _base_args(uid: int = SANDBOX_ID) -> list[str]:
+    if as_root():
+        # No user namespace: bwrap keeps root's capabilities to build the root (it may
+        # read anything a bind names) and the bot sheds them with its uid (setpriv).
+        spaces = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+                  "--unshare-cgroup-try"]
+    else:
+        spaces = ["--unshare-all", "--uid", str(uid), "--gid", str(uid)]
+    return [*spaces, "--as-pid-1", "--new-session", "--die-with-parent",
+            *system_args(), "--dev", "/dev", *proc_args(),
+            "--perms", "1777", "--tmpfs", "/dev/shm",
             "--size", str(SCRATCH_MB << 20), "--perms", "1777", "--tmpfs", "/tmp"]
 
 
@@ -126,13 +141,6 @@ def _warn(text: str) -> None:
     if text not in _warned:
         _warned.add(text)
         print(f"durak-ref: {text}", file=sys.stderr, flush=True)
-
-
-def _masked_root(path: str) -> str | None:
-    for root in MASKED:
-        if path == root or path.startswith(root + "/"):
-            return root
-    return None
 
 
 @dataclass(frozen=True)
@@ -143,6 +151,9 @@ class Sandbox:
     binds: tuple[str, ...] = ()  #: extra read-only paths, visible at the same path
     hide: tuple[str, ...] = ()  #: referee paths no bot may see (logs, store, config, tokens)
     warn: bool = True  #: print the one-line "unsandboxed" warning (workers: the parent did)
+    #: The commands of the other seats (argv): their program files are hidden from this bot.
+    rivals: tuple[tuple[str, ...], ...] = ()
+    uid: int = SANDBOX_ID  #: uid and gid the bot runs as (outside too when the referee is root)
 
     def check(self) -> None:
         """Raise SandboxError for an unknown mode or a --bind path that does not exist."""
@@ -188,21 +199,32 @@ class Sandbox:
 
     def as_dict(self) -> dict[str, Any]:
         return {"mode": self.mode, "binds": list(self.binds), "hide": list(self.hide),
-                "warn": self.warn}
+                "warn": self.warn, "uid": self.uid}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Sandbox:
         return cls(data.get("mode", "auto"), tuple(data.get("binds", ())),
-                   tuple(data.get("hide", ())), bool(data.get("warn", True)))
+                   tuple(data.get("hide", ())), bool(data.get("warn", True)),
+                   uid=int(data.get("uid", SANDBOX_ID)))
+
+    def against(self, *commands: Sequence[str]) -> Sandbox:
+        """This policy for one seat whose opponents run ``commands``: their program files
+        are hidden from it (unless they are its own too)."""
+        return replace(self, rivals=tuple(tuple(c) for c in commands))
 
     def launch(self, argv: Sequence[str], cwd: str | None, env: Mapping[str, str] | None,
                limits: Sequence[str] = ()) -> Launch:
         """The command to exec for a bot (``limits``: ``prlimit`` options, put in front).
-        Each call makes a fresh scratch dir; call ``Launch.cleanup`` after the process
-        ended (and was reaped)."""
+        ``cwd``: the bot's own working directory (a tournament config's ``cwd``: visible,
+        read-only), or None for the referee's (then an empty directory in the sandbox).
+        ``env``: variables the organiser set for this bot, added to the allowlisted part
+        of ours (``sandbox_view.BOT_ENVIRONMENT``; in every mode). Each call makes a
+        fresh scratch dir; call ``Launch.cleanup`` after the process ended (and was
+        reaped). Raises PermissionError naming the path when the sandbox uid could not
+        run or read the program."""
         mode = self.mode if self.mode != "auto" else self.resolve().mode
-        _check_program(argv, cwd, env)
-        base_env = dict(os.environ if env is None else env)
+        base_env = bot_environment(env)
+        _check_program(argv, cwd, base_env)
         prefix = []
         if limits:
             prefix = [shutil.which("prlimit") or "prlimit", *limits, "--"]
@@ -212,21 +234,24 @@ class Sandbox:
             return Launch([*prefix, *argv], base_env, cwd, "none", scratch,
                           lambda: shutil.rmtree(scratch, ignore_errors=True))
         work = os.path.abspath(cwd or os.getcwd())
-        args = [shutil.which("bwrap") or "bwrap", *_base_args()]
-        back: list[str] = []  # paths under a masked root the bot needs: its cwd and program
-        if _masked_root(work) not in (None, work):
-            back.append(work)  # its working directory, itself only
-        for word in _path_words(argv, work):
-            root = _masked_root(word)
-            if root is not None and word != root:
-                # The top directory below the masked root (/tmp/PROJECT): a program there
-                # needs more than its own file (a venv's pyvenv.cfg and site-packages, an
-                # editable install's source tree). A file right in /tmp is bound alone.
-                back.append(os.sep.join(word.split(os.sep)[: len(root.split(os.sep)) + 1]))
-        for path in [*dict.fromkeys(back), *(os.path.abspath(b) for b in self.binds)]:
-            args += ["--ro-bind", path, path]
-        hidden_dirs = [h for h in self.hide if os.path.isdir(h)]
-        for path in self.hide:  # last: nothing bound above can expose them again
+        view = CommandView(argv, work, base_env.get("PATH", os.defpath))
+        own_cwd = [work] if cwd is not None else []
+        binds = merge_binds([*view.binds, *own_cwd, *(os.path.abspath(b) for b in self.binds)])
+        if as_root():
+            why = unreadable([*view.files, *((w, "x") for w in own_cwd)], binds, self.uid, self.uid)
+            if why is not None:
+                raise PermissionError(13, why)
+        etc = tempfile.mkdtemp(prefix="durak-etc-")
+        os.chmod(etc, 0o755)
+        args = [shutil.which("bwrap") or "bwrap", *_base_args(self.uid),
+                *identity_args(etc, self.uid, self.uid), *bind_args(binds)]
+        if not inside(work, binds):
+            args += ["--perms", "0755", "--dir", work]  # the referee's cwd: an empty stand-in
+        hide = [*self.hide, *_rival_files(self.rivals, argv, view), *secret_files()]
+        hidden_dirs = [h for h in hide if os.path.isdir(h)]
+        for path in dict.fromkeys(hide):  # last: nothing bound above can expose them again
+            if not inside(path, binds):
+                continue  # not in the sandbox at all
             if any(path != d and path.startswith(d.rstrip("/") + "/") for d in hidden_dirs):
                 # Inside a directory already hidden by an empty read-only tmpfs (the store
                 # in the log dir, the default): it is not there to hide, and bwrap cannot
@@ -236,24 +261,33 @@ class Sandbox:
                 args += ["--tmpfs", path, "--remount-ro", path]
             elif os.path.exists(path):
                 args += ["--ro-bind", "/dev/null", path]
-        args += ["--chdir", work, "--"]
+        args += ["--chdir", work, "--", *(drop_args(self.uid, self.uid) if as_root() else [])]
         base_env.update(HOME="/tmp", TMPDIR="/tmp")
-        return Launch([*prefix, *args, *argv], base_env, None, "bwrap", "/tmp")
+        return Launch([*prefix, *args, *argv], base_env, None, "bwrap", "/tmp",
+                      lambda: shutil.rmtree(etc, ignore_errors=True))
 
 
-def _path_words(argv: Sequence[str], cwd: str) -> list[str]:
-    """The argv words that name existing paths (absolute, resolved against ``cwd``), and
-    the program found on PATH."""
+def secret_files() -> list[str]:
+    """Credential files no bot may read even where its program's tree holds them:
+    libpq's password and service files (``$PGPASSFILE`` as it was at start)."""
+    from ..records.storedb import PASSFILE_AT_START
+    home = os.path.expanduser("~")
+    found = [PASSFILE_AT_START or "", os.environ.get("PGPASSFILE", ""),
+             os.path.join(home, ".pgpass"), os.path.join(home, ".pg_service.conf")]
+    return [os.path.abspath(f) for f in found if f]
+
+
+def _rival_files(rivals: Sequence[tuple[str, ...]], argv: Sequence[str], own: CommandView) -> list[str]:
+    """The other seats' program files (``sandbox_view.program_files``) that are not this
+    bot's own too, nor a directory holding one of its own files."""
+    mine = {p for p, _ in own.files} | {os.path.realpath(p) for p, _ in own.files}
+    mine |= set(program_files(argv, own.cwd))
     out = []
-    for i, word in enumerate(argv):
-        if i == 0 and "/" not in word:
-            found = shutil.which(word)
-            if found:
-                out.append(os.path.abspath(found))
-            continue
-        path = os.path.join(cwd, word)
-        if word and os.path.exists(path):
-            out.append(os.path.abspath(path))
+    for other in rivals:
+        for path in program_files(other, own.cwd):
+            for p in dict.fromkeys((path, os.path.realpath(path))):
+                if p not in mine and not any(inside(m, [p]) for m in mine):
+                    out.append(p)
     return out
 
 
