@@ -2,6 +2,9 @@
 
 import os
 import sys
+from pathlib import Path
+
+import pytest
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
@@ -28,3 +31,12 @@ def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def
     except (OSError, ValueError, KeyError):
         return
     items.sort(key=lambda item: seconds.get(item.nodeid, 0.0))
+
+
+@pytest.fixture
+def shared_tmp_path(tmp_path: Path) -> Path:
+    """``tmp_path`` made readable by others (0755; pytest makes it 0700): when the
+    referee runs as root, sandboxed bots run as an unprivileged uid, which can read a
+    program, a data file or a --bind path there only if the directory lets it."""
+    tmp_path.chmod(0o755)
+    return tmp_path

@@ -158,6 +158,7 @@ class CommandView:
         self.binds: list[str] = []
         self.files: list[tuple[str, str]] = []
         self._seen: set[str] = set()
+        self._script_seen = False
         if not argv:
             return
         first = argv[0]
@@ -211,7 +212,9 @@ class CommandView:
                 self._bind(p)
             else:
                 self._bind(_project_root(p))
-                self.files.append((p, "r"))
+                if not self._script_seen:  # the script an interpreter runs (later files: data)
+                    self.files.append((p, "r"))
+        self._script_seen = self._script_seen or os.path.isfile(path)
 
 
 def program_files(argv: Sequence[str], cwd: str) -> list[str]:
