@@ -112,26 +112,27 @@ def _shebang(path: str) -> list[str]:
     return head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
 
 
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
 def _venv_paths(prefix: str) -> list[str]:
     """A venv's base interpreter prefix and the trees its site-packages point at."""
-    cfg = os.path.join(prefix, "pyvenv.cfg")
     out: list[str] = []
-    try:
-        with open(cfg, encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError:
+    if not os.path.isfile(os.path.join(prefix, "pyvenv.cfg")):
         return out
-    for line in lines:
+    for line in _read(os.path.join(prefix, "pyvenv.cfg")).splitlines():
         key, _, value = line.partition("=")
         if key.strip() == "home" and value.strip():
             out.append(_prefix(os.path.join(value.strip(), "python")))
     import glob
     for site in glob.glob(os.path.join(prefix, "lib", "python*", "site-packages")):
         for pth in glob.glob(os.path.join(site, "*.pth")):
-            try:
-                text = open(pth, encoding="utf-8", errors="replace").read()
-            except OSError:
-                continue
+            text = _read(pth)
             for entry in text.splitlines():
                 entry = entry.strip()
                 if entry and not entry.startswith(("#", "import ", "import\t")):
@@ -139,10 +140,7 @@ def _venv_paths(prefix: str) -> list[str]:
                     if os.path.isdir(where):
                         out.append(where)
         for finder in glob.glob(os.path.join(site, "__editable__*finder*.py")):
-            try:
-                text = open(finder, encoding="utf-8", errors="replace").read()
-            except OSError:
-                continue
+            text = _read(finder)
             out += [p for p in _PATH_LITERAL.findall(text) if os.path.exists(p)]
     return out
 
