@@ -47,9 +47,10 @@ ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezo
 #: interfaces that change the machine (bubblewrap covers only some, and /proc/sys not at
 #: all when the directory itself is not writable, which is how procfs shows it).
 PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs", "acpi", "scsi", "driver", "mtrr")
-#: The referee's environment variables a bot inherits (shell patterns). No DURAK_*
-#: variable: the only one protocol/SPEC.md names, DURAK_TOKEN, is a TCP bot's secret.
-BOT_ENVIRONMENT = ("PATH", "LANG", "LANGUAGE", "LC_*", "TZ")
+#: The referee's environment variables a bot inherits (shell patterns): the locale, the
+#: time zone, PATH, and ``DURAK_BOT_*``, the names an organiser gives what all bots may
+#: see. No other DURAK_* variable: DURAK_DB is the store, DURAK_TOKEN a TCP bot's secret.
+BOT_ENVIRONMENT = ("PATH", "LANG", "LANGUAGE", "LC_*", "TZ", "DURAK_BOT_*")
 #: Files in a directory that make it a program's project root (an argv word's file brings it).
 PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", "package.json",
                    "Cargo.toml", "go.mod", "pom.xml", "build.gradle", "Makefile")

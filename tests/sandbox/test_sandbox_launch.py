@@ -89,8 +89,8 @@ def test_a_home_directory_is_never_bound_whole(tmp_path: Path) -> None:
 def test_bots_inherit_only_the_allowlisted_environment() -> None:
     ours = {"PATH": "/usr/bin", "LANG": "C.UTF-8", "LC_ALL": "C", "TZ": "UTC",
             "DURAK_DB": "postgresql://u:pw@h/db", "PGPASSWORD": "pw", "DURAK_TOKEN": "t",
-            "HOME": "/root", "TERM": "xterm", "AWS_SECRET_ACCESS_KEY": "k"}
+            "HOME": "/root", "TERM": "xterm", "AWS_SECRET_ACCESS_KEY": "k", "DURAK_BOT_LEVEL": "3"}
     env = bot_environment({"BOOK": "/data/book"}, ours)
     assert env == {"PATH": "/usr/bin", "LANG": "C.UTF-8", "LC_ALL": "C", "TZ": "UTC",
-                   "BOOK": "/data/book"}
-    assert BOT_ENVIRONMENT == ("PATH", "LANG", "LANGUAGE", "LC_*", "TZ")
+                   "DURAK_BOT_LEVEL": "3", "BOOK": "/data/book"}
+    assert BOT_ENVIRONMENT == ("PATH", "LANG", "LANGUAGE", "LC_*", "TZ", "DURAK_BOT_*")
