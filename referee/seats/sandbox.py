@@ -7,42 +7,41 @@ is actually used; ``launch()`` turns a bot's argv, cwd and environment into a ``
 
 With bubblewrap (``bwrap``) a bot:
 
-- sees the filesystem read-only (``--ro-bind / /``) except a private, size-capped tmpfs
-  at ``/tmp`` that is its scratch dir (``HOME`` and ``TMPDIR`` point at it); the tmpfs
-  lives in the bot's own mount namespace, so it is fresh per process, invisible to every
-  other bot, and gone when the process ends;
+- sees an allowlist root (referee/seats/sandbox_view.py says exactly what): the system's
+  runtime, a part of /etc, what its command needs (its program, interpreter, venv,
+  project root), an explicit cwd and the ``--bind`` paths, all read-only, and nothing
+  else (no home directory, /var, /run, /srv, /mnt, /sys, other bots' programs, sockets);
+  the root itself is read-only; the referee's cwd is an empty stand-in;
+- writes only to a private, size-capped tmpfs at ``/tmp``, its scratch dir (``HOME`` and
+  ``TMPDIR`` point at it), and a private ``/dev/shm``: both live in the bot's own mount
+  namespace, so they are fresh per process, invisible to every other bot, and gone when
+  the process ends;
 - never sees the paths in ``hide`` (log dir, store file and its SQLite side files,
-  config and token files): an empty read-only tmpfs over each directory, ``/dev/null``
-  over each file, mounted last so that no bind can expose them again; ``/var/tmp`` and
-  ``/run`` are empty read-only tmpfs too and ``/dev/shm`` a private one, so no unix
-  socket of another program (a database's) is reachable;
-- has its own user, PID, network, IPC, UTS and cgroup namespaces (``--unshare-all``): no
-  network at all (abstract unix sockets included), the referee's processes and their
-  command lines are invisible (``--proc`` of its own); the bot is PID 1 of its namespace
-  (``--as-pid-1``), so when it exits the kernel kills every descendant (``setsid`` and
-  double forks included) and bwrap, our child, reaps the bot itself (with bwrap's own
-  init, bwrap exits without reaping that init, which becomes a zombie of whoever adopts
-  it); ``--new-session`` keeps it off the referee's terminal, and ``--die-with-parent``
-  makes it die with the referee;
-- runs as uid/gid 65534 inside its user namespace, without capabilities.
+  config and token files), the other seats' program files (``rivals``) nor libpq's
+  password files, where its view would otherwise hold them: an empty read-only tmpfs over
+  each directory, ``/dev/null`` over each file, mounted last so that no bind can expose
+  them again;
+- has its own PID, network, IPC, UTS and cgroup namespaces: no network at all (abstract
+  unix sockets included), the referee's processes and their command lines are
+  invisible (``--proc`` of its own, with /proc/sys and the other machine-wide entries
+  read-only); the bot is PID 1 of its namespace (``--as-pid-1``), so when it exits the
+  kernel kills every descendant (``setsid`` and double forks included) and bwrap, our
+  child, reaps the bot itself (with bwrap's own init, bwrap exits without reaping that
+  init, which becomes a zombie of whoever adopts it); ``--new-session`` keeps it off the
+  referee's terminal, and ``--die-with-parent`` makes it die with the referee;
+- gets only the allowlisted environment (``sandbox_view.BOT_ENVIRONMENT``; in every mode).
 
-Which uid outside. bwrap maps the bot's uid 65534 to the referee's own uid. When the
-referee runs as root, that means the bot's files checks are done as root-without-
-capabilities: file permissions protect nothing, and the read-only mounts and the hidden
-paths are the protection. We measured the alternative (drop to uid 65534 before exec'ing
-bwrap, which then uses an unprivileged user namespace; it works on Debian 12) and chose
-not to: a bot must be able to run its own program, and with a real drop a bot run by a
-pyenv/venv Python under ``/root`` (mode 0700) or a program under a 0700 temporary
-directory cannot even be exec'd. Run the referee as an unprivileged user to get file
-permissions as a second wall.
-
-Programs under the masked roots (``/tmp`` ...) would vanish under the tmpfs: the bot's
-cwd is bound back read-only, and for every argv word that names an existing path there,
-the top directory below the masked root (``/tmp/PROJECT`` for
-``/tmp/PROJECT/venv/bin/python``), since a program needs more than its own file (a venv's
-site-packages, an editable install's sources); never a masked root itself (a file lying
-right in ``/tmp`` is bound alone). The log dir, store and config are hidden on top of
-these binds.
+Which uid. When the referee runs as root, bwrap makes no user namespace: as root it can
+bind any path (a pyenv under a 0700 ``/root``), and the directories leading to a bound
+path are made by us, mode 0755, so only the bound paths' own permissions count; the last
+step before the bot is ``setpriv``, which drops to ``uid`` (default 65534) with no
+supplementary groups, no capabilities (bounding set emptied) and no_new_privs, and execs
+the bot, which stays PID 1. Its uid outside is then that uid: file permissions are a
+wall of their own. A program that uid cannot run or read is a start error naming the
+path and its mode (``sandbox_view.unreadable``). When the referee is not root, bwrap
+makes an unprivileged user namespace in which the bot is uid 65534, mapped to the
+referee's own uid outside (one line at start says so): it has no capabilities outside,
+and reads what the referee's user may, of what its view shows.
 
 rlimits (``max_memory_mb``, ``max_cpu_s``) are applied by ``prlimit`` (util-linux) in
 front of the command, so they are set before bwrap and the bot exist and are inherited
@@ -65,8 +64,12 @@ from .sandbox_view import (CommandView, bind_args, bot_environment, drop_args, i
                            inside, merge_binds, proc_args, program_files, system_args, unreadable)
 
 MODES = ("auto", "bwrap", "none")
-SANDBOX_ID = 65534  #: uid and gid of a bot inside its user namespace ("nobody")
+SANDBOX_ID = 65534  #: uid and gid of a bot ("nobody"; outside too when the referee is root)
 SCRATCH_MB = 256  #: size cap of a bot's private /tmp (tmpfs memory is not in RLIMIT_AS)
+#: The one line saying where the walls come from when the referee is not root.
+UNPRIVILEGED_WALLS = ("sandbox: not root, so bots run as your uid in a user namespace without "
+                      "capabilities: they may read what your user may, of what the sandbox "
+                      f"shows them (as root they would run as uid {SANDBOX_ID})")
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 
 
@@ -189,6 +192,8 @@ class Sandbox:
             return self
         why = probe_bwrap()
         if why is None:
+            if self.warn and not as_root():
+                _warn(UNPRIVILEGED_WALLS)
             return replace(self, mode="bwrap")
         if self.mode == "bwrap":
             raise SandboxError(f"--sandbox bwrap: {why}; {INSTALL_HINT}, or choose "
@@ -261,7 +266,9 @@ class Sandbox:
                 args += ["--tmpfs", path, "--remount-ro", path]
             elif os.path.exists(path):
                 args += ["--ro-bind", "/dev/null", path]
-        args += ["--chdir", work, "--", *(drop_args(self.uid, self.uid) if as_root() else [])]
+        # The root tmpfs (and the directories made in it) read-only: writes go to scratch.
+        args += ["--remount-ro", "/", "--chdir", work, "--",
+                 *(drop_args(self.uid, self.uid) if as_root() else [])]
         base_env.update(HOME="/tmp", TMPDIR="/tmp")
         return Launch([*prefix, *args, *argv], base_env, None, "bwrap", "/tmp",
                       lambda: shutil.rmtree(etc, ignore_errors=True))

@@ -30,6 +30,7 @@ config sets for that bot, and ``HOME``/``TMPDIR`` pointing at the scratch dir).
 from __future__ import annotations
 
 import fnmatch
+import glob
 import os
 import re
 import shutil
@@ -130,7 +131,6 @@ def _venv_paths(prefix: str) -> list[str]:
         key, _, value = line.partition("=")
         if key.strip() == "home" and value.strip():
             out.append(_prefix(os.path.join(value.strip(), "python")))
-    import glob
     for site in glob.glob(os.path.join(prefix, "lib", "python*", "site-packages")):
         for pth in glob.glob(os.path.join(site, "*.pth")):
             text = _read(pth)
@@ -249,7 +249,6 @@ def inside(path: str, roots: Iterable[str]) -> bool:
 
 def system_args() -> list[str]:
     """bwrap options that put the system's runtime and our part of /etc into the root."""
-    import glob
     args: list[str] = []
     for d in SYSTEM_DIRS:
         if os.path.islink(d):

@@ -12,8 +12,8 @@ ignored: it marks the command line so a test finds every process it started in /
 With $DURAK_BOT_DELAY=S, it sleeps S seconds before each answer: a lower bound on how
 long a run takes, for the test that needs a run to outlast trio's thread idle timeout.
 The budget comes from the environment (a DURAK_BOT_* name: bots inherit those), not the
-command line, because the command is
-part of the stored tournament settings: a resume runs the very same command, freely.
+command line, because the command is part of the stored tournament settings: a resume
+runs the very same command, freely.
 """
 
 import os
