@@ -61,7 +61,8 @@ from pathlib import Path
 from typing import Any
 
 from .sandbox_view import (CommandView, bind_args, bot_environment, drop_args, identity_args,
-                           inside, merge_binds, proc_args, program_files, system_args, unreadable)
+                           inside, merge_binds, proc_args, program_files, project_root,
+                           system_args, unreadable)
 
 MODES = ("auto", "bwrap", "none")
 SANDBOX_ID = 65534  #: uid and gid of a bot ("nobody"; outside too when the referee is root)
@@ -285,15 +286,20 @@ def secret_files() -> list[str]:
 
 
 def _rival_files(rivals: Sequence[tuple[str, ...]], argv: Sequence[str], own: CommandView) -> list[str]:
-    """The other seats' program files (``sandbox_view.program_files``) that are not this
-    bot's own too, nor a directory holding one of its own files."""
+    """What of the other seats' programs to hide from this bot: a rival's whole project
+    directory where it holds nothing of this bot's own (the C example's, seen from a
+    Python bot of the same repository), else its program files
+    (``sandbox_view.program_files``) that are not this bot's own too."""
     mine = {p for p, _ in own.files} | {os.path.realpath(p) for p, _ in own.files}
-    mine |= set(program_files(argv, own.cwd))
+    mine |= set(program_files(argv, own.cwd)) | set(own.binds)
     out = []
     for other in rivals:
         for path in program_files(other, own.cwd):
             for p in dict.fromkeys((path, os.path.realpath(path))):
-                if p not in mine and not any(inside(m, [p]) for m in mine):
+                root = project_root(p)
+                if not any(inside(m, [root]) for m in mine):
+                    out.append(root)
+                elif p not in mine and not any(inside(m, [p]) for m in mine):
                     out.append(p)
     return out
 

@@ -93,7 +93,7 @@ def _prefix(program: str) -> str:
     return d
 
 
-def _project_root(path: str) -> str:
+def project_root(path: str) -> str:
     start = path if os.path.isdir(path) else os.path.dirname(path)
     d = start
     while not _home_like(d):
@@ -165,7 +165,7 @@ class CommandView:
             path = os.path.join(cwd, first)
             if os.path.exists(path):
                 if os.path.basename(os.path.dirname(os.path.abspath(path))) not in _BIN_DIRS:
-                    self._bind(_project_root(os.path.abspath(path)))  # ./mybot: its project
+                    self._bind(project_root(os.path.abspath(path)))  # ./mybot: its project
                 self._program(path)
         else:
             found = shutil.which(first, path=search_path)
@@ -210,7 +210,7 @@ class CommandView:
             if os.path.isdir(p):
                 self._bind(p)
             else:
-                self._bind(_project_root(p))
+                self._bind(project_root(p))
                 if not self._script_seen:  # the script an interpreter runs (later files: data)
                     self.files.append((p, "r"))
         self._script_seen = self._script_seen or os.path.isfile(path)

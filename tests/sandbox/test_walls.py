@@ -253,3 +253,18 @@ def test_no_secret_of_the_environment_reaches_a_bot_in_any_command(shared_tmp_pa
     assert proc.returncode == 0, proc.stderr
     report = one(attacks(logs / "none"), "env")
     assert sorted(report["leaked"]) == sorted([env["PGPASSFILE"], f"{env['HOME']}/.pgpass"])
+
+
+def test_an_opponents_whole_project_is_hidden_where_it_holds_nothing_of_the_bots_own(
+        tmp_path: Path) -> None:
+    """The C example (its own project: examples/c has a Makefile) against a Python bot
+    of the same repository: the Python bot sees the repository, but not examples/c."""
+    from support import c_example_bot
+    c_bot = c_example_bot()
+    source = ROOT / "examples" / "c" / "bot.c"
+    readme = ROOT / "README.md"
+    _, logs, _ = match(tmp_path, bot("env", "mark=c-bot:", f"at={source}", f"at={readme}"),
+                       " ".join(c_bot), games=1)
+    report = one(attacks(logs), "env")
+    assert report["read"][str(source)][0] is False and report["leaked"] == [], report
+    assert report["read"][str(readme)][0] is True  # its own project, the repository
