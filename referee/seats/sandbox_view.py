@@ -171,7 +171,15 @@ class CommandView:
             found = shutil.which(first, path=search_path)
             if found:
                 self._program(found)
-        for word in argv[1:]:
+        rest = list(argv[1:])
+        if os.path.basename(first) == "env":  # env NAME=VALUE prog ...: prog is the program
+            while rest and (rest[0].startswith("-") or "=" in rest[0]):
+                rest.pop(0)
+            if rest and "/" not in rest[0]:
+                found = shutil.which(rest.pop(0), path=search_path)
+                if found:
+                    self._program(found)
+        for word in rest:
             path = os.path.join(cwd, word)
             if word and os.path.exists(path):
                 self._named(path)

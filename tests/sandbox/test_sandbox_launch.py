@@ -96,3 +96,17 @@ def test_bots_inherit_only_the_allowlisted_environment() -> None:
     assert env == {"PATH": "/usr/bin", "LANG": "C.UTF-8", "LC_ALL": "C", "TZ": "UTC",
                    "DURAK_BOT_LEVEL": "3", "BOOK": "/data/book"}
     assert BOT_ENVIRONMENT == ("PATH", "LANG", "LANGUAGE", "LC_*", "TZ", "DURAK_BOT_*")
+
+
+def test_a_program_behind_env_brings_its_installation(tmp_path: Path) -> None:
+    """``env NAME=VALUE prog``: prog, found on PATH, is the program (its prefix bound)."""
+    prog = tmp_path / "inst" / "bin" / "prog"
+    prog.parent.mkdir(parents=True)
+    prog.write_text("#!/bin/sh\n")
+    prog.chmod(0o755)
+    launch = Sandbox("bwrap").launch(["env", "LEVEL=3", "prog"], None,
+                                     {"PATH": f"{prog.parent}:/usr/bin:/bin"})
+    try:
+        assert binds(launch.argv) == [str(tmp_path / "inst")]
+    finally:
+        launch.cleanup()
