@@ -72,6 +72,14 @@ class BotEntry:
         spec = parse_bot_spec(self.command)
         return BotSpec(spec.kind, self.name, spec.argv, self.command, named=True)
 
+    def absolute_argv(self) -> tuple[str, ...]:
+        """The command's words, those naming existing paths made absolute (from ``cwd``):
+        what the other bots' sandboxes hide, whatever their own cwd."""
+        import os
+        here = self.cwd or os.getcwd()
+        return tuple(os.path.abspath(os.path.join(here, w)) if w and os.path.exists(os.path.join(here, w))
+                     else w for w in self.spec().argv)
+
 
 @dataclass
 class TournamentSettings:
@@ -368,8 +376,9 @@ class PlayerPool:
                 self.sandbox = self.settings.sandbox_policy().resolve()
             player = ProcessPlayer(name, spec, startup_time=self.config.tc.startup,
                                    stderr_path=stderr, cwd=entry.cwd,
-                                   env=None if entry.env is None else _env(entry.env),
-                                   sandbox=self.sandbox)
+                                   env=entry.env, sandbox=self.sandbox.against(*(
+                                       e.absolute_argv() for n, e in self.entries.items()
+                                       if n != name and e.spec().kind == "command")))
         self.all.append(player)
         try:
             await player.start(self.nursery)
@@ -438,13 +447,6 @@ async def with_pool(settings: TournamentSettings, config: MatchConfig, stem: Pat
         if starts:
             raise starts[0] from None
         raise
-
-
-def _env(extra: dict[str, str]) -> dict[str, str]:
-    import os
-    env = dict(os.environ)
-    env.update(extra)
-    return env
 
 
 def new_tournament_id() -> str:

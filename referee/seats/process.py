@@ -54,7 +54,9 @@ class _Connection:
 
 
 class ProcessPlayer(StreamPlayer):
-    """A bot program run as a subprocess, one process at a time for the whole match."""
+    """A bot program run as a subprocess, one process at a time for the whole match.
+    ``env``: variables the organiser set for this bot; it gets them on top of the
+    allowlisted part of the referee's environment (see ``Sandbox.launch``)."""
 
     def __init__(self, name: str, spec: BotSpec, *, startup_time: float = 10.0,
                  grace: float = 1.0, stderr_path: Path | None = None,

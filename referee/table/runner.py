@@ -75,7 +75,8 @@ def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: 
                 name, spec, startup_time=config.tc.startup, grace=options.grace,
                 stderr_path=stderr, stderr_cap=options.stderr_cap,
                 max_memory_mb=options.max_memory_mb, max_cpu_s=options.max_cpu_s,
-                sandbox=sandbox))
+                sandbox=None if sandbox is None else sandbox.against(*(
+                    other.argv for other in specs if other is not spec and other.kind == "command"))))
         elif spec.kind == "human":
             if human is None:
                 raise BotSpecError(f"seat {seat} is a person's, but no human player was given")

@@ -114,7 +114,7 @@ def test_sprt_tc_and_move_time_are_parsed_as_for_match(tmp_path: Path) -> None:
 
 
 def _start(tmp_path: Path, tag: str, db: Path, *extra: str) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, COLUMNS="200", NO_COLOR="1", SLOW_BOT_STALL_AFTER="150")
+    env = dict(os.environ, COLUMNS="200", NO_COLOR="1", DURAK_BOT_STALL_AFTER="150")
     with open(tmp_path / "first.err", "wb") as err:
         return subprocess.Popen(
             [str(DURAK_REF), "sprt", f"{sys.executable} {BOT} {tag}", "builtin:random", "--elo1", "5",
