@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
+from .console.printable import TerminalConsole
 
 from . import __version__
 from .table.clock import DEFAULT_MOVE_TIME, TimeControl, TimeControlError
@@ -39,8 +39,8 @@ ladder_app = typer.Typer(help="A standing ladder of bots with incremental Elo, k
                          no_args_is_help=True)
 app.add_typer(ladder_app, name="ladder")
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+out = TerminalConsole(soft_wrap=True)
+err = TerminalConsole(stderr=True, soft_wrap=True)
 
 _SET_HELP = ("Override one table rule, as name=value; repeatable. Options: "
              + ", ".join(f"{o.name} ({o.allowed})" for o in OPTIONS)
