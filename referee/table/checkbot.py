@@ -68,7 +68,7 @@ from protocol.errors import RemoteProtocolError
 from .clock import TimeControl
 from ..seats.leftovers import ProcInfo, Watch, subreaper
 from .match import MatchConfig, play_game
-from ..seats.players import BotFailure, BotSpec, BotStartError, Player, parse_bot_spec, unique_names
+from ..seats.players import BotFailure, BotSpec, BotStartError, Player, free_name, parse_bot_spec
 from ..rules import Game
 from ..rules.actions import MalformedAction, action_from_wire, action_str
 from ..rules.deal import deal_deck, deal_id
@@ -528,7 +528,8 @@ class _Checker:
             if not await self.start(bot, run, nursery):
                 return
             hello_name = bot.info.get("name") or "bot"
-            bot.name, greedy.name, rand.name = unique_names([hello_name, "greedy", "random"])
+            greedy.name, rand.name = "greedy", "random"
+            bot.name = free_name(hello_name, {greedy.name, rand.name})
             tap = _Tap(bot, self.settle, self.probes_per_game)
             await self.play(rs, run, config, tap, [greedy, rand])
         finally:
