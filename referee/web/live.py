@@ -365,8 +365,8 @@ class LiveApp:
             done = self.hub.replay(int(number))
             if done is None:
                 return 404, (f"game {int(number)} is not a finished game listed here (a game in "
-                             f"play has no replay until it and every duplicate game of its "
-                             f"deal have ended)\n").encode(), _headers(text)
+                             f"play has no replay until it ends, and until every duplicate "
+                             f"game of its deal has ended)\n").encode(), _headers(text)
             try:
                 page = replay_page(done)
             except ReplayHtmlError as exc:  # our record, our bug: say so, do not crash

@@ -441,7 +441,7 @@ async def test_a_finished_game_is_shown_only_once_its_duplicate_twin_has_ended_t
                         "trump": first["deck"][-1], "trump_holder": None, "talon": 24,
                         "hand_sizes": [6, 6], "known": [[], []], "attacker": 0, "defender": 1})
             held = await client.get("/game/0")
-            assert held.status_code == 404 and "every duplicate game of its deal" in held.text
+            assert held.status_code == 404 and "every duplicate game of its deal has ended" in held.text
             state = strict_loads((await client.get("/api/state")).text)
             assert [t["game"] for t in state["tables"]] == [1] and state["recent"] == []
             assert "deck" not in json.dumps(state)
