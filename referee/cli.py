@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
+from .console.printable import TerminalConsole
 
 from . import __version__
 from .table.clock import DEFAULT_MOVE_TIME, TimeControl, TimeControlError
@@ -56,11 +56,10 @@ def _top(version_: Annotated[bool, typer.Option(
         callback=_print_version)] = False) -> None:
     """Referee, protocol server and tournament runner for Durak bots."""
 
-# No emoji codes: ":x:" in a bot's name or output is text, not a picture. Progress bars
-# draw on ``err`` too, so that a line printed while one is live (a note, the Ctrl-C
-# message) goes above the bar instead of onto the bar's line.
-out = Console(soft_wrap=True, emoji=False)
-err = Console(stderr=True, soft_wrap=True, emoji=False)
+# Progress bars draw on ``err`` too, so that a line printed while one is live (a note,
+# the Ctrl-C message) goes above the bar instead of onto the bar's line.
+out = TerminalConsole(soft_wrap=True)
+err = TerminalConsole(stderr=True, soft_wrap=True)
 
 _SET_HELP = ("Override one table rule, as name=value; repeatable. Options: "
              + ", ".join(f"{o.name} ({o.allowed})" for o in OPTIONS)

@@ -22,6 +22,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from .printable import TerminalConsole, printable
+
 #: Seconds between two plain progress lines when stderr is not a terminal.
 DEFAULT_INTERVAL = 10.0
 INTERVAL_ENV = "DURAK_REF_PROGRESS_INTERVAL"
@@ -56,7 +58,7 @@ class PlainLines:
             return
         self.last = now
         try:
-            self.stream.write(f"{self.label}: {text} [{self.elapsed()}]\n")
+            self.stream.write(printable(f"{self.label}: {text} [{self.elapsed()}]") + "\n")
             self.stream.flush()
         except (OSError, ValueError):
             pass  # a closed or full stderr must not stop the run
@@ -92,7 +94,7 @@ def progress_for(total: int, label: str, enabled: bool = True, *, console: Conso
     progress = Progress(TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
                         MofNCompleteColumn(), TimeRemainingColumn(),
                         TextColumn("{task.fields[leader]}", markup=False),
-                        console=console or Console(stderr=True, emoji=False), transient=True)
+                        console=console or TerminalConsole(stderr=True), transient=True)
     task = progress.add_task(label, total=total, leader="")
 
     def advance(text: str) -> None:
@@ -119,7 +121,7 @@ def status_line(label: str, enabled: bool = True, *, console: Console | None = N
         return
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False),
                         TextColumn("{task.fields[text]}", markup=False), TimeElapsedColumn(),
-                        console=console or Console(stderr=True, emoji=False), transient=True)
+                        console=console or TerminalConsole(stderr=True), transient=True)
     task = progress.add_task(label, total=None, text="")
 
     def update(text: str) -> None:

@@ -726,7 +726,8 @@ def play_tournament(settings: TournamentSettings, store: Store, tid: str, *,
         return run_interruptible(lambda: run_tournament(settings, store, tid, **kwargs))
     from ..web.live import LiveHub, replay_header, with_live
 
-    hub = LiveHub(f"tournament {tid}", standings=StandingsTally(store, tid, LIVE_READ_AT_ONCE).update)
+    hub = LiveHub(f"tournament {tid}", standings=StandingsTally(store, tid, LIVE_READ_AT_ONCE).update,
+                  deal_games=settings.players if settings.duplicate else 1)
     header = replay_header(settings.validate())
     on_game = kwargs.pop("on_game", None)
 

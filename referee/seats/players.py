@@ -173,6 +173,18 @@ def unique_names(names: list[str]) -> list[str]:
     return out
 
 
+def free_name(wanted: str, taken: set[str]) -> str:
+    """The name a bot that says hello as ``wanted`` gets: ``wanted`` itself unless a seat
+    of the run already has it (a built-in, a name the user gave, an earlier seat), else
+    the first of ``wanted#2``, ``wanted#3``, ... that none has. A bot chooses its hello
+    name, so it must never take, or push aside, a name the run's results go by."""
+    name, k = wanted, 1
+    while name in taken:
+        k += 1
+        name = f"{wanted}#{k}"
+    return name
+
+
 @dataclass
 class Player:
     """The referee's side of one bot for a whole match.

@@ -3,8 +3,9 @@
 The referee owns the only true game state (``referee.rules.Game``). For each decision
 it sends the seat to move a ``request`` holding that seat's observation, the complete
 legal action list and its clock, and it forwards every public event to the bots that
-want events. Forced moves (a lone pass or take) are applied without asking, unless
-the rules say ``ask_forced``.
+want events. Every decision is asked, a lone pass or take included; only with the
+rules' ``ask_forced`` off (an opt-out for speed) are such forced moves applied without
+asking, which the other seats can tell by how soon the next event follows.
 
 A bot's failure is a game result, never a referee crash: a timeout, a crash, a
 protocol error or an illegal action ends the game as that seat's forfeit (with

@@ -23,7 +23,8 @@ from ..records.matchlog import FORMAT, MatchLogWriter, new_log_path, safe_name, 
 from ..rules.deal import DEAL_TEXT
 from .failfast import first_start_error
 from ..seats.tcp import ListenError, TcpLimits
-from ..seats.players import BotFailure, BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player, unique_names
+from ..seats.players import (BotFailure, BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player,
+                             free_name, unique_names)
 from ..seats.sandbox import Sandbox, duplicate_soundness, warn_unsound_duplicates
 
 
@@ -125,14 +126,16 @@ async def _open_gate(players: Sequence[Player], options: SeatOptions, nursery: t
 
 
 def _adopt_hello_names(players: Sequence[Player]) -> None:
-    """Unnamed command bots take the name from their hello (made unique)."""
-    names = []
-    for p in players:
-        hello_name = p.info.get("name")
-        names.append(hello_name if hello_name and not p.spec.named and p.spec.kind == "command"
-                     else p.spec.name)
-    for p, name in zip(players, unique_names(names)):
-        p.name = name
+    """Unnamed command bots take the name from their hello, in seat order, unless a seat
+    of the run has it already (``free_name``: then ``NAME#2``, ...). Every other seat
+    (built-ins, names the user gave, tcp:NAME, a bot without a hello) keeps its name."""
+    adopting = [p for p in players
+                if p.spec.kind == "command" and not p.spec.named and p.info.get("name")]
+    keep = {id(p) for p in adopting}
+    taken = {p.name for p in players if id(p) not in keep}
+    for p in adopting:
+        p.name = free_name(p.info["name"], taken)
+        taken.add(p.name)
 
 
 def sandbox_used(players: Sequence[Player]) -> str | None:
