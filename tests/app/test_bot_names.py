@@ -12,7 +12,7 @@ import pytest
 from referee.seats.players import BotSpecError, parse_bot_spec
 from support import cli
 
-NAMED_BOT = Path(__file__).resolve().parent / "bots" / "named_bot.py"
+NAMED_BOT = Path(__file__).resolve().parents[1] / "referee" / "bots" / "named_bot.py"
 
 
 @pytest.mark.parametrize("spec, name", [(":x:=builtin:random", ":x:"), ("a/b=builtin:greedy", "a/b"),
