@@ -89,6 +89,29 @@ class Launch:
     mode: str
     scratch: str  #: the scratch dir as the bot sees it (HOME, TMPDIR)
     cleanup: Callable[[], None] = field(default=lambda: None)
+    #: Where in ``argv`` (bwrap's command inside the sandbox) ``spawn`` puts the relay that
+    #: hands the bot its stdin and stdout (``stdio_relay``); None: they are fds 0 and 1.
+    relay_at: int | None = None
+
+
+def stdio_relay(stdin_fd: int, stdout_fd: int) -> list[str]:
+    """The command that makes the inherited fds ``stdin_fd``/``stdout_fd`` the bot's stdin
+    and stdout, closes them, and execs the rest of the command line (so it stays PID 1).
+
+    Why: bwrap's own process outside the namespace (it waits for the sandbox to end)
+    keeps its fds 0, 1 and 2 open, so with the pipes there a bot that closed its stdout,
+    or died leaving a frame cut short, was never seen to end its output: the referee
+    waited out the decision's time limit (a ``timeout`` where the SPEC says ``crash`` or
+    ``protocol``). bwrap closes every other fd in that process, so the pipes go in as
+    other fds, bwrap's own stdin and stdout are /dev/null, and only the bot holds them."""
+    # bash, not sh: dash's redirections take single-digit fds only.
+    script = f'exec 0<&{stdin_fd} 1>&{stdout_fd} {stdin_fd}<&- {stdout_fd}>&- && exec "$@"'
+    return [RELAY_SHELL or "/bin/bash", "--noprofile", "--norc", "-c", script, "bash"]
+
+
+#: The shell ``stdio_relay`` runs (None where there is none: the pipes are then fds 0
+#: and 1 of bwrap itself, and a bot's closed stdout is seen only when it exits).
+RELAY_SHELL = shutil.which("bash", path="/usr/bin:/bin")
 
 
 _probe_cache: dict[str, str | None] = {}
@@ -268,11 +291,12 @@ class Sandbox:
             elif os.path.exists(path):
                 args += ["--ro-bind", "/dev/null", path]
         # The root tmpfs (and the directories made in it) read-only: writes go to scratch.
-        args += ["--remount-ro", "/", "--chdir", work, "--",
-                 *(drop_args(self.uid, self.uid) if as_root() else [])]
+        args += ["--remount-ro", "/", "--chdir", work, "--"]
+        relay_at = len(prefix) + len(args) if RELAY_SHELL else None
+        args += drop_args(self.uid, self.uid) if as_root() else []
         base_env.update(HOME="/tmp", TMPDIR="/tmp")
         return Launch([*prefix, *args, *argv], base_env, None, "bwrap", "/tmp",
-                      lambda: shutil.rmtree(etc, ignore_errors=True))
+                      lambda: shutil.rmtree(etc, ignore_errors=True), relay_at)
 
 
 def secret_files() -> list[str]:
