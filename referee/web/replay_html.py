@@ -179,6 +179,9 @@ def game_frames(header: dict[str, Any], record: dict[str, Any], seat: int | None
     game = _start(rules, record, events=True)
     assert game.events is not None
     decisions = record["decisions"]
+    # The face-up trump of the deal, taken now: an exchange later in the game puts the
+    # exchanged card face up, and that card sits in a hand until then.
+    dealt_trump = card_str(game.trump_card)
     frames = [_frame(game, seat, None, [])]
     for i, s, action, forced in _decisions(game, record):
         viewer = s if seat is None else seat
@@ -212,7 +215,7 @@ def game_frames(header: dict[str, Any], record: dict[str, Any], seat: int | None
         "game": record["game"],
         "players": names,
         "dealer": record["dealer"],
-        "trump": card_str(game.trump_card),
+        "trump": dealt_trump,
         "frames": frames,
         "result": _result(record, seat, game.is_over),
     }

@@ -247,3 +247,17 @@ def test_a_gzipped_log_renders_the_same_page(log: Path, tmp_path: Path) -> None:
     gz = tmp_path / "m.jsonl.gz"
     gz.write_bytes(gzip.compress(log.read_bytes()))
     assert render_replay_html(gz, game=1).replace(str(gz), "LOG") == render_replay_html(log, game=1).replace(str(log), "LOG")
+
+
+def test_the_deal_line_names_the_trump_turned_up_at_the_deal_not_an_exchanged_one(tmp_path: Path) -> None:
+    """After a trump exchange the face-up card is the exchanged one, which lay in a hand
+    at the deal: the viewer's 'The deal ... trump X' line must name the card turned up."""
+    path = play_match(tmp_path, "builtin:greedy", "builtin:random", "builtin:greedy", "builtin:random",
+                      games=12, seed="exchanges", extra=("--set", "trump_exchange=on"))
+    log = read_log(path)
+    exchanged = 0
+    for record in log.games:
+        data = replay_html.game_frames(log.header, record, seat=1)
+        assert data["trump"] == data["frames"][0]["trump"]
+        exchanged += data["frames"][-1]["trump"] != data["frames"][0]["trump"]
+    assert exchanged  # the seed deals games with an exchange
