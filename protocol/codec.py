@@ -562,7 +562,8 @@ def _as_text(data: bytes) -> str | None:
 
 
 def _text_on_stdout(text: str) -> str:
-    """The protocol error for text where a frame header should be: what the bot printed
-    (quoted, control characters escaped) and what to do about it."""
-    return (f"the bot wrote text to stdout, not a frame: {text!r}; stdout carries frames only "
-            f"(write logs and errors to stderr)")
+    """The protocol error for text where a frame header should be: what the bot sent
+    (quoted, control characters escaped) and what to do about it (a pipe bot's print(),
+    an HTTP client at the arena's port)."""
+    return (f"the bot sent text where a frame belongs: {text!r}; a frame is a 4-byte length and "
+            f"one msgpack map (a bot on pipes writes its logs to stderr, never stdout)")

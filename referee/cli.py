@@ -1156,11 +1156,12 @@ def ratings(
 ) -> None:
     """Maximum-likelihood ratings (Elo scale, sum zero) with 95% errors and LOS."""
     from .scoring.ratings import RatingError, fit_ratings
-    from .scoring.ratingsio import RatingsInputError, rating_report, read_games
+    from .scoring.ratingsio import RatingsInputError, rating_report
 
     try:
         if from_ is not None:
-            games, warning = read_games(from_)
+            from .records.matchlog import rated_games
+            games, warning = rated_games(from_)
             if warning:
                 err.print(f"durak-ref: warning: {warning}", markup=False, highlight=False)
         else:

@@ -273,3 +273,43 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+
+
+def rated_games(path: Path) -> tuple[list[Any], str | None]:
+    """The games of ``path`` as ``ratings.RatedGame`` values: a durak-ref log (match,
+    tournament, sprt, ladder or arena: its first line is a log header), read and checked
+    as ``replay`` reads it, or else a JSON Lines games file (``ratingsio``). The second
+    value is a warning when a log was cut short (its complete games are rated). Raises
+    ``ratingsio.RatingsInputError`` naming the file (and line) when it cannot be used."""
+    from ..scoring.ratings import RatedGame, RatingError
+    from ..scoring.ratingsio import RatingsInputError, read_games_jsonl
+
+    try:
+        with path.open("rb") as f:
+            first = f.readline()
+    except OSError as exc:
+        raise RatingsInputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        head = json.loads(first)
+    except (ValueError, UnicodeDecodeError):
+        head = None
+    if not (isinstance(head, dict) and head.get("type") == "header"):
+        return read_games_jsonl(path), None
+    try:
+        log = read_log(path)
+    except LogError as exc:
+        raise RatingsInputError(str(exc)) from None
+    games = []
+    for g in log.games:
+        names = tuple(str(p) for p in g["players"])
+        try:
+            if g["durak"] is not None:
+                games.append(RatedGame(names, durak=names[g["durak"]]))
+            else:  # a draw: shared by those who went out last (everyone after a stalemate)
+                last = tuple(names[s] for s in g.get("last_out") or ()) or names
+                games.append(RatedGame(names, last_two=last))
+        except RatingError as exc:
+            raise RatingsInputError(f"{path}: game {g['game']}: {exc}") from None
+    warning = None if log.error is None else (
+        f"{log.error}; the {len(games)} complete games before it are rated")
+    return games, warning

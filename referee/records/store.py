@@ -382,7 +382,7 @@ class Store:
                                  f"nothing of it was written") from None
             # A damaged page met mid-transaction (SQLite raises the base class itself for it;
             # its subclasses, a broken constraint above all, are the caller's to judge).
-            if type(exc) is self.errors.DatabaseError:
+            if type(exc) is self.errors.DatabaseError and isinstance(exc, BaseException):
                 raise StoreError(f"{self.name}: damaged store ({_one_line(exc)}); nothing of this "
                                  f"change was written: restore the store from a backup, or give "
                                  f"another --db") from None

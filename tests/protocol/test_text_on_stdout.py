@@ -25,9 +25,9 @@ def error_for(data: bytes, eof: bool = False) -> RemoteProtocolError:
 
 def test_a_line_of_text_is_named_and_quoted() -> None:
     exc = error_for(b"Error occurred during initialization of VM\nToo small heap\n")
-    assert exc.message == ("the bot wrote text to stdout, not a frame: 'Error occurred during "
-                           "initialization of VM\\nToo small heap\\n'; stdout carries frames "
-                           "only (write logs and errors to stderr)")
+    assert exc.message == ("the bot sent text where a frame belongs: 'Error occurred during "
+                           "initialization of VM\\nToo small heap\\n'; a frame is a 4-byte length "
+                           "and one msgpack map (a bot on pipes writes its logs to stderr, never stdout)")
 
 
 def test_long_text_is_shown_up_to_the_evidence_limit() -> None:
@@ -37,7 +37,7 @@ def test_long_text_is_shown_up_to_the_evidence_limit() -> None:
 
 def test_text_shorter_than_a_header_then_the_end_is_named_as_text() -> None:
     exc = error_for(b"hi\n", eof=True)
-    assert exc.message.startswith("the bot wrote text to stdout, not a frame: 'hi\\n'")
+    assert exc.message.startswith("the bot sent text where a frame belongs: 'hi\\n'")
 
 
 def test_control_characters_in_the_text_are_escaped() -> None:
@@ -58,9 +58,9 @@ def test_a_real_frame_is_never_mistaken_for_text() -> None:
 
 def test_a_bot_that_prints_is_told_so_through_the_cli(tmp_path: Path) -> None:
     bot = tmp_path / "chatty.py"
-    bot.write_text("print('starting my bot, hello referee!')\nimport time\ntime.sleep(30)\n")
+    bot.write_text("print('starting my bot, hello referee!', flush=True)\nimport time\ntime.sleep(30)\n")
     proc = cli("match", f"{sys.executable} {bot}", "builtin:greedy", "--no-log", "--sandbox", "none",
                cwd=tmp_path)
     assert proc.returncode == 2
-    assert "(protocol): the bot wrote text to stdout, not a frame: 'starting my bot, hello referee!\\n'" \
+    assert "(protocol): the bot sent text where a frame belongs: 'starting my bot, hello referee!\\n'" \
         in proc.stderr
