@@ -666,6 +666,7 @@ class TcpGate:
         sent nothing yet) gives way, or the oldest of all when none is silent; it is
         refused with ``limit``. A connection that is sending its hello is not cut off
         for a silent one, whatever the order they came in."""
+        victim: _Pending | None
         if self._silent:
             key, _ = self._silent.popitem(last=False)
             victim = self._pending[key]
