@@ -555,6 +555,9 @@ class TcpGate:
     _silent: OrderedDict[int, None] = field(default_factory=OrderedDict)
     #: The pending cap in force: ``limits.max_pending``, or sized by the fd limit.
     max_pending: int = 0
+    #: ``serve`` raises the soft fd limit first (the arena). A match leaves it as it is:
+    #: its bots are child processes and would inherit it.
+    raise_fds: bool = True
     _ids: Iterator[int] = field(default_factory=itertools.count)
     _reported_at: float | None = None
     _logged: int = 0                #: refusals logged one by one this interval
@@ -577,9 +580,10 @@ class TcpGate:
 
     async def serve(self, host: str, port: int, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Listen until cancelled. Reports the bound port through ``task_status``. Raises
-        the soft fd limit first (``raise_fd_limit``) and, unless ``limits.max_pending``
-        says otherwise, sizes the pending cap by it."""
-        raise_fd_limit()
+        the soft fd limit first (``raise_fd_limit``, if ``raise_fds``) and, unless
+        ``limits.max_pending`` says otherwise, sizes the pending cap by it."""
+        if self.raise_fds:
+            raise_fd_limit()
         if not self.limits.max_pending:
             self.max_pending = fd_sized_pending(self.limits.max_connections)
         try:
