@@ -31,8 +31,13 @@ from protocol import messages as m
 from protocol.codec import FrameDecoder, encode
 from referee.seats.players import BotFailure
 from referee.seats.tcp import (FD_RESERVE, PENDING_CEILING, TcpLimits, TcpSeat, fd_sized_pending)
-from tcp_security_kit import Client, running_arena, wait_until
-from test_tcp_security import raise_fd_limit
+from referee.rules import make_rules
+from referee.seats.players import parse_bot_spec
+from referee.table.clock import TimeControl
+from referee.table.match import MatchConfig
+from referee.table.runner import SeatOptions, run_match_async
+from tcp_security_kit import Client, legit_bot, running_arena, wait_until
+from test_tcp_security import _port_from, raise_fd_limit
 
 REQUEST = {"type": "request", "id": 1, "game": 0}
 
@@ -329,3 +334,41 @@ async def test_the_right_token_is_admitted_at_once_from_a_throttled_address_and_
                 assert verdict["message"].startswith("throttled: too many failed tokens from "
                                                      f"{local} or its network; try again in ")
     assert elapsed < limits.auth_delay_s * 40  # admitted at once, not once a penalty ran out
+
+
+async def test_match_listen_throttles_wrong_tokens_and_admits_the_right_one(tmp_path: Path) -> None:
+    """`durak-ref match` with a tcp:NAME seat listens through the same gate: after 40
+    wrong tokens from alice's address and her /24, a wrong one is throttled, and alice's
+    right token from that very address is seated and plays the match."""
+    events: list[str] = []
+    options = SeatOptions(listen=("127.0.0.1", 0), tokens=(("alice", "k3y-alice"),), connect_wait=20)
+    config = MatchConfig(rules=make_rules("classic"), tc=TimeControl.parse(None, 2.0), games=2, seed="t")
+    home = "127.0.9.200"
+    verdicts: list[str] = []
+
+    async def guess(local: str) -> str:
+        client = await Client.connect(_port_from(events), local=local)  # type: ignore[arg-type]
+        try:
+            await client.hello("alice", "wrong")
+            answer = await client.receive(10)
+            assert answer is not None and answer["code"] == "auth"
+            return str(answer["message"])
+        finally:
+            await client.aclose()
+
+    async def attack_then_play() -> None:
+        await wait_until(lambda: _port_from(events) is not None, 10, "the gate to listen")
+        for k in range(40):
+            verdicts.append(await guess(home if k % 2 else f"127.0.9.{10 + k}"))
+        verdicts.append(await guess(home))
+        await legit_bot(_port_from(events), "alice", "k3y-alice", local=home)  # type: ignore[arg-type]
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(attack_then_play)
+            result = await run_match_async([parse_bot_spec("tcp:alice"), parse_bot_spec("builtin:random")],
+                                           config, log_dir=tmp_path, options=options,
+                                           on_tcp=events.append)
+    assert verdicts[-1].startswith(f"throttled: too many failed tokens from {home} or its network")
+    assert f"alice connected from {home}" in events
+    assert [b.forfeits for b in result.bots] == [{}, {}] and result.bots[0].decisions > 0
