@@ -119,7 +119,8 @@ class TcpLimits:
 #: store, logs, the live page, a match's bot processes) when the pending cap is sized.
 FD_RESERVE = 128
 #: The pending cap sized by the fd limit is at most this: each pending connection costs
-#: a task, a socket and its 4 KiB decoder (some kilobytes; about 50 MB at the ceiling),
+#: a task, a socket and its decoder (measured: 6.9 KiB of RSS each, so about 110 MiB at
+#: the ceiling, plus the kernel's socket buffers),
 #: and a flood of 1,000 connections a second fills only ``handshake_s`` (5) seconds'
 #: worth, 5,000, before the handshake deadline closes the oldest.
 PENDING_CEILING = 16384
