@@ -39,7 +39,7 @@ def test_a_bot_streaming_pongs_through_the_real_cli_forfeits_each_game_at_its_fi
     pong judged is always pong 0, the first it wrote in that process: the referee never
     decoded a second one (a restarted bot starts again at 0)."""
     games = 3
-    flooder = shlex.join([sys.executable, str(BOT), "pong_flood", "/dev/null"])
+    flooder = shlex.join([sys.executable, str(BOT), "pong_flood", "-"])
     result = cli("match", "-n", str(games), "--seed", "floods", "--log-dir", tmp_path / "logs",
                  "--json", f"flood={flooder}", "builtin:greedy", cwd=tmp_path, timeout=120)
     assert result.returncode == 0, result.stderr
@@ -54,7 +54,7 @@ def test_a_bot_streaming_pongs_through_the_real_cli_forfeits_each_game_at_its_fi
         assert when.startswith(("before request ", "while request ")), forfeit["reason"]
         assert forfeit["reason"].startswith(UNSOLICITED_0.format(when=when)), forfeit["reason"]
     # The same bot without its pong thread plays its games out.
-    player = shlex.join([sys.executable, str(BOT), "play", "/dev/null"])
+    player = shlex.join([sys.executable, str(BOT), "play", "-"])
     calm = cli("match", "-n", "1", "--seed", "floods", "--log-dir", tmp_path / "calm", "--json",
                f"flood={player}", "builtin:greedy", cwd=tmp_path, timeout=120)
     assert calm.returncode == 0, calm.stderr

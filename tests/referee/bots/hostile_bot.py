@@ -3,7 +3,7 @@
 
     python hostile_bot.py MODE PIDFILE [ARG]
 
-Every process appends "bot PID" to PIDFILE first thing (a forked child appends "child
+Every process appends "bot PID" to PIDFILE first thing (PIDFILE "-": none does) (a forked child appends "child
 PID"), so the test can check afterwards that none of them is left. Errors the referee
 sends are printed to stderr. Stdlib + msgpack and referee/bots/benchbots/botkit.py only. Modes:
 
@@ -90,7 +90,8 @@ def hang():
 def main():
     mode, pidfile = sys.argv[1], sys.argv[2]
     arg = sys.argv[3] if len(sys.argv) > 3 else None
-    note_pid(pidfile)
+    if pidfile != "-":  # ("-": no pid bookkeeping, for a bot run inside the sandbox)
+        note_pid(pidfile)
     stdin = sys.stdin.buffer
 
     if mode == "die_early":
