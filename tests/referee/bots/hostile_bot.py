@@ -3,8 +3,9 @@
 
     python hostile_bot.py MODE PIDFILE [ARG]
 
-Every process appends "bot PID" to PIDFILE first thing (PIDFILE "-": none does) (a forked child appends "child
-PID"), so the test can check afterwards that none of them is left. Errors the referee
+Every process appends "bot PID" to PIDFILE first thing (a forked child appends "child
+PID"; with PIDFILE "-" nothing is written), so the test can check afterwards that none
+of them is left. Errors the referee
 sends are printed to stderr. Stdlib + msgpack and referee/bots/benchbots/botkit.py only. Modes:
 
     play [DELAY]     a well-behaved bot (cheapest card first), DELAY s per decision
