@@ -1582,9 +1582,12 @@ def serve(
                                                    "(one connection each).")] = 1,
     max_connections: Annotated[int, typer.Option(min=1, help="Authenticated connections (bots) "
                                                  "in total.")] = 256,
-    max_pending: Annotated[int, typer.Option(min=1, help="Unauthenticated connections in total, "
+    max_pending: Annotated[int, typer.Option(min=0, help="Unauthenticated connections in total, "
                                              "apart from the bots' room; when full, the oldest "
-                                             "of the busiest network gives way.")] = 64,
+                                             "silent one gives way. 0: sized by the file "
+                                             "descriptor limit (raised to its hard limit, at "
+                                             "most 65536), less --max-connections and 128, "
+                                             "within 16..16384.")] = 0,
     max_per_address: Annotated[int, typer.Option(min=1, help="Unauthenticated connections from "
                                                  "one address.")] = 8,
     max_per_network: Annotated[int, typer.Option(min=1, help="Unauthenticated connections from "

@@ -265,7 +265,7 @@ class Arena:
             """Ping a seat the pinger has already marked busy; free it afterwards."""
             try:
                 if not await s.ping(self.limits.ping_timeout):
-                    self.say(f"{s.name} did not answer a ping; dropped")
+                    self.say(f"{s.name} did not answer a ping; dropped: {s.failure}")
             finally:
                 s.busy = False
 
@@ -296,7 +296,8 @@ class Arena:
         try:
             async with trio.open_nursery() as nursery:
                 self.port = await nursery.start(gate.serve, host, port)
-                self.say(f"arena listening on {host}:{self.port}")
+                self.say(f"arena listening on {host}:{self.port} (room for {gate.max_pending} "
+                         f"unauthenticated connections, {self.limits.max_connections} bots)")
                 task_status.started(self.port)
                 nursery.start_soon(pinger)
                 async with trio.open_nursery() as games_nursery:

@@ -2,21 +2,26 @@
 
 How it works. ``TcpGate`` accepts connections (``trio.serve_tcp``). A new connection is
 *pending* until it authenticates: pending connections are capped on their own
-(``max_pending`` in total, ``max_per_address`` per address, ``max_per_network`` per /24
-IPv4 or /64 IPv6 network), apart from the authenticated ones (``max_connections``), so a
+(``max_pending`` in total, by default sized by the file descriptor limit:
+``fd_sized_pending``; ``max_per_address`` per address, ``max_per_network`` per /24 IPv4
+or /64 IPv6 network), apart from the authenticated ones (``max_connections``), so a
 flood of strangers never takes a registered bot's room: when the pending pool is full,
-a newcomer evicts the oldest pending connection of the network holding the most. An
-address (or network) in a token-guessing penalty (``AuthThrottle``) is refused at once,
-before anything is read. Otherwise the gate sends the referee's hello and reads the
-bot's hello within ``handshake_s`` (one deadline for the whole handshake, however slowly
-the bytes trickle in; a small frame limit applies until the bot is authenticated, so
-nobody can make us allocate much before proving who they are), checks the version, then
-the name and token (SHA-256 hashes compared in constant time; the book is re-read when
-its source changes). A connection that passes is handed to a seat by ``claim``; a
-refusal sends an ``error`` (code version, auth, busy or limit), closes the connection
-and is recorded with its reason. Failed tokens are logged in aggregate (one line per
-``log_interval_s``), not one line each; other refusals one line each up to
-``log_burst`` per interval, then as a count. The protocol on an accepted connection is exactly
+a newcomer evicts the oldest *silent* pending connection (one that has sent no byte
+yet; the oldest of all when none is silent). A bot that sends its hello at once is
+therefore never evicted by a flood of silent connections. The gate sends the referee's
+hello and reads the bot's hello within ``handshake_s`` (one deadline for the whole
+handshake, however slowly the bytes trickle in; a small frame limit applies until the
+bot is authenticated, so nobody can make us allocate much before proving who they are),
+checks the version, then the name and token (SHA-256 hashes compared in constant time;
+the book is re-read when its source changes). A correct token is admitted whatever the
+token-guessing penalty (``AuthThrottle``) of its address or network: tokens are long
+random secrets, so the penalty is no wall, only a brake on log noise and on a bot
+retrying a wrong token; a wrong token during a penalty is refused as ``throttled``. A
+connection that passes is handed to a seat by ``claim``; a refusal sends an ``error``
+(code version, auth, busy or limit), closes the connection and is recorded with its
+reason. Failed tokens are logged in aggregate (one line per ``log_interval_s``), not one
+line each; other refusals one line each up to ``log_burst`` per interval, then as a
+count. The protocol on an accepted connection is exactly
 the one over pipes (``wire.StreamPlayer``): a bot's disconnect mid-game is its
 ``disconnect`` forfeit, and it may reconnect for the next game. With a reconnect grace
 (``TcpSeat.reconnect_grace``, ``--reconnect-grace``) a connection lost while the bot is to
@@ -35,6 +40,7 @@ import hmac
 import ipaddress
 import itertools
 import os
+import resource
 import secrets
 import socket
 from collections import Counter, OrderedDict
@@ -51,7 +57,7 @@ from protocol.errors import RemoteProtocolError, UnsupportedVersionError
 from .. import __version__
 from ..records.matchlog import utc_now
 from .players import BotFailure, BotSpec
-from .wire import StreamPlayer
+from .wire import TOLD_FAILURES, StreamPlayer
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7724
@@ -90,7 +96,9 @@ class TcpLimits:
 
     handshake_s: float = 5.0        #: seconds to complete the hello (the whole handshake)
     max_connections: int = 256      #: authenticated connections in total
-    max_pending: int = 64           #: pending connections in total (the oldest give way)
+    #: pending connections in total (the oldest silent ones give way); 0: sized by the
+    #: file descriptor limit when the gate starts (``fd_sized_pending``)
+    max_pending: int = 0
     max_per_address: int = 8        #: pending connections from one address
     max_per_network: int = 16       #: pending connections from one /24 (IPv4) or /64 (IPv6)
     handshake_frame: int = 4096     #: frame limit before authentication (bytes)
@@ -105,6 +113,43 @@ class TcpLimits:
     auth_table_size: int = 4096     #: addresses and networks remembered (least recent go)
     log_interval_s: float = 60.0    #: aggregate log lines (failed tokens, the rest) this often
     log_burst: int = 20             #: other refusals logged one by one per interval
+
+
+#: File descriptors left for everything but connections (the listening sockets, the
+#: store, logs, the live page, a match's bot processes) when the pending cap is sized.
+FD_RESERVE = 128
+#: The pending cap sized by the fd limit is at most this: each pending connection costs
+#: a task, a socket and its decoder (measured: 6.9 KiB of RSS each, so about 110 MiB at
+#: the ceiling, plus the kernel's socket buffers),
+#: and a flood of 1,000 connections a second fills only ``handshake_s`` (5) seconds'
+#: worth, 5,000, before the handshake deadline closes the oldest.
+PENDING_CEILING = 16384
+#: The fd limit the gate raises its soft limit to, within the hard limit.
+FD_TARGET = 65536
+
+
+def raise_fd_limit(target: int = FD_TARGET) -> int:
+    """Raise this process's soft RLIMIT_NOFILE towards ``target`` (never above the hard
+    limit, never lower than it is); the soft limit now. A listening referee holds one fd
+    per connection: the usual soft limit of 1,024 would cap a flood's room, not memory."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = target if hard == resource.RLIM_INFINITY else min(target, hard)
+    if want > soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+            soft = want
+        except (ValueError, OSError):
+            pass
+    return soft
+
+
+def fd_sized_pending(max_connections: int) -> int:
+    """The pending cap the fd limit leaves room for: the soft RLIMIT_NOFILE less the
+    authenticated connections and FD_RESERVE, within 16..PENDING_CEILING."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        soft = PENDING_CEILING + max_connections + FD_RESERVE
+    return max(16, min(PENDING_CEILING, soft - max_connections - FD_RESERVE))
 
 
 def network_of(address: str) -> str:
@@ -128,7 +173,8 @@ class _Strikes:
 
 
 class AuthThrottle:
-    """Failed tokens per address and per network, with penalties that double.
+    """Failed tokens per address and per network, with penalties that double (the gate
+    refuses a wrong token during a penalty as ``throttled``; a right one is admitted).
 
     Pure bookkeeping: every method takes ``now`` (seconds on any monotonic clock; the gate
     passes trio's, so tests can use the virtual clock). After ``free`` failures from a
@@ -418,19 +464,24 @@ class TcpSeat(StreamPlayer):
             self.on_event(text)
 
     async def ping(self, timeout: float) -> bool:
-        """Ping an idle connection; False (and the connection released) if it does not
-        answer with the matching pong in time or sends anything else."""
+        """Ping an idle connection: True when its first frame is the pong of this ping
+        (its id) within ``timeout``. Otherwise False, with the bot's failure recorded
+        (``failure``: a timeout, or a protocol error saying what came instead: another
+        id, an action, ...), the bot told why (a fatal ``error``) and the connection
+        released. The ping stays open until its pong is read, so a pong whose wait was
+        cut short is still taken once, wherever it is found (StreamPlayer._answer_pong)."""
         self._ping_id += 1
+        ping_id = self._ping_open = self._ping_id
         try:
-            await self._try_send(msg.ping_msg(self._ping_id), timeout)
+            await self._try_send(msg.ping_msg(ping_id), timeout)
             if self.failure is not None:
                 raise self.failure
-            answer = await self._receive(trio.current_time() + timeout, "a ping", timeout)
-            parsed = msg.parse_bot_message(answer)
-            if isinstance(parsed, msg.Pong) and parsed.id == self._ping_id:
-                return True
-        except (BotFailure, RemoteProtocolError):
-            pass
+            answer = await self._receive(trio.current_time() + timeout, f"ping {ping_id}", timeout)
+            self._unasked(answer, f"while ping {ping_id} was open")  # raises but for its pong
+            return True
+        except BotFailure as exc:
+            if exc.kind in TOLD_FAILURES:
+                await self.tell(msg.error_msg(exc.kind, exc.reason, True))
         self.release()
         return False
 
@@ -474,6 +525,7 @@ class _Pending:
     since: float
     scope: trio.CancelScope | None = None
     evicted: bool = False
+    heard: bool = False  #: it has sent a byte (no longer silent)
 
 
 @dataclass
@@ -497,7 +549,16 @@ class TcpGate:
     port: int | None = None
     throttle: AuthThrottle | None = None
     auth_report: AuthReport = field(default_factory=AuthReport)
+    #: Pending connections, oldest first (keys count up); ``_silent``: those of them
+    #: that have sent nothing yet and are not evicted, oldest first. Eviction takes the
+    #: first of ``_silent`` in constant time, however large the pool.
     _pending: dict[int, _Pending] = field(default_factory=dict)
+    _silent: OrderedDict[int, None] = field(default_factory=OrderedDict)
+    #: The pending cap in force: ``limits.max_pending``, or sized by the fd limit.
+    max_pending: int = 0
+    #: ``serve`` raises the soft fd limit first (the arena). A match leaves it as it is:
+    #: its bots are child processes and would inherit it.
+    raise_fds: bool = True
     _ids: Iterator[int] = field(default_factory=itertools.count)
     _reported_at: float | None = None
     _logged: int = 0                #: refusals logged one by one this interval
@@ -507,6 +568,7 @@ class TcpGate:
     def __post_init__(self) -> None:
         if self.throttle is None:
             self.throttle = AuthThrottle(self.limits)
+        self.max_pending = self.limits.max_pending or fd_sized_pending(self.limits.max_connections)
 
     @property
     def pending(self) -> int:
@@ -518,7 +580,13 @@ class TcpGate:
             self.on_event(text)
 
     async def serve(self, host: str, port: int, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        """Listen until cancelled. Reports the bound port through ``task_status``."""
+        """Listen until cancelled. Reports the bound port through ``task_status``. Raises
+        the soft fd limit first (``raise_fd_limit``, if ``raise_fds``) and, unless
+        ``limits.max_pending`` says otherwise, sizes the pending cap by it."""
+        if self.raise_fds:
+            raise_fd_limit()
+        if not self.limits.max_pending:
+            self.max_pending = fd_sized_pending(self.limits.max_connections)
         try:
             listeners = await trio.open_tcp_listeners(port, host=host, backlog=1024)
         except OSError as exc:
@@ -563,11 +631,6 @@ class TcpGate:
             return
         lim = self.limits
         network = network_of(peer)
-        assert self.throttle is not None
-        wait = self.throttle.penalty(peer, trio.current_time())
-        if wait > 0:
-            await self._throttled(stream, peer, wait)
-            return
         if self.per_address.get(peer, 0) >= lim.max_per_address:
             await self._refuse(stream, peer, "limit", f"too many unauthenticated connections "
                                f"from {peer} ({lim.max_per_address} open)")
@@ -576,10 +639,11 @@ class TcpGate:
             await self._refuse(stream, peer, "limit", f"too many unauthenticated connections "
                                f"from {network} ({lim.max_per_network} open)")
             return
-        if self.pending >= lim.max_pending:
+        if self.pending >= self.max_pending:
             self._evict()
         key = next(self._ids)
         pending = self._pending[key] = _Pending(peer, network, trio.current_time())
+        self._silent[key] = None
         self.open_connections += 1
         self.per_address[peer] = self.per_address.get(peer, 0) + 1
         self.per_network[network] = self.per_network.get(network, 0) + 1
@@ -595,6 +659,7 @@ class TcpGate:
         pending = self._pending.pop(key, None)
         if pending is None:
             return
+        self._silent.pop(key, None)
         self._evicted -= pending.evicted
         for counts, k in ((self.per_address, pending.peer), (self.per_network, pending.network)):
             counts[k] -= 1
@@ -602,14 +667,18 @@ class TcpGate:
                 del counts[k]
 
     def _evict(self) -> None:
-        """Make room in a full pending pool: the oldest pending connection of the network
-        that holds the most gives way (it is refused with ``limit``)."""
-        live = [p for p in self._pending.values() if not p.evicted]
-        if not live:
-            return
-        counts = Counter(p.network for p in live)
-        crowded = max(counts.values())
-        victim = min((p for p in live if counts[p.network] == crowded), key=lambda p: p.since)
+        """Make room in a full pending pool: the oldest silent pending connection (it has
+        sent nothing yet) gives way, or the oldest of all when none is silent; it is
+        refused with ``limit``. A connection that is sending its hello is not cut off
+        for a silent one, whatever the order they came in."""
+        victim: _Pending | None
+        if self._silent:
+            key, _ = self._silent.popitem(last=False)
+            victim = self._pending[key]
+        else:
+            victim = next((p for p in self._pending.values() if not p.evicted), None)
+            if victim is None:
+                return
         victim.evicted = True
         self._evicted += 1
         if victim.scope is not None:
@@ -630,6 +699,9 @@ class TcpGate:
                     answer = decoder.next_message()
                     if answer is None:
                         chunk = await stream.receive_some(4096)
+                        if not pending.heard:
+                            pending.heard = True
+                            self._silent.pop(key, None)
                         decoder.feed(chunk)
                         if not chunk:
                             decoder.at_eof()
@@ -658,15 +730,18 @@ class TcpGate:
                                    f"no hello within {self.limits.handshake_s:g} s")
             return
         assert self.throttle is not None
-        wait = self.throttle.penalty(peer, trio.current_time())
-        if wait > 0:  # it failed on another connection meanwhile: no check now either
-            await self._throttled(stream, peer, wait, hello.name)
-            return
         self.tokens.refresh()
         self.token_checks += 1
         if not self.tokens.check(hello.name, hello.token):
+            # The right token is admitted whatever the penalty (below); a wrong one made
+            # during a penalty is refused as throttled, and counts like any failure.
+            now = trio.current_time()
+            wait = self.throttle.penalty(peer, now)
+            self.throttle.failed(peer, now)
+            if wait > 0:
+                await self._throttled(stream, peer, self.throttle.penalty(peer, now), hello.name)
+                return
             why = "no token" if hello.token is None else "wrong token or unknown name"
-            self.throttle.failed(peer, trio.current_time())
             self.auth_report.add_failure(peer)
             await self._refuse(stream, peer, "auth", f"authentication failed for {hello.name!r} "
                                f"({why})", hello.name, quiet=True)
@@ -694,7 +769,7 @@ class TcpGate:
 
     async def _throttled(self, stream: trio.SocketStream, peer: str, wait: float,
                          name: str | None = None) -> None:
-        """Refuse an address in its token penalty, without looking at any token."""
+        """Refuse a wrong token made from an address or network in its penalty."""
         self.auth_report.throttled += 1
         await self._refuse(stream, peer, "auth", f"throttled: too many failed tokens from {peer} "
                            f"or its network; try again in {wait:.1f} s", name, quiet=True)

@@ -7,8 +7,12 @@ only while the referee waits for an answer, under the decision's deadline; a bot
 writes when nobody asked fills its pipe or socket buffer and then blocks, so the
 referee's memory stays bounded without a background reader. Before each request the
 referee looks, without waiting, at what the bot has sent since its last answer: any
-frame but a pong there is a protocol error (an answer written before its request
-existed, or a second answer), so an answer can only be taken after its request is sent.
+frame there is a protocol error (an answer written before its request existed, a second
+answer, a pong no ping asked for), so an answer can only be taken after its request is
+sent. A pong is taken only as the answer to the ping open (``_ping_open``: one pong per
+ping, with its id). So whatever a bot sends beyond what the protocol allows, the referee
+decodes at most one frame of it before the bot is failed: a flood costs the bot its game,
+not the referee its time.
 
 A request may come as a map (``decide``) or as its frame's bytes (``decide_frame``, for
 the match loop, which joins them from packed parts). For a pipe whose bot answers
@@ -45,9 +49,15 @@ from .players import BotFailure, Player
 WRITE_TIMEOUT = 30.0
 #: "stale" errors are queued for the bot only while its outgoing buffer is below this.
 STALE_NOTES_MAX = 65536
-#: At most this many chunks are read by the early-frame check before a request: a bot
-#: that keeps streaming pongs cannot hold the referee there.
+#: At most this many chunks are read by the early-frame check before a request. Any
+#: complete frame there fails the bot (but the pong of a ping whose wait was cut short),
+#: so this bounds only the bytes of one frame trickled in pieces.
 QUIET_CHECK_CHUNKS = 16
+#: Actions for other requests (SPEC: ignored with a ``stale`` notice) that one open
+#: request tolerates; the next is the bot's protocol failure. An honest bot sends at
+#: most one or two (a late second answer); a stream of them would make the referee decode
+#: frames for as long as the request's budget lasts.
+STALE_MAX = 8
 #: Seconds the fatal error that tells a bot why it lost may take to write.
 TELL_TIMEOUT = 0.5
 #: Failures a bot is told about with a fatal ``error`` (code = kind) before it is closed;
@@ -89,6 +99,9 @@ class StreamPlayer(Player):
         self._out = bytearray()
         self.failure = None
         self._answered: int | None = None  #: the id of the last request answered
+        #: The ping written and not yet answered (its id): the one pong the bot may send.
+        self._ping_open: int | None = None
+        self._ping_answered: int | None = None  #: the id of the last ping answered
         self._frame_at = 0.0  #: trio time at which the latest chunk was read
         # One poller per connection (not one per request): the early-frame check polls
         # it before every request. None for streams without a file descriptor.
@@ -362,8 +375,9 @@ class StreamPlayer(Player):
                 parsed = msg.parse_bot_message(answer)
             except RemoteProtocolError as exc:
                 raise self._fail("protocol", str(exc), answer) from None
-            if isinstance(parsed, msg.Pong):
-                continue  # a late answer to an idle-time ping: harmless
+            if isinstance(parsed, msg.Pong):  # only the answer to a ping whose wait was cut short
+                self._answer_pong(parsed, f"while request {request_id} was open", answer)
+                continue
             if not isinstance(parsed, msg.ActionMessage):
                 raise self._fail("protocol", f"expected an action for request {request_id}, "
                                  f"got a {answer.get('type')}", answer)
@@ -379,6 +393,11 @@ class StreamPlayer(Player):
             # and the open request still waits for its answer. The error is queued, not
             # written now: the bot may not be reading, and we must not block.
             stale += 1
+            if stale > STALE_MAX:
+                self._expect = None
+                raise self._fail("protocol", f"sent {stale} actions for other requests while "
+                                 f"request {request_id} was open (at most {STALE_MAX} are "
+                                 f"ignored as stale)", answer, stale_answers=stale)
             if len(self._out) < STALE_NOTES_MAX:
                 self._out += encode(msg.error_msg(
                     "stale", f"action for request {parsed.id} ignored: request {request_id} "
@@ -400,9 +419,10 @@ class StreamPlayer(Player):
         return {"type": "action", "action": dict(action) if type(action) is dict else action}
 
     async def _check_quiet(self, when: str) -> None:
-        """Fail the bot (``protocol``) if it sent any frame but a pong while no request
-        was open. Never waits: looks only at frames already received and at bytes the
-        stream can deliver right now. ``when`` says when the check ran, for the reason."""
+        """Fail the bot (``protocol``) if it sent any frame while no request was open, but
+        the pong of the ping open (``_unasked``). Never waits: looks only at frames
+        already received and at bytes the stream can deliver right now. ``when`` says when
+        the check ran, for the reason."""
         decoder = self._decoder
         try:
             for _ in range(QUIET_CHECK_CHUNKS):
@@ -418,13 +438,14 @@ class StreamPlayer(Player):
             raise self._fail("protocol", str(exc), bytes=exc.evidence) from None
 
     def _unasked(self, message: dict[str, Any], when: str) -> None:
-        """Judge one frame that arrived while no request was open: a pong is fine,
-        anything else raises the bot's protocol failure."""
+        """Judge one frame that arrived while no request was open: the pong of the ping
+        open is taken (``_answer_pong``); anything else raises the bot's protocol failure."""
         try:
             parsed = msg.parse_bot_message(message)
         except RemoteProtocolError as exc:
             raise self._fail("protocol", f"{exc} (sent {when})", message) from None
         if isinstance(parsed, msg.Pong):
+            self._answer_pong(parsed, when, message)
             return
         if isinstance(parsed, msg.ActionMessage):
             if parsed.id == self._answered:
@@ -432,8 +453,27 @@ class StreamPlayer(Player):
             else:
                 reason = f"answered {when} (an action for request {parsed.id})"
         else:
-            reason = (f"sent a {message.get('type')} {when}; while no request is open only a "
-                      f"pong may come")
+            reason = (f"sent a {message.get('type')} {when}; while no request is open only the "
+                      f"pong of a ping may come")
+        raise self._fail("protocol", reason, message)
+
+    def _answer_pong(self, pong: msg.Pong, when: str, message: dict[str, Any]) -> None:
+        """Take ``pong`` as the answer to the ping open (``_ping_open``), which it closes.
+        Any other pong (no ping open, a second pong, another id) raises the bot's
+        protocol failure, saying which: a pong answers one ping, once, with its id."""
+        open_id = self._ping_open
+        if open_id is not None and pong.id == open_id:
+            self._ping_open, self._ping_answered = None, open_id
+            return
+        if open_id is not None:
+            reason = (f"answered ping {open_id} with a pong for id {pong.id} (sent {when}); "
+                      f"a pong carries the id of the ping it answers")
+        elif pong.id == self._ping_answered:
+            reason = (f"answered ping {pong.id} twice (the second pong was there {when}); "
+                      f"one pong per ping")
+        else:
+            reason = (f"sent an unsolicited pong (id {pong.id}) {when}: no ping was open; a "
+                      f"pong only answers a ping, once, with its id")
         raise self._fail("protocol", reason, message)
 
     async def _chunk_now(self) -> bytes | bytearray | None:

@@ -118,7 +118,10 @@ async def _open_gate(players: Sequence[Player], options: SeatOptions, nursery: t
         return seat
 
     # The start-up limit applies to a TCP bot's hello as to a process's.
-    gate = TcpGate(tokens, claim, TcpLimits(handshake_s=handshake_s), on_event=on_tcp)
+    # The arena's defences (pending pool, eviction, token throttle) with its defaults; the
+    # fd limit stays as it is (the bots, child processes, would inherit a raised one).
+    gate = TcpGate(tokens, claim, TcpLimits(handshake_s=handshake_s), on_event=on_tcp,
+                   raise_fds=False)
     host, port = options.listen
     await nursery.start(gate.serve, host, port)
     if on_tcp is not None:

@@ -1,5 +1,5 @@
-"""A bot speaks only when asked: any frame but a pong that is there while no request is
-open is a protocol error (SPEC section 6), so no answer can be taken before its request
+"""A bot speaks only when asked: any frame (but the pong of a ping) that is there while no
+request is open is a protocol error (SPEC section 6), so no answer can be taken before its request
 exists. The referee checks without waiting, before it writes each request, on pipes
 (trio FdStream) and sockets (SocketStream) alike; real bot processes show it end to end.
 """
@@ -99,12 +99,23 @@ async def test_an_answer_written_before_its_request_is_a_protocol_error(transpor
     assert info.value.evidence["received"] == msg.action_msg(1, {"type": "pass"})
 
 
-async def test_pongs_may_come_at_any_time() -> None:
-    async with socket_pair() as (player, far), trio.open_nursery() as nursery:
-        await far.send_all(encode(msg.pong_msg(7)) * 3)
-        nursery.start_soon(answer_requests, far)
-        assert await player.decide(REQUEST, 5.0) == {"type": "pass"}
-        nursery.cancel_scope.cancel()
+@pytest.mark.parametrize("transport", ["socket", "pipe"])
+async def test_a_pong_no_ping_asked_for_is_a_protocol_error(transport: str) -> None:
+    """A pong answers a ping, once (tests/referee/test_floods_bounded.py has the rest):
+    one sent when no ping was written is an early frame like any other."""
+    async with AsyncExitStack() as stack:
+        if transport == "socket":
+            player, far = await stack.enter_async_context(socket_pair())
+            await far.send_all(encode(msg.pong_msg(7)) * 3)
+        else:
+            player, fd = await stack.enter_async_context(pipe_pair())
+            os.write(fd, encode(msg.pong_msg(7)) * 3)
+        with pytest.raises(BotFailure) as info:
+            await player.decide(REQUEST, 5.0)
+    assert info.value.kind == "protocol"
+    assert str(info.value) == ("sent an unsolicited pong (id 7) before request 1 was sent: no "
+                               "ping was open; a pong only answers a ping, once, with its id")
+    assert info.value.evidence["received"] == msg.pong_msg(7)
 
 
 async def test_a_second_answer_found_before_the_next_request_is_a_protocol_error() -> None:

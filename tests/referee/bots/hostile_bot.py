@@ -4,7 +4,8 @@
     python hostile_bot.py MODE PIDFILE [ARG]
 
 Every process appends "bot PID" to PIDFILE first thing (a forked child appends "child
-PID"), so the test can check afterwards that none of them is left. Errors the referee
+PID"; with PIDFILE "-" nothing is written), so the test can check afterwards that none
+of them is left. Errors the referee
 sends are printed to stderr. Stdlib + msgpack and referee/bots/benchbots/botkit.py only. Modes:
 
     play [DELAY]     a well-behaved bot (cheapest card first), DELAY s per decision
@@ -27,17 +28,20 @@ sends are printed to stderr. Stdlib + msgpack and referee/bots/benchbots/botkit.
     fork [N]         answers N requests; then forks a child that sleeps holding the
                      pipes, waits until the child has noted its pid, and exits 0
     ignore_term      ignores SIGTERM, answers the hello, then hangs
+    pong_flood       plays, while a second thread streams valid pongs (no ping asked
+                     for them) as fast as the referee takes them
 """
 
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the directory that holds referee/
 from referee.bots.benchbots.botkit import (  # noqa: E402
-    RANKS, SUITS, cheapest, note_pid, read_message, write_message, write_raw,
+    RANKS, SUITS, cheapest, frame, note_pid, read_message, write_message, write_raw,
 )
 
 HANG = 60.0  # seconds; long enough to outlive any match here, short enough not to linger
@@ -56,9 +60,27 @@ def illegal_action(request):
     return {"type": kind, "card": card}
 
 
+WRITE_LOCK = threading.Lock()  #: one frame at a time: the pong thread writes too
+
+
 def answer(request, action, request_id=None):
-    write_message({"type": "action", "id": request["id"] if request_id is None else request_id,
-                   "action": action})
+    with WRITE_LOCK:
+        write_message({"type": "action", "id": request["id"] if request_id is None else request_id,
+                       "action": action})
+
+
+def flood_pongs(lock):
+    """Write pongs (ids 0, 1, 2, ...) for ever, 256 at a time; stop when the referee
+    closes the pipe."""
+    ids = 0
+    try:
+        while True:
+            batch = b"".join(frame({"type": "pong", "id": ids + i}) for i in range(256))
+            ids += 256
+            with lock:
+                write_raw(batch)
+    except (BrokenPipeError, OSError):
+        os._exit(0)
 
 
 def hang():
@@ -69,7 +91,8 @@ def hang():
 def main():
     mode, pidfile = sys.argv[1], sys.argv[2]
     arg = sys.argv[3] if len(sys.argv) > 3 else None
-    note_pid(pidfile)
+    if pidfile != "-":  # ("-": no pid bookkeeping, for a bot run inside the sandbox)
+        note_pid(pidfile)
     stdin = sys.stdin.buffer
 
     if mode == "die_early":
@@ -94,6 +117,8 @@ def main():
         hang()
     if mode == "ignore_term":
         hang()
+    if mode == "pong_flood":
+        threading.Thread(target=flood_pongs, args=(WRITE_LOCK,), daemon=True).start()
 
     answered = 0
     previous_id = None
