@@ -401,8 +401,11 @@ def play(
     numbered. Answer with a number, a card (6S, 10h) or a word (take, pass, exchange); a
     typo is explained and asked again. The referee, rules, clocks and the game log are
     those of `match`; the log path is printed at the end (`durak-ref replay LOG --game 0
-    --seat S`, or with `--html OUT` as a page, shows the game again). Ctrl-D leaves the table (the game in progress is
-    lost, the log keeps it); Ctrl-C stops at once (exit 130; finished games stay logged).
+    --seat S`, or with `--html OUT` as a page, shows the game again). Type help for the
+    commands, discard to see the discard pile; quit or Ctrl-D leaves the table (the game
+    in progress is lost, the log keeps it); Ctrl-C stops at once (exit 130; finished games
+    stay logged). The end shows who was the durak how often and your score; --json gives
+    the full match summary (decision times, forfeits) instead.
     """
     from .table.clock import MAX_SECONDS
     from .table.human import run_play, stdout_writer
@@ -436,11 +439,20 @@ def play(
                               options=SeatOptions(sandbox=mode, binds=binds))
     except (BotStartError, LogError, SandboxError) as exc:
         fail(str(exc))
+    from .table.humanview import person_result_lines
     from .table.report import show_match_result
-    again = (f"see the game again: durak-ref replay {result.log_path} --game 0 --seat {seat}"
-             f"   (a page: durak-ref replay {result.log_path} --html game.html)"
-             if result.log_path else None)
-    show_match_result(result.summary(), config.seed, sys.argv[1:], out, as_json=as_json, after=again)
+    from .table.seeds import seed_lines
+    summary = result.summary()
+    if as_json:
+        show_match_result(summary, config.seed, sys.argv[1:], out, as_json=True)
+    else:
+        for line in person_result_lines(summary, name):
+            out.print(line, markup=False, highlight=False)
+        if result.log_path and result.played:  # a log without a finished game has nothing to replay
+            out.print(f"log: {result.log_path}\nsee the game again: durak-ref replay {result.log_path} "
+                      f"--game 0 --seat {seat}   (a page: durak-ref replay {result.log_path} "
+                      f"--html game.html)", markup=False, highlight=False)
+        out.print(seed_lines(config.seed, sys.argv[1:]), markup=False, highlight=False)
     if result.interrupted:
         err.print("durak-ref: interrupted; the log holds every finished game (not the one in progress)")
         raise typer.Exit(130)

@@ -555,6 +555,23 @@ def elo_from_wdl(wins: int, losses: int, draws: int) -> EloEstimate:
     return _estimate((1.0, 0.0, 0.5), (wins, losses, draws))
 
 
+def elo_bound95(wins: int, losses: int, draws: int) -> tuple[float, float]:
+    """The 95% interval ``(low, high)`` of A's Elo over B from per-game W/L/D, for the case
+    ``elo_from_wdl`` cannot give a finite half-width. One end is infinite there; the other
+    is finite: the normal interval's end where that lies inside (0, 1), and where every
+    game went one way (no spread to estimate) the one-sided exact binomial bound: with
+    all n games won, the score is above 0.05 ** (1/n) at 95% (all lost: below 1 minus it).
+    Raises ``RatingError`` with no games."""
+    est = elo_from_wdl(wins, losses, draws)
+    n = est.n
+    if est.score in (0.0, 1.0):
+        edge = score_to_elo(0.05 ** (1.0 / n))
+        return (edge, math.inf) if est.score == 1.0 else (-math.inf, -edge)
+    sigma = math.sqrt(sum(c * (s - est.score) ** 2 for s, c in
+                          zip((1.0, 0.0, 0.5), (wins, losses, draws))) / n / n)
+    return score_to_elo(est.score - Z95 * sigma), score_to_elo(est.score + Z95 * sigma)
+
+
 def elo_from_pentanomial(counts: Sequence[int]) -> EloEstimate:
     """Elo of A over B from duplicate-deal pairs: ``counts[k]`` = number of pairs in which
     A scored ``k/2`` points over the two games (k = 0..4: LL, LD, WL+DD, WD, WW)."""

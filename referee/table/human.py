@@ -6,7 +6,7 @@ messages a bot in that seat would (game start, public events, requests, game end
 them with ``referee/table/humanview.py`` and answers a request only with an element of its legal
 list: a typo is explained and asked again, never sent, so it can never forfeit a game.
 
-End of input (Ctrl-D) is the person leaving: the game in progress is their forfeit
+End of input (Ctrl-D) or typing ``quit`` is the person leaving: the game in progress is their forfeit
 (``disconnect``, recorded in the log like any game) and the match stops after it. Ctrl-C
 interrupts the match like any other (``run_match``): finished games stay in the log.
 """
@@ -160,7 +160,7 @@ class HumanPlayer(Player):
         clock = view.clock_line(request.get("clock"))
         if clock:
             self._say(clock)
-        self._say("your move:")
+        self._say(f"your move: {view.PROMPT_HINT}")
         self._show(view.menu_lines(legal, obs["trump_suit"], obs.get("phase", "")))
         if self._hints:
             hint = legal.index(greedy_choose(obs, request["legal"]))  # as the bot would see it
@@ -179,6 +179,17 @@ class HumanPlayer(Player):
                 self.left = True
                 self._say("(end of input: you leave the table; this game is lost)")
                 raise BotFailure("disconnect", f"{self.name} left the table (end of input)")
+            command = view.command_of(line)
+            if command == "quit":
+                self.left = True
+                self._say("(quit: you leave the table; this game is lost)")
+                raise BotFailure("disconnect", f"{self.name} left the table (quit)")
+            if command == "help":
+                self._show(view.help_lines())
+                continue
+            if command == "discard":
+                self._say(view.discard_line(obs["discard"], obs["trump_suit"]))
+                continue
             choice = view.parse_choice(line, legal)
             if choice.index is not None:
                 return legal[choice.index]

@@ -91,8 +91,8 @@ def event_line(event: Mapping[str, Any], names: Sequence[str], me: int, trump_su
 
 def table_lines(obs: Mapping[str, Any], names: Sequence[str]) -> list[str]:
     """The table as the seat sees it: every seat's card count and role, publicly known
-    cards, the cards in play, the trump, talon and discard counts, and the seat's own
-    hand sorted with trumps marked."""
+    cards, the cards in play, the trump, the talon count, the discard pile's cards and the
+    seat's own hand sorted with trumps marked."""
     me, trump_suit = obs["seat"], obs["trump_suit"]
     lines = [f"--- bout {obs['bout']}: trump {card_text(obs['trump'], trump_suit)}, "
              f"talon {obs['talon']}, discard {len(obs['discard'])} ---"]
@@ -108,9 +108,18 @@ def table_lines(obs: Mapping[str, Any], names: Sequence[str]) -> list[str]:
     pairs = [f"[{i}] {card_text(a, trump_suit)}/{card_text(c, trump_suit) if c else '--'}"
              for i, (a, c) in enumerate(obs["table"])]
     lines.append("  on the table: " + ("  ".join(pairs) if pairs else "(nothing)"))
+    lines.append(discard_line(obs["discard"], trump_suit))
     hand = sort_hand(obs["hand"], trump_suit)
     lines.append("  your hand: " + (" ".join(card_text(c, trump_suit) for c in hand) or "(empty)"))
     return lines
+
+
+def discard_line(discard: Sequence[str], trump_suit: str) -> str:
+    """The discard pile, card by card: every card in it was face up on the table when it
+    went there, so a person at a real table knows them all (the seat's observation lists
+    them). Sorted as a hand is, so a suit's missing cards are easy to see."""
+    cards = " ".join(card_text(c, trump_suit) for c in sort_hand(discard, trump_suit))
+    return f"  discard pile ({len(discard)}): {cards or '(empty)'}"
 
 
 def clock_line(clock: Mapping[str, Any] | None) -> str | None:
@@ -166,6 +175,25 @@ class Choice:
 
 HELP = ("type a number from the list, a card (like 6s, 10h, qd; to cover a chosen slot: "
         "'cover 1 7s'), or take / pass / exchange")
+
+#: The words that are not moves: what each does, as the help shows it.
+COMMANDS = {"help": "show this help", "discard": "show the discard pile's cards",
+            "quit": "leave the table (this game is lost; Ctrl-D does the same)"}
+#: What the prompt says, so nobody has to guess how to get help or leave.
+PROMPT_HINT = "(number, card or word; help, discard, quit)"
+
+
+def command_of(text: str) -> str | None:
+    """The command (a key of ``COMMANDS``) a typed line asks for, or None for a move.
+    ``?`` is help, ``q`` and ``exit`` quit."""
+    word = text.strip().lower()
+    word = {"?": "help", "h": "help", "q": "quit", "exit": "quit"}.get(word, word)
+    return word if word in COMMANDS else None
+
+
+def help_lines() -> list[str]:
+    """The help a person gets for ``help``: how to move, then the commands."""
+    return [f"  {HELP}", *(f"  {name:<8} {what}" for name, what in COMMANDS.items())]
 
 
 def parse_choice(text: str, legal: Sequence[Mapping[str, Any]]) -> Choice:
@@ -239,3 +267,28 @@ def end_lines(end: Mapping[str, Any], names: Sequence[str], me: int) -> list[str
         verdict = f"{names[durak]} (seat {durak}) is the durak"
     return [f"=== game {end['game']} over: {printable(verdict)} ({end['termination']}: "
             f"{printable(end['reason'])}) ==="]
+
+
+def person_result_lines(summary: Mapping[str, Any], me: str) -> list[str]:
+    """The end of ``play`` for the person: how many games were played, who was the durak
+    how often (the loser is the durak), the draws, and the score over the games: a game
+    the person was not the durak of is a point, a draw half of one. ``summary`` is the
+    match summary (``MatchResult.summary``), ``me`` the person's seat name."""
+    games = summary["games"]
+    if games == 0:
+        return ["no game was finished"]
+    def times(n: int) -> str:
+        return f"{n} time{'s' if n != 1 else ''}"
+    lines = [f"=== {games} game{'s' if games != 1 else ''} played ==="]
+    mine = 0
+    for bot in summary["bots"]:
+        who = "you were" if bot["name"] == me else f"{printable(bot['name'])} was"
+        lines.append(f"  {who} the durak {times(bot['durak'])}")
+        if bot["name"] == me:
+            mine = bot["durak"]
+    draws = summary["draws"]
+    if draws:
+        lines.append(f"  {times(draws)} nobody was the durak (a draw)")
+    points = games - mine - draws + draws / 2
+    lines.append(f"your score: {points:g} of {games} (a game you did not lose is 1, a draw 1/2)")
+    return lines

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from rich.console import Console
@@ -91,15 +92,23 @@ def show_match_result(summary: dict[str, Any], seed: str, argv: list[str], conso
 
 def elo_line(elo: dict[str, Any]) -> str:
     """cutechess's line for a two-bot match: ``Elo difference: 6.7 +/- 19.5, LOS: 75.0 %``,
-    of the first bot over the second, with its W/L/D (``match.head_to_head``)."""
-    def figure(x: float | None, sign: str) -> str:
-        return "inf" if x is None or x != x or abs(x) == float("inf") else f"{x:{sign}.1f}"
-    diff = elo["elo"]
-    text = figure(diff, "+")
-    if diff is not None and abs(diff) == float("inf"):
-        text = ("+" if diff > 0 else "-") + "inf"
-    return (f"Elo difference ({elo['a']} over {elo['b']}): {text} +/- {figure(elo['error95'], '')}, "
-            f"LOS: {100 * elo['los']:.1f} %  (W/L/D {elo['wins']}/{elo['losses']}/{elo['draws']})")
+    of the first bot over the second, with its W/L/D (``match.head_to_head``). Where the
+    95% interval is unbounded no ``+/- inf`` is printed: the line says which way it is
+    unbounded and gives the finite end (``ratings.elo_bound95``)."""
+    from ..scoring.ratings import elo_bound95
+
+    wdl = f"(W/L/D {elo['wins']}/{elo['losses']}/{elo['draws']})"
+    head = f"Elo difference ({elo['a']} over {elo['b']}):"
+    los = f"LOS: {100 * elo['los']:.1f} %"
+    diff, err = elo["elo"], elo["error95"]
+    if diff is not None and math.isfinite(diff) and err is not None and math.isfinite(err):
+        return f"{head} {diff:+.1f} +/- {err:.1f}, {los}  {wdl}"
+    low, high = elo_bound95(elo["wins"], elo["losses"], elo["draws"])
+    bound = f"> {low:+.0f}" if math.isfinite(low) else f"< {high:+.0f}"
+    if diff is None or not math.isfinite(diff):
+        return (f"{head} not finite: every game went one way; {bound} at 95% "
+                f"(more games narrow it)  {wdl}")
+    return f"{head} {diff:+.1f}, 95% interval unbounded: {bound} at 95%, {los}  {wdl}"
 
 
 def referee_cost_text(summary: dict[str, Any]) -> str:

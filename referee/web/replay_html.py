@@ -83,6 +83,8 @@ def replay_data(header: dict[str, Any], games: Sequence[dict[str, Any]], *,
     """What the page's script draws, as plain JSON-able data (see the module docstring
     for what a seat's view leaves out). Raises ReplayHtmlError."""
     where = f"{source}: " if source else ""
+    # A tournament plays games at once and logs them as they finish: list them by number.
+    games = sorted(games, key=lambda g: g["game"])
     if game is not None:
         chosen = [g for g in games if g["game"] == game]
         if not chosen:
@@ -115,7 +117,7 @@ def replay_data(header: dict[str, Any], games: Sequence[dict[str, Any]], *,
     return {
         "source": source,
         "view": None if seat is None else seat,
-        "match": match_summary(header, footer, seat),
+        "match": match_summary(header, footer, seat, games),
         "games": listed,
         "replays": [rendered[g["game"]] for g in chosen],
         "more": max(0, len(games) - len(chosen)) if game is None else 0,
@@ -123,7 +125,7 @@ def replay_data(header: dict[str, Any], games: Sequence[dict[str, Any]], *,
 
 
 def match_summary(header: dict[str, Any], footer: dict[str, Any] | None,
-                  seat: int | None) -> dict[str, Any]:
+                  seat: int | None, games: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     """The match at a glance: bots, rules, time control, started/ended, and per bot its
     games, duraks, draws and forfeits (from the footer; None while it has none). The
     seed only in the omniscient view: with it every deck can be dealt again.
@@ -131,6 +133,9 @@ def match_summary(header: dict[str, Any], footer: dict[str, Any] | None,
     Fields the schema checks leave open are reduced to the types the page draws (text,
     numbers, maps of counts): a log written by anyone cannot break the page's script."""
     summary = (footer or {}).get("summary") or {}
+    if footer is not None and not _maps(summary.get("bots")):
+        # A tournament's footer counts games only: its per-bot results are its records'.
+        summary = dict(summary, bots=results_of_games(games))
     tc = header.get("time_control")
     out: dict[str, Any] = {
         "preset": _text(header.get("preset")),
@@ -140,7 +145,7 @@ def match_summary(header: dict[str, Any], footer: dict[str, Any] | None,
         "started": _text(header.get("started")),
         "ended": _text((footer or {}).get("ended")),
         "interrupted": None if footer is None else bool(footer.get("interrupted")),
-        "bots": [{"name": _text(b.get("name")), "spec": _text(b.get("spec"))} for b in _maps(header.get("bots"))],
+        "bots": [{"name": _text(b.get("name")), "spec": _text(b.get("spec") or b.get("command"))} for b in _maps(header.get("bots"))],
         "results": [{"name": _text(b.get("name")),
                      **{k: _num(b.get(k)) for k in ("games", "durak", "draws")},
                      "forfeits": {str(k): v for k, v in (b.get("forfeits") or {}).items() if _num(v) is not None}
@@ -152,6 +157,28 @@ def match_summary(header: dict[str, Any], footer: dict[str, Any] | None,
     if seat is None:
         out["seed"] = _text(header.get("seed"))
     return out
+
+
+def results_of_games(games: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per bot, in order of first appearance: games played, times the durak, draws and
+    forfeits by kind, counted from complete game records (as a match footer has them)."""
+    bots: dict[str, dict[str, Any]] = {}
+    for g in games:
+        players = g.get("players") or []
+        for name in players:
+            bots.setdefault(name, {"name": name, "games": 0, "durak": 0, "draws": 0, "forfeits": {}})
+            bots[name]["games"] += 1
+        durak = g.get("durak")
+        if durak is None:
+            for name in players:
+                bots[name]["draws"] += 1
+        elif isinstance(durak, int) and 0 <= durak < len(players):
+            bots[players[durak]]["durak"] += 1
+        forfeit = g.get("forfeit")
+        if isinstance(forfeit, dict) and isinstance(forfeit.get("seat"), int) and 0 <= forfeit["seat"] < len(players):
+            kinds = bots[players[forfeit["seat"]]]["forfeits"]
+            kinds[str(forfeit.get("kind"))] = kinds.get(str(forfeit.get("kind")), 0) + 1
+    return list(bots.values())
 
 
 def _maps(value: Any) -> list[dict[str, Any]]:

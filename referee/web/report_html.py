@@ -28,13 +28,19 @@ def render_report_html(data: dict[str, Any]) -> str:
         f"{escape(tables)}</p>",
         *(f'<p class="warn">{escape(w)}</p>' for w in st.get("warnings", [])),
         "<h2>Standings</h2>", _standings(st),
-        "<h2>Ratings with 95% intervals</h2>", _ratings_svg(st),
+        "<h2>Ratings with 95% intervals</h2>", _chart_box(_ratings_svg(st)),
         "<h2>Crosstable</h2>", _crosstable(data["crosstable"]),
-        "<h2>Rating history</h2>", _history_svg(data["history"], data["crosstable"]["bots"]),
+        "<h2>Rating history</h2>", _chart_box(_history_svg(data["history"], data["crosstable"]["bots"])),
         "<h2>Forfeits by bot and kind</h2>", _forfeits(data["forfeits"]),
         json_script("report-data", data),
     ]
     return page(f"durak-ref report {data['tournament']}", "\n".join(parts), css=("report.css",))
+
+
+def _chart_box(svg: str) -> str:
+    """A chart in a box of its own that scrolls sideways on a narrow screen: shrunk to
+    the width of a phone its labels would be too small to read (report.css)."""
+    return f'<div class="scroll chart">{svg}</div>'
 
 
 def _pct(x: float | None) -> str:

@@ -11,6 +11,7 @@ from report_kit import hand_made, played_tournament
 from support import cli
 
 from referee.table.match import BotStats, head_to_head
+from referee.table.report import elo_line
 from referee.scoring.ratings import elo_from_wdl
 
 HOSTILE = '<script>alert("x")</script>'
@@ -92,14 +93,14 @@ def test_the_ladder_report_plots_the_ratings_the_ladder_stored(tmp_path: Path) -
 def test_match_of_two_bots_prints_the_elo_difference_and_los_like_cutechess(tmp_path: Path) -> None:
     text = cli("match", "builtin:greedy", "builtin:random", "-n", "20", "--seed", "elo", "--no-log",
                cwd=tmp_path)
-    line = re.search(r"Elo difference \(greedy over random\): ([+-]\S+) \+/- (\S+), LOS: (\S+) %  "
+    line = re.search(r"Elo difference \(greedy over random\): (.*?)(?:, LOS: (\S+) %)?  "
                      r"\(W/L/D (\d+)/(\d+)/(\d+)\)", text.stdout)
     assert line, text.stdout
     data = json.loads(cli("match", "builtin:greedy", "builtin:random", "-n", "20", "--seed", "elo",
                           "--no-log", "--json", cwd=tmp_path).stdout)
     elo = data["elo"]
-    assert (elo["wins"], elo["losses"], elo["draws"]) == tuple(int(line.group(i)) for i in (4, 5, 6))
-    assert f"{100 * elo['los']:.1f}" == line.group(3)
+    assert (elo["wins"], elo["losses"], elo["draws"]) == tuple(int(line.group(i)) for i in (3, 4, 5))
+    assert line.group(2) is None or f"{100 * elo['los']:.1f}" == line.group(2)
     perfect = cli("match", "builtin:greedy", "builtin:random", "-n", "3", "--seed", "5", "--no-log", "--json",
                   cwd=tmp_path)
 
@@ -107,8 +108,9 @@ def test_match_of_two_bots_prints_the_elo_difference_and_los_like_cutechess(tmp_
         raise AssertionError(f"not strict JSON: {constant}")
     elo = json.loads(perfect.stdout, parse_constant=refuse)["elo"]
     assert elo["losses"] == 0 and elo["elo"] is None and elo["error95"] is None  # +inf: null
-    assert "Elo difference (greedy over random): +inf +/- inf" in cli(
-        "match", "builtin:greedy", "builtin:random", "-n", "3", "--seed", "5", "--no-log", cwd=tmp_path).stdout
+    assert ("Elo difference (greedy over random): not finite: every game went one way; > -94 at 95%"
+            in cli("match", "builtin:greedy", "builtin:random", "-n", "3", "--seed", "5", "--no-log",
+                   cwd=tmp_path).stdout)
     three = json.loads(cli("match", "builtin:greedy", "builtin:random", "builtin:greedy", "-n", "2",
                            "--no-log", "--json", cwd=tmp_path).stdout)
     assert three["elo"] is None
@@ -132,3 +134,16 @@ def test_a_run_without_games_yet_says_so(tmp_path: Path) -> None:
     text = cli("report", "--tournament", "t-new", "--db", db, "--html", tmp_path / "r.html", cwd=tmp_path)
     assert text.returncode == 0 and "tournament t-new: no games stored yet (running)" in text.stdout
     assert "no games" in (tmp_path / "r.html").read_text()
+
+
+def test_a_lopsided_or_one_way_match_prints_a_finite_elo_bound_never_plus_minus_inf(tmp_path: Path) -> None:
+    one_way = cli("match", "builtin:greedy", "builtin:random", "-n", "8", "--seed", "1", "--no-log",
+                  cwd=tmp_path).stdout
+    assert "W/L/D 8/0/0" in one_way, one_way
+    assert "not finite: every game went one way; > +137 at 95%" in one_way  # 0.05 ** (1/8): score bound
+    assert "inf" not in one_way
+    a, b = BotStats("a"), BotStats("b")
+    b.durak, a.durak = 98, 2  # 98 wins, 2 losses: the normal interval passes a score of 1
+    line = elo_line(head_to_head([a, b], 100))
+    assert line.startswith("Elo difference (a over b): +676.1, 95% interval unbounded: > +521 at 95%"), line
+    assert "inf" not in line

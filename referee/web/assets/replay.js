@@ -425,13 +425,21 @@
     },
   };
 
-  const m = /game=(-?\d+)(?:&step=(\d+))?/.exec(location.hash);
+  /** The game and step a link names (#game=N&step=S), or null. */
+  function linked() {
+    const m = /game=(-?\d+)(?:&step=(\d+))?/.exec(location.hash);
+    return m && shownIndex.has(Number(m[1])) ? [shownIndex.get(Number(m[1])), Number(m[2] || 0)] : null;
+  }
   if (!data.replays.length) {
     table.appendChild(el("p", "rp-note", "This log has no complete game."));
     for (const b of controls.querySelectorAll("button, input, select")) b.disabled = true;
-  } else if (m && shownIndex.has(Number(m[1]))) {
-    show(shownIndex.get(Number(m[1])), Number(m[2] || 0));
   } else {
-    show(0, 0);
+    const at = linked();
+    show(...(at || [0, 0]));
+    // A link followed on the open page, an edited address and Back/Forward change the
+    // hash without loading the page again: show what the address now names.
+    const follow = () => { const to = linked(); if (to) { pause(); show(...to); } };
+    window.addEventListener("hashchange", follow);
+    window.addEventListener("popstate", follow);
   }
 })();
