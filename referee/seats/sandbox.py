@@ -61,6 +61,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from . import seccomp
+
 MODES = ("auto", "bwrap", "none")
 SANDBOX_ID = 65534  #: uid and gid of a bot inside its user namespace ("nobody")
 SCRATCH_MB = 256  #: size cap of a bot's private /tmp (tmpfs memory is not in RLIMIT_AS)
@@ -83,6 +85,7 @@ class Launch:
     mode: str
     scratch: str  #: the scratch dir as the bot sees it (HOME, TMPDIR)
     cleanup: Callable[[], None] = field(default=lambda: None)
+    pass_fds: tuple[int, ...] = ()  #: fds the child inherits (the seccomp filter); spawn closes ours
 
 
 _probe_cache: dict[str, str | None] = {}
@@ -114,12 +117,28 @@ def probe_bwrap() -> str | None:
 
 
 def _base_args() -> list[str]:
-    return ["--unshare-all", "--as-pid-1", "--new-session", "--die-with-parent",
+    # --unshare-user (in --unshare-all already, as a "try"): a user namespace is needed
+    # for --uid; said explicitly, it lets seccomp.py add --disable-userns.
+    return ["--unshare-all", "--unshare-user", "--as-pid-1", "--new-session", "--die-with-parent",
             "--uid", str(SANDBOX_ID), "--gid", str(SANDBOX_ID),
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/run", "--remount-ro", "/run", "--tmpfs", "/var/tmp",
             "--remount-ro", "/var/tmp", "--tmpfs", "/dev/shm",
             "--size", str(SCRATCH_MB << 20), "--perms", "1777", "--tmpfs", "/tmp"]
+
+
+def _bwrap_prefix() -> list[str]:
+    """bwrap with the sandbox's options: a working command up to its ``--``."""
+    return [shutil.which("bwrap") or "bwrap", *_base_args()]
+
+
+def seccomp_state(mode: str | None) -> str | None:
+    """The log header's ``"seccomp"``: ``"on"`` when sandboxed bots run under the
+    seccomp filter (referee/seats/seccomp.py), ``"off"`` when they cannot (resolving the
+    sandbox printed why), None when bots are not sandboxed (``mode`` is not bwrap)."""
+    if mode != "bwrap":
+        return None
+    return "off" if seccomp.unavailable(_bwrap_prefix()) else "on"
 
 
 def _warn(text: str) -> None:
@@ -178,6 +197,9 @@ class Sandbox:
             return self
         why = probe_bwrap()
         if why is None:
+            off = seccomp.unavailable(_bwrap_prefix())
+            if off is not None and self.warn:
+                _warn(f"seccomp is off for sandboxed bots: {off}")
             return replace(self, mode="bwrap")
         if self.mode == "bwrap":
             raise SandboxError(f"--sandbox bwrap: {why}; {INSTALL_HINT}, or choose "
@@ -236,9 +258,11 @@ class Sandbox:
                 args += ["--tmpfs", path, "--remount-ro", path]
             elif os.path.exists(path):
                 args += ["--ro-bind", "/dev/null", path]
-        args += ["--chdir", work, "--"]
+        filter_args, filter_fds = seccomp.bwrap_args(_bwrap_prefix())
+        args += [*filter_args, "--chdir", work, "--"]
         base_env.update(HOME="/tmp", TMPDIR="/tmp")
-        return Launch([*prefix, *args, *argv], base_env, None, "bwrap", "/tmp")
+        return Launch([*prefix, *args, *argv], base_env, None, "bwrap", "/tmp",
+                      pass_fds=filter_fds)
 
 
 def _path_words(argv: Sequence[str], cwd: str) -> list[str]:

@@ -102,9 +102,12 @@ def _children(pid: int) -> list[int]:
 
 
 def spawn(argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str] | None,
-          preexec_fn: Callable[[], Any] | None = None, sandboxed: bool = False) -> BotProcess:
+          preexec_fn: Callable[[], Any] | None = None, sandboxed: bool = False,
+          pass_fds: Sequence[int] = ()) -> BotProcess:
     """Start ``argv`` in a new session (its own process group) with piped stdin, stdout
-    and stderr. ``sandboxed``: ``argv`` is a bwrap command (see ``send_signal``). Call it
+    and stderr. ``sandboxed``: ``argv`` is a bwrap command (see ``send_signal``).
+    ``pass_fds``: more fds the child inherits at the same numbers (bwrap's seccomp
+    filter); they are the child's: closed here once it started or failed to. Call it
     from the trio thread (see the module docstring). Raises OSError if the program
     cannot be started."""
     pipes = [os.pipe() for _ in range(3)]  # non-inheritable until dup2'ed in the child
@@ -113,12 +116,13 @@ def spawn(argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str] | None
     try:
         popen = subprocess.Popen(list(argv), stdin=child[0], stdout=child[1], stderr=child[2],
                                  cwd=cwd, env=None if env is None else dict(env),
-                                 start_new_session=True, preexec_fn=preexec_fn)
+                                 start_new_session=True, preexec_fn=preexec_fn,
+                                 pass_fds=tuple(pass_fds))
     except BaseException:
-        for fd in (*child, *ours):
+        for fd in (*child, *ours, *pass_fds):
             os.close(fd)
         raise
-    for fd in child:
+    for fd in (*child, *pass_fds):
         os.close(fd)
     return BotProcess(popen, trio.lowlevel.FdStream(ours[0]), trio.lowlevel.FdStream(ours[1]),
                       trio.lowlevel.FdStream(ours[2]), sandboxed)
