@@ -309,9 +309,13 @@ class FrameDecoder:
                 self._pending_evidence(),
             )
         if size > self.max_frame:
+            evidence = self._pending_evidence()
+            text = _as_text(evidence)
+            if text is not None:
+                raise self._fail(_text_on_stdout(text), evidence)
             raise self._fail(
                 f"frame header says {size} bytes; the limit is {self.max_frame}",
-                self._pending_evidence(),
+                evidence,
             )
 
     def _pending_evidence(self) -> bytes:
@@ -319,6 +323,9 @@ class FrameDecoder:
 
     def _truncated(self) -> RemoteProtocolError:
         available = self.buffered
+        text = _as_text(self._pending_evidence())
+        if text is not None:
+            return self._fail(_text_on_stdout(text), self._pending_evidence())
         if available < HEADER_SIZE:
             return self._fail(
                 f"stream ended {_plural(available, 'byte')} into a {HEADER_SIZE}-byte frame header",
@@ -537,3 +544,25 @@ def _plural(count: int, word: str) -> str:
 def _short(value: Any, limit: int = 80) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+#: Bytes that start ordinary text (printable ASCII, tab, newline, carriage return). A frame
+#: header is a big-endian length: its first byte is 0 for every frame under 16 MiB, so
+#: four of these in a row are text written where frames belong, never a real header.
+_TEXT_BYTES = frozenset(range(0x20, 0x7F)) | {0x09, 0x0A, 0x0D}
+
+
+def _as_text(data: bytes) -> str | None:
+    """``data`` shown as text if it starts like text (its first 4 bytes, or all of it when
+    shorter, are printable ASCII or whitespace), else None."""
+    head = data[:HEADER_SIZE]
+    if not head or any(b not in _TEXT_BYTES for b in head):
+        return None
+    return data[:EVIDENCE_BYTES].decode("utf-8", "replace")
+
+
+def _text_on_stdout(text: str) -> str:
+    """The protocol error for text where a frame header should be: what the bot printed
+    (quoted, control characters escaped) and what to do about it."""
+    return (f"the bot wrote text to stdout, not a frame: {text!r}; stdout carries frames only "
+            f"(write logs and errors to stderr)")

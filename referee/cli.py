@@ -8,12 +8,13 @@ interrupted (Ctrl-C, or SIGTERM for the long jobs: see referee/console/interrupt
 from __future__ import annotations
 
 import math
+import shlex
 import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
+from .console.printable import TerminalConsole
 
 from . import __version__
 from .table.clock import DEFAULT_MOVE_TIME, TimeControl, TimeControlError
@@ -31,16 +32,34 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help: paragraphs reflowed to the terminal's width and one column of option
+    # help as wide as it can be (rich's boxed panels leave ragged, narrow text at 80).
+    rich_markup_mode=None,
 )
 bench_app = typer.Typer(help="Measure speed (figures to compare within one run, not verdicts).",
-                        no_args_is_help=True)
+                        no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(bench_app, name="bench")
 ladder_app = typer.Typer(help="A standing ladder of bots with incremental Elo, kept in the store.",
-                         no_args_is_help=True)
+                         no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(ladder_app, name="ladder")
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+
+def _print_version(value: bool) -> None:
+    if value:
+        version(as_json=False)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _top(version_: Annotated[bool, typer.Option(
+        "--version", help="Print the durak-ref and protocol versions and exit.", is_eager=True,
+        callback=_print_version)] = False) -> None:
+    """Referee, protocol server and tournament runner for Durak bots."""
+
+# Progress bars draw on ``err`` too, so that a line printed while one is live (a note,
+# the Ctrl-C message) goes above the bar instead of onto the bar's line.
+out = TerminalConsole(soft_wrap=True)
+err = TerminalConsole(stderr=True, soft_wrap=True)
 
 _SET_HELP = ("Override one table rule, as name=value; repeatable. Options: "
              + ", ".join(f"{o.name} ({o.allowed})" for o in OPTIONS)
@@ -153,6 +172,18 @@ def _reproduce(seed: str, resumed: str | None = None) -> dict[str, str | None]:
     return seed_fields(seed, sys.argv[1:], resumed)
 
 
+def _resume_command(command: str, tid: str, target: object, log_dir: Path, distributed: bool) -> str:
+    """The command that finishes an interrupted run: its store, and its log dir unless
+    that is the default (a resume finds it in the store anyway, but the printed command
+    should not depend on that)."""
+    import shlex
+    from .league.tournament import DEFAULT_LOG_DIR
+    words = ["durak-ref", command, "--resume", tid, "--db", str(target)]
+    if log_dir != DEFAULT_LOG_DIR:
+        words += ["--log-dir", str(log_dir)]
+    return shlex.join(words) + (" --distributed" if distributed else "")
+
+
 def _print_seed(seed: str, resumed: str | None = None) -> None:
     """This command's last text lines: the seed and how to play the same deals again."""
     from .table.seeds import seed_lines
@@ -195,6 +226,9 @@ MoveTimeOption = Annotated[float | None, typer.Option(help=_MOVE_TIME_HELP)]
 RecoverFlag = Annotated[bool, typer.Option("--recover", help=_RECOVER_HELP)]
 SeedOption = Annotated[str | None, typer.Option(help=_SEED_HELP, show_default=False)]
 LogDirOption = Annotated[Path, typer.Option(help="Where game logs and bots' stderr go.")]
+RunLogDirOption = Annotated[Path | None, typer.Option(
+    "--log-dir", help="Where game logs and bots' stderr go. Default: logs; with --resume, "
+    "the directory the run's stored games were logged to.", show_default=False)]
 GamesOption = Annotated[int, typer.Option("--games", "-n", min=1, help="Games to play.")]
 ClockOption = Annotated[str | None, typer.Option(
     "--tc", help="Game clock per seat, BASE+INCREMENT in seconds (Fischer), e.g. 60+0.5. "
@@ -288,12 +322,12 @@ def match(
     options = SeatOptions(max_memory_mb=max_memory, max_cpu_s=max_cpu, listen=listen_at,
                              tokens=tuple(tokens.items()), connect_wait=connect_wait,
                              reconnect_grace=reconnect_grace, sandbox=mode, binds=binds)
-    with progress_for(games, "match", enabled=not as_json) as advance:
+    with progress_for(games, "match", enabled=not as_json, console=err) as advance:
         try:
             with lifted(BotStartError, ListenError, LogError, SandboxError):
                 result = run_match(specs, config, log_dir=None if no_log else log_dir,
                                    options=options, recover=recover,
-                                   on_game=lambda record, res: advance(res.leader()),
+                                   on_game=lambda record, res: advance(res.progress_text()),
                                    on_tcp=lambda text: err.print(f"tcp: {text}", markup=False,
                                                                  highlight=False))
         except (BotStartError, ListenError, LogError, SandboxError) as exc:
@@ -533,7 +567,12 @@ def verify_cmd(
     log's value and the log's file:line. Exit 0 when store and logs agree, 1 when
     anything differs or is missing, 2 for unusable input (no store, an unreadable LOG).
     """
-    _verify_store(_db(db), logs or [], tournament_id, as_json)
+    target = _db(db)
+    if logs and isinstance(target, Path) and not target.exists():
+        # A log checked on its own is replay's job: verify compares a store with its logs.
+        fail(f"{target}: no such store; give the --db a tournament or ladder wrote, or check "
+             f"the log on its own with: durak-ref replay {shlex.join(map(str, logs[:1]))} --verify")
+    _verify_store(target, logs or [], tournament_id, as_json)
 
 
 def _verify_store(db: Path | PgUrl, logs: list[Path], tournament_id: str | None, as_json: bool) -> NoReturn:
@@ -543,7 +582,7 @@ def _verify_store(db: Path | PgUrl, logs: list[Path], tournament_id: str | None,
         check = Verification(db, logs, tournament_id)
     except VerifyInputError as exc:
         fail(str(exc))
-    with progress_for(check.total, "verify", enabled=not as_json) as advance:
+    with progress_for(check.total, "verify", enabled=not as_json, console=err) as advance:
         report = check.run(lambda: advance(""))
     if as_json:
         emit_json(report.as_dict())
@@ -664,7 +703,7 @@ def tournament(
         show_default=False)] = None,
     config: Annotated[Path | None, typer.Option(
         help="A TOML file with bots (name, command, cwd, env), rules, time_control, format, "
-        "games. Command-line options override it.")] = None,
+        "games...: every key in docs/CONFIG.md. Command-line options override it.")] = None,
     format_: Annotated[str | None, typer.Option("--format", help="round-robin or gauntlet (the first bot "
                                                 "against each of the others).")] = None,
     players: Annotated[int | None, typer.Option(help="Players per table (2..6): every combination "
@@ -684,7 +723,7 @@ def tournament(
     move_time: MoveTimeOption = None,
     on_illegal: Annotated[str | None, typer.Option(help="forfeit or retry:N.")] = None,
     db: Annotated[str, _db_option("The result store: every game as it finishes.")] = DEFAULT_DB,
-    log_dir: LogDirOption = Path("logs"),
+    log_dir: RunLogDirOption = None,
     resume: Annotated[str | None, typer.Option(
         help="Finish tournament ID from the store: only the games not yet stored are played.")] = None,
     sandbox: Annotated[str | None, typer.Option(
@@ -710,8 +749,8 @@ def tournament(
     from .records.matchlog import LogError
     from .records.store import StoreError, open_store
     from .league.tournament import (
-        TournamentError, TournamentSettings, play_tournament, register_tournament, schedule_size,
-        settings_from_options,
+        TournamentError, TournamentSettings, play_tournament, register_tournament, run_log_dir,
+        schedule_size, settings_from_options,
     )
     from .league.standings import standings
     from .web.live import LiveError
@@ -768,12 +807,13 @@ def tournament(
         except (TournamentError, StoreError) as exc:
             fail(str(exc))
         _not_queued(store, tid, distributed, "tournament")
-        resume_cmd = f"durak-ref tournament --resume {tid} --db {target}" + (
-            " --distributed" if distributed else "")
+        log_dir = run_log_dir(log_dir, store, resume)
+        resume_cmd = _resume_command("tournament", tid, target, log_dir, distributed)
         lock = _lock_tournament(target, store, tid)
         err.print(f"tournament {tid}; if interrupted, resume with: {resume_cmd}", markup=False,
                   highlight=False)
-        with lock, progress_for(schedule_size(settings), f"tournament {tid}", enabled=not as_json) as advance:
+        with lock, progress_for(schedule_size(settings), f"tournament {tid}", enabled=not as_json,
+                                 console=err) as advance:
             try:
                 if distributed:
                     from .league.distributed import coordinate_tournament
@@ -781,12 +821,12 @@ def tournament(
                               f"--db {target} --tournament {tid}", markup=False, highlight=False)
                     progress = coordinate_tournament(
                         settings, store, tid, log_dir=log_dir, fresh=fresh,
-                        on_game=lambda record, prog: advance(prog.leader()), on_note=_note)
+                        on_game=lambda record, prog: advance(prog.progress_text()), on_note=_note)
                 else:
                     with lifted(LogError, StoreError, SandboxError, BotStartError):
                         progress = play_tournament(settings, store, tid, log_dir=log_dir, fresh=fresh,
                                                    hide=[config] if config else [], recover=recover,
-                                                   on_game=lambda record, prog: advance(prog.leader()),
+                                                   on_game=lambda record, prog: advance(prog.progress_text()),
                                                    http=web, on_url=lambda url: err.print(
                                                        f"live page: {url}", markup=False, highlight=False))
             except KeyboardInterrupt:
@@ -877,7 +917,7 @@ def sprt(
     bind: BindOption = None,
     recover: RecoverFlag = False,
     db: Annotated[str, _db_option("The result store: the run and every game.")] = DEFAULT_DB,
-    log_dir: LogDirOption = Path("logs"),
+    log_dir: RunLogDirOption = None,
     resume: Annotated[str | None, typer.Option(
         help="Finish SPRT run ID from the store: its stored pairs count, the others are played.",
         show_default=False)] = None,
@@ -902,7 +942,7 @@ def sprt(
     from .seats.sandbox import SandboxError
     from .scoring.sprt import Sprt
     from .records.store import StoreError, open_store
-    from .league.tournament import BotEntry, TournamentError
+    from .league.tournament import BotEntry, TournamentError, run_log_dir
 
     for value, option in ((elo0, "--elo0"), (elo1, "--elo1")):
         _range(value, option, -2000, 2000)
@@ -967,8 +1007,8 @@ def sprt(
                 fail(str(exc))
         names = [e.name for e in entries]
         _not_queued(store, tid, distributed, "sprt")
-        resume_cmd = f"durak-ref sprt --resume {tid} --db {target}" + (
-            " --distributed" if distributed else "")
+        log_dir = run_log_dir(log_dir, store, resume)
+        resume_cmd = _resume_command("sprt", tid, target, log_dir, distributed)
         lock = _lock_tournament(target, store, tid, what=f"sprt run {tid}")  # two --resume ID at once
         err.print(f"sprt {tid}; if interrupted, resume with: {resume_cmd}", markup=False,
                   highlight=False)
@@ -979,7 +1019,7 @@ def sprt(
             return (f"pairs {run.pairs}  games {run.games}  LLR {st['llr']:+.2f} "
                     f"[{st['lower']:.2f}, {st['upper']:.2f}]{elo}")
 
-        with lock, status_line(f"sprt {tid}", enabled=not as_json) as update:
+        with lock, status_line(f"sprt {tid}", enabled=not as_json, console=err) as update:
             try:
                 if distributed:
                     from .league.distributed import coordinate_sprt
@@ -1108,18 +1148,21 @@ def worker(
 def ratings(
     tournament_id: Annotated[str | None, typer.Option("--tournament", help="Rate one tournament of the store.")] = None,
     from_: Annotated[Path | None, typer.Option(
-        "--from", help="Rate games from a JSON Lines file instead: one "
-        '{"players": [...], "durak": NAME or null, "last_two": [A, B]} per line.')] = None,
+        "--from", help="Rate the games of a file instead: a durak-ref log (match, tournament, "
+        'sprt, ladder), or JSON Lines of one {"players": [...], "durak": NAME or null, '
+        '"last_two": [A, B]} per line.')] = None,
     db: Annotated[str, _db_option("The result store.")] = DEFAULT_DB,
     as_json: Annotated[bool, typer.Option("--json", help="Ratings, errors and the LOS matrix as JSON.")] = False,
 ) -> None:
     """Maximum-likelihood ratings (Elo scale, sum zero) with 95% errors and LOS."""
     from .scoring.ratings import RatingError, fit_ratings
-    from .scoring.ratingsio import RatingsInputError, read_games_jsonl, rating_report
+    from .scoring.ratingsio import RatingsInputError, rating_report, read_games
 
     try:
         if from_ is not None:
-            games = read_games_jsonl(from_)
+            games, warning = read_games(from_)
+            if warning:
+                err.print(f"durak-ref: warning: {warning}", markup=False, highlight=False)
         else:
             from .records.store import StoreError, iter_rated, open_store
             target = _db(db)
@@ -1328,7 +1371,7 @@ def ladder_run(
         # overwrite each other's rating updates.
         lock = _lock_tournament(_db(db), store, LADDER_ID, what=f"the ladder of {store.name}",
                                 then="then run it again")
-        with lock, progress_for(games, "ladder") as advance:
+        with lock, progress_for(games, "ladder", console=err) as advance:
             try:
                 with lifted(LogError, StoreError, SandboxError, BotStartError):
                     run = play_ladder(store, config, games=games, concurrency=concurrency,
@@ -1938,7 +1981,11 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("durak-ref: interrupted")
         sys.exit(130)
-    except Exception:  # noqa: BLE001 - the last line of defence: say whose fault it is
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: say whose fault it is
+        from .records.store import StoreError
+        if isinstance(exc, StoreError):  # a damaged or unusable store, met wherever it was read
+            err.print(f"durak-ref: error: {exc}", highlight=False, markup=False, soft_wrap=True)
+            sys.exit(2)
         import traceback
         traceback.print_exc()
         err.print("durak-ref: internal error: this is a bug in durak-ref, not in your bots or "

@@ -2,6 +2,9 @@
 
 import os
 import sys
+from pathlib import Path
+
+import pytest
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
@@ -28,3 +31,13 @@ def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def
     except (OSError, ValueError, KeyError):
         return
     items.sort(key=lambda item: seconds.get(item.nodeid, 0.0))
+
+
+@pytest.fixture(autouse=True)
+def shared_tmp_path(tmp_path: Path) -> Path:
+    """Every test's ``tmp_path``, made readable by others (0755; pytest makes it 0700):
+    when the referee runs as root (CI), sandboxed bots run as an unprivileged uid, which
+    can run a program, read a data file or a --bind path there only if the directory
+    lets it (referee/seats/sandbox_view.py). Tests name it where that is the point."""
+    tmp_path.chmod(0o755)
+    return tmp_path

@@ -3,6 +3,8 @@ played by built-in bots, and the exact public timeline of a finished game."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import re
 import subprocess
@@ -39,7 +41,10 @@ async def live_server(hub: LiveHub, host: str = "127.0.0.1") -> AsyncIterator[st
 
 
 def builtin_players(*names: str) -> list[BuiltinPlayer]:
-    return [BuiltinPlayer(n, parse_bot_spec(f"{n}=builtin:random"), 7) for n in names]
+    """Random players with any names, also ones the command line refuses (a TCP or command
+    bot's hello may carry any text)."""
+    spec = parse_bot_spec("builtin:random")
+    return [BuiltinPlayer(n, dataclasses.replace(spec, name=n, named=True), 7) for n in names]
 
 
 async def play_watched(hub: LiveHub, config: MatchConfig, index: int, names: tuple[str, ...] = (

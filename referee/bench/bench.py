@@ -132,7 +132,11 @@ def _blocking_round_trips(argv: list[str], request: dict[str, Any], n: int, hand
     from protocol import messages as msg
     from protocol.codec import FrameDecoder, encode
 
-    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    from ..seats.sandbox_view import bot_environment
+
+    # Unsandboxed (the floor is the bare pipes), but with a bot's environment all the same.
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0,
+                         env=bot_environment(None))
     assert p.stdin is not None and p.stdout is not None
     dec = FrameDecoder()
 

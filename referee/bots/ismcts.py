@@ -40,7 +40,7 @@ import math
 import random
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from protocol.strategies import greedy_choose
@@ -258,7 +258,9 @@ class IsmctsStrategy:
     """The search, for one seat's decisions. Holds the table rules (public) only."""
 
     def __init__(self, rules: Rules, params: IsmctsParams) -> None:
-        self.rules, self.params = rules, params
+        # The search applies a lone pass or take at once, whether or not the referee
+        # asks for it (ask_forced): a node with one child is worth no iterations.
+        self.rules, self.params = replace(rules, ask_forced=False), params
 
     def choose(self, obs: dict[str, Any], legal: list[dict[str, Any]],
                rng: random.Random) -> dict[str, Any]:

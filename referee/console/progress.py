@@ -22,6 +22,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from .printable import TerminalConsole, printable
+
 #: Seconds between two plain progress lines when stderr is not a terminal.
 DEFAULT_INTERVAL = 10.0
 INTERVAL_ENV = "DURAK_REF_PROGRESS_INTERVAL"
@@ -56,7 +58,7 @@ class PlainLines:
             return
         self.last = now
         try:
-            self.stream.write(f"{self.label}: {text} [{self.elapsed()}]\n")
+            self.stream.write(printable(f"{self.label}: {text} [{self.elapsed()}]") + "\n")
             self.stream.flush()
         except (OSError, ValueError):
             pass  # a closed or full stderr must not stop the run
@@ -70,10 +72,10 @@ def _is_terminal(console: Console | None) -> bool:
 def progress_for(total: int, label: str, enabled: bool = True, *, console: Console | None = None,
                  interval: float | None = None,
                  clock: Callable[[], float] = time.monotonic) -> Iterator[Callable[[str], None]]:
-    """Yields ``advance(leader)``: call it once per finished game with a short text
-    naming the current leader. On a terminal the bar shows games done, the ETA and the
-    leader; elsewhere a plain line ``label: DONE/TOTAL games, leader: ...`` is printed
-    every ``interval`` seconds (default: ``plain_interval()``)."""
+    """Yields ``advance(text)``: call it once per finished game with a short text on the
+    standing so far (the leader, a running score). On a terminal the bar shows games
+    done, the ETA and the text; elsewhere a plain line ``label: DONE/TOTAL games, TEXT``
+    is printed every ``interval`` seconds (default: ``plain_interval()``)."""
     if not enabled or total < 2:
         yield lambda leader: None
         return
@@ -82,9 +84,9 @@ def progress_for(total: int, label: str, enabled: bool = True, *, console: Conso
                            plain_interval() if interval is None else interval, clock)
         done = [0]
 
-        def plain(leader: str) -> None:
+        def plain(text: str) -> None:
             done[0] += 1
-            lines(f"{done[0]}/{total} games" + (f", leader: {leader}" if leader else ""))
+            lines(f"{done[0]}/{total} games" + (f", {text}" if text else ""))
         yield plain
         return
     # markup=False: the label and the leader's name come from outside (a tournament id,
@@ -92,11 +94,11 @@ def progress_for(total: int, label: str, enabled: bool = True, *, console: Conso
     progress = Progress(TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
                         MofNCompleteColumn(), TimeRemainingColumn(),
                         TextColumn("{task.fields[leader]}", markup=False),
-                        console=console or Console(stderr=True), transient=True)
+                        console=console or TerminalConsole(stderr=True), transient=True)
     task = progress.add_task(label, total=total, leader="")
 
-    def advance(leader: str) -> None:
-        progress.update(task, advance=1, leader=f"leader: {leader}" if leader else "")
+    def advance(text: str) -> None:
+        progress.update(task, advance=1, leader=text)
 
     with progress:
         yield advance
@@ -119,7 +121,7 @@ def status_line(label: str, enabled: bool = True, *, console: Console | None = N
         return
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False),
                         TextColumn("{task.fields[text]}", markup=False), TimeElapsedColumn(),
-                        console=console or Console(stderr=True), transient=True)
+                        console=console or TerminalConsole(stderr=True), transient=True)
     task = progress.add_task(label, total=None, text="")
 
     def update(text: str) -> None:

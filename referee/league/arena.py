@@ -224,6 +224,8 @@ class Arena:
                              f"{record.termination}, durak "
                              f"{'-' if record.durak is None else record.players[record.durak]}")
             finally:
+                if self.live is not None:  # a twin the pair stopped before is never played
+                    self.live.deal_over(deal_seed)
                 self.in_flight -= 1
                 for s in (a, b):
                     s.busy = False
@@ -332,7 +334,8 @@ def serve(arena: Arena, host: str, port: int, http: tuple[str, int] | None = Non
                 from .ladder import LADDER_ID
                 from .standings import LIVE_READ_AT_ONCE, StandingsTally
                 tally = StandingsTally(arena.store, LADDER_ID, LIVE_READ_AT_ONCE)
-                arena.live = LiveHub("durak-ref arena", standings=tally.update)
+                arena.live = LiveHub("durak-ref arena", standings=tally.update,
+                                     deal_games=2 if arena.duplicate else 1)
                 bound = await nursery.start(serve_live, arena.live, *http)
                 arena.say(f"live page: {live_url(http[0], bound)}")
 

@@ -73,6 +73,14 @@ class BotEntry:
         spec = parse_bot_spec(self.command)
         return BotSpec(spec.kind, self.name, spec.argv, self.command, named=True)
 
+    def absolute_argv(self) -> tuple[str, ...]:
+        """The command's words, those naming existing paths made absolute (from ``cwd``):
+        what the other bots' sandboxes hide, whatever their own cwd."""
+        import os
+        here = self.cwd or os.getcwd()
+        return tuple(os.path.abspath(os.path.join(here, w)) if w and os.path.exists(os.path.join(here, w))
+                     else w for w in self.spec().argv)
+
 
 @dataclass
 class TournamentSettings:
@@ -178,28 +186,8 @@ def _check_type(path: Path, key: str, value: Any, kind: type | tuple[type, ...])
 
 def load_config(path: Path) -> dict[str, Any]:
     """Read a tournament TOML file into settings keywords. Raises TournamentError naming
-    the file and the key.
-
-    ::
-
-        format = "round-robin"      # or "gauntlet"
-        players = 2
-        games = 20
-        seed = "a1b2"               # optional: without it the deals are secret
-        [rules]
-        preset = "perevodnoy"
-        trump_exchange = "on"
-        [time_control]
-        tc = "10+0.1"
-        move_time = 2.0
-        [[bots]]
-        name = "alice"
-        command = "python3 alice.py"
-        cwd = "bots/alice"          # relative to this file
-        env = { ALICE_LEVEL = "3" }
-        # sandbox = "auto"          # auto | bwrap | none
-        # bind = ["data"]           # extra read-only paths (relative to this file)
-    """
+    the file and the key. The format, every key with its type, and an example file:
+    docs/CONFIG.md (tests/tournament/test_config_doc.py keeps the two in step)."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -389,8 +377,9 @@ class PlayerPool:
                 self.sandbox = self.settings.sandbox_policy().resolve()
             player = ProcessPlayer(name, spec, startup_time=self.config.tc.startup,
                                    stderr_path=stderr, cwd=entry.cwd,
-                                   env=None if entry.env is None else _env(entry.env),
-                                   sandbox=self.sandbox)
+                                   env=entry.env, sandbox=self.sandbox.against(*(
+                                       e.absolute_argv() for n, e in self.entries.items()
+                                       if n != name and e.spec().kind == "command")))
         self.all.append(player)
         try:
             await player.start(self.nursery)
@@ -461,13 +450,6 @@ async def with_pool(settings: TournamentSettings, config: MatchConfig, stem: Pat
         raise
 
 
-def _env(extra: dict[str, str]) -> dict[str, str]:
-    import os
-    env = dict(os.environ)
-    env.update(extra)
-    return env
-
-
 def new_tournament_id() -> str:
     return time.strftime("t%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
@@ -500,6 +482,11 @@ class Progress:
         best = min(self.games, key=lambda b: self.durak.get(b, 0) / self.games[b])
         return f"{best} ({self.durak.get(best, 0)}/{self.games[best]} durak)"
 
+    def progress_text(self) -> str:
+        """The leader so far, for a progress line ("" before any game)."""
+        leader = self.leader()
+        return f"leader: {leader}" if leader else ""
+
 
 def stderr_logs_of(stem: Path | None, names: Sequence[str]) -> dict[str, list[str]]:
     """Bot name -> the stderr logs its processes wrote in a run whose PlayerPools (and
@@ -514,6 +501,22 @@ def stderr_logs_of(stem: Path | None, names: Sequence[str]) -> dict[str, list[st
         if files:
             logs[name] = files
     return logs
+
+
+DEFAULT_LOG_DIR = Path("logs")
+
+
+def run_log_dir(given: Path | None, store: Store, tid: str | None) -> Path:
+    """Where a run's logs go: ``--log-dir`` when given; for a resumed run (``tid``) without
+    it, the directory of the logs its stored games point into (a resume must not scatter
+    one run's logs over two directories); else ``logs``."""
+    if given is not None:
+        return given
+    if tid is not None:
+        for row in reversed(store.games(tid)):
+            if row.log_file:
+                return Path(row.log_file).parent
+    return DEFAULT_LOG_DIR
 
 
 def resolve_sandbox(settings: TournamentSettings, *hide: str | Path | None) -> Sandbox | None:
@@ -725,7 +728,8 @@ def play_tournament(settings: TournamentSettings, store: Store, tid: str, *,
         return run_interruptible(lambda: run_tournament(settings, store, tid, **kwargs))
     from ..web.live import LiveHub, replay_header, with_live
 
-    hub = LiveHub(f"tournament {tid}", standings=StandingsTally(store, tid, LIVE_READ_AT_ONCE).update)
+    hub = LiveHub(f"tournament {tid}", standings=StandingsTally(store, tid, LIVE_READ_AT_ONCE).update,
+                  deal_games=settings.players if settings.duplicate else 1)
     header = replay_header(settings.validate())
     on_game = kwargs.pop("on_game", None)
 

@@ -78,14 +78,27 @@ def private_open(path: Path, mode: str = "w") -> IO[Any]:
 
 
 def fresh_log_path(log_dir: Path, stem: str) -> Path:
-    """``log_dir/STEM.jsonl``, or ``STEM-2.jsonl``, ``-3``, ... if taken: a log that
-    stored games point into is never overwritten."""
+    """Claim ``log_dir/STEM.jsonl``, or ``STEM-2.jsonl``, ``-3``, ... if taken, and return
+    it: a log that stored games point into is never overwritten. The name is claimed by
+    creating the file (empty, 0600) with ``O_EXCL``, so two runs started in the same
+    second with the same log dir never get the same name (checking that a name is free
+    and opening it later would let both pass the check). Creates ``log_dir`` if needed.
+    Raises LogError if the directory cannot be written."""
     path = log_dir / f"{stem}.jsonl"
-    n = 2
-    while path.exists():
-        path = log_dir / f"{stem}-{n}.jsonl"
-        n += 1
-    return path
+    try:
+        private_mkdir(log_dir)
+        n = 1
+        while True:
+            path = log_dir / (f"{stem}.jsonl" if n == 1 else f"{stem}-{n}.jsonl")
+            try:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                                 PRIVATE_FILE))
+                return path
+            except FileExistsError:
+                n += 1
+    except OSError as exc:
+        raise LogError(f"cannot write the log {path}: {exc.strerror or exc}; "
+                       f"give another --log-dir") from None
 
 
 def timestamp() -> str:

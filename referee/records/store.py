@@ -319,7 +319,7 @@ class Store:
         rows = self.backend.integrity_problems()
         if rows:
             raise StoreError(f"{self.name}: damaged store (SQLite integrity check: "
-                             f"{'; '.join(map(str, rows))}); restore it from a backup, or move it "
+                             f"{'; '.join(' '.join(str(r).split()) for r in rows)}); restore it from a backup, or move it "
                              f"away and start a new one")
 
     def _migrate(self, tables: set[str]) -> None:
@@ -350,9 +350,9 @@ class Store:
 
     class _Tx:
         """A write transaction. The database's I/O errors (disk full, file size limit,
-        read-only file, a server gone) become StoreError: the user's environment, not
-        our bug; nothing of the transaction is kept and everything committed before is
-        intact."""
+        read-only file, a server gone) and damage met inside it (SQLite's "database disk
+        image is malformed") become StoreError: the user's environment, not our bug;
+        nothing of the transaction is kept and everything committed before is intact."""
 
         def __init__(self, store: Store) -> None:
             self.db, self.name, self.errors = store.db, store.name, store.errors
@@ -380,6 +380,12 @@ class Store:
             if isinstance(exc, self.errors.DataError):  # a value the column cannot hold
                 raise StoreError(f"{self.name}: a value does not fit the store ({_one_line(exc)}); "
                                  f"nothing of it was written") from None
+            # A damaged page met mid-transaction (SQLite raises the base class itself for it;
+            # its subclasses, a broken constraint above all, are the caller's to judge).
+            if type(exc) is self.errors.DatabaseError:
+                raise StoreError(f"{self.name}: damaged store ({_one_line(exc)}); nothing of this "
+                                 f"change was written: restore the store from a backup, or give "
+                                 f"another --db") from None
 
     def transaction(self) -> Store._Tx:
         """``with store.transaction(): ...``: all or nothing."""
@@ -398,7 +404,8 @@ class Store:
                             (name, command, utc_now()))
 
     def bot_command(self, name: str) -> str | None:
-        row = self.db.execute("SELECT command FROM bots WHERE name = ?", (name,)).fetchone()
+        with self._reading("bots"):
+            row = self.db.execute("SELECT command FROM bots WHERE name = ?", (name,)).fetchone()
         return row[0] if row else None
 
     def set_token_hash(self, name: str, token_hash: str | None) -> None:
@@ -412,11 +419,13 @@ class Store:
         return self.backend.data_version()
 
     def token_hashes(self) -> dict[str, str]:
-        return {r[0]: r[1] for r in self.db.execute(
-            "SELECT name, token_hash FROM bots WHERE token_hash IS NOT NULL")}
+        with self._reading("bots"):
+            return {r[0]: r[1] for r in self.db.execute(
+                "SELECT name, token_hash FROM bots WHERE token_hash IS NOT NULL")}
 
     def bots(self) -> list[tuple[str, str, str]]:
-        return list(self.db.execute("SELECT name, command, first_seen FROM bots ORDER BY name"))
+        with self._reading("bots"):
+            return list(self.db.execute("SELECT name, command, first_seen FROM bots ORDER BY name"))
 
     def create_tournament(self, tid: str, kind: str, settings: dict[str, Any]) -> None:
         with self.transaction():
@@ -426,11 +435,12 @@ class Store:
 
     def tournament(self, tid: str) -> tuple[str, dict[str, Any], str]:
         """(kind, settings, status) of tournament ``tid``; StoreError if there is none."""
-        row = self.db.execute("SELECT kind, settings, status FROM tournaments WHERE id = ?",
-                              (tid,)).fetchone()
-        if row is None:
-            known = [r[0] for r in self.db.execute(
+        with self._reading("tournaments"):
+            row = self.db.execute("SELECT kind, settings, status FROM tournaments WHERE id = ?",
+                                  (tid,)).fetchone()
+            known = [] if row is not None else [r[0] for r in self.db.execute(
                 "SELECT id FROM tournaments ORDER BY created DESC")][:10]
+        if row is None:
             raise StoreError(f"{self.name}: no tournament {tid!r}"
                              + (f"; recent ones: {', '.join(known)}" if known else "; the store has none"))
         try:
@@ -448,8 +458,9 @@ class Store:
                             (jsonout.dumps(settings), tid))
 
     def tournaments(self) -> list[tuple[str, str, str, str]]:
-        return list(self.db.execute(
-            "SELECT id, created, kind, status FROM tournaments ORDER BY created"))
+        with self._reading("tournaments"):
+            return list(self.db.execute(
+                "SELECT id, created, kind, status FROM tournaments ORDER BY created"))
 
     def set_status(self, tid: str, status: str) -> None:
         try:
@@ -508,8 +519,9 @@ class Store:
         self.db.execute("DELETE FROM games WHERE tournament_id = ? AND game_index = ?", (tid, index))
 
     def finished_indices(self, tid: str) -> set[int]:
-        return {r[0] for r in self.db.execute(
-            "SELECT game_index FROM games WHERE tournament_id = ?", (tid,))}
+        with self._reading("games"):
+            return {r[0] for r in self.db.execute(
+                "SELECT game_index FROM games WHERE tournament_id = ?", (tid,))}
 
     def games(self, tid: str | None = None, from_index: int = 0,
               below: int | None = None) -> list[GameRow]:

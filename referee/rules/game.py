@@ -568,8 +568,10 @@ class Game:
     def forced_action(self, legal: list[int] | None = None) -> int | None:
         """The action the referee applies without asking, or None if the seat decides.
 
-        A seat is not asked when its only legal action is pass or take, unless the
-        rules say ``ask_forced``. (An exchange offer is always asked.) Pass ``legal``
+        A seat is not asked when its only legal action is pass or take and the rules
+        say ``ask_forced`` off (on, the default, every decision is asked: how fast the
+        referee moves on must not tell the other seats that the seat had no choice).
+        (An exchange offer is always asked.) Pass ``legal``
         when the caller already has ``legal_actions()``, to save computing it again.
         """
         if legal is not None and len(legal) > 1:

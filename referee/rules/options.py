@@ -135,9 +135,11 @@ OPTIONS: tuple[Option, ...] = (
            _count_or_none(1)),
     Option("first_bout_limit", False, "on, off",
            "At most five attack cards in the first bout of the game.", _boolean),
-    Option("ask_forced", False, "on, off",
-           "Ask a seat even when its only legal action is pass or take (off: the referee "
-           "applies it and logs it as forced).", _boolean),
+    Option("ask_forced", True, "on, off",
+           "Ask a seat even when its only legal action is pass or take, as every other "
+           "decision (off, for speed: the referee applies it and logs it as forced; the "
+           "other seats can then tell a forced move from a chosen one by how soon it "
+           "follows the move before).", _boolean),
     Option("last_two_out", "draw", "draw, defender_loses",
            "When the last players go out in the same bout: a draw, or that bout's defender "
            "is the durak.", _choice("draw", "defender_loses")),
@@ -187,7 +189,7 @@ class Rules:
     throw_in_ranks: str = "all"
     max_attacks: int | None = 6
     first_bout_limit: bool = False
-    ask_forced: bool = False
+    ask_forced: bool = True
     last_two_out: str = "draw"
     pickup_draw_limit: int | None = 40
     action_cap: int = 5000

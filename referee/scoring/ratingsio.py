@@ -1,7 +1,9 @@
-"""Games to rate from a JSON Lines file, and the rating report (the ``ratings`` command).
+"""Games to rate from a file, and the rating report (the ``ratings`` command).
 
-Each line: ``{"players": ["a", "b", ...], "durak": "a"}``; a draw has ``"durak": null``
-and names who shared it in ``"last_two"``. Blank lines are skipped.
+Two kinds of file. A durak-ref log (match, tournament, sprt, ladder or arena: its first
+line is the log header), whose games are read and checked as ``replay`` reads them. Or
+JSON Lines of one game a line: ``{"players": ["a", "b", ...], "durak": "a"}``; a draw has
+``"durak": null`` and names who shared it in ``"last_two"``. Blank lines are skipped.
 """
 
 from __future__ import annotations
@@ -15,6 +17,46 @@ from .ratings import RatedGame, RatingError, RatingFit
 
 class RatingsInputError(ValueError):
     """The games file is unreadable or a line is not a valid game; names file and line."""
+
+
+def read_games(path: Path) -> tuple[list[RatedGame], str | None]:
+    """The games of ``path``, a durak-ref log or a JSON Lines games file (see the module
+    docstring), and a warning when a log was cut short (its complete games are rated).
+    Raises RatingsInputError naming the file (and line) when it cannot be used."""
+    try:
+        with path.open("rb") as f:
+            first = f.readline()
+    except OSError as exc:
+        raise RatingsInputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        head = json.loads(first)
+    except (ValueError, UnicodeDecodeError):
+        head = None
+    if isinstance(head, dict) and head.get("type") == "header":
+        return _games_of_log(path)
+    return read_games_jsonl(path), None
+
+
+def _games_of_log(path: Path) -> tuple[list[RatedGame], str | None]:
+    from ..records.matchlog import LogError, read_log
+    try:
+        log = read_log(path)
+    except LogError as exc:
+        raise RatingsInputError(str(exc)) from None
+    games = []
+    for g in log.games:
+        names = tuple(str(p) for p in g["players"])
+        try:
+            if g["durak"] is not None:
+                games.append(RatedGame(names, durak=names[g["durak"]]))
+            else:  # a draw: shared by those who went out last (everyone after a stalemate)
+                last = tuple(names[s] for s in g.get("last_out") or ()) or names
+                games.append(RatedGame(names, last_two=last))
+        except RatingError as exc:
+            raise RatingsInputError(f"{path}: game {g['game']}: {exc}") from None
+    warning = None if log.error is None else (
+        f"{log.error}; the {len(games)} complete games before it are rated")
+    return games, warning
 
 
 def read_games_jsonl(path: Path) -> list[RatedGame]:

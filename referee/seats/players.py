@@ -18,6 +18,7 @@ state, with no request built (referee/bots/fastchoice.py).
 
 from __future__ import annotations
 
+import difflib
 import random
 import re
 import shlex
@@ -92,7 +93,9 @@ def parse_bot_spec(text: str) -> BotSpec:
     if raw.startswith("builtin:"):
         builtin, _, params = raw[len("builtin:"):].partition(":")
         if builtin not in BUILTINS:
-            raise BotSpecError(f"unknown built-in bot {builtin!r}; built-ins: {', '.join(BUILTINS)}")
+            close = difflib.get_close_matches(builtin, BUILTINS, n=1)
+            hint = f"did you mean builtin:{close[0]}? " if close else ""
+            raise BotSpecError(f"unknown built-in bot {builtin!r}; {hint}built-ins: {', '.join(BUILTINS)}")
         return BotSpec("builtin", builtin, (builtin, *_builtin_params(builtin, params, raw)), raw)
     if raw.startswith("tcp:"):
         seat_name = raw[4:]
@@ -101,6 +104,12 @@ def parse_bot_spec(text: str) -> BotSpec:
         return BotSpec("tcp", seat_name, (), raw)
     name: str | None = None
     head, sep, rest = raw.partition("=")
+    if sep and not _NAME_RE.match(head) and (
+            rest.lstrip().startswith(("builtin:", "tcp:")) or not re.search(r"[\s/]", head)):
+        # NAME=SPEC with a name the grammar refuses: an error naming it, not a program
+        # called ":x:=builtin:random" that then cannot be found.
+        raise BotSpecError(f"bot name {head!r} in {text!r}: a name is letters, digits, '_', '-' "
+                           f"and '.' only")
     if sep and _NAME_RE.match(head):
         name, raw = head, rest
         if raw.strip().startswith(("builtin:", "tcp:")):
@@ -162,6 +171,18 @@ def unique_names(names: list[str]) -> list[str]:
         seen[n] = seen.get(n, 0) + 1
         out.append(n if seen[n] == 1 else f"{n}#{seen[n]}")
     return out
+
+
+def free_name(wanted: str, taken: set[str]) -> str:
+    """The name a bot that says hello as ``wanted`` gets: ``wanted`` itself unless a seat
+    of the run already has it (a built-in, a name the user gave, an earlier seat), else
+    the first of ``wanted#2``, ``wanted#3``, ... that none has. A bot chooses its hello
+    name, so it must never take, or push aside, a name the run's results go by."""
+    name, k = wanted, 1
+    while name in taken:
+        k += 1
+        name = f"{wanted}#{k}"
+    return name
 
 
 @dataclass

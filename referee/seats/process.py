@@ -48,10 +48,15 @@ class _Connection:
         self.process = process
         self.launch = launch  #: its cleanup wipes the scratch dir once the process is reaped
         self.stderr_done = trio.Event()
+        #: The last STDERR_TAIL bytes this process wrote: evidence of its own failure only
+        #: (a restarted bot's tail must not repeat what the processes before it said).
+        self.stderr_tail = bytearray()
 
 
 class ProcessPlayer(StreamPlayer):
-    """A bot program run as a subprocess, one process at a time for the whole match."""
+    """A bot program run as a subprocess, one process at a time for the whole match.
+    ``env``: variables the organiser set for this bot; it gets them on top of the
+    allowlisted part of the referee's environment (see ``Sandbox.launch``)."""
 
     def __init__(self, name: str, spec: BotSpec, *, startup_time: float = 10.0,
                  grace: float = 1.0, stderr_path: Path | None = None,
@@ -73,8 +78,12 @@ class ProcessPlayer(StreamPlayer):
         self.failure: BotFailure | None = None
         self.starts = 0
         self.restarts = 0  #: restarts after a failure (fresh restarts do not count)
+        #: Whether any process of this bot completed its handshake. One that never did is
+        #: a broken configuration, not a bot having a bad game: it is not restarted (with
+        #: --recover its games are forfeits at once, instead of each restart waiting out
+        #: the start-up limit again).
+        self.ever_ready = False
         self._nursery: trio.Nursery | None = None
-        self._stderr_tail = bytearray()
         self._stderr_file: BinaryIO | None = None
         self._stderr_written = 0
         self._stderr_dropped = 0
@@ -108,7 +117,8 @@ class ProcessPlayer(StreamPlayer):
             # In the trio thread, not a worker thread: see referee/seats/spawn.py (die-with-parent).
             process = spawn(launch.argv, cwd=launch.cwd, env=launch.env,
                             preexec_fn=None if has_prlimit else self._limits(),
-                            sandboxed=launch.mode == "bwrap", pass_fds=launch.pass_fds)
+                            sandboxed=launch.mode == "bwrap", relay_at=launch.relay_at,
+                            pass_fds=launch.pass_fds)
         except OSError as exc:
             if launch is not None:
                 launch.cleanup()
@@ -121,6 +131,7 @@ class ProcessPlayer(StreamPlayer):
         self._nursery.start_soon(self._drain_stderr, conn)
         self._nursery.start_soon(self._watch_exit, conn)
         await self._handshake(self.startup_time)
+        self.ever_ready = True
 
     def _limits(self) -> Any:
         mem, cpu = self.max_memory_mb, self.max_cpu_s
@@ -142,7 +153,7 @@ class ProcessPlayer(StreamPlayer):
         if self.failure is None and not fresh:
             return
         if self.failure is not None:
-            if self.restarts >= max_restarts:
+            if self.restarts >= max_restarts or not self.ever_ready:
                 return
             self.restarts += 1
         await self._stop_process(say_bye=self.failure is None)
@@ -237,9 +248,9 @@ class ProcessPlayer(StreamPlayer):
                     return
                 if not chunk:
                     return
-                self._stderr_tail += chunk
-                if len(self._stderr_tail) > STDERR_TAIL:
-                    del self._stderr_tail[:-STDERR_TAIL]
+                conn.stderr_tail += chunk
+                if len(conn.stderr_tail) > STDERR_TAIL:
+                    del conn.stderr_tail[:-STDERR_TAIL]
                 self._write_stderr(chunk)
         finally:
             conn.stderr_done.set()
@@ -289,7 +300,9 @@ class ProcessPlayer(StreamPlayer):
         return self.stderr_tail(lines)
 
     def stderr_tail(self, lines: int = 10) -> list[str]:
-        text = self._stderr_tail.decode("utf-8", "replace")
+        if self.conn is None:
+            return []
+        text = self.conn.stderr_tail.decode("utf-8", "replace")
         return text.splitlines()[-lines:]
 
 

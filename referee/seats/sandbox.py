@@ -7,42 +7,41 @@ is actually used; ``launch()`` turns a bot's argv, cwd and environment into a ``
 
 With bubblewrap (``bwrap``) a bot:
 
-- sees the filesystem read-only (``--ro-bind / /``) except a private, size-capped tmpfs
-  at ``/tmp`` that is its scratch dir (``HOME`` and ``TMPDIR`` point at it); the tmpfs
-  lives in the bot's own mount namespace, so it is fresh per process, invisible to every
-  other bot, and gone when the process ends;
+- sees an allowlist root (referee/seats/sandbox_view.py says exactly what): the system's
+  runtime, a part of /etc, what its command needs (its program, interpreter, venv,
+  project root), an explicit cwd and the ``--bind`` paths, all read-only, and nothing
+  else (no home directory, /var, /run, /srv, /mnt, /sys, other bots' programs, sockets);
+  the root itself is read-only; the referee's cwd is an empty stand-in;
+- writes only to a private, size-capped tmpfs at ``/tmp``, its scratch dir (``HOME`` and
+  ``TMPDIR`` point at it), and a private ``/dev/shm``: both live in the bot's own mount
+  namespace, so they are fresh per process, invisible to every other bot, and gone when
+  the process ends;
 - never sees the paths in ``hide`` (log dir, store file and its SQLite side files,
-  config and token files): an empty read-only tmpfs over each directory, ``/dev/null``
-  over each file, mounted last so that no bind can expose them again; ``/var/tmp`` and
-  ``/run`` are empty read-only tmpfs too and ``/dev/shm`` a private one, so no unix
-  socket of another program (a database's) is reachable;
-- has its own user, PID, network, IPC, UTS and cgroup namespaces (``--unshare-all``): no
-  network at all (abstract unix sockets included), the referee's processes and their
-  command lines are invisible (``--proc`` of its own); the bot is PID 1 of its namespace
-  (``--as-pid-1``), so when it exits the kernel kills every descendant (``setsid`` and
-  double forks included) and bwrap, our child, reaps the bot itself (with bwrap's own
-  init, bwrap exits without reaping that init, which becomes a zombie of whoever adopts
-  it); ``--new-session`` keeps it off the referee's terminal, and ``--die-with-parent``
-  makes it die with the referee;
-- runs as uid/gid 65534 inside its user namespace, without capabilities.
+  config and token files), the other seats' program files (``rivals``) nor libpq's
+  password files, where its view would otherwise hold them: an empty read-only tmpfs over
+  each directory, ``/dev/null`` over each file, mounted last so that no bind can expose
+  them again;
+- has its own PID, network, IPC, UTS and cgroup namespaces: no network at all (abstract
+  unix sockets included), the referee's processes and their command lines are
+  invisible (``--proc`` of its own, with /proc/sys and the other machine-wide entries
+  read-only); the bot is PID 1 of its namespace (``--as-pid-1``), so when it exits the
+  kernel kills every descendant (``setsid`` and double forks included) and bwrap, our
+  child, reaps the bot itself (with bwrap's own init, bwrap exits without reaping that
+  init, which becomes a zombie of whoever adopts it); ``--new-session`` keeps it off the
+  referee's terminal, and ``--die-with-parent`` makes it die with the referee;
+- gets only the allowlisted environment (``sandbox_view.BOT_ENVIRONMENT``; in every mode).
 
-Which uid outside. bwrap maps the bot's uid 65534 to the referee's own uid. When the
-referee runs as root, that means the bot's files checks are done as root-without-
-capabilities: file permissions protect nothing, and the read-only mounts and the hidden
-paths are the protection. We measured the alternative (drop to uid 65534 before exec'ing
-bwrap, which then uses an unprivileged user namespace; it works on Debian 12) and chose
-not to: a bot must be able to run its own program, and with a real drop a bot run by a
-pyenv/venv Python under ``/root`` (mode 0700) or a program under a 0700 temporary
-directory cannot even be exec'd. Run the referee as an unprivileged user to get file
-permissions as a second wall.
-
-Programs under the masked roots (``/tmp`` ...) would vanish under the tmpfs: the bot's
-cwd is bound back read-only, and for every argv word that names an existing path there,
-the top directory below the masked root (``/tmp/PROJECT`` for
-``/tmp/PROJECT/venv/bin/python``), since a program needs more than its own file (a venv's
-site-packages, an editable install's sources); never a masked root itself (a file lying
-right in ``/tmp`` is bound alone). The log dir, store and config are hidden on top of
-these binds.
+Which uid. When the referee runs as root, bwrap makes no user namespace: as root it can
+bind any path (a pyenv under a 0700 ``/root``), and the directories leading to a bound
+path are made by us, mode 0755, so only the bound paths' own permissions count; the last
+step before the bot is ``setpriv``, which drops to ``uid`` (default 65534) with no
+supplementary groups, no capabilities (bounding set emptied) and no_new_privs, and execs
+the bot, which stays PID 1. Its uid outside is then that uid: file permissions are a
+wall of their own. A program that uid cannot run or read is a start error naming the
+path and its mode (``sandbox_view.unreadable``). When the referee is not root, bwrap
+makes an unprivileged user namespace in which the bot is uid 65534, mapped to the
+referee's own uid outside (one line at start says so): it has no capabilities outside,
+and reads what the referee's user may, of what its view shows.
 
 rlimits (``max_memory_mb``, ``max_cpu_s``) are applied by ``prlimit`` (util-linux) in
 front of the command, so they are set before bwrap and the bot exist and are inherited
@@ -62,11 +61,17 @@ from pathlib import Path
 from typing import Any
 
 from . import seccomp
+from .sandbox_view import (CommandView, bind_args, bot_environment, drop_args, identity_args,
+                           inside, merge_binds, proc_args, program_files, project_root,
+                           system_args, unreadable)
 
 MODES = ("auto", "bwrap", "none")
-SANDBOX_ID = 65534  #: uid and gid of a bot inside its user namespace ("nobody")
+SANDBOX_ID = 65534  #: uid and gid of a bot ("nobody"; outside too when the referee is root)
 SCRATCH_MB = 256  #: size cap of a bot's private /tmp (tmpfs memory is not in RLIMIT_AS)
-MASKED = ("/tmp", "/var/tmp", "/dev/shm", "/run")  #: empty tmpfs in the sandbox
+#: The one line saying where the walls come from when the referee is not root.
+UNPRIVILEGED_WALLS = ("sandbox: not root, so bots run as your uid in a user namespace without "
+                      "capabilities: they may read what your user may, of what the sandbox "
+                      f"shows them (as root they would run as uid {SANDBOX_ID})")
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 
 
@@ -85,7 +90,30 @@ class Launch:
     mode: str
     scratch: str  #: the scratch dir as the bot sees it (HOME, TMPDIR)
     cleanup: Callable[[], None] = field(default=lambda: None)
+    #: Where in ``argv`` (bwrap's command inside the sandbox) ``spawn`` puts the relay that
+    #: hands the bot its stdin and stdout (``stdio_relay``); None: they are fds 0 and 1.
+    relay_at: int | None = None
     pass_fds: tuple[int, ...] = ()  #: fds the child inherits (the seccomp filter); spawn closes ours
+
+
+def stdio_relay(stdin_fd: int, stdout_fd: int) -> list[str]:
+    """The command that makes the inherited fds ``stdin_fd``/``stdout_fd`` the bot's stdin
+    and stdout, closes them, and execs the rest of the command line (so it stays PID 1).
+
+    Why: bwrap's own process outside the namespace (it waits for the sandbox to end)
+    keeps its fds 0, 1 and 2 open, so with the pipes there a bot that closed its stdout,
+    or died leaving a frame cut short, was never seen to end its output: the referee
+    waited out the decision's time limit (a ``timeout`` where the SPEC says ``crash`` or
+    ``protocol``). bwrap closes every other fd in that process, so the pipes go in as
+    other fds, bwrap's own stdin and stdout are /dev/null, and only the bot holds them."""
+    # bash, not sh: dash's redirections take single-digit fds only.
+    script = f'exec 0<&{stdin_fd} 1>&{stdout_fd} {stdin_fd}<&- {stdout_fd}>&- && exec "$@"'
+    return [RELAY_SHELL or "/bin/bash", "--noprofile", "--norc", "-c", script, "bash"]
+
+
+#: The shell ``stdio_relay`` runs (None where there is none: the pipes are then fds 0
+#: and 1 of bwrap itself, and a bot's closed stdout is seen only when it exits).
+RELAY_SHELL = shutil.which("bash", path="/usr/bin:/bin")
 
 
 _probe_cache: dict[str, str | None] = {}
@@ -103,7 +131,8 @@ def probe_bwrap() -> str | None:
         why = "bwrap not found on PATH"
     else:
         true = shutil.which("true") or "/bin/true"
-        argv = [exe, *_base_args(), "--", true]
+        drop = drop_args(SANDBOX_ID, SANDBOX_ID) if as_root() else []
+        argv = [exe, *_base_args(), "--", *drop, true]
         try:
             res = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE, timeout=20)
@@ -116,14 +145,27 @@ def probe_bwrap() -> str | None:
     return why
 
 
-def _base_args() -> list[str]:
-    # --unshare-user (in --unshare-all already, as a "try"): a user namespace is needed
-    # for --uid; said explicitly, it lets seccomp.py add --disable-userns.
-    return ["--unshare-all", "--unshare-user", "--as-pid-1", "--new-session", "--die-with-parent",
-            "--uid", str(SANDBOX_ID), "--gid", str(SANDBOX_ID),
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/run", "--remount-ro", "/run", "--tmpfs", "/var/tmp",
-            "--remount-ro", "/var/tmp", "--tmpfs", "/dev/shm",
+def as_root() -> bool:
+    """Whether the referee runs as root: then bwrap makes no user namespace and the bot
+    drops to the sandbox uid itself (``sandbox_view.drop_args``), so that its uid
+    outside is not root."""
+    return os.geteuid() == 0
+
+
+def _base_args(uid: int = SANDBOX_ID) -> list[str]:
+    if as_root():
+        # No user namespace: bwrap keeps root's capabilities to build the root (it may
+        # read anything a bind names) and the bot sheds them with its uid (setpriv).
+        # Nested user namespaces: refused by the seccomp filter alone.
+        spaces = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+                  "--unshare-cgroup-try"]
+    else:
+        # --unshare-user said outright (--unshare-all only tries it; --uid needs it):
+        # it lets seccomp.py add --disable-userns, a second wall against nested ones.
+        spaces = ["--unshare-all", "--unshare-user", "--uid", str(uid), "--gid", str(uid)]
+    return [*spaces, "--as-pid-1", "--new-session", "--die-with-parent",
+            *system_args(), "--dev", "/dev", *proc_args(),
+            "--perms", "1777", "--tmpfs", "/dev/shm",
             "--size", str(SCRATCH_MB << 20), "--perms", "1777", "--tmpfs", "/tmp"]
 
 
@@ -147,13 +189,6 @@ def _warn(text: str) -> None:
         print(f"durak-ref: {text}", file=sys.stderr, flush=True)
 
 
-def _masked_root(path: str) -> str | None:
-    for root in MASKED:
-        if path == root or path.startswith(root + "/"):
-            return root
-    return None
-
-
 @dataclass(frozen=True)
 class Sandbox:
     """How program bots are confined (see the module docstring)."""
@@ -162,6 +197,9 @@ class Sandbox:
     binds: tuple[str, ...] = ()  #: extra read-only paths, visible at the same path
     hide: tuple[str, ...] = ()  #: referee paths no bot may see (logs, store, config, tokens)
     warn: bool = True  #: print the one-line "unsandboxed" warning (workers: the parent did)
+    #: The commands of the other seats (argv): their program files are hidden from this bot.
+    rivals: tuple[tuple[str, ...], ...] = ()
+    uid: int = SANDBOX_ID  #: uid and gid the bot runs as (outside too when the referee is root)
 
     def check(self) -> None:
         """Raise SandboxError for an unknown mode or a --bind path that does not exist."""
@@ -197,6 +235,8 @@ class Sandbox:
             return self
         why = probe_bwrap()
         if why is None:
+            if self.warn and not as_root():
+                _warn(UNPRIVILEGED_WALLS)
             off = seccomp.unavailable(_bwrap_prefix())
             if off is not None and self.warn:
                 _warn(f"seccomp is off for sandboxed bots: {off}")
@@ -210,21 +250,32 @@ class Sandbox:
 
     def as_dict(self) -> dict[str, Any]:
         return {"mode": self.mode, "binds": list(self.binds), "hide": list(self.hide),
-                "warn": self.warn}
+                "warn": self.warn, "uid": self.uid}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Sandbox:
         return cls(data.get("mode", "auto"), tuple(data.get("binds", ())),
-                   tuple(data.get("hide", ())), bool(data.get("warn", True)))
+                   tuple(data.get("hide", ())), bool(data.get("warn", True)),
+                   uid=int(data.get("uid", SANDBOX_ID)))
+
+    def against(self, *commands: Sequence[str]) -> Sandbox:
+        """This policy for one seat whose opponents run ``commands``: their program files
+        are hidden from it (unless they are its own too)."""
+        return replace(self, rivals=tuple(tuple(c) for c in commands))
 
     def launch(self, argv: Sequence[str], cwd: str | None, env: Mapping[str, str] | None,
                limits: Sequence[str] = ()) -> Launch:
         """The command to exec for a bot (``limits``: ``prlimit`` options, put in front).
-        Each call makes a fresh scratch dir; call ``Launch.cleanup`` after the process
-        ended (and was reaped)."""
+        ``cwd``: the bot's own working directory (a tournament config's ``cwd``: visible,
+        read-only), or None for the referee's (then an empty directory in the sandbox).
+        ``env``: variables the organiser set for this bot, added to the allowlisted part
+        of ours (``sandbox_view.BOT_ENVIRONMENT``; in every mode). Each call makes a
+        fresh scratch dir; call ``Launch.cleanup`` after the process ended (and was
+        reaped). Raises PermissionError naming the path when the sandbox uid could not
+        run or read the program."""
         mode = self.mode if self.mode != "auto" else self.resolve().mode
-        _check_program(argv, cwd, env)
-        base_env = dict(os.environ if env is None else env)
+        base_env = bot_environment(env)
+        _check_program(argv, cwd, base_env)
         prefix = []
         if limits:
             prefix = [shutil.which("prlimit") or "prlimit", *limits, "--"]
@@ -234,21 +285,24 @@ class Sandbox:
             return Launch([*prefix, *argv], base_env, cwd, "none", scratch,
                           lambda: shutil.rmtree(scratch, ignore_errors=True))
         work = os.path.abspath(cwd or os.getcwd())
-        args = [shutil.which("bwrap") or "bwrap", *_base_args()]
-        back: list[str] = []  # paths under a masked root the bot needs: its cwd and program
-        if _masked_root(work) not in (None, work):
-            back.append(work)  # its working directory, itself only
-        for word in _path_words(argv, work):
-            root = _masked_root(word)
-            if root is not None and word != root:
-                # The top directory below the masked root (/tmp/PROJECT): a program there
-                # needs more than its own file (a venv's pyvenv.cfg and site-packages, an
-                # editable install's source tree). A file right in /tmp is bound alone.
-                back.append(os.sep.join(word.split(os.sep)[: len(root.split(os.sep)) + 1]))
-        for path in [*dict.fromkeys(back), *(os.path.abspath(b) for b in self.binds)]:
-            args += ["--ro-bind", path, path]
-        hidden_dirs = [h for h in self.hide if os.path.isdir(h)]
-        for path in self.hide:  # last: nothing bound above can expose them again
+        view = CommandView(argv, work, base_env.get("PATH", os.defpath))
+        own_cwd = [work] if cwd is not None else []
+        binds = merge_binds([*view.binds, *own_cwd, *(os.path.abspath(b) for b in self.binds)])
+        if as_root():
+            why = unreadable([*view.files, *((w, "x") for w in own_cwd)], binds, self.uid, self.uid)
+            if why is not None:
+                raise PermissionError(13, why)
+        etc = tempfile.mkdtemp(prefix="durak-etc-")
+        os.chmod(etc, 0o755)
+        args = [shutil.which("bwrap") or "bwrap", *_base_args(self.uid),
+                *identity_args(etc, self.uid, self.uid), *bind_args(binds)]
+        if not inside(work, binds):
+            args += ["--perms", "0755", "--dir", work]  # the referee's cwd: an empty stand-in
+        hide = [*self.hide, *_rival_files(self.rivals, argv, view), *secret_files()]
+        hidden_dirs = [h for h in hide if os.path.isdir(h)]
+        for path in dict.fromkeys(hide):  # last: nothing bound above can expose them again
+            if not inside(path, binds):
+                continue  # not in the sandbox at all
             if any(path != d and path.startswith(d.rstrip("/") + "/") for d in hidden_dirs):
                 # Inside a directory already hidden by an empty read-only tmpfs (the store
                 # in the log dir, the default): it is not there to hide, and bwrap cannot
@@ -258,26 +312,42 @@ class Sandbox:
                 args += ["--tmpfs", path, "--remount-ro", path]
             elif os.path.exists(path):
                 args += ["--ro-bind", "/dev/null", path]
+        # The root tmpfs (and the directories made in it) read-only: writes go to scratch.
         filter_args, filter_fds = seccomp.bwrap_args(_bwrap_prefix())
-        args += [*filter_args, "--chdir", work, "--"]
+        args += [*filter_args, "--remount-ro", "/", "--chdir", work, "--"]
+        relay_at = len(prefix) + len(args) if RELAY_SHELL else None
+        args += drop_args(self.uid, self.uid) if as_root() else []
         base_env.update(HOME="/tmp", TMPDIR="/tmp")
         return Launch([*prefix, *args, *argv], base_env, None, "bwrap", "/tmp",
-                      pass_fds=filter_fds)
+                      lambda: shutil.rmtree(etc, ignore_errors=True), relay_at, filter_fds)
 
 
-def _path_words(argv: Sequence[str], cwd: str) -> list[str]:
-    """The argv words that name existing paths (absolute, resolved against ``cwd``), and
-    the program found on PATH."""
+def secret_files() -> list[str]:
+    """Credential files no bot may read even where its program's tree holds them:
+    libpq's password and service files (``$PGPASSFILE`` as it was at start)."""
+    from ..records.storedb import PASSFILE_AT_START
+    home = os.path.expanduser("~")
+    found = [PASSFILE_AT_START or "", os.environ.get("PGPASSFILE", ""),
+             os.path.join(home, ".pgpass"), os.path.join(home, ".pg_service.conf")]
+    return [os.path.abspath(f) for f in found if f]
+
+
+def _rival_files(rivals: Sequence[tuple[str, ...]], argv: Sequence[str], own: CommandView) -> list[str]:
+    """What of the other seats' programs to hide from this bot: a rival's whole project
+    directory where it holds nothing of this bot's own (the C example's, seen from a
+    Python bot of the same repository), else its program files
+    (``sandbox_view.program_files``) that are not this bot's own too."""
+    mine = {p for p, _ in own.files} | {os.path.realpath(p) for p, _ in own.files}
+    mine |= set(program_files(argv, own.cwd)) | set(own.binds)
     out = []
-    for i, word in enumerate(argv):
-        if i == 0 and "/" not in word:
-            found = shutil.which(word)
-            if found:
-                out.append(os.path.abspath(found))
-            continue
-        path = os.path.join(cwd, word)
-        if word and os.path.exists(path):
-            out.append(os.path.abspath(path))
+    for other in rivals:
+        for path in program_files(other, own.cwd):
+            for p in dict.fromkeys((path, os.path.realpath(path))):
+                root = project_root(p)
+                if not any(inside(m, [root]) for m in mine):
+                    out.append(root)
+                elif p not in mine and not any(inside(m, [p]) for m in mine):
+                    out.append(p)
     return out
 
 

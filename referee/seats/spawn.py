@@ -103,21 +103,31 @@ def _children(pid: int) -> list[int]:
 
 def spawn(argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str] | None,
           preexec_fn: Callable[[], Any] | None = None, sandboxed: bool = False,
-          pass_fds: Sequence[int] = ()) -> BotProcess:
+          relay_at: int | None = None, pass_fds: Sequence[int] = ()) -> BotProcess:
     """Start ``argv`` in a new session (its own process group) with piped stdin, stdout
-    and stderr. ``sandboxed``: ``argv`` is a bwrap command (see ``send_signal``).
-    ``pass_fds``: more fds the child inherits at the same numbers (bwrap's seccomp
-    filter); they are the child's: closed here once it started or failed to. Call it
-    from the trio thread (see the module docstring). Raises OSError if the program
-    cannot be started."""
+    and stderr. ``sandboxed``: ``argv`` is a bwrap command (see ``send_signal``);
+    ``relay_at``: the pipes of stdin and stdout are passed as other fds and made the
+    bot's by ``sandbox.stdio_relay``, put at that index of ``argv`` (the program's own
+    fds 0 and 1 are /dev/null). ``pass_fds``: more fds the child inherits at the same
+    numbers (bwrap's seccomp filter); they are the child's: closed here once it started
+    or failed to. Call it from the trio thread (see the module docstring).
+    Raises OSError if the program cannot be started."""
     pipes = [os.pipe() for _ in range(3)]  # non-inheritable until dup2'ed in the child
     child = (pipes[0][0], pipes[1][1], pipes[2][1])
     ours = (pipes[0][1], pipes[1][0], pipes[2][0])
+    stdin: int = child[0]
+    stdout: int = child[1]
+    passed: tuple[int, ...] = ()
+    if relay_at is not None:
+        from .sandbox import stdio_relay
+        argv = [*argv[:relay_at], *stdio_relay(child[0], child[1]), *argv[relay_at:]]
+        stdin = stdout = subprocess.DEVNULL
+        passed = child[:2]
     try:
-        popen = subprocess.Popen(list(argv), stdin=child[0], stdout=child[1], stderr=child[2],
+        popen = subprocess.Popen(list(argv), stdin=stdin, stdout=stdout, stderr=child[2],
                                  cwd=cwd, env=None if env is None else dict(env),
                                  start_new_session=True, preexec_fn=preexec_fn,
-                                 pass_fds=tuple(pass_fds))
+                                 pass_fds=(*passed, *pass_fds))
     except BaseException:
         for fd in (*child, *ours, *pass_fds):
             os.close(fd)

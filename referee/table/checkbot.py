@@ -17,7 +17,8 @@ What is checked, in order:
    reached" (a warning, with the reason); a type offered but never answered legally
    fails. Two pseudo-types: ``decline`` (the trump-exchange offer, answered with pass
    or exchange) and ``forced`` (a request whose only legal action is pass or take; sent
-   only under ``ask_forced=on``).
+   under the default ``ask_forced=on``; with ``ask_forced=off`` the bot gets the forced
+   move as an event marked ``forced`` instead, which its own rule set checks it reads).
 4. **latency**: median and worst decision time, from the request being written to
    the answer being read (a warning when the worst is over half the move limit).
 5. **exit after bye**: after each clean match the referee says ``bye`` and closes the
@@ -67,7 +68,7 @@ from protocol.errors import RemoteProtocolError
 from .clock import TimeControl
 from ..seats.leftovers import ProcInfo, Watch, subreaper
 from .match import MatchConfig, play_game
-from ..seats.players import BotFailure, BotSpec, BotStartError, Player, parse_bot_spec, unique_names
+from ..seats.players import BotFailure, BotSpec, BotStartError, Player, free_name, parse_bot_spec
 from ..rules import Game
 from ..rules.actions import MalformedAction, action_from_wire, action_str
 from ..rules.deal import deal_deck, deal_id
@@ -98,8 +99,8 @@ WHERE_OFFERED = {
     "exchange": "offered under trump_exchange=on, before the first attack, to the holder "
                 "of the deck's lowest trump",
     "decline": "the exchange offer answered (exchange or pass); see exchange",
-    "forced": "a request whose only legal action is pass or take; sent only under "
-              "ask_forced=on",
+    "forced": "a request whose only legal action is pass or take; sent under "
+              "ask_forced=on (the default)",
 }
 
 SPEC_HELLO = ("a hello map {{type: hello, protocol: 1, name: <1..64 printable characters>}} "
@@ -158,7 +159,8 @@ class RuleSet:
 
 
 CONFIGS: tuple[RuleSet, ...] = (
-    RuleSet("classic", "classic", "classic", (), 2, ("attack", "cover", "take", "throw_in", "pass")),
+    RuleSet("classic", "classic", "classic", (), 2,
+            ("attack", "cover", "take", "throw_in", "pass", "forced")),
     RuleSet("perevodnoy", "perevodnoy (transfer)", "perevodnoy", (), 2, ("transfer",)),
     RuleSet("perevodnoy_trump", "perevodnoy_trump (show_trump)", "perevodnoy_trump", (), 2,
             ("show_trump",)),
@@ -166,8 +168,8 @@ CONFIGS: tuple[RuleSet, ...] = (
             2, ("exchange", "decline")),
     RuleSet("three_players", "classic, 3 players", "classic", (), 3,
             ("attack", "cover", "take", "throw_in", "pass")),
-    RuleSet("ask_forced", "classic, ask_forced=on", "classic", (("ask_forced", "on"),), 2,
-            ("forced",)),
+    RuleSet("ask_forced_off", "classic, ask_forced=off", "classic", (("ask_forced", "off"),), 2,
+            ("attack", "take")),
 )
 
 
@@ -526,7 +528,8 @@ class _Checker:
             if not await self.start(bot, run, nursery):
                 return
             hello_name = bot.info.get("name") or "bot"
-            bot.name, greedy.name, rand.name = unique_names([hello_name, "greedy", "random"])
+            greedy.name, rand.name = "greedy", "random"
+            bot.name = free_name(hello_name, {greedy.name, rand.name})
             tap = _Tap(bot, self.settle, self.probes_per_game)
             await self.play(rs, run, config, tap, [greedy, rand])
         finally:

@@ -26,6 +26,7 @@ from protocol.codec import decode
 from protocol.strategies import greedy_choose
 
 from . import humanview as view
+from ..console.printable import printable
 from .match import MatchConfig, MatchResult
 from ..seats.players import BotFailure, BotSpec, Player
 from .runner import run_match
@@ -185,9 +186,9 @@ class HumanPlayer(Player):
 
 
 def stdout_writer(stream: TextIO = sys.stdout) -> Callable[[str], None]:
-    """Print one line and flush it (the person is watching)."""
+    """Print one line and flush it (the person is watching), as ``printable`` text."""
     def write(line: str) -> None:
-        stream.write(line if line == "> " else line + "\n")
+        stream.write(line if line == "> " else printable(line) + "\n")
         stream.flush()
     return write
 

@@ -3,8 +3,9 @@
 The referee owns the only true game state (``referee.rules.Game``). For each decision
 it sends the seat to move a ``request`` holding that seat's observation, the complete
 legal action list and its clock, and it forwards every public event to the bots that
-want events. Forced moves (a lone pass or take) are applied without asking, unless
-the rules say ``ask_forced``.
+want events. Every decision is asked, a lone pass or take included; only with the
+rules' ``ask_forced`` off (an opt-out for speed) are such forced moves applied without
+asking, which the other seats can tell by how soon the next event follows.
 
 A bot's failure is a game result, never a referee crash: a timeout, a crash, a
 protocol error or an illegal action ends the game as that seat's forfeit (with
@@ -285,6 +286,12 @@ class _Table:
                         answer = await player.decide_frame(  # type: ignore[attr-defined]
                             frame, request_id, budget, ACTIONS_BY_BYTES)
                     else:
+                        if in_process:
+                            # An in-process bot decides without ever yielding to trio: a
+                            # Ctrl-C or SIGTERM pending (trio delivers them at checkpoints)
+                            # or a cancelled run is seen here, not after the whole match.
+                            # (Cheap: it yields only when one is pending.)
+                            await trio.lowlevel.checkpoint_if_cancelled()
                         answer = await player.decide(request, budget)
             except BotFailure as exc:
                 raise Forfeit(seat, exc.kind, f"{exc.reason} (request {request_id})",
@@ -633,6 +640,23 @@ class MatchResult:
             return ""
         best = min(self.bots, key=lambda b: b.durak)
         return f"{best.name} (durak {best.durak} of {self.played})"
+
+    def progress_text(self) -> str:
+        """The standing so far for a progress line. Two bots: the first's wins, losses and
+        draws and its Elo difference with the 95% half-width, as cutechess shows a running
+        score (``head_to_head``; "no finite Elo yet" while one bot has lost every game, and
+        no "± inf" while the 95% interval is unbounded).
+        More bots: the leader."""
+        duel = head_to_head(self.bots, self.played)
+        if duel is None:
+            return f"leader: {self.leader()}" if self.bots and self.played else ""
+        score = f"{duel['a']} {duel['wins']}-{duel['losses']}-{duel['draws']} vs {duel['b']}"
+        elo, err = duel["elo"], duel["error95"]
+        if not math.isfinite(elo):
+            return f"{score}, no finite Elo yet"
+        if not math.isfinite(err):  # the 95% interval reaches a score of 0 or 1
+            return f"{score}, Elo {elo:+.0f} (95% interval unbounded yet)"
+        return f"{score}, Elo {elo:+.0f} ± {err:.0f}"
 
     def add(self, record: GameRecord) -> None:
         """Count a finished game for the bots at its seats (by name: in duplicate mode

@@ -23,7 +23,8 @@ from ..records.matchlog import FORMAT, MatchLogWriter, new_log_path, safe_name, 
 from ..rules.deal import DEAL_TEXT
 from .failfast import first_start_error
 from ..seats.tcp import ListenError, TcpLimits
-from ..seats.players import BotFailure, BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player, unique_names
+from ..seats.players import (BotFailure, BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player,
+                             free_name, unique_names)
 from ..seats.sandbox import Sandbox, duplicate_soundness, seccomp_state, warn_unsound_duplicates
 
 
@@ -75,7 +76,8 @@ def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: 
                 name, spec, startup_time=config.tc.startup, grace=options.grace,
                 stderr_path=stderr, stderr_cap=options.stderr_cap,
                 max_memory_mb=options.max_memory_mb, max_cpu_s=options.max_cpu_s,
-                sandbox=sandbox))
+                sandbox=None if sandbox is None else sandbox.against(*(
+                    other.argv for other in specs if other is not spec and other.kind == "command"))))
         elif spec.kind == "human":
             if human is None:
                 raise BotSpecError(f"seat {seat} is a person's, but no human player was given")
@@ -124,14 +126,16 @@ async def _open_gate(players: Sequence[Player], options: SeatOptions, nursery: t
 
 
 def _adopt_hello_names(players: Sequence[Player]) -> None:
-    """Unnamed command bots take the name from their hello (made unique)."""
-    names = []
-    for p in players:
-        hello_name = p.info.get("name")
-        names.append(hello_name if hello_name and not p.spec.named and p.spec.kind == "command"
-                     else p.spec.name)
-    for p, name in zip(players, unique_names(names)):
-        p.name = name
+    """Unnamed command bots take the name from their hello, in seat order, unless a seat
+    of the run has it already (``free_name``: then ``NAME#2``, ...). Every other seat
+    (built-ins, names the user gave, tcp:NAME, a bot without a hello) keeps its name."""
+    adopting = [p for p in players
+                if p.spec.kind == "command" and not p.spec.named and p.info.get("name")]
+    keep = {id(p) for p in adopting}
+    taken = {p.name for p in players if id(p) not in keep}
+    for p in adopting:
+        p.name = free_name(p.info["name"], taken)
+        taken.add(p.name)
 
 
 def sandbox_used(players: Sequence[Player]) -> str | None:

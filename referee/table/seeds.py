@@ -36,15 +36,29 @@ def reproduce_command(argv: Sequence[str], seed: str, program: str = "durak-ref"
     of any seed it gave, quoted for a POSIX shell: running it deals the same decks. A
     store URL's password is shown as ``***``."""
     args: list[str] = []
-    skip = False
+    skip = secret = False
     for arg in argv:
         if skip:
             skip = False
+        elif secret:  # a tcp seat's token stays secret: the command names its seat only
+            secret = False
+            args.append(_hide_token(arg))
         elif arg == "--seed":
             skip = True
+        elif arg == "--token":
+            secret = True
+            args.append(arg)
+        elif arg.startswith("--token="):
+            args.append("--token=" + _hide_token(arg[len("--token="):]))
         elif not arg.startswith("--seed="):
             args.append(redact(arg) if "://" in arg else arg)  # a --db URL's password stays secret
     return shlex.join([program, *args, "--seed", seed])
+
+
+def _hide_token(pair: str) -> str:
+    """``NAME=SECRET`` as ``NAME=***``."""
+    name, sep, _ = pair.partition("=")
+    return f"{name}=***" if sep else "***"
 
 
 def seed_fields(seed: str, argv: Sequence[str], resumed: str | None = None) -> dict[str, str | None]:

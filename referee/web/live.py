@@ -13,14 +13,19 @@ Three parts:
   reconnects and starts again from a fresh snapshot).
 - ``LiveApp``, a small ASGI app: the page and its assets, ``/api/state`` (the snapshot
   as JSON), ``/events`` (Server-Sent Events: the snapshot, then every change) and
-  ``/game/N`` (the omniscient replay of finished game N; 404 while it runs). Unknown
+  ``/game/N`` (the omniscient replay of finished game N; 404 while it or a duplicate
+  twin of it runs). Unknown
   paths get 404, malformed ids and foreign Host headers 400, other methods 405, clients
   beyond the cap 503. Every response forbids framing, sniffing and caching, and the
   page's Content-Security-Policy allows only its own script and the event stream.
 - ``serve_live`` runs the app with hypercorn's trio worker until the hub is closed.
 
 What a client may learn: while a game runs, only what a spectator at the table sees;
-a game's log record (every hand, the deck order) only after the game has ended.
+a game's log record (every hand, the deck order) only after the game has ended, and
+with duplicate deals only after every game of its deal has ended: the twins of a deal
+deal the same cards, so the replay of the first would show the cards hidden in the
+others while they are played. Until then a finished game is held back whole (its
+replay, its line in the list and the ``finished`` event), as if it were still playing.
 """
 
 from __future__ import annotations
@@ -139,8 +144,13 @@ class LiveHub:
 
     def __init__(self, title: str, *, standings: Callable[[], dict[str, Any]] | None = None,
                  max_clients: int = MAX_CLIENTS, client_queue: int = CLIENT_QUEUE,
-                 recent: int = RECENT_GAMES) -> None:
+                 recent: int = RECENT_GAMES, deal_games: int = 1) -> None:
+        """``deal_games``: how many games share one deal (its duplicate twins, with their
+        record's ``seed``, the deal id, in common; 1 without duplicates). A finished
+        game is shown once that many games of its deal have finished (or ``deal_over``)."""
         self.title = title
+        self.deal_games = deal_games
+        self._held: dict[str, list[Finished]] = {}  #: deal id -> its finished games not yet shown
         self._standings_source = standings
         self.max_clients = max_clients
         self.client_queue = client_queue
@@ -172,10 +182,26 @@ class LiveHub:
         self._publish("table", self.tables[number].view(), key=("table", number))
 
     def finished(self, header: dict[str, Any], record: dict[str, Any]) -> None:
-        """Game ``record["game"]`` is over and in its log: list it, with its replay."""
-        number = record["game"]
-        self.tables.pop(number, None)
-        done = Finished(number, header, record)
+        """Game ``record["game"]`` is over and in its log: list it, with its replay, once
+        every game of its deal (``deal_games``) is over too; until then it is held."""
+        self.tables.pop(record["game"], None)
+        done = Finished(record["game"], header, record)
+        deal = record.get("seed")
+        if self.deal_games <= 1 or deal is None:
+            self._show(done)
+            return
+        held = self._held.setdefault(deal, [])
+        held.append(done)
+        if len(held) >= self.deal_games:
+            self.deal_over(deal)
+
+    def deal_over(self, deal: str) -> None:
+        """No game of deal ``deal`` (a record's ``seed``) is playing or will be played:
+        show its finished games (the twins a run stopped before are never played)."""
+        for done in self._held.pop(deal, []):
+            self._show(done)
+
+    def _show(self, done: Finished) -> None:
         self.recent.append(done)
         self._publish("finished", done.summary())
         self._standings_due.set()
@@ -196,7 +222,8 @@ class LiveHub:
                 "standings": self.standings, "standings_error": self.standings_error}
 
     def replay(self, number: int) -> Finished | None:
-        """Finished game ``number`` if it is still listed; None while it runs or unknown."""
+        """Finished game ``number`` if it is still listed; None while it or a twin of it
+        runs (held), or unknown."""
         for done in self.recent:
             if done.number == number:
                 return done
@@ -338,7 +365,8 @@ class LiveApp:
             done = self.hub.replay(int(number))
             if done is None:
                 return 404, (f"game {int(number)} is not a finished game listed here (a game in "
-                             f"play has no replay until it ends)\n").encode(), _headers(text)
+                             f"play has no replay until it ends, and until every duplicate "
+                             f"game of its deal has ended)\n").encode(), _headers(text)
             try:
                 page = replay_page(done)
             except ReplayHtmlError as exc:  # our record, our bug: say so, do not crash

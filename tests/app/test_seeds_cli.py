@@ -184,3 +184,12 @@ def test_the_reproducing_command_replaces_any_seed_and_quotes_for_the_shell() ->
         "durak-ref match builtin:random 'python3 my bot.py' -n 3 --seed abc")
     assert reproduce_command(["sprt", "a", "b", "--seed=7"], "x'y") == \
         "durak-ref sprt a b --seed 'x'\"'\"'y'"
+
+
+def test_the_reproducing_command_never_shows_a_tcp_seats_token() -> None:
+    from referee.table.seeds import reproduce_command
+
+    assert reproduce_command(["match", "tcp:alice", "builtin:random", "--listen", "127.0.0.1:0",
+                              "--token", "alice=s3cr3t-token", "--token=bob=other-secret"], "abc") == (
+        "durak-ref match tcp:alice builtin:random --listen 127.0.0.1:0 --token 'alice=***' "
+        "'--token=bob=***' --seed abc")

@@ -45,5 +45,7 @@ def test_js_example_plays_in_the_default_sandbox(tmp_path: Path, js_bot_cmd: lis
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) not installed")
 def test_a_relative_command_plays_in_the_sandbox_from_its_cwd(tmp_path: Path) -> None:
-    """The bot's cwd is visible (read-only) inside the sandbox: relative paths work."""
+    """A relative script path works: the sandbox shows the script's project (here the
+    repository, which is also the cwd) read-only at the same place, and starts the bot
+    there."""
     _play(tmp_path, [sys.executable, "examples/python/random_bot.py", "3"])

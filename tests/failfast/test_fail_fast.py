@@ -80,6 +80,19 @@ def test_match_with_recover_plays_on_and_warns_loudly(tmp_path: Path) -> None:
     assert len(data["warnings"]) == 1 and "victim" in data["warnings"][0]
 
 
+def test_with_recover_a_bot_that_never_started_is_not_restarted_game_after_game(tmp_path: Path) -> None:
+    """Restarts are for a bot that worked and then failed: one that never completed a
+    handshake is started once, and its games are forfeits at once (each restart waited
+    out the start-up limit again: 40 games took a minute)."""
+    r = cli("match", "builtin:greedy", f"victim={broken('mute')}", "-n", "20", "--recover",
+            "--startup-time", "3", "--log-dir", tmp_path / "logs", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    victim = strict_loads(r.stdout)["bots"][1]
+    assert victim["forfeits"] == {"timeout": 20}
+    stderr_log = Path(tmp_path, victim["stderr_log"]).read_text()
+    assert stderr_log.count("broken-bot mute: starting") == 1 and "restarted" not in stderr_log
+
+
 def test_a_bot_that_crashes_in_game_3_is_a_game_result_not_an_early_stop(tmp_path: Path) -> None:
     r = cli("match", "builtin:greedy", f"crasher={broken('crash_at', '3')}", "-n", "6", "--json",
             "--log-dir", tmp_path / "logs", cwd=tmp_path)

@@ -103,12 +103,13 @@ async def test_a_type_no_rule_set_reaches_is_a_warning(tmp_path: Path) -> None:
     report = await check_bot([sys.executable, str(EXAMPLES / "random_bot.py")], configs=CONFIGS[:1])
     s = statuses(report)
     assert report.ok
-    for t in ("transfer", "show_trump", "exchange", "decline", "forced"):
+    for t in ("transfer", "show_trump", "exchange", "decline"):
         assert s[f"decision: {t}"] == "warn"
         (problem,) = report.check(f"decision: {t}").problems
         assert problem.kind == "not_reached" and "never offered" in problem.message
-    assert "ask_forced=on" in report.check("decision: forced").summary
-    for t in ("attack", "cover", "throw_in", "take", "pass"):
+    assert "trump_exchange=on" in report.check("decision: exchange").summary
+    # A lone pass or take is asked under the default rules (ask_forced=on).
+    for t in ("attack", "cover", "throw_in", "take", "pass", "forced"):
         assert s[f"decision: {t}"] == "pass"
 
 

@@ -226,16 +226,16 @@ def tail(evidence: dict[str, Any]) -> str:
 
 
 async def test_dies_before_the_handshake(tmp_path: Path) -> None:
-    # Start fails (with --recover: else the match stops there, tests/failfast); game 0
-    # restarts it (the one restart allowed) and fails again; game 1 and 2 are forfeits
-    # without a restart.
+    # Start fails (with --recover: else the match stops there, tests/failfast); a bot that
+    # never completed a handshake is not restarted (the restart allowed is for a bot that
+    # worked): games 0 to 2 are forfeits of that one process.
     run = await play(tmp_path, "die_early", games=3, max_restarts=1, recover=True)
     for f in expect_forfeits(run, "crash"):
         assert f["evidence"]["exit_code"] == 3
         assert "hostile: dying before the handshake" in tail(f["evidence"])
         assert f["decision"] == 0
-    assert len(run.pids["bot"]) == 2
-    assert run.stderr_log.read_text().count("dying before the handshake") == 2
+    assert len(run.pids["bot"]) == 1
+    assert run.stderr_log.read_text().count("dying before the handshake") == 1
 
 
 async def test_dies_mid_game(tmp_path: Path) -> None:
@@ -281,7 +281,7 @@ async def test_never_answers_the_handshake(tmp_path: Path) -> None:
         assert "the handshake" in f["reason"]
         assert f["evidence"]["budget_s"] == 1.0
         assert 0.9 <= f["evidence"]["waited_s"] < 5.0
-    assert len(run.pids["bot"]) == 2
+    assert len(run.pids["bot"]) == 1  # never started: not restarted
 
 
 async def test_stops_answering_mid_game(tmp_path: Path) -> None:

@@ -118,8 +118,8 @@ async def test_until_durak_stops_the_match_early(autojump_clock: Any) -> None:
     assert len(games) < 50
 
 
-async def test_forced_moves_are_applied_without_asking(autojump_clock: Any) -> None:
-    result, games, log = await play(first_legal, games=2)
+async def test_forced_moves_are_applied_without_asking_under_ask_forced_off(autojump_clock: Any) -> None:
+    result, games, log = await play(first_legal, games=2, rules=("ask_forced=off",))
     requests = [m for m in log if m["type"] == "request"]
     for r in requests:  # the bot is never asked when its only option is pass or take
         assert not (len(r["legal"]) == 1 and r["legal"][0]["type"] in ("pass", "take"))
@@ -129,8 +129,8 @@ async def test_forced_moves_are_applied_without_asking(autojump_clock: Any) -> N
     assert forced_events
 
 
-async def test_ask_forced_asks_every_decision(autojump_clock: Any) -> None:
-    result, games, log = await play(first_legal, games=2, rules=("ask_forced=on",))
+async def test_every_decision_is_asked_by_default(autojump_clock: Any) -> None:
+    result, games, log = await play(first_legal, games=2)
     lone = [r for r in log if r["type"] == "request" and len(r["legal"]) == 1
             and r["legal"][0]["type"] in ("pass", "take")]
     assert lone  # asked even when pass or take is the only option

@@ -39,7 +39,7 @@ async def test_retry_n_asks_again_exactly_n_times_then_forfeits(autojump_clock: 
 
 
 async def test_forced_moves_are_actions_but_not_decisions_in_the_statistics(autojump_clock: Any) -> None:
-    result, games, log = await play(first_legal, games=4)
+    result, games, log = await play(first_legal, games=4, rules=("ask_forced=off",))
     forced = sum(d.forced for g in games for d in g.decisions)
     assert forced > 0
     summary = result.summary()

@@ -3,7 +3,7 @@ exit 130, every bot closed by the referee (none orphaned), the log complete up t
 last finished game and closed with an ``interrupted`` footer.
 
 A real referee and a real bot process: the bot (tests/tournament/bots/slow_bot.py)
-stalls for good after $SLOW_BOT_STALL_AFTER decisions, so the match is still running
+stalls for good after $DURAK_BOT_STALL_AFTER decisions, so the match is still running
 when the signal comes, however slow the machine. This process is a child subreaper: a
 bot the referee failed to close would be re-parented to us, and seen.
 """
@@ -76,7 +76,7 @@ def signal_after_first_game(proc: subprocess.Popen, logs: Path, sig: int,
 def test_a_signalled_match_closes_its_bot_and_keeps_its_log(tmp_path: Path, sig: int) -> None:
     tag = f"tag-{uuid.uuid4().hex}"
     logs = tmp_path / "logs"
-    env = dict(os.environ, COLUMNS="200", NO_COLOR="1", SLOW_BOT_STALL_AFTER="60")
+    env = dict(os.environ, COLUMNS="200", NO_COLOR="1", DURAK_BOT_STALL_AFTER="60")
     with child_subreaper():
         proc = subprocess.Popen(
             [str(DURAK_REF), "match", f"{sys.executable} {BOT} {tag}", "builtin:random", "--games", "50",
@@ -114,3 +114,23 @@ def test_a_signal_stops_a_match_of_built_ins_between_two_games(tmp_path: Path, s
     log = read_log(path)
     assert log.error is None and log.footer is not None and log.footer["interrupted"] is True
     assert 1 <= len(log.games) < 10_000_000
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
+@pytest.mark.parametrize("bots", [("builtin:ismcts", "builtin:gentle"), ("builtin:gentle", "builtin:ismcts")])
+def test_a_signal_stops_a_match_of_searching_built_ins(tmp_path: Path, sig: int,
+                                                       bots: tuple[str, str]) -> None:
+    """ismcts and gentle are asked one decision at a time (not a whole game in one call)
+    and never make the referee wait either: the signal is seen at the next decision,
+    long before the match of 1000 games (minutes of search) could end by itself."""
+    logs = tmp_path / "logs"
+    env = dict(os.environ, COLUMNS="200", NO_COLOR="1")
+    proc = subprocess.Popen(
+        [str(DURAK_REF), "match", *bots, "--games", "1000", "--log-dir", str(logs)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path,
+        preexec_fn=default_signals())
+    signal_after_first_game(proc, logs, sig)
+    [path] = logs.glob("match-*.jsonl")
+    log = read_log(path)
+    assert log.error is None and log.footer is not None and log.footer["interrupted"] is True
+    assert 1 <= len(log.games) < 1000

@@ -21,7 +21,7 @@ import pytest
 import trio
 
 from protocol.codec import decode, pack
-from referee.rules import make_rules
+from referee.rules import Rules, make_rules
 from referee.seats.players import BotFailure, BotSpec, Player
 from referee.table.clock import TimeControl
 from referee.table.match import GameRecord, MatchConfig, play_game, play_match
@@ -88,8 +88,8 @@ CLASSIC = make_rules("classic", ())
 
 async def one_game(players: list[ScriptedPlayer], *, tc: TimeControl = TimeControl(),
                    retries: int = 0, index: int = 3,
-                   watch: list[dict[str, Any]] | None = None) -> GameRecord:
-    config = MatchConfig(rules=CLASSIC, games=1, seed=4, tc=tc, illegal_retries=retries)
+                   watch: list[dict[str, Any]] | None = None, rules: Rules = CLASSIC) -> GameRecord:
+    config = MatchConfig(rules=rules, games=1, seed=4, tc=tc, illegal_retries=retries)
 
     async def hook(message: dict[str, Any]) -> None:
         assert watch is not None
@@ -715,7 +715,7 @@ def quiet_now_players(clock: Any) -> list[NowPlayer]:
 async def test_a_game_of_synchronous_seats_charges_each_decision_its_time_and_forced_ones_none(
         autojump_clock: Any) -> None:
     alice, bob = quiet_now_players(autojump_clock)
-    record = await one_game([alice, bob])
+    record = await one_game([alice, bob], rules=make_rules("classic", ["ask_forced=off"]))
     assert record.forfeit is None and record.termination == "normal"
     asked = [d for d in record.decisions if not d.forced]
     forced = [d for d in record.decisions if d.forced]

@@ -215,7 +215,9 @@ async def test_request_ids_count_one_two_three_per_seat_per_game(
 
 async def test_forced_is_told_only_to_the_seat_whose_move_was_forced(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    _, spies, result, records = await spy_match(monkeypatch, 5, 3, "classic", (), games=3, illegal=0.0)
+    # (ask_forced=off: by default no move is forced, every one is asked)
+    _, spies, result, records = await spy_match(monkeypatch, 5, 3, "classic", ("ask_forced=off",),
+                                                games=3, illegal=0.0)
     for seat, spy in enumerate(spies):
         events = [m["event"] for m in spy.received if m["type"] == "event"]
         forced = [e for e in events if e.get("forced")]

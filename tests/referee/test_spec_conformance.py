@@ -18,6 +18,7 @@ from referee.table.clock import Clock, TimeControl
 from referee.table.match import GameRecord, MatchConfig, illegal_message
 from referee.seats.players import parse_bot_spec
 from referee.rules import EXCHANGE, Game, make_rules, parse_action
+from referee.rules.actions import action_str
 from referee.table.runner import SeatOptions, run_match_async
 from referee.seats.tcp import TcpLimits
 from support import cli
@@ -242,15 +243,61 @@ def test_the_clock_example_is_a_400_ms_move() -> None:
     assert "60000 − 400 + 500 = 60100" in SPEC_TEXT
 
 
-def test_the_conversation_shows_the_forced_take_as_the_other_seat_sees_it(tmp_path: Path) -> None:
-    """Section 14: seat 1's forced take reaches seat 0 without ``forced``; section 9: only
-    the seat whose move was forced sees it. Checked on what a real bot received."""
+def lone_moves(log: Path) -> list[tuple[int, bool]]:
+    """(seat, logged as forced) for every decision of the match log ``log`` whose only
+    legal action was a pass or a take, found by replaying the log through the engine."""
+    from referee.table.replay import _start, log_rules
+
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    rules = log_rules(lines[0])
+    found = []
+    for record in (r for r in lines if r.get("type") == "game"):
+        game = _start(rules, record)
+        for seat, text, forced, _ in record["decisions"]:
+            legal = game.legal_actions()
+            if len(legal) == 1 and action_str(legal[0]).split()[0] in ("pass", "take"):
+                found.append((seat, forced))
+            game.apply(parse_action(text))
+    return found
+
+
+def match_log(tmp_path: Path) -> Path:
+    return next(tmp_path.glob("match-*.jsonl"))
+
+
+def test_a_forced_move_takes_the_same_path_as_a_chosen_one(tmp_path: Path) -> None:
+    """Section 9 (ask_forced on, the default): a seat whose only legal action is pass or
+    take is asked like any other, so the event the other seats get follows that seat's
+    answer, as after a chosen move. Checked on a real match: the told bot (seat 0) was
+    sent a request for each of its lone moves and no event marked forced; the log records
+    every decision of both seats, the built-in's lone moves included, as decided by the
+    seat (none forced); and the section 14 conversation shows seat 1's lone take."""
     take = frame("conversation-17")["event"]
     assert take == {"type": "take", "seat": 1}
-    got = told(tmp_path, "play")
+    got = told(tmp_path, "play", "--games", "4")
+    requests = [m for m in got if m["type"] == "request"]
+    lone_requests = [r for r in requests if len(r["legal"]) == 1
+                     and r["legal"][0]["type"] in ("pass", "take")]
+    assert lone_requests, "this deal gives the told bot no lone pass or take"
+    assert not [m for m in got if m["type"] == "event" and "forced" in m["event"]]
+    lone = lone_moves(match_log(tmp_path))
+    assert {seat for seat, _ in lone} == {0, 1}  # both seats had lone moves ...
+    assert not any(forced for _, forced in lone)  # ... and each was asked, none applied unasked
+    assert len(lone_requests) == sum(1 for seat, _ in lone if seat == 0)
+
+
+def test_with_ask_forced_off_the_referee_plays_lone_moves_itself_and_says_so(tmp_path: Path) -> None:
+    """The opt-out (section 9): lone moves are not asked; the log marks them forced and
+    only the seat whose move it was gets ``forced`` in its event. (What it leaks, how
+    soon the event follows, is why it is off by default.)"""
+    got = told(tmp_path, "play", "--games", "4", "--set", "ask_forced=off")
     seat = next(m for m in got if m["type"] == "game_start")["seat"]
+    assert not [r for r in got if r["type"] == "request" and len(r["legal"]) == 1
+                and r["legal"][0]["type"] in ("pass", "take")]
     forced = [m["event"] for m in got if m["type"] == "event" and m["event"].get("forced")]
     assert forced and all(e["seat"] == seat for e in forced)
+    lone = lone_moves(match_log(tmp_path))
+    assert {seat for seat, _ in lone} == {0, 1} and all(forced for _, forced in lone)
 
 
 def test_the_spec_has_the_game_in_brief() -> None:

@@ -216,7 +216,7 @@ def test_six_cards_while_taking_too():
 
 
 def test_max_attacks_number():
-    g = five_covered(make_rules("classic", ["max_attacks=5"]))
+    g = five_covered(make_rules("classic", ["max_attacks=5", "ask_forced=off"]))
     assert legal(g) == {"pass"} and g.forced_action() == PASS
     g = Game.from_position(make_rules("classic", ["max_attacks=2"]), ["6H 6C", "TS 8S 9S"],
                            trump="AC", table="6S/7S")
@@ -298,15 +298,18 @@ def test_a_thrown_card_that_reaches_the_cap_ends_a_taken_bout():
 
 
 # --- forced moves -----------------------------------------------------------------------------
+# Forced moves are applied unasked only with ask_forced=off (the default asks them).
+UNASKED = make_rules("classic", ["ask_forced=off"])
+
 
 def test_forced_take_when_take_is_the_only_action():
-    g = Game.from_position(CLASSIC, ["AS 7S", "6S KD"], trump="TH", talon="QC TH")
+    g = Game.from_position(UNASKED, ["AS 7S", "6S KD"], trump="TH", talon="QC TH")
     play(g, "attack AS")
     assert legal(g) == {"take"} and g.forced_action() == TAKE
 
 
 def test_forced_pass_when_pass_is_the_only_action():
-    g = p4()
+    g = p4(UNASKED)
     play(g, "attack 6S", "cover 0 9S")
     assert legal(g) == {"pass"} and g.forced_action() == PASS
     play(g, "pass")
@@ -314,18 +317,19 @@ def test_forced_pass_when_pass_is_the_only_action():
 
 
 def test_no_forced_move_when_there_is_a_choice():
-    g = Game.from_position(CLASSIC, ["6S 7S 7H", "8S 9H AH"], trump="TH", talon="QC TH")
+    g = Game.from_position(UNASKED, ["6S 7S 7H", "8S 9H AH"], trump="TH", talon="QC TH")
     play(g, "attack 6S")
     assert g.forced_action() is None
 
 
 def test_never_forced_for_an_attack_even_with_one_card():
-    g = Game.from_position(CLASSIC, ["6S", "8S 9H AH"], trump="TH", talon="QC TH")
+    g = Game.from_position(UNASKED, ["6S", "8S 9H AH"], trump="TH", talon="QC TH")
     assert legal(g) == {"attack 6S"} and g.forced_action() is None
 
 
-def test_ask_forced_on_asks_every_time():
+def test_ask_forced_on_the_default_asks_every_time():
     rules = make_rules("classic", ["ask_forced=on"])
+    assert rules == CLASSIC
     g = Game.from_position(rules, ["AS 7S", "6S KD"], trump="TH", talon="QC TH")
     play(g, "attack AS")
     assert legal(g) == {"take"} and g.forced_action() is None

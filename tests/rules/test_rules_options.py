@@ -7,7 +7,7 @@ from referee.rules.options import rules_from_dict
 
 DEFAULTS = {
     "deck": 36, "first_attacker": "lowest_trump", "trump_exchange": False, "throw_in_ranks": "all",
-    "max_attacks": 6, "first_bout_limit": False, "ask_forced": False, "last_two_out": "draw",
+    "max_attacks": 6, "first_bout_limit": False, "ask_forced": True, "last_two_out": "draw",
     "pickup_draw_limit": 40, "action_cap": 5000, "transfer": "off", "transfer_limit": None,
 }
 
@@ -63,7 +63,7 @@ def test_presets_are_exactly_these():
     ("throw_in_ranks", "attacks", "attacks"), ("throw_in_ranks", "all", "all"),
     ("max_attacks", "4", 4), ("max_attacks", "none", None), ("max_attacks", "1", 1),
     ("first_bout_limit", "on", True),
-    ("ask_forced", "on", True),
+    ("ask_forced", "off", False),
     ("last_two_out", "defender_loses", "defender_loses"),
     ("pickup_draw_limit", "3", 3), ("pickup_draw_limit", "none", None),
     ("action_cap", "10", 10),

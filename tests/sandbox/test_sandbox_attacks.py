@@ -202,7 +202,7 @@ def test_bind_makes_a_data_file_readable(tmp_path: Path) -> None:
     (tmp_path / "work").mkdir()
     data = tmp_path / "data" / "book.txt"
     data.write_text("opening book")
-    # The bot's cwd and the paths in its command are visible to it; this one is neither.
+    # The files in its command bring their project dirs; this one is in none of them.
     _, logs, _ = match(tmp_path, bot("read", f"at={data}"), "builtin:greedy",
                        logs=tmp_path / "a", cwd=tmp_path / "work")
     assert one(attacks(logs), "read")["result"][0] is False  # /tmp is private in the sandbox

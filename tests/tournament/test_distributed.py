@@ -133,7 +133,7 @@ def test_a_worker_killed_mid_game_loses_nothing_and_its_game_is_played_again(
     wait_for("the schedule in the queue", lambda: len(queue(pg_url)) == 2)
     # This worker's bot answers 3 decisions, then never again: its first game stalls.
     doomed = start("worker", "--db", pg_url, "--lease", "1", "--poll", "0.1", cwd=tmp_path,
-                   SLOW_BOT_STALL_AFTER="3")
+                   DURAK_BOT_STALL_AFTER="3")
     workers.append(doomed)
     held = wait_for("the first worker to claim a game",
                     lambda: [r for r in queue(pg_url) if r[3] is not None and r[2] == "todo"])
@@ -235,7 +235,7 @@ def test_heartbeats_keep_a_game_longer_than_its_lease(pg_url: str, tmp_path: Pat
     wait_for("the schedule in the queue", lambda: len(queue(pg_url)) == 2)
     for _ in range(2):
         workers.append(start("worker", "--db", pg_url, "--lease", "3", "--poll", "0.05",
-                             "--exit-when-idle", "--json", cwd=tmp_path, SLOW_BOT_DELAY="0.5"))
+                             "--exit-when-idle", "--json", cwd=tmp_path, DURAK_BOT_DELAY="0.5"))
     import json
     results = [finish(w) for w in workers]
     assert [r[0] for r in results] == [0, 0], [r[2] for r in results]
@@ -345,7 +345,7 @@ def test_a_stopped_worker_gives_its_game_back_at_once(pg_url: str, tmp_path: Pat
                          "--distributed", "--move-time", "600", "--sandbox", "none", cwd=tmp_path))
     wait_for("the schedule in the queue", lambda: len(queue(pg_url)) == 2)
     worker = start("worker", "--db", pg_url, "--lease", "600", "--poll", "0.1", cwd=tmp_path,
-                   SLOW_BOT_STALL_AFTER="3")  # its game stalls: it is mid-game until stopped
+                   DURAK_BOT_STALL_AFTER="3")  # its game stalls: it is mid-game until stopped
     workers.append(worker)
     wait_for("the worker to claim a game", lambda: [r for r in queue(pg_url) if r[3] is not None])
     worker.send_signal(signal.SIGTERM)

@@ -102,7 +102,7 @@ def test_a_server_that_dies_mid_run_is_a_clear_error_for_coordinator_and_worker(
                             "--bot", "g=builtin:greedy", "--games", "2", "--seed", "1", "--db", url,
                             "--distributed", "--sandbox", "none", "--move-time", "600", cwd=tmp_path)
         worker = start("worker", "--db", url, "--poll", "0.05", "--lease", "0.6", cwd=tmp_path,
-                       SLOW_BOT_DELAY="0.05")
+                       DURAK_BOT_DELAY="0.05")
         try:
             wait_for("a game in play", lambda: [r for r in queue(url) if r[3] is not None])
             # Immediate shutdown (SIGQUIT to the postmaster, by its pid): every connection drops.

@@ -114,19 +114,20 @@ def test_sprt_tc_and_move_time_are_parsed_as_for_match(tmp_path: Path) -> None:
 
 
 def _start(tmp_path: Path, tag: str, db: Path, *extra: str) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, COLUMNS="200", NO_COLOR="1", SLOW_BOT_STALL_AFTER="150")
+    env = dict(os.environ, COLUMNS="200", NO_COLOR="1", DURAK_BOT_STALL_AFTER="150")
     with open(tmp_path / "first.err", "wb") as err:
         return subprocess.Popen(
             [str(DURAK_REF), "sprt", f"{sys.executable} {BOT} {tag}", "builtin:random", "--elo1", "5",
              "--max-pairs", "6", "--move-time", "120", "--db", str(db), "--log-dir",
-             str(tmp_path / "logs"), "--sandbox", "none", *extra],
+             str(tmp_path / "run-logs"), "--sandbox", "none", *extra],
             stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=tmp_path, preexec_fn=default_signals())
 
 
 def test_sprt_resumes_after_ctrl_c_with_the_stored_pairs_counted_once(tmp_path: Path) -> None:
     """The bot answers 150 decisions, then stalls (tests/tournament/bots/slow_bot.py): the
     first run stores a few pairs and then waits, so Ctrl-C always finds it running.
-    The resumed run (no stall) plays only the missing pairs: 6 in all, each stored once."""
+    The resumed run (no stall) plays only the missing pairs: 6 in all, each stored once.
+    Resumed without --log-dir, it logs to the run's own log dir, as the printed command says."""
     db = tmp_path / "s.sqlite"
     proc = _start(tmp_path, f"tag-{uuid.uuid4().hex}", db)
     try:
@@ -149,15 +150,16 @@ def test_sprt_resumes_after_ctrl_c_with_the_stored_pairs_counted_once(tmp_path: 
             proc.wait()
     text = (tmp_path / "first.err").read_text()
     assert code == 130, text
-    assert f"Resume with: durak-ref sprt --resume {tid} --db {db}" in text
+    assert f"Resume with: durak-ref sprt --resume {tid} --db {db} --log-dir {tmp_path / 'run-logs'}" in text
     (_, _, status), games = stored(db, tid)
     assert status == "running"
     first = len(games) // 2
     assert 1 <= first < 6 and len(games) == 2 * first  # whole pairs only
 
-    st, err = sprt_json("--resume", tid, "--db", db, "--log-dir", tmp_path / "logs", cwd=tmp_path,
-                        code=1)
+    st, err = sprt_json("--resume", tid, "--db", db, cwd=tmp_path, code=1)
     assert f"durak-ref sprt --resume {tid}" in err
+    assert not (tmp_path / "logs").exists()  # not scattered into ./logs
+    assert len(list((tmp_path / "run-logs").glob(f"sprt-*{tid}*-resumed-*.jsonl"))) == 1
     assert st["run"] == tid and st["state"] == "continue"
     assert st["resumed_pairs"] == first and st["pairs"] == st["n"] == 6 and st["games"] == 12
     (_, _, status), games = stored(db, tid)
@@ -165,7 +167,7 @@ def test_sprt_resumes_after_ctrl_c_with_the_stored_pairs_counted_once(tmp_path: 
     checked = cli("verify", "--db", db, cwd=tmp_path)
     assert checked.returncode == 0, checked.stdout
     # Once finished, a resume plays nothing and reports the same test.
-    again, _ = sprt_json("--resume", tid, "--db", db, "--log-dir", tmp_path / "logs", cwd=tmp_path)
+    again, _ = sprt_json("--resume", tid, "--db", db, cwd=tmp_path)
     assert (again["counts"], again["llr"], again["pairs"]) == (st["counts"], st["llr"], 6)
 
 

@@ -1,7 +1,7 @@
 """Interrupted tournaments (issue 5): SIGKILL and SIGINT of a real ``durak-ref
 tournament`` process with real (stalling) bot processes, then ``--resume``.
 
-The bot (``bots/slow_bot.py TAG``) stalls for good after $SLOW_BOT_STALL_AFTER
+The bot (``bots/slow_bot.py TAG``) stalls for good after $DURAK_BOT_STALL_AFTER
 decisions per process. A tournament has at most 2 processes per subprocess bot here
 (concurrency 2), so the bots give 4 x 60 decisions in all, while the 60 games need
 thousands (about 3000 with --seed 3; no game fewer than 20): the first run stores a
@@ -128,9 +128,9 @@ class Run:
 
     def env(self, stall_after: int | None) -> dict[str, str]:
         env = dict(os.environ, COLUMNS="200", NO_COLOR="1")
-        env.pop("SLOW_BOT_STALL_AFTER", None)
+        env.pop("DURAK_BOT_STALL_AFTER", None)
         if stall_after is not None:
-            env["SLOW_BOT_STALL_AFTER"] = str(stall_after)
+            env["DURAK_BOT_STALL_AFTER"] = str(stall_after)
         return env
 
     def start(self) -> subprocess.Popen[bytes]:

@@ -10,7 +10,7 @@ waiting: it spawns a worker from a thread that then exits.
 
 Real processes throughout; nothing waits a fixed time except the one test whose point is
 real time (a tournament that outlives trio's idle timeout). The bots
-(``bots/slow_bot.py TAG``) stall after $SLOW_BOT_STALL_AFTER decisions, so a run is
+(``bots/slow_bot.py TAG``) stall after $DURAK_BOT_STALL_AFTER decisions, so a run is
 still going whenever a signal is sent; TAG finds them in /proc. This process is a child
 subreaper, so whatever the referee leaves behind is re-parented to us and seen.
 """
@@ -191,7 +191,7 @@ t.start()
 t.join()
 threading.Event().wait()
 """
-    env = dict(os.environ, SLOW_BOT_STALL_AFTER="3")
+    env = dict(os.environ, DURAK_BOT_STALL_AFTER="3")
     parent = subprocess.Popen([sys.executable, "-c", parent_code], stdout=subprocess.PIPE, env=env,
                               preexec_fn=default_signals())
     SEEN.add(parent.pid)
@@ -225,7 +225,7 @@ class Run:
         self.args = ["--bot", f"a={bot}", "--bot", f"b={bot}", "--bot", "c=builtin:random",
                      "--games", str(games), "--concurrency", "2", "--seed", "3",
                      "--db", str(self.db), "--log-dir", str(self.logs)]
-        self.env = dict(os.environ, COLUMNS="200", NO_COLOR="1", SLOW_BOT_STALL_AFTER="60")
+        self.env = dict(os.environ, COLUMNS="200", NO_COLOR="1", DURAK_BOT_STALL_AFTER="60")
         self.env.update(env)
 
     def start(self, *, ignore_sigint: bool = False, group: bool = False) -> subprocess.Popen[bytes]:
@@ -330,7 +330,7 @@ def test_a_concurrent_tournament_outlives_the_thread_idle_timeout(tmp_path: Path
     (1440 in all), so the run takes at least 36 s; games must still be stored 12 s after
     the workers started, by the same workers."""
     before = children()
-    run = Run(tmp_path, games=20, SLOW_BOT_STALL_AFTER="0", SLOW_BOT_DELAY="0.05")
+    run = Run(tmp_path, games=20, DURAK_BOT_STALL_AFTER="0", DURAK_BOT_DELAY="0.05")
     proc = run.start()
     workers = wait_until(lambda: workers_of(proc.pid) if len(workers_of(proc.pid)) == 2 else None,
                          "two workers", proc)
@@ -350,7 +350,7 @@ def test_sigterm_stops_a_concurrent_sprt_cleanly(tmp_path: Path) -> None:
     before = children()
     tag = f"tag-{uuid.uuid4().hex}"
     err_path = tmp_path / "sprt.err"
-    env = dict(os.environ, COLUMNS="200", NO_COLOR="1", SLOW_BOT_STALL_AFTER="60")
+    env = dict(os.environ, COLUMNS="200", NO_COLOR="1", DURAK_BOT_STALL_AFTER="60")
     with open(err_path, "wb") as err:
         proc = subprocess.Popen([str(DURAK_REF), "sprt", f"{sys.executable} {BOT} {tag}", "builtin:random",
                                  "--concurrency", "2"], stdout=subprocess.DEVNULL, stderr=err, env=env,
@@ -387,7 +387,7 @@ async def test_a_worker_stopped_by_sigterm_interrupts_the_run_and_is_no_internal
     settings = TournamentSettings([BotEntry("a", f"{sys.executable} {BOT} {tag}"),
                                    BotEntry("b", "builtin:random")])
     games = schedule(settings)
-    monkeypatch.setenv("SLOW_BOT_STALL_AFTER", "3" if when == "mid-game" else "0")
+    monkeypatch.setenv("DURAK_BOT_STALL_AFTER", "3" if when == "mid-game" else "0")
     client = WorkerClient(0, settings, None)
     await client.start()
     assert client.process is not None
@@ -420,7 +420,7 @@ def test_sigterm_stops_ladder_run_cleanly(tmp_path: Path) -> None:
     before = children()
     tag = f"tag-{uuid.uuid4().hex}"
     db = tmp_path / "store.sqlite"
-    env = dict(os.environ, COLUMNS="200", NO_COLOR="1", SLOW_BOT_STALL_AFTER="60")
+    env = dict(os.environ, COLUMNS="200", NO_COLOR="1", DURAK_BOT_STALL_AFTER="60")
     for name, command in (("slow", f"{sys.executable} {BOT} {tag}"), ("rnd", "builtin:random")):
         subprocess.run([str(DURAK_REF), "ladder", "add", name, command, "--db", str(db)], check=True,
                        capture_output=True, env=env, timeout=TIMEOUT)

@@ -411,3 +411,61 @@ async def test_a_forfeit_detail_naming_a_hidden_card_never_reaches_a_spectator(t
     assert views[-1]["end"] == {"durak": 0, "termination": "illegal",
                                 "reason": "cheat forfeited (illegal)"}
     assert all(secret not in json.dumps(v) for v in views)
+
+
+async def twin_game(hub: LiveHub, config: Any, index: int, names: tuple[str, str]) -> dict[str, Any]:
+    """Game ``index`` of deal "live:twins" (a duplicate twin of every other such game)."""
+    from livekit import builtin_players
+    from referee.table.match import play_game
+    from referee.web.live import replay_header
+
+    record = await play_game(builtin_players(*names), config, index=index, seed="live:twins",
+                             dealer=1, watch=hub.watch)
+    hub.finished(replay_header(config), record.as_dict())
+    return record.as_dict()
+
+
+async def test_a_finished_game_is_shown_only_once_its_duplicate_twin_has_ended_too() -> None:
+    """The twin of game 0 deals the same cards with the seats swapped: while it plays, game
+    0's replay would show every card hidden in it. So neither the replay nor the JSON
+    (the list of recent games, the finished event) shows game 0 until its twin has ended."""
+    hub = LiveHub("test", deal_games=2)
+    config = classic()
+    got = bytearray()
+    async with live_server(hub) as url, httpx.AsyncClient(base_url=url) as client:
+        async with client.stream("GET", "/events") as response, trio.open_nursery() as nursery:
+            nursery.start_soon(collect, response, got)
+            first = await twin_game(hub, config, 0, ("alice", "bob"))
+            # Game 1, the twin, starts: it is in play, game 0 has ended.
+            hub.follow({"type": "start", "game": 1, "names": ["bob", "alice"], "dealer": 1,
+                        "trump": first["deck"][-1], "trump_holder": None, "talon": 24,
+                        "hand_sizes": [6, 6], "known": [[], []], "attacker": 0, "defender": 1})
+            held = await client.get("/game/0")
+            assert held.status_code == 404 and "every duplicate game of its deal has ended" in held.text
+            state = strict_loads((await client.get("/api/state")).text)
+            assert [t["game"] for t in state["tables"]] == [1] and state["recent"] == []
+            assert "deck" not in json.dumps(state)
+            await twin_game(hub, config, 1, ("bob", "alice"))
+            await until_streamed(got, lambda events: [n for n, _ in events].count("finished") == 2,
+                                 "both twins' finished events")
+            nursery.cancel_scope.cancel()
+        for number in (0, 1):
+            shown = await client.get(f"/game/{number}")
+            assert shown.status_code == 200 and all(c in shown.text for c in first["deck"][:12])
+        state = strict_loads((await client.get("/api/state")).text)
+        assert sorted(g["game"] for g in state["recent"]) == [0, 1]
+    # Nothing of game 0 was streamed before its twin's end.
+    events = sse_events(bytes(got))
+    finished_at = [i for i, (name, _) in enumerate(events) if name == "finished"]
+    twin_end = max(i for i, (name, data) in enumerate(events)
+                   if name == "table" and data["game"] == 1)
+    assert min(finished_at) > twin_end
+
+
+async def test_a_deal_whose_twin_is_never_played_is_shown_when_its_run_says_so() -> None:
+    hub = LiveHub("test", deal_games=2)
+    async with live_server(hub) as url, httpx.AsyncClient(base_url=url) as client:
+        await twin_game(hub, classic(), 0, ("alice", "bob"))
+        assert (await client.get("/game/0")).status_code == 404
+        hub.deal_over("live:twins")  # e.g. the arena stopped the pair after one game
+        assert (await client.get("/game/0")).status_code == 200

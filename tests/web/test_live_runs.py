@@ -169,3 +169,51 @@ def test_sigterm_closes_the_live_page_with_the_run(tmp_path: Path, command: str)
             assert any("resume with" in line for line in run.lines), run.lines
     finally:
         run.close()
+
+
+def test_a_duplicate_tournament_serves_no_replay_of_a_game_while_its_twin_plays(tmp_path: Path) -> None:
+    """``tournament --http`` with duplicate deals (the default): games 0 and 1 are one
+    deal with the seats swapped, as are 2 and 3. Whenever game 1 (or 3) is seen in play
+    both before and after the requests, game 0's (2's) replay is 404 and no JSON lists it;
+    once the next deal plays, both twins of the first are served."""
+    import sys
+    import time
+
+    import httpx
+
+    from livekit import Running
+
+    slow = f"{sys.executable} {Path(__file__).parent / 'bots' / 'slow_bot.py'} 0.04"
+    run = Running(tmp_path, "tournament", "--bot", "a=builtin:greedy", "--bot", f"s={slow}",
+                  "--games", "4", "--sandbox", "none", "--db", tmp_path / "s.sqlite",
+                  "--log-dir", tmp_path / "logs", "--http", "127.0.0.1:0")
+    held: list[int] = []
+    shown: list[int] = []
+    try:
+        url = run.wait_for(r"^live page: (http://127\.0\.0\.1:\d+/)$")[1]
+        with httpx.Client(base_url=url, timeout=10) as client:
+            def playing() -> list[int]:
+                return [t["game"] for t in client.get("/api/state").json()["tables"]]
+
+            while run.process.poll() is None:
+                try:
+                    before = playing()
+                    if before in ([1], [3]):
+                        first = before[0] - 1
+                        replay = client.get(f"/game/{first}").status_code
+                        recent = [g["game"] for g in client.get("/api/state").json()["recent"]]
+                        if playing() == before:  # still in play: the answers were given during it
+                            assert replay == 404 and first not in recent, (replay, recent)
+                            held.append(first)
+                    if before == [2]:
+                        codes = [client.get(f"/game/{n}").status_code for n in (0, 1)]
+                        if playing() == before:
+                            assert codes == [200, 200]
+                            shown.append(2)
+                except httpx.TransportError:
+                    break  # the run ended and its page with it
+                time.sleep(0.05)
+        assert run.process.wait(timeout=120) == 0, run.lines
+    finally:
+        run.close()
+    assert held and shown, (held, shown)

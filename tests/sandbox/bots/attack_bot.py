@@ -20,6 +20,13 @@ them in the bot's stderr log), so a test can read exactly what the bot saw. Mode
 - ``memo``: report whether $HOME/memo exists (left by an earlier process), then write it.
 - ``read at=PATH``: read the file at PATH.
 - ``sleep SECONDS``: sleep that long before its first answer (the long-run test).
+- ``kernel TAG DIR``: open kernel settings under /proc/sys (and other writable-looking
+  /proc entries) for writing, without writing a byte; report its uid, capabilities and
+  which opens worked; then wait (at most 60 s) until DIR/go exists, so that the test can
+  look at its process from outside (found by TAG in its command line).
+- ``unix at=PATH ...``: connect to each unix socket PATH.
+- ``env at=PATH ...``: report its whole environment and read each file PATH.
+- ``list at=PATH``: list the directory PATH.
 """
 
 import glob
@@ -114,6 +121,42 @@ def memo() -> None:
     path.write_text("remember the deal")
 
 
+#: Opened for writing only, never written (kernel.core_pattern is never touched).
+KERNEL_FILES = ("/proc/sys/vm/overcommit_ratio", "/proc/sys/kernel/printk_ratelimit",
+                "/proc/sysrq-trigger", "/proc/sys/fs/binfmt_misc/register")
+
+
+def kernel(tag: str, go: str) -> None:
+    status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines()
+                  if ":" in line)
+    opened = {}
+    for path in KERNEL_FILES:
+        def open_for_write(path: str = path) -> str:
+            fd = os.open(path, os.O_WRONLY)
+            os.close(fd)
+            return "opened"
+        opened[path] = attempt(path, open_for_write)[0]
+    report(mode="kernel", tag=tag, uid=os.getuid(), euid=os.geteuid(),
+           cap_eff=status["CapEff"].strip(), cap_bnd=status["CapBnd"].strip(),
+           cap_prm=status["CapPrm"].strip(), no_new_privs=status["NoNewPrivs"].strip(),
+           opened=opened)
+    deadline = time.monotonic() + 60
+    while not os.path.exists(os.path.join(go, "go")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def unix(paths: list[str]) -> None:
+    results = {}
+    for path in paths:
+        def connect(path: str = path) -> str:
+            with socket.socket(socket.AF_UNIX) as s:
+                s.settimeout(2)
+                s.connect(path)
+                return "connected"
+        results[path] = attempt(path, connect)
+    report(mode="unix", results=results)
+
+
 def main() -> None:
     mode, args = sys.argv[1], sys.argv[2:]
     rng = random.Random(7)
@@ -136,6 +179,20 @@ def main() -> None:
     elif mode == "read":
         path = args[0].removeprefix("at=")  # not a path word: the sandbox would bind those
         report(mode="read", result=attempt("read", lambda: Path(path).read_text()))
+    elif mode == "kernel":
+        kernel(args[0], args[1])
+    elif mode == "unix":
+        unix([a.removeprefix("at=") for a in args])
+    elif mode == "env":
+        mark = next((a.removeprefix("mark=") for a in args if a.startswith("mark=")), "\0")
+        read = {a.removeprefix("at="): attempt("read", lambda a=a: Path(a.removeprefix("at=")).read_text())
+                for a in args if a.startswith("at=")}
+        leaked = [k for k, v in os.environ.items() if mark in v] + [p for p, (ok, text) in read.items()
+                                                                   if ok and mark in text]
+        report(mode="env", env=dict(os.environ), read=read, leaked=leaked)
+        name = "attack-env-leaked" if leaked else "attack-env-clean"  # check-bot keeps no stderr
+    elif mode == "list":
+        report(mode="list", result=attempt("list", lambda: sorted(os.listdir(args[0].removeprefix("at=")))))
     elif mode == "sleep":
         pause[0] = float(args[0])
 
@@ -157,7 +214,7 @@ def main() -> None:
                 report(mode="peek", read=texts)
         return rng.choice(legal)
 
-    run_function(choose, name=f"attack-{mode}", version="1.0")
+    run_function(choose, name=name if mode == "env" else f"attack-{mode}", version="1.0")
 
 
 if __name__ == "__main__":

@@ -3,16 +3,17 @@
 
     python3 slow_bot.py TAG
 
-Plays a random legal action. With $SLOW_BOT_STALL_AFTER=N, the process answers its
+Plays a random legal action. With $DURAK_BOT_STALL_AFTER=N, the process answers its
 first N decisions and then never answers again: it reads stdin until EOF (the referee
 closing it, or dying) and exits. The few bot processes of a tournament thus give only
 so many decisions in all, and a long tournament stalls with some games stored and
 never finishes on its own: the kill tests need no race against the clock. TAG is
 ignored: it marks the command line so a test finds every process it started in /proc.
-With $SLOW_BOT_DELAY=S, it sleeps S seconds before each answer: a lower bound on how
+With $DURAK_BOT_DELAY=S, it sleeps S seconds before each answer: a lower bound on how
 long a run takes, for the test that needs a run to outlast trio's thread idle timeout.
-The budget comes from the environment, not the command line, because the command is
-part of the stored tournament settings: a resume runs the very same command, freely.
+The budget comes from the environment (a DURAK_BOT_* name: bots inherit those), not the
+command line, because the command is part of the stored tournament settings: a resume
+runs the very same command, freely.
 """
 
 import os
@@ -26,8 +27,8 @@ from protocol.bot import run_function  # noqa: E402
 
 
 def main() -> None:
-    budget = int(os.environ.get("SLOW_BOT_STALL_AFTER", "0")) or None
-    delay = float(os.environ.get("SLOW_BOT_DELAY", "0"))
+    budget = int(os.environ.get("DURAK_BOT_STALL_AFTER", "0")) or None
+    delay = float(os.environ.get("DURAK_BOT_DELAY", "0"))
     rng = random.Random(1)
     asked = 0
 
