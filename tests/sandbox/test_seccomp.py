@@ -255,3 +255,24 @@ def test_a_jvm_bot_plays_under_the_filter(tmp_path: Path) -> None:
     summary = json.loads(proc.stdout)
     assert summary["games"] == 2 and not summary["forfeit_details"], summary
     assert header(logs, "match")["seccomp"] == "on"
+
+
+def test_without_pyseccomp_bots_still_run_sandboxed_and_one_line_says_seccomp_is_off(
+        tmp_path: Path) -> None:
+    """The visible fallback: a pyseccomp that cannot be imported (as without libseccomp)."""
+    import subprocess
+
+    from support import DURAK_REF
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "pyseccomp.py").write_text('raise RuntimeError("Unable to find libseccomp")\n')
+    env = dict(os.environ, PYTHONPATH=str(shadow))
+    logs = tmp_path / "logs"
+    proc = subprocess.run([str(DURAK_REF), "match", f"{PY} {ROOT / 'examples/python/random_bot.py'}",
+                           "builtin:greedy", "--games", "1", "--log-dir", str(logs), "--json"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if "seccomp is off" in line]
+    assert len(lines) == 1 and "Unable to find libseccomp" in lines[0], proc.stderr
+    assert json.loads(proc.stdout)["sandbox"] == "bwrap"
+    assert header(logs, "match")["seccomp"] == "off"
