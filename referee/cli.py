@@ -753,8 +753,9 @@ def tournament(
 
     Every game goes to the store (--db) as it finishes; an interrupted tournament is
     finished with --resume ID (the command is printed at the start). Duplicate deals
-    are sound only if no bot can remember the first rotation: sandboxed bots with
-    --fresh-bots; unsandboxed bots get a warning. With --http, a live page shows the
+    are sound only if no bot can carry the first rotation to the second: bots kept
+    running (the default) or unsandboxed get a warning; sandboxed --fresh-bots leave
+    only the host's shared page cache (README, Threat model). With --http, a live page shows the
     games in play (public information only), the standings and the recent games.
     """
     from .seats.sandbox import SandboxError

@@ -48,7 +48,8 @@ from ..seats.players import (
 from ..rules.deal import DEAL_TEXT, SeedError, check_seed, deal_id
 from ..rules.options import RulesError, make_rules
 from ..table.seeds import new_seed
-from ..seats.sandbox import Sandbox, SandboxError, duplicate_soundness, warn_unsound_duplicates
+from ..seats.sandbox import (Sandbox, SandboxError, duplicate_soundness, seccomp_state,
+                             warn_unsound_duplicates)
 from .results import FinishedGame, ResultSink
 from .standings import LIVE_READ_AT_ONCE, StandingsTally
 from ..records.store import GameRow, Store
@@ -570,7 +571,8 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
                       "preset": config.rules.preset, "rules": config.rules.as_dict(),
                       "bots": [asdict(b) for b in settings.bots], "settings": settings.as_dict(),
                       "time_control": config.tc.as_dict(), "seed": settings.seed,
-                      "sandbox": progress.sandbox, "duplicates": soundness,
+                      "sandbox": progress.sandbox, "seccomp": seccomp_state(progress.sandbox),
+                      "duplicates": soundness,
                       "deal": DEAL_TEXT})
     # Unbuffered: the feeder makes each game as a player takes it, so memory does not
     # grow with the length of the schedule.

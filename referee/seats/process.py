@@ -117,7 +117,8 @@ class ProcessPlayer(StreamPlayer):
             # In the trio thread, not a worker thread: see referee/seats/spawn.py (die-with-parent).
             process = spawn(launch.argv, cwd=launch.cwd, env=launch.env,
                             preexec_fn=None if has_prlimit else self._limits(),
-                            sandboxed=launch.mode == "bwrap", relay_at=launch.relay_at)
+                            sandboxed=launch.mode == "bwrap", relay_at=launch.relay_at,
+                            pass_fds=launch.pass_fds)
         except OSError as exc:
             if launch is not None:
                 launch.cleanup()

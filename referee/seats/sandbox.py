@@ -60,6 +60,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from . import seccomp
 from .sandbox_view import (CommandView, bind_args, bot_environment, drop_args, identity_args,
                            inside, merge_binds, proc_args, program_files, project_root,
                            system_args, unreadable)
@@ -92,6 +93,7 @@ class Launch:
     #: Where in ``argv`` (bwrap's command inside the sandbox) ``spawn`` puts the relay that
     #: hands the bot its stdin and stdout (``stdio_relay``); None: they are fds 0 and 1.
     relay_at: int | None = None
+    pass_fds: tuple[int, ...] = ()  #: fds the child inherits (the seccomp filter); spawn closes ours
 
 
 def stdio_relay(stdin_fd: int, stdout_fd: int) -> list[str]:
@@ -154,14 +156,31 @@ def _base_args(uid: int = SANDBOX_ID) -> list[str]:
     if as_root():
         # No user namespace: bwrap keeps root's capabilities to build the root (it may
         # read anything a bind names) and the bot sheds them with its uid (setpriv).
+        # Nested user namespaces: refused by the seccomp filter alone.
         spaces = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                   "--unshare-cgroup-try"]
     else:
-        spaces = ["--unshare-all", "--uid", str(uid), "--gid", str(uid)]
+        # --unshare-user said outright (--unshare-all only tries it; --uid needs it):
+        # it lets seccomp.py add --disable-userns, a second wall against nested ones.
+        spaces = ["--unshare-all", "--unshare-user", "--uid", str(uid), "--gid", str(uid)]
     return [*spaces, "--as-pid-1", "--new-session", "--die-with-parent",
             *system_args(), "--dev", "/dev", *proc_args(),
             "--perms", "1777", "--tmpfs", "/dev/shm",
             "--size", str(SCRATCH_MB << 20), "--perms", "1777", "--tmpfs", "/tmp"]
+
+
+def _bwrap_prefix() -> list[str]:
+    """bwrap with the sandbox's options: a working command up to its ``--``."""
+    return [shutil.which("bwrap") or "bwrap", *_base_args()]
+
+
+def seccomp_state(mode: str | None) -> str | None:
+    """The log header's ``"seccomp"``: ``"on"`` when sandboxed bots run under the
+    seccomp filter (referee/seats/seccomp.py), ``"off"`` when they cannot (resolving the
+    sandbox printed why), None when bots are not sandboxed (``mode`` is not bwrap)."""
+    if mode != "bwrap":
+        return None
+    return "off" if seccomp.unavailable(_bwrap_prefix()) else "on"
 
 
 def _warn(text: str) -> None:
@@ -218,6 +237,9 @@ class Sandbox:
         if why is None:
             if self.warn and not as_root():
                 _warn(UNPRIVILEGED_WALLS)
+            off = seccomp.unavailable(_bwrap_prefix())
+            if off is not None and self.warn:
+                _warn(f"seccomp is off for sandboxed bots: {off}")
             return replace(self, mode="bwrap")
         if self.mode == "bwrap":
             raise SandboxError(f"--sandbox bwrap: {why}; {INSTALL_HINT}, or choose "
@@ -291,12 +313,13 @@ class Sandbox:
             elif os.path.exists(path):
                 args += ["--ro-bind", "/dev/null", path]
         # The root tmpfs (and the directories made in it) read-only: writes go to scratch.
-        args += ["--remount-ro", "/", "--chdir", work, "--"]
+        filter_args, filter_fds = seccomp.bwrap_args(_bwrap_prefix())
+        args += [*filter_args, "--remount-ro", "/", "--chdir", work, "--"]
         relay_at = len(prefix) + len(args) if RELAY_SHELL else None
         args += drop_args(self.uid, self.uid) if as_root() else []
         base_env.update(HOME="/tmp", TMPDIR="/tmp")
         return Launch([*prefix, *args, *argv], base_env, None, "bwrap", "/tmp",
-                      lambda: shutil.rmtree(etc, ignore_errors=True), relay_at)
+                      lambda: shutil.rmtree(etc, ignore_errors=True), relay_at, filter_fds)
 
 
 def secret_files() -> list[str]:
@@ -357,22 +380,40 @@ def limit_args(max_memory_mb: int | None, max_cpu_s: int | None) -> list[str]:
     return out
 
 
+#: What a bot could carry from a deal's first seat rotation to its second, by
+#: ``duplicate_soundness()`` value (the log header's ``"duplicates"``).
+DUPLICATE_CHANNELS = {
+    "unsound": "anything: bots are not sandboxed (files, other processes, the network)",
+    "memory": "its own memory: bots are sandboxed but keep running between games",
+    "page-cache": "the host's shared caches only: fresh sandboxed processes for every game, "
+                  "mincore and cachestat refused, but which file pages are cached still "
+                  "shows in read timing and major-fault counts",
+}
+
+
 def duplicate_soundness(duplicate: bool, sandbox: str | None, fresh_bots: bool) -> str | None:
-    """Whether duplicate deals are sound for these program bots (None: not duplicate, or
-    no program bots). "sound": sandboxed and restarted before every game, so nothing of
-    the first rotation survives; "memory": sandboxed but kept running between games, so a
-    bot could remember a deal in its process memory (use --fresh-bots); "unsound": not
-    sandboxed, so a bot could remember it anywhere (files, other processes)."""
+    """What could carry a duplicate deal from its first seat rotation to the second for
+    these program bots (None: not duplicate, or no program bots): a key of
+    ``DUPLICATE_CHANNELS``. Never "sound": a sandbox with fresh processes still shares the
+    host's page cache (and CPU caches) with the bot's next game, and seccomp cannot
+    close channels that need no refusable call."""
     if not duplicate or sandbox is None:
         return None
     if sandbox == "none":
         return "unsound"
-    return "sound" if fresh_bots else "memory"
+    return "page-cache" if fresh_bots else "memory"
 
 
 def warn_unsound_duplicates(soundness: str | None) -> None:
-    """The one warning line for duplicate deals played by unsandboxed program bots."""
+    """The one warning line for duplicate deals where a bot could remember a deal outright
+    (unsandboxed, or kept running between games). None for "page-cache": that residue is
+    in the log header and the README, not worth a line on every run."""
     if soundness == "unsound":
         print("durak-ref: warning: duplicate deals with unsandboxed bots: a bot could remember "
               "the first seat rotation of a deal and know its opponents' hands in the second",
+              file=sys.stderr, flush=True)
+    elif soundness == "memory":
+        print("durak-ref: warning: duplicate deals with bots kept running between games: a bot "
+              "could remember the first seat rotation of a deal and know its opponents' hands "
+              "in the second (tournament --fresh-bots restarts them before every game)",
               file=sys.stderr, flush=True)

@@ -103,12 +103,14 @@ def _children(pid: int) -> list[int]:
 
 def spawn(argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str] | None,
           preexec_fn: Callable[[], Any] | None = None, sandboxed: bool = False,
-          relay_at: int | None = None) -> BotProcess:
+          relay_at: int | None = None, pass_fds: Sequence[int] = ()) -> BotProcess:
     """Start ``argv`` in a new session (its own process group) with piped stdin, stdout
     and stderr. ``sandboxed``: ``argv`` is a bwrap command (see ``send_signal``);
     ``relay_at``: the pipes of stdin and stdout are passed as other fds and made the
     bot's by ``sandbox.stdio_relay``, put at that index of ``argv`` (the program's own
-    fds 0 and 1 are /dev/null). Call it from the trio thread (see the module docstring).
+    fds 0 and 1 are /dev/null). ``pass_fds``: more fds the child inherits at the same
+    numbers (bwrap's seccomp filter); they are the child's: closed here once it started
+    or failed to. Call it from the trio thread (see the module docstring).
     Raises OSError if the program cannot be started."""
     pipes = [os.pipe() for _ in range(3)]  # non-inheritable until dup2'ed in the child
     child = (pipes[0][0], pipes[1][1], pipes[2][1])
@@ -124,12 +126,13 @@ def spawn(argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str] | None
     try:
         popen = subprocess.Popen(list(argv), stdin=stdin, stdout=stdout, stderr=child[2],
                                  cwd=cwd, env=None if env is None else dict(env),
-                                 start_new_session=True, preexec_fn=preexec_fn, pass_fds=passed)
+                                 start_new_session=True, preexec_fn=preexec_fn,
+                                 pass_fds=(*passed, *pass_fds))
     except BaseException:
-        for fd in (*child, *ours):
+        for fd in (*child, *ours, *pass_fds):
             os.close(fd)
         raise
-    for fd in child:
+    for fd in (*child, *pass_fds):
         os.close(fd)
     return BotProcess(popen, trio.lowlevel.FdStream(ours[0]), trio.lowlevel.FdStream(ours[1]),
                       trio.lowlevel.FdStream(ours[2]), sandboxed)

@@ -25,7 +25,7 @@ from .failfast import first_start_error
 from ..seats.tcp import ListenError, TcpLimits
 from ..seats.players import (BotFailure, BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player,
                              free_name, unique_names)
-from ..seats.sandbox import Sandbox, duplicate_soundness, warn_unsound_duplicates
+from ..seats.sandbox import Sandbox, duplicate_soundness, seccomp_state, warn_unsound_duplicates
 
 
 @dataclass(frozen=True)
@@ -159,6 +159,7 @@ def log_header(players: Sequence[Player], config: MatchConfig) -> dict[str, Any]
         "until_durak": config.until_durak, "illegal_retries": config.illegal_retries,
         "duplicate": config.duplicate,
         "deal": DEAL_TEXT, "sandbox": sandbox_used(players),
+        "seccomp": seccomp_state(sandbox_used(players)),
     }
 
 

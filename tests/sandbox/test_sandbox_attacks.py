@@ -191,7 +191,7 @@ def test_fresh_bots_start_with_an_empty_scratch_every_game(tmp_path: Path) -> No
                "--json", cwd=tmp_path, timeout=120)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert data["sandbox"] == "bwrap" and data["duplicates"] == "sound"
+    assert data["sandbox"] == "bwrap" and data["duplicates"] == "page-cache"
     reports = [r for r in attacks(logs) if r["mode"] == "memo"]
     assert len(reports) >= 4  # one process per game
     assert [r["found"] for r in reports] == [False] * len(reports)
