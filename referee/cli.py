@@ -61,6 +61,13 @@ _RECOVER_HELP = ("Play on when a bot program fails its first start-up (missing s
                  "run stops with exit 2, naming the bot, its command and its stderr.")
 
 
+def _limits(max_memory: int | None, max_procs: int, cpus: float, ponder: bool) -> Any:
+    """The resource walls of each bot (referee/seats/cgroups.py) from the options."""
+    from .seats.cgroups import MEMORY_MB, Limits
+
+    return Limits(max_memory or MEMORY_MB, max_procs, cpus, ponder)
+
+
 def _sandbox_options(mode: str, bind: list[Path] | None) -> tuple[str, tuple[str, ...]]:
     """--sandbox and --bind checked (exit 2 if unusable): (mode, absolute bind paths)."""
     from .seats.sandbox import Sandbox, SandboxError
@@ -204,6 +211,20 @@ CpuOption = Annotated[int, typer.Option(help="Pin the referee and the bots to th
 HttpOption = Annotated[str | None, typer.Option(help=_HTTP_HELP, show_default=False)]
 BuiltinGamesOption = Annotated[int, typer.Option(min=2, help="Games per pairing with the built-in bots.")]
 RoundsOption = Annotated[int, typer.Option(min=1, help="Rounds; the medians are reported.")]
+MaxMemoryOption = Annotated[int | None, typer.Option(
+    min=1, max=MAX_MEMORY_MB, show_default="1024",
+    help="Memory per bot process tree, in MB, its /tmp and /dev/shm included, no swap (a "
+    "cgroup). Where no memory cgroup can be had, a value given here becomes an "
+    "address-space rlimit per process.")]
+MaxProcsOption = Annotated[int, typer.Option(
+    min=1, max=1 << 22, help="Processes per bot process tree (cgroup pids.max): a fork past "
+    "it fails inside the bot.")]
+CpusOption = Annotated[float, typer.Option(
+    min=0.01, max=4096, help="CPUs each bot process tree may use at most (a cgroup quota); "
+    "every bot has the same CPU weight.")]
+PonderFlag = Annotated[bool, typer.Option(
+    "--ponder", help="Let bots run while another bot decides (default: a bot not asked to "
+    "decide is frozen, so it cannot think on, or steal, its opponent's time).")]
 
 
 @app.command()
@@ -222,8 +243,10 @@ def match(
         "asked again, up to N times.")] = "forfeit",
     max_restarts: Annotated[int, typer.Option(
         min=0, help="Restarts per bot per match after a crash, timeout or protocol error.")] = 3,
-    max_memory: Annotated[int | None, typer.Option(
-        min=1, max=MAX_MEMORY_MB, help="Address-space limit per bot process, in MB.")] = None,
+    max_memory: MaxMemoryOption = None,
+    max_procs: MaxProcsOption = 64,
+    cpus: CpusOption = 1.0,
+    ponder: PonderFlag = False,
     max_cpu: Annotated[int | None, typer.Option(
         min=1, max=MAX_CPU_S, help="CPU-time limit per bot process, in seconds.")] = None,
     until_durak: Annotated[int | None, typer.Option(
@@ -286,6 +309,7 @@ def match(
                   f"connect (tokens are checked)", markup=False, highlight=False)
     mode, binds = _sandbox_options(sandbox, bind)
     options = SeatOptions(max_memory_mb=max_memory, max_cpu_s=max_cpu, listen=listen_at,
+                             limits=_limits(max_memory, max_procs, cpus, ponder),
                              tokens=tuple(tokens.items()), connect_wait=connect_wait,
                              reconnect_grace=reconnect_grace, sandbox=mode, binds=binds)
     with progress_for(games, "match", enabled=not as_json) as advance:
@@ -1430,6 +1454,9 @@ def check_bot_cmd(
     seed: Annotated[int, typer.Option(help="Seed of the deals.")] = 1,
     sandbox: SandboxOption = "auto",
     bind: BindOption = None,
+    max_memory: MaxMemoryOption = None,
+    max_procs: MaxProcsOption = 64,
+    cpus: CpusOption = 1.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
 ) -> None:
     """Check a bot before a tournament: handshake, every decision type under several rule
@@ -1462,7 +1489,8 @@ def check_bot_cmd(
         try:
             report = check_bot_sync(
                 list(spec.argv), games_per_config=games, move_time=move_time,
-                startup_time=startup_time, seed=seed, sandbox=Sandbox(mode, binds),
+                startup_time=startup_time, seed=seed,
+                sandbox=Sandbox(mode, binds, limits=_limits(max_memory, max_procs, cpus, False)),
                 on_progress=None if status is None else lambda text: status.update(Text(f"check-bot: {text}")))
         except (BotStartError, TimeControlError, SandboxError) as exc:
             fail(str(exc))

@@ -44,9 +44,13 @@ site-packages, an editable install's sources); never a masked root itself (a fil
 right in ``/tmp`` is bound alone). The log dir, store and config are hidden on top of
 these binds.
 
-rlimits (``max_memory_mb``, ``max_cpu_s``) are applied by ``prlimit`` (util-linux) in
-front of the command, so they are set before bwrap and the bot exist and are inherited
-by both; without ``prlimit`` the caller falls back to a pre-exec function.
+Resource walls (memory, processes, CPU, freezing off-move) are cgroups
+(referee/seats/cgroups.py): the command starts with the group's join prefix, then
+prlimit, then bwrap. /tmp and /dev/shm are sized inside the memory limit (``tmpfs_mb``).
+rlimits (``max_memory_mb`` where no memory cgroup can be had, ``max_cpu_s``) are applied
+by ``prlimit`` (util-linux) in front of bwrap, so they are set before bwrap and the bot
+exist and are inherited by both; without ``prlimit`` the caller falls back to a pre-exec
+function.
 """
 
 from __future__ import annotations
@@ -61,9 +65,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .cgroups import Limits
+
 MODES = ("auto", "bwrap", "none")
 SANDBOX_ID = 65534  #: uid and gid of a bot inside its user namespace ("nobody")
 SCRATCH_MB = 256  #: size cap of a bot's private /tmp (tmpfs memory is not in RLIMIT_AS)
+SHM_MB = 64  #: size cap of a bot's private /dev/shm
 MASKED = ("/tmp", "/var/tmp", "/dev/shm", "/run")  #: empty tmpfs in the sandbox
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 
@@ -113,13 +120,23 @@ def probe_bwrap() -> str | None:
     return why
 
 
-def _base_args() -> list[str]:
+def tmpfs_mb(limits: Limits | None) -> tuple[int, int]:
+    """The size caps (MB) of a bot's /tmp and /dev/shm: inside its memory limit (the
+    memory cgroup charges tmpfs pages to their writer), a quarter of it each."""
+    memory = None if limits is None else limits.memory_mb
+    if memory is None:
+        return SCRATCH_MB, SHM_MB
+    return max(1, min(SCRATCH_MB, memory // 4)), max(1, min(SHM_MB, memory // 4))
+
+
+def _base_args(limits: Limits | None = None) -> list[str]:
+    scratch_mb, shm_mb = tmpfs_mb(limits)
     return ["--unshare-all", "--as-pid-1", "--new-session", "--die-with-parent",
             "--uid", str(SANDBOX_ID), "--gid", str(SANDBOX_ID),
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/run", "--remount-ro", "/run", "--tmpfs", "/var/tmp",
-            "--remount-ro", "/var/tmp", "--tmpfs", "/dev/shm",
-            "--size", str(SCRATCH_MB << 20), "--perms", "1777", "--tmpfs", "/tmp"]
+            "--remount-ro", "/var/tmp", "--size", str(shm_mb << 20), "--tmpfs", "/dev/shm",
+            "--size", str(scratch_mb << 20), "--perms", "1777", "--tmpfs", "/tmp"]
 
 
 def _warn(text: str) -> None:
@@ -143,6 +160,9 @@ class Sandbox:
     binds: tuple[str, ...] = ()  #: extra read-only paths, visible at the same path
     hide: tuple[str, ...] = ()  #: referee paths no bot may see (logs, store, config, tokens)
     warn: bool = True  #: print the one-line "unsandboxed" warning (workers: the parent did)
+    #: The resource walls of each bot process tree (referee/seats/cgroups.py); they apply
+    #: in mode ``none`` too (cgroups do not need bwrap).
+    limits: Limits = Limits()
 
     def check(self) -> None:
         """Raise SandboxError for an unknown mode or a --bind path that does not exist."""
@@ -188,31 +208,33 @@ class Sandbox:
 
     def as_dict(self) -> dict[str, Any]:
         return {"mode": self.mode, "binds": list(self.binds), "hide": list(self.hide),
-                "warn": self.warn}
+                "warn": self.warn, "limits": self.limits.as_dict()}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Sandbox:
         return cls(data.get("mode", "auto"), tuple(data.get("binds", ())),
-                   tuple(data.get("hide", ())), bool(data.get("warn", True)))
+                   tuple(data.get("hide", ())), bool(data.get("warn", True)),
+                   Limits.from_dict(data.get("limits", {})))
 
     def launch(self, argv: Sequence[str], cwd: str | None, env: Mapping[str, str] | None,
-               limits: Sequence[str] = ()) -> Launch:
-        """The command to exec for a bot (``limits``: ``prlimit`` options, put in front).
+               limits: Sequence[str] = (), join: Sequence[str] = ()) -> Launch:
+        """The command to exec for a bot (``limits``: ``prlimit`` options, put in front;
+        ``join``: the prefix that puts it into its control group, in front of those).
         Each call makes a fresh scratch dir; call ``Launch.cleanup`` after the process
         ended (and was reaped)."""
         mode = self.mode if self.mode != "auto" else self.resolve().mode
         _check_program(argv, cwd, env)
         base_env = dict(os.environ if env is None else env)
-        prefix = []
+        prefix = list(join)
         if limits:
-            prefix = [shutil.which("prlimit") or "prlimit", *limits, "--"]
+            prefix += [shutil.which("prlimit") or "prlimit", *limits, "--"]
         if mode == "none":
             scratch = tempfile.mkdtemp(prefix="durak-bot-")
             base_env.update(HOME=scratch, TMPDIR=scratch)
             return Launch([*prefix, *argv], base_env, cwd, "none", scratch,
                           lambda: shutil.rmtree(scratch, ignore_errors=True))
         work = os.path.abspath(cwd or os.getcwd())
-        args = [shutil.which("bwrap") or "bwrap", *_base_args()]
+        args = [shutil.which("bwrap") or "bwrap", *_base_args(self.limits)]
         back: list[str] = []  # paths under a masked root the bot needs: its cwd and program
         if _masked_root(work) not in (None, work):
             back.append(work)  # its working directory, itself only

@@ -24,6 +24,7 @@ from ..rules.deal import DEAL_TEXT
 from .failfast import first_start_error
 from ..seats.tcp import ListenError, TcpLimits
 from ..seats.players import BotFailure, BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player, unique_names
+from ..seats.cgroups import Limits
 from ..seats.sandbox import Sandbox, duplicate_soundness, warn_unsound_duplicates
 
 
@@ -33,7 +34,8 @@ class SeatOptions:
 
     grace: float = 1.0
     stderr_cap: int = 1 << 20
-    max_memory_mb: int | None = None
+    max_memory_mb: int | None = None  #: an rlimit, only where no memory cgroup can be had
+    limits: Limits = Limits()  #: each bot's resource walls (referee/seats/cgroups.py)
     max_cpu_s: int | None = None
     listen: tuple[str, int] = ("127.0.0.1", 7724)
     tokens: tuple[tuple[str, str], ...] = ()  #: (name, secret) for tcp:NAME seats
@@ -49,7 +51,7 @@ class SeatOptions:
 
     def sandbox_policy(self, *hide: str | Path | None) -> Sandbox:
         """The sandbox for this run's program bots, hiding ``hide`` too (not resolved)."""
-        return Sandbox(self.sandbox, self.binds, self.hide).hiding(*hide)
+        return Sandbox(self.sandbox, self.binds, self.hide, limits=self.limits).hiding(*hide)
 
 
 def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: Path | None,
@@ -142,6 +144,16 @@ def sandbox_used(players: Sequence[Player]) -> str | None:
     return modes.pop() if len(modes) == 1 else None
 
 
+def confinement_used(players: Sequence[Player]) -> dict[str, Any] | None:
+    """What the resource walls of the program bots enforce (None: no program bots)."""
+    from ..seats.process import ProcessPlayer
+
+    for p in players:
+        if isinstance(p, ProcessPlayer):
+            return p.confinement.header()
+    return None
+
+
 def log_header(players: Sequence[Player], config: MatchConfig) -> dict[str, Any]:
     return {
         "type": "header", "format": FORMAT, "durak_ref": __version__, "protocol": PROTOCOL_VERSION,
@@ -152,6 +164,7 @@ def log_header(players: Sequence[Player], config: MatchConfig) -> dict[str, Any]
         "until_durak": config.until_durak, "illegal_retries": config.illegal_retries,
         "duplicate": config.duplicate,
         "deal": DEAL_TEXT, "sandbox": sandbox_used(players),
+        "confinement": confinement_used(players),
     }
 
 
