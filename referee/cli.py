@@ -62,10 +62,13 @@ _RECOVER_HELP = ("Play on when a bot program fails its first start-up (missing s
 
 
 def _limits(max_memory: int | None, max_procs: int, cpus: float, ponder: bool) -> Any:
-    """The resource walls of each bot (referee/seats/cgroups.py) from the options."""
-    from .seats.cgroups import MEMORY_MB, Limits
+    """The resource walls of each bot (referee/seats/cgroups.py) from the options, made
+    the run's default."""
+    from .seats.cgroups import MEMORY_MB, Limits, set_default_limits
 
-    return Limits(max_memory or MEMORY_MB, max_procs, cpus, ponder)
+    limits = Limits(max_memory or MEMORY_MB, max_procs, cpus, ponder)
+    set_default_limits(limits)  # every sandbox policy this run makes
+    return limits
 
 
 def _sandbox_options(mode: str, bind: list[Path] | None) -> tuple[str, tuple[str, ...]]:
@@ -721,6 +724,10 @@ def tournament(
         "for `durak-ref worker` processes on any machines, and show progress until every game "
         "is stored (see README, Several machines).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the final table as JSON.")] = False,
+    max_memory: MaxMemoryOption = None,
+    max_procs: MaxProcsOption = 64,
+    cpus: CpusOption = 1.0,
+    ponder: PonderFlag = False,
 ) -> None:
     """Play a round robin or gauntlet with duplicate deals; rate the bots with error bars.
 
@@ -730,6 +737,7 @@ def tournament(
     --fresh-bots; unsandboxed bots get a warning. With --http, a live page shows the
     games in play (public information only), the standings and the recent games.
     """
+    _limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
     from .seats.sandbox import SandboxError
     from .records.matchlog import LogError
     from .records.store import StoreError, open_store
@@ -910,6 +918,10 @@ def sprt(
         "`durak-ref worker` processes on any machines, decide from the pairs as they are stored, "
         "and tell the workers to stop once decided (see README, Several machines).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the final status as JSON.")] = False,
+    max_memory: MaxMemoryOption = None,
+    max_procs: MaxProcsOption = 64,
+    cpus: CpusOption = 1.0,
+    ponder: PonderFlag = False,
 ) -> None:
     """A/B test: is B stronger than A? Duplicate deal pairs, pentanomial GSPRT.
 
@@ -920,6 +932,7 @@ def sprt(
     1 when H0 is accepted or the test ends undecided, 2 for unusable input (a bot that
     fails its first start-up, unless --recover).
     """
+    _limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
     from .league.abtest import load_sprt, register_sprt, run_sprt_sync, stored_settings
     from .records.matchlog import LogError
     from .console.progress import status_line
@@ -1077,6 +1090,10 @@ def worker(
     poll: Annotated[float, typer.Option(min=0.01, help="Seconds between looks at an empty queue.")] = 1.0,
     log_dir: Annotated[Path, typer.Option(help="Where the bots' stderr logs go.")] = Path("logs"),
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    max_memory: MaxMemoryOption = None,
+    max_procs: MaxProcsOption = 64,
+    cpus: CpusOption = 1.0,
+    ponder: PonderFlag = False,
 ) -> None:
     """Play queued games of distributed runs (`tournament ... --distributed`) on this machine.
 
@@ -1086,6 +1103,7 @@ def worker(
     and that run's games are left to other workers. Exit 0 after --exit-when-idle (or 130
     on Ctrl-C: games in flight are claimed again by others after their lease).
     """
+    _limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
     from .league.distributed import WorkerOptions, run_worker
     from .console.interrupt import run_interruptible
     from .records.store import StoreError, open_store
@@ -1318,12 +1336,17 @@ def ladder_run(
     bind: BindOption = None,
     recover: RecoverFlag = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print games played and the ladder as JSON.")] = False,
+    max_memory: MaxMemoryOption = None,
+    max_procs: MaxProcsOption = 64,
+    cpus: CpusOption = 1.0,
+    ponder: PonderFlag = False,
 ) -> None:
     """Play ladder games: the bot with the fewest games meets the closest rating.
 
     Every game and rating update is stored as it finishes; one ladder run per store at a
     time (a second is refused, naming the running one). Program bots' stderr goes to a
     log beside the game log in --log-dir; the summary says where."""
+    _limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
     from .league.ladder import play_ladder
     from .records.matchlog import LogError
     from .seats.sandbox import SandboxError

@@ -26,6 +26,7 @@ from ..records.matchlog import FORMAT, MatchLogWriter, fresh_log_path, timestamp
 from ..rules.deal import DEAL_TEXT, deal_id
 from ..scoring.ratings import DEFAULT_K, DEFAULT_START, RatedGame, ladder_update
 from .results import seat_rows
+from ..seats.cgroups import run_header
 from ..seats.sandbox import duplicate_soundness, warn_unsound_duplicates
 from ..records.store import GameRow, Store, StoreError
 from .tournament import (
@@ -162,7 +163,8 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
                       "preset": config.rules.preset, "rules": config.rules.as_dict(),
                       "bots": [{"name": e.name, "command": e.command} for e in entries],
                       "time_control": config.tc.as_dict(), "seed": config.seed,
-                      "deal": DEAL_TEXT, "sandbox": None if box is None else box.mode})
+                      "deal": DEAL_TEXT, "sandbox": None if box is None else box.mode,
+                      "confinement": run_header(box)})
 
     async def play_one(pool: PlayerPool, table: list[str], deal_seed: str | None,
                        rotation: int) -> str:

@@ -75,6 +75,20 @@ class Limits:
                    data.get("cpus", CPUS), bool(data.get("ponder", False)))
 
 
+_default: list[Limits] = [Limits()]
+
+
+def set_default_limits(limits: Limits) -> None:
+    """The limits a ``Sandbox`` gets when none are given: the command line's, set once
+    per run (so every route that makes a policy, tournaments, SPRTs, the ladder and
+    workers included, confines bots alike)."""
+    _default[0] = limits
+
+
+def default_limits() -> Limits:
+    return _default[0]
+
+
 class Group:
     """One bot process tree's control group (see the module docstring)."""
 
@@ -531,6 +545,14 @@ def confinement(limits: Limits, root: str | None = None, announce: bool = True) 
     return conf
 
 
+def run_header(programs: object) -> dict[str, Any] | None:
+    """For a log header: what the run's default limits enforce here (None when
+    ``programs`` is None: no program bots)."""
+    if programs is None:
+        return None
+    return confinement(default_limits(), announce=False).header()
+
+
 def _say(text: str) -> None:
     if text not in _said:
         _said.add(text)
@@ -570,5 +592,5 @@ def share_turns(players: Any) -> None:
             take(turns)
 
 
-__all__ = ["Backend", "Confinement", "Group", "Limits", "Turns", "confinement", "detect",
-           "share_turns"]
+__all__ = ["Backend", "Confinement", "Group", "Limits", "Turns", "confinement", "default_limits",
+           "detect", "run_header", "set_default_limits", "share_turns"]

@@ -65,7 +65,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .cgroups import Limits
+from .cgroups import Limits, default_limits
 
 MODES = ("auto", "bwrap", "none")
 SANDBOX_ID = 65534  #: uid and gid of a bot inside its user namespace ("nobody")
@@ -162,7 +162,7 @@ class Sandbox:
     warn: bool = True  #: print the one-line "unsandboxed" warning (workers: the parent did)
     #: The resource walls of each bot process tree (referee/seats/cgroups.py); they apply
     #: in mode ``none`` too (cgroups do not need bwrap).
-    limits: Limits = Limits()
+    limits: Limits = field(default_factory=default_limits)
 
     def check(self) -> None:
         """Raise SandboxError for an unknown mode or a --bind path that does not exist."""

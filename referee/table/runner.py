@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from ..rules.deal import DEAL_TEXT
 from .failfast import first_start_error
 from ..seats.tcp import ListenError, TcpLimits
 from ..seats.players import BotFailure, BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player, unique_names
-from ..seats.cgroups import Limits
+from ..seats.cgroups import Limits, default_limits
 from ..seats.sandbox import Sandbox, duplicate_soundness, warn_unsound_duplicates
 
 
@@ -35,7 +35,8 @@ class SeatOptions:
     grace: float = 1.0
     stderr_cap: int = 1 << 20
     max_memory_mb: int | None = None  #: an rlimit, only where no memory cgroup can be had
-    limits: Limits = Limits()  #: each bot's resource walls (referee/seats/cgroups.py)
+    #: each bot's resource walls (referee/seats/cgroups.py)
+    limits: Limits = field(default_factory=default_limits)
     max_cpu_s: int | None = None
     listen: tuple[str, int] = ("127.0.0.1", 7724)
     tokens: tuple[tuple[str, str], ...] = ()  #: (name, secret) for tcp:NAME seats

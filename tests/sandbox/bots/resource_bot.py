@@ -14,7 +14,7 @@ stderr log). Modes:
   CPU seconds it took.
 - ``forkbomb TAG``: at start, fork children that sleep (their argv holds TAG) until a
   fork fails; report how many it made and the error. Then play normally.
-- ``memory MB``: at start, fill /dev/shm and /tmp until they refuse (reporting the MB
+- ``memory MB``: at its first decision, fill /dev/shm and /tmp until they refuse (reporting the MB
   each took), then fork 4 children that each touch MB MB of memory and wait.
 """
 
@@ -104,7 +104,7 @@ def fill(path):  # type: ignore[no-untyped-def]
     chunk, mb = b"x" * (1 << 20), 0
     try:
         with open(os.path.join(path, "fill"), "wb") as f:
-            while mb < 4096:
+            while mb < 1024:
                 f.write(chunk)
                 f.flush()
                 mb += 1
@@ -142,8 +142,6 @@ def main() -> None:
         state["iterations"] = calibrate(float(args[0]))
     elif mode == "forkbomb":
         forkbomb(args[0])
-    elif mode == "memory":
-        memory(int(args[0]))
 
     def decide(observation, legal):  # type: ignore[no-untyped-def]
         if mode == "spin":
@@ -154,6 +152,9 @@ def main() -> None:
             choice = rng.choice(legal)
             state["last"] = cpu_of(state["children"])
             return choice
+        elif mode == "memory" and not state["last"]:
+            state["last"] = 1.0
+            memory(int(args[0]))
         elif mode == "think":
             w0, c0 = time.perf_counter(), time.process_time()
             work(state["iterations"])
