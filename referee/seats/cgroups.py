@@ -515,10 +515,8 @@ class Confinement:
         """The one start-up line: what is enforced, or what is not and why."""
         if self.backend is not None:
             return f"bots confined: {self.backend.summary()}"
-        fallback = "no memory, process or CPU limits per bot"
-        if self.limits.memory_mb is not None:
-            fallback += " (--max-memory falls back to an address-space rlimit)"
-        return f"warning: {fallback}, bots are not frozen off-move: {self.why_not}"
+        return (f"warning: bots run without memory, process or CPU limits and are not "
+                f"frozen off-move: {self.why_not}")
 
     def header(self) -> dict[str, Any]:
         if self.backend is not None:

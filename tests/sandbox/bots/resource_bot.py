@@ -6,12 +6,12 @@
 It reports what it managed as lines ``ATTACK {json}`` on its stderr (kept in the bot's
 stderr log). Modes:
 
-- ``spin N``: fork N children that each ``setsid()`` and spin forever; at each of its
-  decisions, report how much CPU (seconds) the children used from the end of its
-  previous decision (read from /proc/PID/schedstat), i.e. while the opponent was deciding.
+- ``spin N``: fork N children that each ``setsid()`` and spin forever, noting in a
+  shared record each millisecond (of CLOCK_MONOTONIC) in which one of them ran; at each
+  of its decisions, report those milliseconds since its previous report (as ranges).
 - ``think MS``: at each decision do a fixed amount of CPU work (MS milliseconds of CPU,
-  calibrated once at start from this process's own CPU clock) and report the wall and
-  CPU seconds it took.
+  calibrated once at start from this process's own CPU clock) and report when it
+  started and ended (milliseconds of CLOCK_MONOTONIC) and the wall and CPU seconds.
 - ``forkbomb TAG``: at start, fork children that sleep (their argv holds TAG) until a
   fork fails; report how many it made and the error. Then play normally.
 - ``memory MB``: at its first decision, fill /dev/shm and /tmp until they refuse (reporting the MB
@@ -19,8 +19,10 @@ stderr log). Modes:
 """
 
 import json
+import mmap
 import os
 import random
+import struct
 import sys
 import time
 from pathlib import Path
@@ -28,35 +30,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 from protocol.bot import run_function  # noqa: E402
 
-TICK = os.sysconf("SC_CLK_TCK")
-
-
 def report(**data):  # type: ignore[no-untyped-def]
     sys.stderr.write("ATTACK " + json.dumps(data) + "\n")
     sys.stderr.flush()
 
 
-def cpu_of(pids):  # type: ignore[no-untyped-def]
-    """CPU seconds the processes ran: /proc/PID/schedstat's run time (nanoseconds, not
-    rounded to clock ticks as /proc/PID/stat's utime is), else utime + stime."""
-    total = 0.0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/schedstat") as f:
-                total += int(f.read().split()[0]) / 1e9
-            continue
-        except OSError:
-            pass
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / TICK
-        except OSError:
-            pass
-    return total
+SLOTS = 1 << 16  #: milliseconds remembered by the spinners' shared record
 
 
 def spinners(n):  # type: ignore[no-untyped-def]
+    """Fork ``n`` setsid spinners; returns (pids, record): in the shared ``record``, slot
+    ``ms % SLOTS`` holds ``ms`` once some spinner ran during that millisecond of
+    CLOCK_MONOTONIC (the clock every process on the machine shares)."""
+    record = mmap.mmap(-1, SLOTS * 8)
     pids = []
     for _ in range(n):
         pid = os.fork()
@@ -65,10 +51,26 @@ def spinners(n):  # type: ignore[no-untyped-def]
             # Niced: within the bot's own share of the CPU its main process answers
             # quickly (nice does not lower what the children take from others).
             os.nice(19)
+            last = 0
             while True:
-                pass
+                ms = int(time.monotonic() * 1000)
+                if ms != last:
+                    struct.pack_into("q", record, (ms % SLOTS) * 8, ms)
+                    last = ms
         pids.append(pid)
-    return pids
+    return pids, record
+
+
+def ran_since(record, start_ms, end_ms):  # type: ignore[no-untyped-def]
+    """The milliseconds in [start_ms, end_ms) during which a spinner ran, as ranges."""
+    ranges = []
+    for ms in range(max(start_ms, end_ms - SLOTS + 1), end_ms):
+        if struct.unpack_from("q", record, (ms % SLOTS) * 8)[0] == ms:
+            if ranges and ranges[-1][1] == ms:
+                ranges[-1][1] = ms + 1
+            else:
+                ranges.append([ms, ms + 1])
+    return ranges
 
 
 def calibrate(ms):  # type: ignore[no-untyped-def]
@@ -88,14 +90,14 @@ def work(n):  # type: ignore[no-untyped-def]
 
 def forkbomb(tag):  # type: ignore[no-untyped-def]
     made, error = 0, None
-    while made < 5000:
+    while made < 2000:
         try:
             pid = os.fork()
         except OSError as exc:
             error = f"{type(exc).__name__}: errno {exc.errno}"
             break
         if pid == 0:
-            os.execv("/bin/sleep", ["/bin/sleep", "600", tag])
+            os.execv("/bin/sleep", [tag, "600"])  # (argv[0]: found by pgrep -f)
         made += 1
     report(mode="forkbomb", made=made, error=error)
 
@@ -135,9 +137,10 @@ def memory(mb):  # type: ignore[no-untyped-def]
 def main() -> None:
     mode, args = sys.argv[1], sys.argv[2:]
     rng = random.Random(7)
-    state = {"children": [], "last": 0.0, "iterations": 0}
+    state = {"children": [], "last": 0.0, "iterations": 0, "record": None, "since": 0}
     if mode == "spin":
-        state["children"] = spinners(int(args[0]))
+        state["children"], state["record"] = spinners(int(args[0]))
+        state["since"] = int(time.monotonic() * 1000)
     elif mode == "think":
         state["iterations"] = calibrate(float(args[0]))
     elif mode == "forkbomb":
@@ -145,21 +148,18 @@ def main() -> None:
 
     def decide(observation, legal):  # type: ignore[no-untyped-def]
         if mode == "spin":
-            # From the end of its previous decision to the start of this one: the time
-            # the opponent decided.
-            used = cpu_of(state["children"])
-            report(mode="spin", children_cpu_s=round(used - state["last"], 3))
-            choice = rng.choice(legal)
-            state["last"] = cpu_of(state["children"])
-            return choice
+            now_ms = int(time.monotonic() * 1000)
+            report(mode="spin", ran_ms=ran_since(state["record"], state["since"], now_ms))
+            state["since"] = now_ms
         elif mode == "memory" and not state["last"]:
             state["last"] = 1.0
             memory(int(args[0]))
         elif mode == "think":
-            w0, c0 = time.perf_counter(), time.process_time()
+            w0, c0 = time.monotonic(), time.process_time()
             work(state["iterations"])
-            report(mode="think", wall_s=round(time.perf_counter() - w0, 4),
-                   cpu_s=round(time.process_time() - c0, 4))
+            w1 = time.monotonic()
+            report(mode="think", start_ms=int(w0 * 1000), end_ms=int(w1 * 1000),
+                   wall_s=round(w1 - w0, 4), cpu_s=round(time.process_time() - c0, 4))
         return rng.choice(legal)
 
     run_function(decide, name=f"resource-{mode}")
