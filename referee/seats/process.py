@@ -56,6 +56,12 @@ class _Connection:
 class ProcessPlayer(StreamPlayer):
     """A bot program run as a subprocess, one process at a time for the whole match."""
 
+    #: Whether killing the bot kills its whole control group and a stopped process's
+    #: group is removed at once. check-bot sets it False to see, as on a host without
+    #: cgroups, which processes would outlive the bot's process group, then calls
+    #: ``sweep_groups``.
+    sweep_group = True
+
     def __init__(self, name: str, spec: BotSpec, *, startup_time: float = 10.0,
                  grace: float = 1.0, stderr_path: Path | None = None,
                  stderr_cap: int = 1 << 20, max_memory_mb: int | None = None,
@@ -83,6 +89,7 @@ class ProcessPlayer(StreamPlayer):
         self._stderr_file: BinaryIO | None = None
         self._stderr_written = 0
         self._stderr_dropped = 0
+        self._kept_groups: list[Group] = []  #: stopped processes' groups, not swept yet
 
     @property
     def pid(self) -> int | None:
@@ -117,8 +124,14 @@ class ProcessPlayer(StreamPlayer):
         """SIGKILL the bot and everything it started (its whole group, where it has one)."""
         self._release(conn)
         conn.process.send_signal(signal.SIGKILL)
-        if conn.group is not None:
+        if conn.group is not None and self.sweep_group:
             conn.group.kill_all()
+
+    async def sweep_groups(self) -> None:
+        """Kill what is left in the groups of stopped processes and remove them (see
+        ``sweep_group``)."""
+        while self._kept_groups:
+            await _remove_group(self._kept_groups.pop(), self.grace)
 
     # -- lifecycle
 
@@ -249,7 +262,10 @@ class ProcessPlayer(StreamPlayer):
                     await stream.aclose()
             conn.launch.cleanup()
             if conn.group is not None:
-                await _remove_group(conn.group, self.grace)
+                if self.sweep_group:
+                    await _remove_group(conn.group, self.grace)
+                else:
+                    self._kept_groups.append(conn.group)
 
     # -- what the stream means (see wire.StreamPlayer)
 
