@@ -1679,12 +1679,15 @@ def bench_match_cmd(
         "--bots", help="Which pair of bots plays: python (the two Python example bots), "
         "c (two C example bots; make -C examples/c first) or builtin (builtin:greedy and "
         "builtin:random in-process: the referee's match loop without pipes).")] = "python",
+    freezing: Annotated[int, typer.Option(
+        min=0, help="Also play this many rounds each with off-move freezing and with --ponder, "
+        "alternating, and print the medians side by side (0: not).")] = 0,
     as_json: JsonFlag = False,
 ) -> None:
     """Two bots over pipes: games/s, decisions/s, the referee's CPU and wall time per
     decision, the bots' CPU per decision, a bot's start-up time and its time per decision
-    (sandboxed or not)."""
-    from .bench.bench import BenchBotsError, bench_match, bench_match_sandbox, bot_pair
+    (sandboxed or not); with --freezing, what freezing the bot not on move costs."""
+    from .bench.bench import BenchBotsError, bench_freezing, bench_match, bench_match_sandbox, bot_pair
     from .seats.sandbox import SandboxError
 
     pin = None if cpu < 0 else cpu
@@ -1722,10 +1725,12 @@ def bench_match_cmd(
             return
         r = bench_match(games, pin, bots=argvs, sandbox=sandbox, cold_starts=starts,
                         builtin=bots == "builtin" and not bot)
+        compared = (bench_freezing(games, pin, bots=argvs, sandbox=sandbox, rounds=freezing)
+                    if freezing and bots != "builtin" else None)
     except SandboxError as exc:
         fail(str(exc))
     if as_json:
-        emit_json(r)
+        emit_json(r if compared is None else dict(r, freezing=compared))
         return
     out.print(f"bots {' vs '.join(r['bots'])}; sandbox {r['sandbox']}: bot start-up "
               f"{r['startup_ms_median']} ms (median), {r['decision_us_mean']} µs per decision "
@@ -1738,6 +1743,15 @@ def bench_match_cmd(
               f"decision: {r['bots_cpu_us_per_decision']} µs", markup=False, highlight=False)
     out.print(f"raw pipe round trip floor: {r['raw_pipe_floor_us']} µs; bot processes started: "
               f"{r['bot_processes_started']} for {r['games']} games")
+    if compared is not None:
+        for name, text in (("frozen", "off-move frozen"), ("ponder", "--ponder")):
+            c = compared[name]
+            out.print(f"{text:>16}: {c['wall_us_per_decision']} µs per decision (wall, median of "
+                      f"{freezing}), {c['decisions_per_s']:.0f} decisions/s, "
+                      f"{c['freezer_writes_per_decision']} freezer writes per decision",
+                      markup=False, highlight=False)
+        out.print(f"freezing costs {compared['freezing_cost_pct']}% of a decision",
+                  markup=False, highlight=False)
     _print_native()
 
 

@@ -76,6 +76,8 @@ class Limits:
 
 
 _default: list[Limits] = [Limits()]
+#: Freezer writes made by this process (``bench match`` reports them per decision).
+FREEZER_WRITES = [0]
 
 
 def set_default_limits(limits: Limits) -> None:
@@ -135,6 +137,7 @@ class Group:
                 self._freeze_fd = os.open(os.path.join(self.dirs[kind], name), os.O_WRONLY | os.O_CLOEXEC)
             except OSError:
                 return
+        FREEZER_WRITES[0] += 1
         value = (b"1" if frozen else b"0") if kind == "v2" else (b"FROZEN" if frozen else b"THAWED")
         try:
             os.write(self._freeze_fd, value)
