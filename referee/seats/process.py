@@ -96,7 +96,7 @@ class ProcessPlayer(StreamPlayer):
         return self.conn.process.pid if self.conn else None
 
     @property
-    def group(self) -> Group | None:  # type: ignore[override]
+    def group(self) -> Group | None:
         """The control group of the running bot process (None: none)."""
         return self.conn.group if self.conn else None
 

@@ -76,6 +76,7 @@ from ..rules.options import make_rules
 from .runner import SeatOptions, make_players
 from ..seats.wire import READ_CHUNK, brief
 from ..seats.sandbox import Sandbox
+from ..seats.process import ProcessPlayer
 
 Status = Literal["pass", "warn", "fail", "skip"]
 
@@ -522,7 +523,8 @@ class _Checker:
                                          options=SeatOptions(grace=self.grace), sandbox=self.sandbox)
         # What would outlive the bot's process group on a host without cgroups is what
         # the check reports: the group's own kill waits until it has looked.
-        bot.sweep_group = self.watch is None
+        if isinstance(bot, ProcessPlayer):
+            bot.sweep_group = self.watch is None
         tap: _Tap | None = None
         lingering: dict[int, ProcInfo] = {}
         try:
@@ -547,7 +549,8 @@ class _Checker:
                 for when, count in tap.probes.items():
                     self.probes[when] += count
             await self.leftovers(run, bot, lingering)
-            await bot.sweep_groups()
+            if isinstance(bot, ProcessPlayer):
+                await bot.sweep_groups()
 
     async def start(self, bot: Any, run: ConfigRun, nursery: trio.Nursery) -> bool:
         """Start the bot; the first start is the handshake check. False if it failed."""
