@@ -25,9 +25,13 @@ EAGAIN inside the bot). CPU: the same weight for every bot (v2 ``cpu.weight``, v
 
 Freezing. ``Group.freeze()``/``thaw()`` stop and resume the whole tree (v2
 ``cgroup.freeze``, v1 ``freezer.state``, through a file descriptor kept open: one write
-per change); without a freezer, SIGSTOP/SIGCONT of every process in the group. ``Turns``
-keeps the bots of one table so that only the one asked to decide runs: it freezes the
-others when it wakes one, and writes nothing when the same bot is woken again.
+per change; v1 keeps an empty ``anchor`` group frozen, see ``_anchor_freezer``); without
+a freezer, SIGSTOP/SIGCONT of every process in the group. ``Turns`` holds the seats of
+one table: when one is waited for beyond the quick lane (wire.StreamPlayer._receive),
+the bots of the others are frozen, and each is thawed (``Lane.wake``) before its next
+request is written. A bot already frozen, or already thawed, costs no write; two quick
+bots (answers within pipelane.QUICK_WAIT_MS) are never frozen at all, so the fast lane
+pays one field test per decision.
 
 A frozen process cannot exit: ``kill_all()`` thaws before SIGKILL; ``remove()`` rmdirs
 the group (it fails while a member is still exiting: the caller retries). The
@@ -487,7 +491,22 @@ def detect(limits: Limits, root: str = ROOT, proc_cgroup: str = "/proc/self/cgro
                 "pids": "pids" in bases, "cpu": "cpu" in bases, "freezer": "freezer" in bases}
     backend = Backend(1, bases, enforced, limits)
     atexit.register(backend.remove_all)
+    if "freezer" in bases:
+        _anchor_freezer(bases["freezer"])
     return backend, ""
+
+
+def _anchor_freezer(base: str) -> None:
+    """v1: keep one empty group frozen for the referee's life. The kernel turns its
+    freezer's fast path on and off (a static key: code patched on every CPU) when the
+    first group freezes and the last one thaws; with one always frozen, freezing or
+    thawing a bot is one cheap write (measured here: 86 us without, 1.5 us with)."""
+    anchor = os.path.join(base, "anchor")
+    try:
+        os.makedirs(anchor, exist_ok=True)
+        _put(anchor, "freezer.state", "FROZEN")
+    except OSError:
+        pass
 
 
 class Confinement:
