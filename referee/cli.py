@@ -1747,7 +1747,8 @@ def bench_match_cmd(
         for name, text in (("frozen", "off-move frozen"), ("ponder", "--ponder")):
             c = compared[name]
             out.print(f"{text:>16}: {c['wall_us_per_decision']} µs per decision (wall, median of "
-                      f"{freezing}), {c['decisions_per_s']:.0f} decisions/s, "
+                      f"{freezing}), referee CPU {c['referee_cpu_us_per_decision']} µs, "
+                      f"{c['decisions_per_s']:.0f} decisions/s, "
                       f"{c['freezer_writes_per_decision']} freezer writes per decision",
                       markup=False, highlight=False)
         out.print(f"freezing costs {compared['freezing_cost_pct']}% of a decision",

@@ -453,9 +453,9 @@ def bench_freezing(games: int = 200, cpu: int | None = 0, bots: list[list[str]] 
     """``bench_match`` with off-move freezing and with ``--ponder``, alternating
     (``rounds`` each, so machine noise hits both alike): the medians of each one's wall
     time per decision (the whole match's wall time over its decisions: freezing's cost
-    is the referee's writes to the freezer and the bots' resumption), decisions per
-    second and freezer writes per decision, and the cost of freezing as a share of a
-    decision."""
+    is the referee's writes to the freezer and the bots' resumption), the referee's CPU
+    per decision (less noisy on a shared machine), decisions per second and freezer
+    writes per decision, and the cost of freezing as a share of a decision (wall)."""
     runs: dict[bool, list[dict[str, Any]]] = {False: [], True: []}
     for _ in range(rounds):
         for ponder in (False, True):
@@ -472,10 +472,12 @@ def bench_freezing(games: int = 200, cpu: int | None = 0, bots: list[list[str]] 
         "frozen": {"wall_us_per_decision": frozen,
                    "decisions_per_s": med(False, "decisions_per_s"),
                    "freezer_writes_per_decision": med(False, "freezer_writes_per_decision"),
+                   "referee_cpu_us_per_decision": med(False, "referee_cpu_us_per_decision_measured"),
                    "rounds_wall_us_per_decision": [r["wall_us_per_decision"] for r in runs[False]]},
         "ponder": {"wall_us_per_decision": pondering,
                    "decisions_per_s": med(True, "decisions_per_s"),
                    "freezer_writes_per_decision": med(True, "freezer_writes_per_decision"),
+                   "referee_cpu_us_per_decision": med(True, "referee_cpu_us_per_decision_measured"),
                    "rounds_wall_us_per_decision": [r["wall_us_per_decision"] for r in runs[True]]},
         "freezing_cost_pct": round(100 * (frozen - pondering) / pondering, 1) if pondering else None,
         "pinned_cpus": runs[False][0]["pinned_cpus"],
