@@ -80,6 +80,16 @@ _RECOVER_HELP = ("Play on when a bot program fails its first start-up (missing s
                  "run stops with exit 2, naming the bot, its command and its stderr.")
 
 
+def _limits(max_memory: int | None, max_procs: int, cpus: float, ponder: bool) -> Any:
+    """The resource walls of each bot (referee/seats/cgroups.py) from the options, made
+    the run's default."""
+    from .seats.cgroups import MEMORY_MB, Limits, set_default_limits
+
+    limits = Limits(max_memory or MEMORY_MB, max_procs, cpus, ponder)
+    set_default_limits(limits)  # every sandbox policy this run makes
+    return limits
+
+
 def _sandbox_options(mode: str, bind: list[Path] | None) -> tuple[str, tuple[str, ...]]:
     """--sandbox and --bind checked (exit 2 if unusable): (mode, absolute bind paths)."""
     from .seats.sandbox import Sandbox, SandboxError
@@ -238,6 +248,20 @@ CpuOption = Annotated[int, typer.Option(help="Pin the referee and the bots to th
 HttpOption = Annotated[str | None, typer.Option(help=_HTTP_HELP, show_default=False)]
 BuiltinGamesOption = Annotated[int, typer.Option(min=2, help="Games per pairing with the built-in bots.")]
 RoundsOption = Annotated[int, typer.Option(min=1, help="Rounds; the medians are reported.")]
+MaxMemoryOption = Annotated[int | None, typer.Option(
+    min=1, max=MAX_MEMORY_MB, show_default="1024",
+    help="Memory per bot process tree, in MB, its /tmp and /dev/shm included, no swap (a "
+    "cgroup). Where no memory cgroup can be had, a value given here becomes an "
+    "address-space rlimit per process.")]
+MaxProcsOption = Annotated[int, typer.Option(
+    min=1, max=1 << 22, help="Processes per bot process tree (cgroup pids.max): a fork past "
+    "it fails inside the bot.")]
+CpusOption = Annotated[float, typer.Option(
+    min=0.01, max=4096, help="CPUs each bot process tree may use at most (a cgroup quota); "
+    "every bot has the same CPU weight.")]
+PonderFlag = Annotated[bool, typer.Option(
+    "--ponder", help="Let bots run while another bot decides (default: a bot not asked to "
+    "decide is frozen, so it cannot think on, or steal, its opponent's time).")]
 
 
 @app.command()
@@ -256,8 +280,10 @@ def match(
         "asked again, up to N times.")] = "forfeit",
     max_restarts: Annotated[int, typer.Option(
         min=0, help="Restarts per bot per match after a crash, timeout or protocol error.")] = 3,
-    max_memory: Annotated[int | None, typer.Option(
-        min=1, max=MAX_MEMORY_MB, help="Address-space limit per bot process, in MB.")] = None,
+    max_memory: MaxMemoryOption = None,
+    max_procs: MaxProcsOption = 64,
+    cpus: CpusOption = 1.0,
+    ponder: PonderFlag = False,
     max_cpu: Annotated[int | None, typer.Option(
         min=1, max=MAX_CPU_S, help="CPU-time limit per bot process, in seconds.")] = None,
     until_durak: Annotated[int | None, typer.Option(
@@ -320,6 +346,7 @@ def match(
                   f"connect (tokens are checked)", markup=False, highlight=False)
     mode, binds = _sandbox_options(sandbox, bind)
     options = SeatOptions(max_memory_mb=max_memory, max_cpu_s=max_cpu, listen=listen_at,
+                             limits=_limits(max_memory, max_procs, cpus, ponder),
                              tokens=tuple(tokens.items()), connect_wait=connect_wait,
                              reconnect_grace=reconnect_grace, sandbox=mode, binds=binds)
     with progress_for(games, "match", enabled=not as_json, console=err) as advance:
@@ -748,6 +775,10 @@ def tournament(
         "for `durak-ref worker` processes on any machines, and show progress until every game "
         "is stored (see README, Several machines).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the final table as JSON.")] = False,
+    max_memory: MaxMemoryOption = None,
+    max_procs: MaxProcsOption = 64,
+    cpus: CpusOption = 1.0,
+    ponder: PonderFlag = False,
 ) -> None:
     """Play a round robin or gauntlet with duplicate deals; rate the bots with error bars.
 
@@ -758,6 +789,7 @@ def tournament(
     only the host's shared page cache (README, Threat model). With --http, a live page shows the
     games in play (public information only), the standings and the recent games.
     """
+    _limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
     from .seats.sandbox import SandboxError
     from .records.matchlog import LogError
     from .records.store import StoreError, open_store
@@ -939,6 +971,10 @@ def sprt(
         "`durak-ref worker` processes on any machines, decide from the pairs as they are stored, "
         "and tell the workers to stop once decided (see README, Several machines).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the final status as JSON.")] = False,
+    max_memory: MaxMemoryOption = None,
+    max_procs: MaxProcsOption = 64,
+    cpus: CpusOption = 1.0,
+    ponder: PonderFlag = False,
 ) -> None:
     """A/B test: is B stronger than A? Duplicate deal pairs, pentanomial GSPRT.
 
@@ -949,6 +985,7 @@ def sprt(
     1 when H0 is accepted or the test ends undecided, 2 for unusable input (a bot that
     fails its first start-up, unless --recover).
     """
+    _limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
     from .league.abtest import load_sprt, register_sprt, run_sprt_sync, stored_settings
     from .records.matchlog import LogError
     from .console.progress import status_line
@@ -1106,6 +1143,10 @@ def worker(
     poll: Annotated[float, typer.Option(min=0.01, help="Seconds between looks at an empty queue.")] = 1.0,
     log_dir: Annotated[Path, typer.Option(help="Where the bots' stderr logs go.")] = Path("logs"),
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    max_memory: MaxMemoryOption = None,
+    max_procs: MaxProcsOption = 64,
+    cpus: CpusOption = 1.0,
+    ponder: PonderFlag = False,
 ) -> None:
     """Play queued games of distributed runs (`tournament ... --distributed`) on this machine.
 
@@ -1115,6 +1156,7 @@ def worker(
     and that run's games are left to other workers. Exit 0 after --exit-when-idle (or 130
     on Ctrl-C: games in flight are claimed again by others after their lease).
     """
+    _limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
     from .league.distributed import WorkerOptions, run_worker
     from .console.interrupt import run_interruptible
     from .records.store import StoreError, open_store
@@ -1351,12 +1393,17 @@ def ladder_run(
     bind: BindOption = None,
     recover: RecoverFlag = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print games played and the ladder as JSON.")] = False,
+    max_memory: MaxMemoryOption = None,
+    max_procs: MaxProcsOption = 64,
+    cpus: CpusOption = 1.0,
+    ponder: PonderFlag = False,
 ) -> None:
     """Play ladder games: the bot with the fewest games meets the closest rating.
 
     Every game and rating update is stored as it finishes; one ladder run per store at a
     time (a second is refused, naming the running one). Program bots' stderr goes to a
     log beside the game log in --log-dir; the summary says where."""
+    _limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
     from .league.ladder import play_ladder
     from .records.matchlog import LogError
     from .seats.sandbox import SandboxError
@@ -1487,6 +1534,9 @@ def check_bot_cmd(
     seed: Annotated[int, typer.Option(help="Seed of the deals.")] = 1,
     sandbox: SandboxOption = "auto",
     bind: BindOption = None,
+    max_memory: MaxMemoryOption = None,
+    max_procs: MaxProcsOption = 64,
+    cpus: CpusOption = 1.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
 ) -> None:
     """Check a bot before a tournament: handshake, every decision type under several rule
@@ -1519,7 +1569,8 @@ def check_bot_cmd(
         try:
             report = check_bot_sync(
                 list(spec.argv), games_per_config=games, move_time=move_time,
-                startup_time=startup_time, seed=seed, sandbox=Sandbox(mode, binds),
+                startup_time=startup_time, seed=seed,
+                sandbox=Sandbox(mode, binds, limits=_limits(max_memory, max_procs, cpus, False)),
                 on_progress=None if status is None else lambda text: status.update(Text(f"check-bot: {text}")))
         except (BotStartError, TimeControlError, SandboxError) as exc:
             fail(str(exc))
@@ -1688,12 +1739,15 @@ def bench_match_cmd(
         "--bots", help="Which pair of bots plays: python (the two Python example bots), "
         "c (two C example bots; make -C examples/c first) or builtin (builtin:greedy and "
         "builtin:random in-process: the referee's match loop without pipes).")] = "python",
+    freezing: Annotated[int, typer.Option(
+        min=0, help="Also play this many rounds each with off-move freezing and with --ponder, "
+        "alternating, and print the medians side by side (0: not).")] = 0,
     as_json: JsonFlag = False,
 ) -> None:
     """Two bots over pipes: games/s, decisions/s, the referee's CPU and wall time per
     decision, the bots' CPU per decision, a bot's start-up time and its time per decision
-    (sandboxed or not)."""
-    from .bench.bench import BenchBotsError, bench_match, bench_match_sandbox, bot_pair
+    (sandboxed or not); with --freezing, what freezing the bot not on move costs."""
+    from .bench.bench import BenchBotsError, bench_freezing, bench_match, bench_match_sandbox, bot_pair
     from .seats.sandbox import SandboxError
 
     pin = None if cpu < 0 else cpu
@@ -1731,10 +1785,12 @@ def bench_match_cmd(
             return
         r = bench_match(games, pin, bots=argvs, sandbox=sandbox, cold_starts=starts,
                         builtin=bots == "builtin" and not bot)
+        compared = (bench_freezing(games, pin, bots=argvs, sandbox=sandbox, rounds=freezing)
+                    if freezing and bots != "builtin" else None)
     except SandboxError as exc:
         fail(str(exc))
     if as_json:
-        emit_json(r)
+        emit_json(r if compared is None else dict(r, freezing=compared))
         return
     out.print(f"bots {' vs '.join(r['bots'])}; sandbox {r['sandbox']}: bot start-up "
               f"{r['startup_ms_median']} ms (median), {r['decision_us_mean']} µs per decision "
@@ -1747,6 +1803,16 @@ def bench_match_cmd(
               f"decision: {r['bots_cpu_us_per_decision']} µs", markup=False, highlight=False)
     out.print(f"raw pipe round trip floor: {r['raw_pipe_floor_us']} µs; bot processes started: "
               f"{r['bot_processes_started']} for {r['games']} games")
+    if compared is not None:
+        for name, text in (("frozen", "off-move frozen"), ("ponder", "--ponder")):
+            c = compared[name]
+            out.print(f"{text:>16}: {c['wall_us_per_decision']} µs per decision (wall, median of "
+                      f"{freezing}), referee CPU {c['referee_cpu_us_per_decision']} µs, "
+                      f"{c['decisions_per_s']:.0f} decisions/s, "
+                      f"{c['freezer_writes_per_decision']} freezer writes per decision",
+                      markup=False, highlight=False)
+        out.print(f"freezing costs {compared['freezing_cost_pct']}% of a decision",
+                  markup=False, highlight=False)
     _print_native()
 
 

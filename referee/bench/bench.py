@@ -342,7 +342,7 @@ def bot_pair(name: str) -> list[list[str]] | None:
 
 def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | None = None,
                 sandbox: str = "auto", cold_starts: int = 20,
-                builtin: bool = False) -> dict[str, Any]:
+                builtin: bool = False, ponder: bool | None = None) -> dict[str, Any]:
     """A match between two bots over pipes (the Python example bots, or ``bots``: argv
     lists): games and decisions per second, the referee's own cost per decision (its CPU
     as the match summary reports it, the same measured here around the whole run, and
@@ -354,7 +354,9 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
     per decision (as the referee charges it: round trip included) is the per-decision
     cost. With ``builtin`` the match is builtin:greedy against builtin:random in-process
     (``bots``, the sandbox and the cold starts do not apply; the bots' CPU is then the
-    in-process bots' deciding time). Raises SandboxError if the sandbox cannot be used."""
+    in-process bots' deciding time). ``ponder``: run the bots with or without off-move
+    freezing (None: the run's default limits). Raises SandboxError if the sandbox cannot
+    be used."""
     from ..table.runner import SeatOptions
     from ..seats.sandbox import Sandbox
     import sys
@@ -384,9 +386,17 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
     config = MatchConfig(rules=make_rules(), games=games, seed="1")
     starts: list[int] = []
 
+    from dataclasses import replace
+
+    from ..seats import cgroups
+
+    limits = cgroups.default_limits()
+    if ponder is not None:
+        limits = replace(limits, ponder=ponder)
+
     async def main() -> Any:
         result = await run_match_async(specs, config, log_dir=None,
-                                       options=SeatOptions(sandbox=box.mode))
+                                       options=SeatOptions(sandbox=box.mode, limits=limits))
         return result
 
     original = ProcessPlayer._spawn
@@ -397,8 +407,10 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
 
     ProcessPlayer._spawn = counting_spawn  # type: ignore[method-assign]
     try:
+        writes0 = cgroups.FREEZER_WRITES[0]
         t0, cpu0, bots0 = time.perf_counter(), time.process_time(), _children_cpu()
         result = trio.run(main)
+        writes = cgroups.FREEZER_WRITES[0] - writes0
         wall = time.perf_counter() - t0
         referee_cpu, bots_cpu = time.process_time() - cpu0, _children_cpu() - bots0
         if builtin:  # the bots decided inside this process: their CPU is theirs, not ours
@@ -431,8 +443,48 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
         "bots_cpu_us_per_decision": round(1e6 * bots_cpu / decisions, 1) if decisions else None,
         "raw_pipe_floor_us": round(floor, 1),
         "bot_processes_started": len(starts),
+        "ponder": limits.ponder,
+        "wall_us_per_decision": round(1e6 * wall / decisions, 2) if decisions else None,
+        "freezer_writes_per_decision": round(writes / decisions, 4) if decisions else None,
         "forfeits": [b["forfeits"] for b in summary["bots"]],
         "pinned_cpus": pinned,
+        "machine": _machine(),
+    }
+
+
+def bench_freezing(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | None = None,
+                   sandbox: str = "auto", rounds: int = 5) -> dict[str, Any]:
+    """``bench_match`` with off-move freezing and with ``--ponder``, alternating
+    (``rounds`` each, so machine noise hits both alike): the medians of each one's wall
+    time per decision (the whole match's wall time over its decisions: freezing's cost
+    is the referee's writes to the freezer and the bots' resumption), the referee's CPU
+    per decision (less noisy on a shared machine), decisions per second and freezer
+    writes per decision, and the cost of freezing as a share of a decision (wall)."""
+    runs: dict[bool, list[dict[str, Any]]] = {False: [], True: []}
+    for _ in range(rounds):
+        for ponder in (False, True):
+            runs[ponder].append(bench_match(games, cpu, bots=bots, sandbox=sandbox,
+                                            cold_starts=0, ponder=ponder))
+
+    def med(ponder: bool, key: str) -> float:
+        return round(statistics.median(r[key] for r in runs[ponder]), 2)
+
+    frozen, pondering = med(False, "wall_us_per_decision"), med(True, "wall_us_per_decision")
+    return {
+        "benchmark": "match-freezing", "rounds": rounds, "games": games,
+        "bots": runs[False][0]["bots"], "sandbox": runs[False][0]["sandbox"],
+        "frozen": {"wall_us_per_decision": frozen,
+                   "decisions_per_s": med(False, "decisions_per_s"),
+                   "freezer_writes_per_decision": med(False, "freezer_writes_per_decision"),
+                   "referee_cpu_us_per_decision": med(False, "referee_cpu_us_per_decision_measured"),
+                   "rounds_wall_us_per_decision": [r["wall_us_per_decision"] for r in runs[False]]},
+        "ponder": {"wall_us_per_decision": pondering,
+                   "decisions_per_s": med(True, "decisions_per_s"),
+                   "freezer_writes_per_decision": med(True, "freezer_writes_per_decision"),
+                   "referee_cpu_us_per_decision": med(True, "referee_cpu_us_per_decision_measured"),
+                   "rounds_wall_us_per_decision": [r["wall_us_per_decision"] for r in runs[True]]},
+        "freezing_cost_pct": round(100 * (frozen - pondering) / pondering, 1) if pondering else None,
+        "pinned_cpus": runs[False][0]["pinned_cpus"],
         "machine": _machine(),
     }
 

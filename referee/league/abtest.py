@@ -42,6 +42,7 @@ from ..table.match import GameRecord, MatchConfig
 from ..records.matchlog import FORMAT, MatchLogWriter, fresh_log_path, safe_name, utc_now
 from ..rules.deal import DEAL_TEXT, deal_id
 from .results import seat_rows
+from ..seats.cgroups import run_header
 from ..seats.sandbox import duplicate_soundness, seccomp_state, warn_unsound_duplicates
 from ..scoring.sprt import Sprt
 from ..records.store import GameRow, Store, StoreError
@@ -249,7 +250,8 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
                           "settings": store.tournament(tid)[1],
                           "time_control": config.tc.as_dict(), "seed": seed,
                           "sandbox": run.sandbox, "seccomp": seccomp_state(run.sandbox),
-                          "duplicates": run.duplicates, "deal": DEAL_TEXT})
+                          "duplicates": run.duplicates, "deal": DEAL_TEXT,
+                          "confinement": run_header(run.sandbox)})
     warn_unsound_duplicates(run.duplicates)
     deals = iter(d for d in range(max_pairs) if d not in done)
     stem = log_path.with_suffix("") if log_path else None

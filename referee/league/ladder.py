@@ -26,6 +26,7 @@ from ..records.matchlog import FORMAT, MatchLogWriter, fresh_log_path, timestamp
 from ..rules.deal import DEAL_TEXT, deal_id
 from ..scoring.ratings import DEFAULT_K, DEFAULT_START, RatedGame, ladder_update
 from .results import seat_rows
+from ..seats.cgroups import run_header
 from ..seats.sandbox import duplicate_soundness, seccomp_state, warn_unsound_duplicates
 from ..records.store import GameRow, Store, StoreError
 from .tournament import (
@@ -163,7 +164,8 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
                       "bots": [{"name": e.name, "command": e.command} for e in entries],
                       "time_control": config.tc.as_dict(), "seed": config.seed,
                       "deal": DEAL_TEXT, "sandbox": None if box is None else box.mode,
-                      "seccomp": seccomp_state(None if box is None else box.mode)})
+                      "seccomp": seccomp_state(None if box is None else box.mode),
+                      "confinement": run_header(box)})
 
     async def play_one(pool: PlayerPool, table: list[str], deal_seed: str | None,
                        rotation: int) -> str:

@@ -48,6 +48,7 @@ from ..seats.players import (
 from ..rules.deal import DEAL_TEXT, SeedError, check_seed, deal_id
 from ..rules.options import RulesError, make_rules
 from ..table.seeds import new_seed
+from ..seats.cgroups import run_header
 from ..seats.sandbox import (Sandbox, SandboxError, duplicate_soundness, seccomp_state,
                              warn_unsound_duplicates)
 from .results import FinishedGame, ResultSink
@@ -572,7 +573,7 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
                       "bots": [asdict(b) for b in settings.bots], "settings": settings.as_dict(),
                       "time_control": config.tc.as_dict(), "seed": settings.seed,
                       "sandbox": progress.sandbox, "seccomp": seccomp_state(progress.sandbox),
-                      "duplicates": soundness,
+                      "duplicates": soundness, "confinement": run_header(progress.sandbox),
                       "deal": DEAL_TEXT})
     # Unbuffered: the feeder makes each game as a player takes it, so memory does not
     # grow with the length of the schedule.

@@ -23,7 +23,7 @@ the answer. Bot data is typed ``object``.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from time import perf_counter
 from typing import Any, Final, cast
 
@@ -82,6 +82,9 @@ class Lane:
         self.in_fileno: object = None
         self.out_holder: object = None  #: see wire._fd_holder
         self.in_holder: object = None
+        #: What to call before a request is written (None: nothing): thaws a bot that
+        #: was frozen while another was waited for (referee/seats/cgroups.py, Turns).
+        self.wake: object = None
 
 
 #: Request id -> the canonical bytes of an action message for it, up to its action map.
@@ -167,6 +170,9 @@ def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: f
         queued.insert(0, bytes(out))
         out.clear()
     queued.append(frame)
+    wake = lane.wake
+    if wake is not None:  # (a frozen bot: thawed before its request is written)
+        cast("Callable[[], None]", wake)()
     total = 0
     for part in queued:
         total += len(part)

@@ -32,6 +32,7 @@ import trio
 
 from protocol import messages as msg
 
+from .cgroups import Group, Turns, confinement
 from .players import BotFailure, BotSpec, BotStartError
 from .sandbox import Launch, Sandbox, limit_args
 from .spawn import BotProcess, spawn
@@ -44,9 +45,11 @@ READ_CHUNK = 65536
 class _Connection:
     """One running bot process."""
 
-    def __init__(self, process: BotProcess, launch: Launch) -> None:
+    def __init__(self, process: BotProcess, launch: Launch, group: Group | None) -> None:
         self.process = process
         self.launch = launch  #: its cleanup wipes the scratch dir once the process is reaped
+        self.group = group  #: its control group (None: no resource walls here)
+        self.oom = False  #: the referee killed the group at its memory limit (v1)
         self.stderr_done = trio.Event()
         #: The last STDERR_TAIL bytes this process wrote: evidence of its own failure only
         #: (a restarted bot's tail must not repeat what the processes before it said).
@@ -58,6 +61,12 @@ class ProcessPlayer(StreamPlayer):
     ``env``: variables the organiser set for this bot; it gets them on top of the
     allowlisted part of the referee's environment (see ``Sandbox.launch``)."""
 
+    #: Whether killing the bot kills its whole control group and a stopped process's
+    #: group is removed at once. check-bot sets it False to see, as on a host without
+    #: cgroups, which processes would outlive the bot's process group, then calls
+    #: ``sweep_groups``.
+    sweep_group = True
+
     def __init__(self, name: str, spec: BotSpec, *, startup_time: float = 10.0,
                  grace: float = 1.0, stderr_path: Path | None = None,
                  stderr_cap: int = 1 << 20, max_memory_mb: int | None = None,
@@ -67,6 +76,8 @@ class ProcessPlayer(StreamPlayer):
         # Resolved once per run by the caller (which also warns); ``auto`` is resolved here.
         sandbox = sandbox or Sandbox()
         self.sandbox = sandbox.resolve() if sandbox.mode == "auto" else sandbox
+        #: The run's resource walls (detected once per process; the line said once).
+        self.confinement = confinement(self.sandbox.limits, announce=self.sandbox.warn)
         self.startup_time = startup_time
         self.grace = grace
         self.stderr_path = stderr_path
@@ -87,10 +98,49 @@ class ProcessPlayer(StreamPlayer):
         self._stderr_file: BinaryIO | None = None
         self._stderr_written = 0
         self._stderr_dropped = 0
+        self._kept_groups: list[Group] = []  #: stopped processes' groups, not swept yet
 
     @property
     def pid(self) -> int | None:
         return self.conn.process.pid if self.conn else None
+
+    @property
+    def group(self) -> Group | None:
+        """The control group of the running bot process (None: none)."""
+        return self.conn.group if self.conn else None
+
+    def take_turns(self, turns: Turns) -> None:
+        """Be frozen while another seat of ``turns`` is waited for (not with --ponder, nor
+        where no cgroup can be had)."""
+        if self.confinement.backend is not None and not self.confinement.limits.ponder:
+            super().take_turns(turns)
+
+    def wake_up(self) -> None:
+        """Thaw the bot (its request is about to be written)."""
+        self.lane.wake = None
+        group = self.group
+        if group is not None:
+            group.thaw()
+
+    def _release(self, conn: _Connection) -> None:
+        """Thaw the bot for good: it is to exit or be killed (a frozen process can do
+        neither)."""
+        self.lane.wake = None
+        if conn.group is not None:
+            conn.group.thaw()
+
+    def _kill_all(self, conn: _Connection) -> None:
+        """SIGKILL the bot and everything it started (its whole group, where it has one)."""
+        self._release(conn)
+        conn.process.send_signal(signal.SIGKILL)
+        if conn.group is not None and self.sweep_group:
+            conn.group.kill_all()
+
+    async def sweep_groups(self) -> None:
+        """Kill what is left in the groups of stopped processes and remove them (see
+        ``sweep_group``)."""
+        while self._kept_groups:
+            await _remove_group(self._kept_groups.pop(), self.grace)
 
     # -- lifecycle
 
@@ -110,10 +160,14 @@ class ProcessPlayer(StreamPlayer):
         # prlimit sets the limits before bwrap and the bot exist; a pre-exec function
         # (which forces fork instead of vfork) only where prlimit is missing.
         has_prlimit = shutil.which("prlimit") is not None
-        limits = limit_args(self.max_memory_mb, self.max_cpu_s) if has_prlimit else []
+        limits = limit_args(self._rlimit_memory_mb(), self.max_cpu_s) if has_prlimit else []
         launch: Launch | None = None
+        # Its own group, joined by the command's first process (as the referee's user,
+        # before prlimit and bwrap), so everything it forks is inside.
+        group = self.confinement.open_group()
         try:
-            launch = self.sandbox.launch(self.spec.argv, self.cwd, self.env, limits)
+            launch = self.sandbox.launch(self.spec.argv, self.cwd, self.env, limits,
+                                         join=group.join_argv() if group else ())
             # In the trio thread, not a worker thread: see referee/seats/spawn.py (die-with-parent).
             process = spawn(launch.argv, cwd=launch.cwd, env=launch.env,
                             preexec_fn=None if has_prlimit else self._limits(),
@@ -122,19 +176,29 @@ class ProcessPlayer(StreamPlayer):
         except OSError as exc:
             if launch is not None:
                 launch.cleanup()
+            if group is not None:
+                group.remove()
             raise BotStartError(f"bot {self.name}: cannot start {self.spec.argv[0]!r}: "
                                 f"{exc.strerror or exc}") from None
         await trio.lowlevel.checkpoint()
-        conn = self.conn = _Connection(process, launch)
+        conn = self.conn = _Connection(process, launch, group)
+        self.lane.wake = None
         assert process.stdin is not None and process.stdout is not None
         self._attach(process.stdin, process.stdout)
         self._nursery.start_soon(self._drain_stderr, conn)
         self._nursery.start_soon(self._watch_exit, conn)
+        if group is not None and group.oom_fd is not None:
+            self._nursery.start_soon(self._watch_oom, conn)
         await self._handshake(self.startup_time)
         self.ever_ready = True
 
+    def _rlimit_memory_mb(self) -> int | None:
+        """The address-space rlimit: only where no memory cgroup holds the bot (an
+        rlimit counts reserved address space, not memory, and misses tmpfs and shm)."""
+        return None if self.confinement.memory_enforced else self.max_memory_mb
+
     def _limits(self) -> Any:
-        mem, cpu = self.max_memory_mb, self.max_cpu_s
+        mem, cpu = self._rlimit_memory_mb(), self.max_cpu_s
         if mem is None and cpu is None:
             return None
 
@@ -180,6 +244,7 @@ class ProcessPlayer(StreamPlayer):
             return
         p = conn.process
         with trio.CancelScope(shield=True):
+            self._release(conn)
             if say_bye and p.returncode is None and self.failure is None:
                 await self._try_send(msg.bye_msg())
             try:
@@ -207,6 +272,11 @@ class ProcessPlayer(StreamPlayer):
                 if stream is not None:
                     await stream.aclose()
             conn.launch.cleanup()
+            if conn.group is not None:
+                if self.sweep_group:
+                    await _remove_group(conn.group, self.grace)
+                else:
+                    self._kept_groups.append(conn.group)
 
     # -- what the stream means (see wire.StreamPlayer)
 
@@ -234,8 +304,28 @@ class ProcessPlayer(StreamPlayer):
             return BotFailure("crash", "the bot closed its stdout (still running)",
                               {"exit_code": None, "stderr_tail": self.stderr_tail()})
         how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
-        return BotFailure("crash", f"the bot {how}",
-                          {"exit_code": code, "stderr_tail": self.stderr_tail()})
+        evidence: dict[str, Any] = {"exit_code": code, "stderr_tail": self.stderr_tail()}
+        kills = conn.group.oom_kills() if conn.group is not None else 0
+        if conn.oom or kills:
+            limit = self.confinement.limits.memory_mb
+            how = (f"was killed at its memory limit ({limit} MB, tmpfs and shm included): "
+                   f"the bot {how}")
+            evidence.update(memory_limit_mb=limit, oom_kills=kills)
+        return BotFailure("crash", f"the bot {how}", evidence)
+
+    async def _watch_oom(self, conn: _Connection) -> None:
+        """v1 (no memory.oom.group): when the kernel reports an OOM in the bot's group,
+        kill the whole group, so a bot whose child hit the limit dies as the bot that
+        hit it (a crash at the memory limit), as with v2."""
+        group = conn.group
+        assert group is not None and group.oom_fd is not None
+        try:
+            await trio.lowlevel.wait_readable(group.oom_fd)
+        except (trio.ClosedResourceError, OSError):
+            return
+        if conn.process.returncode is None or group.pids():
+            conn.oom = True
+            self._kill_all(conn)
 
     async def _drain_stderr(self, conn: _Connection) -> None:
         stream = conn.process.stderr
@@ -266,7 +356,7 @@ class ProcessPlayer(StreamPlayer):
         instead of the read waiting for its time limit and reporting a timeout."""
         await conn.process.wait()
         await trio.sleep(self.grace)
-        conn.process.send_signal(signal.SIGKILL)
+        self._kill_all(conn)
         with trio.move_on_after(self.grace):
             await conn.stderr_done.wait()  # the killed group's last words, read to EOF
         for stream in (conn.process.stdout, conn.process.stderr):
@@ -294,7 +384,7 @@ class ProcessPlayer(StreamPlayer):
         conn = self.conn
         if conn is not None:
             with trio.CancelScope(shield=True):
-                conn.process.send_signal(signal.SIGKILL)
+                self._kill_all(conn)
                 with trio.move_on_after(self.grace):
                     await conn.stderr_done.wait()
         return self.stderr_tail(lines)
@@ -304,6 +394,18 @@ class ProcessPlayer(StreamPlayer):
             return []
         text = self.conn.stderr_tail.decode("utf-8", "replace")
         return text.splitlines()[-lines:]
+
+
+async def _remove_group(group: Group, grace: float) -> None:
+    """Kill what is left in a reaped bot's group and remove it: a member that is still
+    exiting keeps it for a moment (the subtree's removal at exit catches a group that
+    outlives ``grace``)."""
+    if group.oom_fd is not None:
+        trio.lowlevel.notify_closing(group.oom_fd)
+    group.kill_all()
+    with trio.move_on_after(grace):
+        while not group.remove():
+            await trio.sleep(0.005)
 
 
 def _signal_group(pgid: int, sig: int) -> None:

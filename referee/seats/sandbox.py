@@ -43,9 +43,13 @@ makes an unprivileged user namespace in which the bot is uid 65534, mapped to th
 referee's own uid outside (one line at start says so): it has no capabilities outside,
 and reads what the referee's user may, of what its view shows.
 
-rlimits (``max_memory_mb``, ``max_cpu_s``) are applied by ``prlimit`` (util-linux) in
-front of the command, so they are set before bwrap and the bot exist and are inherited
-by both; without ``prlimit`` the caller falls back to a pre-exec function.
+Resource walls (memory, processes, CPU, freezing off-move) are cgroups
+(referee/seats/cgroups.py): the command starts with the group's join prefix, then
+prlimit, then bwrap. /tmp and /dev/shm are sized inside the memory limit (``tmpfs_mb``).
+rlimits (``max_memory_mb`` where no memory cgroup can be had, ``max_cpu_s``) are applied
+by ``prlimit`` (util-linux) in front of bwrap, so they are set before bwrap and the bot
+exist and are inherited by both; without ``prlimit`` the caller falls back to a pre-exec
+function.
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ from . import seccomp
 from .sandbox_view import (CommandView, bind_args, bot_environment, drop_args, identity_args,
                            inside, merge_binds, proc_args, program_files, project_root,
                            system_args, unreadable)
+from .cgroups import Limits, default_limits
 
 MODES = ("auto", "bwrap", "none")
 SANDBOX_ID = 65534  #: uid and gid of a bot ("nobody"; outside too when the referee is root)
@@ -72,6 +77,7 @@ SCRATCH_MB = 256  #: size cap of a bot's private /tmp (tmpfs memory is not in RL
 UNPRIVILEGED_WALLS = ("sandbox: not root, so bots run as your uid in a user namespace without "
                       "capabilities: they may read what your user may, of what the sandbox "
                       f"shows them (as root they would run as uid {SANDBOX_ID})")
+SHM_MB = 64  #: size cap of a bot's private /dev/shm (inside its memory limit: tmpfs_mb)
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 
 
@@ -145,6 +151,15 @@ def probe_bwrap() -> str | None:
     return why
 
 
+def tmpfs_mb(limits: Limits | None) -> tuple[int, int]:
+    """The size caps (MB) of a bot's /tmp and /dev/shm: inside its memory limit (the
+    memory cgroup charges tmpfs pages to their writer), a quarter of it each."""
+    memory = None if limits is None else limits.memory_mb
+    if memory is None:
+        return SCRATCH_MB, SHM_MB
+    return max(1, min(SCRATCH_MB, memory // 4)), max(1, min(SHM_MB, memory // 4))
+
+
 def as_root() -> bool:
     """Whether the referee runs as root: then bwrap makes no user namespace and the bot
     drops to the sandbox uid itself (``sandbox_view.drop_args``), so that its uid
@@ -152,7 +167,8 @@ def as_root() -> bool:
     return os.geteuid() == 0
 
 
-def _base_args(uid: int = SANDBOX_ID) -> list[str]:
+def _base_args(uid: int = SANDBOX_ID, limits: Limits | None = None) -> list[str]:
+    scratch_mb, shm_mb = tmpfs_mb(limits)
     if as_root():
         # No user namespace: bwrap keeps root's capabilities to build the root (it may
         # read anything a bind names) and the bot sheds them with its uid (setpriv).
@@ -165,8 +181,8 @@ def _base_args(uid: int = SANDBOX_ID) -> list[str]:
         spaces = ["--unshare-all", "--unshare-user", "--uid", str(uid), "--gid", str(uid)]
     return [*spaces, "--as-pid-1", "--new-session", "--die-with-parent",
             *system_args(), "--dev", "/dev", *proc_args(),
-            "--perms", "1777", "--tmpfs", "/dev/shm",
-            "--size", str(SCRATCH_MB << 20), "--perms", "1777", "--tmpfs", "/tmp"]
+            "--size", str(shm_mb << 20), "--perms", "1777", "--tmpfs", "/dev/shm",
+            "--size", str(scratch_mb << 20), "--perms", "1777", "--tmpfs", "/tmp"]
 
 
 def _bwrap_prefix() -> list[str]:
@@ -200,6 +216,9 @@ class Sandbox:
     #: The commands of the other seats (argv): their program files are hidden from this bot.
     rivals: tuple[tuple[str, ...], ...] = ()
     uid: int = SANDBOX_ID  #: uid and gid the bot runs as (outside too when the referee is root)
+    #: The resource walls of each bot process tree (referee/seats/cgroups.py); they apply
+    #: in mode ``none`` too (cgroups do not need bwrap).
+    limits: Limits = field(default_factory=default_limits)
 
     def check(self) -> None:
         """Raise SandboxError for an unknown mode or a --bind path that does not exist."""
@@ -250,13 +269,13 @@ class Sandbox:
 
     def as_dict(self) -> dict[str, Any]:
         return {"mode": self.mode, "binds": list(self.binds), "hide": list(self.hide),
-                "warn": self.warn, "uid": self.uid}
+                "warn": self.warn, "uid": self.uid, "limits": self.limits.as_dict()}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Sandbox:
         return cls(data.get("mode", "auto"), tuple(data.get("binds", ())),
                    tuple(data.get("hide", ())), bool(data.get("warn", True)),
-                   uid=int(data.get("uid", SANDBOX_ID)))
+                   uid=int(data.get("uid", SANDBOX_ID)), limits=Limits.from_dict(data.get("limits", {})))
 
     def against(self, *commands: Sequence[str]) -> Sandbox:
         """This policy for one seat whose opponents run ``commands``: their program files
@@ -264,8 +283,9 @@ class Sandbox:
         return replace(self, rivals=tuple(tuple(c) for c in commands))
 
     def launch(self, argv: Sequence[str], cwd: str | None, env: Mapping[str, str] | None,
-               limits: Sequence[str] = ()) -> Launch:
-        """The command to exec for a bot (``limits``: ``prlimit`` options, put in front).
+               limits: Sequence[str] = (), join: Sequence[str] = ()) -> Launch:
+        """The command to exec for a bot (``limits``: ``prlimit`` options, put in front;
+        ``join``: the prefix that puts it into its control group, in front of those).
         ``cwd``: the bot's own working directory (a tournament config's ``cwd``: visible,
         read-only), or None for the referee's (then an empty directory in the sandbox).
         ``env``: variables the organiser set for this bot, added to the allowlisted part
@@ -276,9 +296,9 @@ class Sandbox:
         mode = self.mode if self.mode != "auto" else self.resolve().mode
         base_env = bot_environment(env)
         _check_program(argv, cwd, base_env)
-        prefix = []
+        prefix = list(join)
         if limits:
-            prefix = [shutil.which("prlimit") or "prlimit", *limits, "--"]
+            prefix += [shutil.which("prlimit") or "prlimit", *limits, "--"]
         if mode == "none":
             scratch = tempfile.mkdtemp(prefix="durak-bot-")
             base_env.update(HOME=scratch, TMPDIR=scratch)
@@ -294,7 +314,7 @@ class Sandbox:
                 raise PermissionError(13, why)
         etc = tempfile.mkdtemp(prefix="durak-etc-")
         os.chmod(etc, 0o755)
-        args = [shutil.which("bwrap") or "bwrap", *_base_args(self.uid),
+        args = [shutil.which("bwrap") or "bwrap", *_base_args(self.uid, self.limits),
                 *identity_args(etc, self.uid, self.uid), *bind_args(binds)]
         if not inside(work, binds):
             args += ["--perms", "0755", "--dir", work]  # the referee's cwd: an empty stand-in

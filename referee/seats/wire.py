@@ -73,6 +73,10 @@ class StreamPlayer(Player):
     failure: BotFailure | None  #: (on the lane: LANE_FIELDS)
     takes_frames = True  #: see Player.takes_frames
     _lane: Lane
+    #: The seats frozen while this one is waited for (referee/seats/cgroups.py; None:
+    #: not seated with any), and this seat's own bot group (None: none).
+    _turns: Any = None
+    group: Any = None
 
     @property
     def lane(self) -> Lane:
@@ -157,6 +161,16 @@ class StreamPlayer(Player):
     def _evidence(self) -> dict[str, Any]:
         """Extra evidence for every failure (e.g. the last lines of stderr)."""
         return {}
+
+    def take_turns(self, turns: Any) -> None:
+        """Join ``turns`` (cgroups.Turns): while this seat is waited for, the other
+        members' bots are frozen."""
+        self._turns = turns
+        turns.add(self)
+
+    def wake_up(self) -> None:
+        """Thaw this seat's bot before a request is written (see Lane.wake)."""
+        self._lane.wake = None
 
     # -- handshake
 
@@ -345,6 +359,8 @@ class StreamPlayer(Player):
                 await self._check_quiet(f"before request {request_id} was sent")
             self._out += frame
             self._expect, self._answers = _answer_head(request_id), answers
+            if self._lane.wake is not None:  # frozen while another seat was waited for
+                self.wake_up()
             written = await self._flush(None if budget is None else self._now() + budget)
         elif opened[1] is None:  # part of the request is still queued
             written = await self._flush(None if budget is None else self._now() + budget)
@@ -546,6 +562,8 @@ class StreamPlayer(Player):
             return self._now()
         data, self._out = self._out, bytearray()
         self._unyielded = 0
+        if self._lane.wake is not None:  # a frozen bot cannot read what we wait to write
+            self.wake_up()
         limit = trio.current_time() + WRITE_TIMEOUT
         if deadline is not None:
             limit = min(limit, deadline)
@@ -592,6 +610,10 @@ class StreamPlayer(Player):
                     return message
             self._quick = False
         # _message_now found the pipe empty (or this stream has no fd: nothing to skip).
+        if self._turns is not None:
+            # Waited for beyond the quick lane: the table's other bots are frozen now,
+            # so none of them thinks on this one's time.
+            self._turns.hold(self)
         if deadline is None:  # no clock: skip the cancel scope (it is per decision)
             return await self._read_message(wait_first=True)
         start = self._now()

@@ -77,6 +77,7 @@ from ..rules.options import make_rules
 from .runner import SeatOptions, make_players
 from ..seats.wire import READ_CHUNK, brief
 from ..seats.sandbox import Sandbox
+from ..seats.process import ProcessPlayer
 
 Status = Literal["pass", "warn", "fail", "skip"]
 
@@ -522,6 +523,10 @@ class _Checker:
         specs = [self.spec, parse_bot_spec("builtin:greedy"), parse_bot_spec("builtin:random")]
         bot, greedy, rand = make_players(specs, config, stderr_stem=None,
                                          options=SeatOptions(grace=self.grace), sandbox=self.sandbox)
+        # What would outlive the bot's process group on a host without cgroups is what
+        # the check reports: the group's own kill waits until it has looked.
+        if isinstance(bot, ProcessPlayer):
+            bot.sweep_group = self.watch is None
         tap: _Tap | None = None
         lingering: dict[int, ProcInfo] = {}
         try:
@@ -547,6 +552,8 @@ class _Checker:
                 for when, count in tap.probes.items():
                     self.probes[when] += count
             await self.leftovers(run, bot, lingering)
+            if isinstance(bot, ProcessPlayer):
+                await bot.sweep_groups()
 
     async def start(self, bot: Any, run: ConfigRun, nursery: trio.Nursery) -> bool:
         """Start the bot; the first start is the handshake check. False if it failed."""

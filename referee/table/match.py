@@ -31,6 +31,7 @@ from .framelane import (Decision, EventFrames, FrameTable, SeatKinds, all_second
 from .requests import ACTIONS_BY_BYTES, RequestFrames, game_end_frame, game_start_frame
 from .failfast import all_forfeit_warning, forfeited_all
 from ..seats.pipelane import flush_now, queue_frame
+from ..seats.cgroups import share_turns
 from ..seats.players import BotFailure, Player
 from ..rules import Game, Rules
 from ..rules.game import OVER
@@ -480,6 +481,7 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
     termination: str
     durak: int | None
     last_out: tuple[int, ...]
+    share_turns(players)  # only the seat asked to decide runs (unless --ponder)
     was_busy = [p.busy for p in players]
     for p in players:
         p.busy = True  # in a game: a TCP seat's connection is not swapped under it

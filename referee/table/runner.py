@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from .failfast import first_start_error
 from ..seats.tcp import ListenError, TcpLimits
 from ..seats.players import (BotFailure, BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player,
                              free_name, unique_names)
+from ..seats.cgroups import Limits, default_limits
 from ..seats.sandbox import Sandbox, duplicate_soundness, seccomp_state, warn_unsound_duplicates
 
 
@@ -34,7 +35,9 @@ class SeatOptions:
 
     grace: float = 1.0
     stderr_cap: int = 1 << 20
-    max_memory_mb: int | None = None
+    max_memory_mb: int | None = None  #: an rlimit, only where no memory cgroup can be had
+    #: each bot's resource walls (referee/seats/cgroups.py)
+    limits: Limits = field(default_factory=default_limits)
     max_cpu_s: int | None = None
     listen: tuple[str, int] = ("127.0.0.1", 7724)
     tokens: tuple[tuple[str, str], ...] = ()  #: (name, secret) for tcp:NAME seats
@@ -50,7 +53,7 @@ class SeatOptions:
 
     def sandbox_policy(self, *hide: str | Path | None) -> Sandbox:
         """The sandbox for this run's program bots, hiding ``hide`` too (not resolved)."""
-        return Sandbox(self.sandbox, self.binds, self.hide).hiding(*hide)
+        return Sandbox(self.sandbox, self.binds, self.hide, limits=self.limits).hiding(*hide)
 
 
 def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: Path | None,
@@ -149,6 +152,16 @@ def sandbox_used(players: Sequence[Player]) -> str | None:
     return modes.pop() if len(modes) == 1 else None
 
 
+def confinement_used(players: Sequence[Player]) -> dict[str, Any] | None:
+    """What the resource walls of the program bots enforce (None: no program bots)."""
+    from ..seats.process import ProcessPlayer
+
+    for p in players:
+        if isinstance(p, ProcessPlayer):
+            return p.confinement.header()
+    return None
+
+
 def log_header(players: Sequence[Player], config: MatchConfig) -> dict[str, Any]:
     return {
         "type": "header", "format": FORMAT, "durak_ref": __version__, "protocol": PROTOCOL_VERSION,
@@ -160,6 +173,7 @@ def log_header(players: Sequence[Player], config: MatchConfig) -> dict[str, Any]
         "duplicate": config.duplicate,
         "deal": DEAL_TEXT, "sandbox": sandbox_used(players),
         "seccomp": seccomp_state(sandbox_used(players)),
+        "confinement": confinement_used(players),
     }
 
 

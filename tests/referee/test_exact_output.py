@@ -32,7 +32,8 @@ RECORD_BOT = Path(__file__).parent / "bots" / "record_bot.py"
 #: Log fields that are measurements (times, CPU, dates) or where the run happened.
 VOLATILE = {"started", "ended", "wall_ms", "wall_s", "mean_decision_ms", "max_decision_ms",
             "overhead_us_per_decision", "referee_cpu_us_per_decision",
-            "referee_wall_us_per_decision", "log", "stderr_log", "durak_ref"}
+            "referee_wall_us_per_decision", "log", "stderr_log", "durak_ref",
+            "confinement"}  # (what this machine can enforce: referee/seats/cgroups.py)
 
 #: Each match: how many recording program bots sit first, then the other arguments.
 MATCHES = {

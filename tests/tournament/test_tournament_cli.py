@@ -21,15 +21,16 @@ BOTS = ["--bot", "a=builtin:random", "--bot", "b=builtin:greedy"]
 
 
 def one_error(proc: subprocess.CompletedProcess[str]) -> str:
-    """The single ``durak-ref: error:`` line (the tournament banner and the duplicate
-    deals' warning may precede it)."""
+    """The single ``durak-ref: error:`` line (the tournament banner, the duplicate deals'
+    warning and the line saying how bots are confined may precede it)."""
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     assert "Traceback" not in proc.stderr, proc.stderr
     errors = [line for line in proc.stderr.splitlines() if line.startswith("durak-ref: error:")]
     assert len(errors) == 1, proc.stderr
     other = [line for line in proc.stderr.splitlines()
              if line.strip() and not line.startswith(("durak-ref: error:", "tournament ",
-                                                      "durak-ref: warning: duplicate deals"))]
+                                                      "durak-ref: warning: duplicate deals",
+                                                      "durak-ref: bots confined:"))]
     assert other == [], proc.stderr
     return errors[0]
 

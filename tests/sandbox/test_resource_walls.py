@@ -1,0 +1,290 @@
+"""The resource walls (referee/seats/cgroups.py): real hostile bots under the real
+sandbox, through the real CLI with default options, and the backend on this machine's
+real cgroup hierarchy.
+
+Each bot (``bots/resource_bot.py MODE``) plays legal random moves and attacks a shared
+resource, reporting what it managed as ``ATTACK {json}`` lines on its stderr (kept in
+its stderr log). Controls (``--ponder``, a smaller ``--max-procs``) show that the wall
+is what makes the difference.
+
+Skipped, with the reason shown, where bwrap is missing or no cgroup controller can be
+used (not root, no delegation); CI has both, as this machine has (cgroup v1 controllers
+under /sys/fs/cgroup, a controller-less cgroup2 at /sys/fs/cgroup/unified).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from referee.seats.cgroups import Limits, confinement, detect
+from support import cli
+
+BOT = Path(__file__).resolve().parent / "bots" / "resource_bot.py"
+PY = sys.executable
+CONFINED = confinement(Limits(), announce=False)
+
+pytestmark = [
+    pytest.mark.skipif(shutil.which("bwrap") is None,
+                       reason="bubblewrap (bwrap) not installed: apt-get install bubblewrap"),
+    pytest.mark.skipif(CONFINED.backend is None,
+                       reason=f"no cgroup controller usable here: {CONFINED.why_not}"),
+]
+
+
+def bot(mode: str, *args: object) -> str:
+    return " ".join([PY, str(BOT), mode, *map(str, args)])
+
+
+def reports(logs: Path) -> list[dict[str, Any]]:
+    out = []
+    for path in sorted(logs.glob("*.stderr.log")):
+        for line in path.read_text(errors="replace").splitlines():
+            if line.startswith("ATTACK "):
+                out.append(json.loads(line[len("ATTACK "):]))
+    return out
+
+
+def match(tmp_path: Path, name: str, *args: str | int | float) -> tuple[dict[str, Any], Path, str]:
+    """Play a match through the CLI (exit 0); (summary, log dir, stderr)."""
+    logs = tmp_path / name
+    proc = cli("match", *args, "--log-dir", logs, "--json", cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout), logs, proc.stderr
+
+
+def dead_subtrees() -> list[str]:
+    """durak-ref.<pid> groups of referees that are gone (a leak), where this process's
+    own subtree lives (the CLI's runs make theirs in the same places)."""
+    assert CONFINED.backend is not None
+    found = []
+    for base in CONFINED.backend.bases.values():
+        for path in Path(base).parent.glob("durak-ref.*"):
+            pid = path.name.split(".", 1)[1]
+            if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                found.append(str(path))
+    return found
+
+
+# -- CPU: no thinking on the opponent's time -----------------------------------------------
+
+
+def test_spinning_children_are_frozen_while_the_opponent_thinks_so_it_never_forfeits(
+        tmp_path: Path) -> None:
+    """32 setsid spinners against a bot doing 30 ms of CPU work per decision under a
+    400 ms limit. The spinners note each millisecond (of the clock all processes share)
+    in which one of them ran, the thinker when each of its decisions started and ended:
+    frozen, no spinner runs while the thinker decides; with --ponder they run through
+    its decisions (their group's quota of one CPU still leaves it the other). The signal
+    is which milliseconds the spinners ran, not a wall time against a threshold."""
+    args = (bot("spin", 32), bot("think", 30), "--games", 1, "--move-time", 0.4)
+    frozen, logs, err = match(tmp_path, "frozen", *args)
+    assert "off-move frozen" in err
+    assert frozen["games"] == 1 and not frozen["forfeit_details"], frozen
+    _, plogs, _ = match(tmp_path, "ponder", *args, "--ponder")
+
+    def spun_while_thinking(where: Path) -> float:
+        """The share of the thinker's deciding milliseconds in which a spinner ran (a
+        millisecond at each end left out: the freeze follows the request's write)."""
+        got = reports(where)
+        ran = {ms for r in got if r["mode"] == "spin" for a, b in r["ran_ms"] for ms in range(a, b)}
+        thinking = [ms for r in got if r["mode"] == "think"
+                    for ms in range(r["start_ms"] + 2, r["end_ms"] - 1)]
+        assert ran and thinking, got
+        return sum(ms in ran for ms in thinking) / len(thinking)
+
+    assert spun_while_thinking(logs) < 0.02
+    assert spun_while_thinking(plogs) > 0.2
+
+
+# -- processes -------------------------------------------------------------------------------
+
+
+def test_a_fork_bomb_is_refused_at_the_process_limit_and_the_run_goes_on(tmp_path: Path) -> None:
+    tag = f"durak-forkbomb-{os.getpid()}"
+    summary, logs, err = match(tmp_path, "bomb", bot("forkbomb", tag), "builtin:random",
+                               "--games", 2)
+    assert "64 processes" in err
+    assert summary["games"] == 2 and not summary["forfeit_details"], summary
+    bomb = [r for r in reports(logs) if r["mode"] == "forkbomb"]
+    assert bomb and all(r["made"] < 64 and r["error"] == "BlockingIOError: errno 11" for r in bomb), bomb
+    # The option is the limit: fewer allowed, fewer made.
+    small, slogs, _ = match(tmp_path, "small", bot("forkbomb", tag), "builtin:random",
+                            "--games", 1, "--max-procs", 16)
+    assert all(r["made"] < 16 for r in reports(slogs) if r["mode"] == "forkbomb")
+    assert max(r["made"] for r in bomb) > 16
+    leftover = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True).stdout.split()
+    assert leftover == [], "the bomb's processes outlived the run"
+
+
+# -- memory ----------------------------------------------------------------------------------
+
+
+def test_shm_tmp_and_children_over_the_memory_limit_make_the_bot_crash_at_the_memory_limit(
+        tmp_path: Path) -> None:
+    """The bot fills /dev/shm and /tmp (capped inside the limit: 64 and 256 MB of 1024),
+    then forks 4 children that touch 300 MB each: the group is killed, the game is a
+    crash whose reason says "memory limit", and the run goes on (the second game
+    restarts the bot, which does the same)."""
+    summary, logs, err = match(tmp_path, "memory", bot("memory", 300), "builtin:random",
+                               "--games", 2)
+    assert "memory 1024 MB incl. tmpfs/shm, no swap" in err
+    assert summary["games"] == 2
+    crashes = summary["forfeit_details"]
+    assert len(crashes) == 2 and all(f["kind"] == "crash" and "memory limit" in f["reason"]
+                                     and f["evidence"]["memory_limit_mb"] == 1024
+                                     for f in crashes), crashes
+    fills = {r["path"]: r["mb"] for r in reports(logs) if r["mode"] == "fill"}
+    assert fills == {"/dev/shm": 64, "/tmp": 256}, fills
+    assert not [r for r in reports(logs) if r["mode"] == "held"], "a child held its 300 MB"
+    assert dead_subtrees() == []
+
+
+# -- the fallback ----------------------------------------------------------------------------
+
+
+def test_where_no_controller_can_be_used_one_warning_line_says_so_and_the_match_plays(
+        tmp_path: Path) -> None:
+    """The detector pointed at an empty directory (DURAK_CGROUP_ROOT) stands for a host
+    without usable cgroups; the match itself is real."""
+    empty = tmp_path / "no-cgroups"
+    empty.mkdir()
+    env = dict(os.environ, DURAK_CGROUP_ROOT=str(empty), COLUMNS="200", NO_COLOR="1")
+    from support import DURAK_REF
+    proc = subprocess.run([str(DURAK_REF), "match", "builtin:random", bot("think", 1), "--games", "1",
+                           "--no-log", "--json"], capture_output=True, text=True, cwd=tmp_path,
+                          env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if "CPU limits" in line]
+    assert lines == [f"durak-ref: warning: bots run without memory, process or CPU limits and "
+                     f"are not frozen off-move: no cgroup v1 memory, pids or cpu controller "
+                     f"under {empty}"], proc.stderr
+    assert "bots confined" not in proc.stderr
+    assert json.loads(proc.stdout)["games"] == 1
+
+
+# -- the backend on the real v1 hierarchy -----------------------------------------------------
+
+
+def test_the_v1_backend_writes_the_limits_joins_freezes_kills_and_removes_its_groups() -> None:
+    """On this machine's real cgroup v1 hierarchy (the v2 mount has no controllers, so
+    detection falls back to v1, as on CI)."""
+    backend, why = detect(Limits(memory_mb=300, procs=20, cpus=0.5))
+    assert backend is not None, why
+    if backend.version != 1:
+        pytest.skip("this host gives cgroup v2 controllers: the v1 backend is not used here")
+    # One empty group stays frozen, so the kernel's freezer fast path stays on.
+    assert Path(backend.bases["freezer"], "anchor", "freezer.state").read_text().strip() == "FROZEN"
+    group = backend.create()
+    d = group.dirs
+    assert Path(d["memory"], "memory.limit_in_bytes").read_text().strip() == str(300 << 20)
+    assert Path(d["memory"], "memory.memsw.limit_in_bytes").read_text().strip() == str(300 << 20)
+    assert Path(d["pids"], "pids.max").read_text().strip() == "20"
+    assert Path(d["cpu"], "cpu.cfs_quota_us").read_text().strip() == "50000"
+    assert Path(d["cpu"], "cpu.shares").read_text().strip() == "1024"
+    child = subprocess.Popen([*group.join_argv(), "sh", "-c", "sleep 30 & sleep 30"])
+    try:
+        for _ in range(200):
+            if len(group.pids()) == 3:
+                break
+            time.sleep(0.01)
+        assert child.pid in group.pids() and len(group.pids()) == 3  # the sh, both sleeps
+        group.freeze()
+        assert Path(d["freezer"], "freezer.state").read_text().strip() in ("FREEZING", "FROZEN")
+        group.thaw()
+        assert Path(d["freezer"], "freezer.state").read_text().strip() == "THAWED"
+        group.freeze()
+        group.kill_all()  # thaws first: a frozen process cannot die
+        assert child.wait(timeout=10) == -9
+    finally:
+        child.kill()
+        child.wait()
+    for _ in range(100):
+        if group.remove():
+            break
+        time.sleep(0.01)
+    assert not any(os.path.exists(p) for p in d.values())
+    backend.remove_all()
+    assert not any(os.path.exists(p) for p in backend.bases.values())
+
+
+def test_many_bot_processes_started_and_stopped_leave_no_group_behind(tmp_path: Path) -> None:
+    """The long run: 40 bot processes in turn (sandboxed and not, closed politely and
+    killed, one leaving a setsid daemon), then the referee's subtree is empty."""
+    from referee.seats.players import BotSpec
+    from referee.seats.process import ProcessPlayer
+    from referee.seats.sandbox import Sandbox
+
+    daemon = ("import os,sys,time\nif os.fork()==0:\n os.setsid()\n time.sleep(60)\n"
+              "os.execv(sys.executable,[sys.executable]+sys.argv[1:])")
+    minimal = str(Path(__file__).resolve().parents[2] / "examples" / "python" / "minimal_bot.py")
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            for i in range(40):
+                argv = (PY, "-c", daemon, minimal) if i % 4 == 3 else (PY, minimal)
+                player = ProcessPlayer(f"bot{i}", BotSpec("command", f"bot{i}", argv),
+                                       sandbox=Sandbox("bwrap" if i % 2 else "none", warn=False),
+                                       grace=0.2)
+                await player.start(nursery)
+                assert player.group is not None and player.group.pids()
+                if i % 3 == 0:
+                    await player.last_words()  # killed, as a failed bot is
+                await player.close()
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    backend = CONFINED.backend
+    assert backend is not None
+    for base in backend.bases.values():
+        assert [p.name for p in Path(base).iterdir() if p.is_dir()] == [], base
+
+
+# -- cgroup v2, on a fake hierarchy -----------------------------------------------------------
+
+
+def test_v2_detection_and_limits_on_a_fake_cgroup2_directory(tmp_path: Path) -> None:
+    """cgroup v2 cannot be had on this machine (its cgroup2 mount has no controllers),
+    so the v2 logic is checked on a directory shaped like one: the controllers handed
+    down at the root, the referee in /app. Limits land in the v2 files; freezing writes
+    cgroup.freeze; a v2 mount without the controllers is "present but not usable"."""
+    root = tmp_path / "cg"
+    (root / "app").mkdir(parents=True)
+    (root / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    (root / "cgroup.subtree_control").write_text("cpu memory pids\n")
+    own = tmp_path / "self-cgroup"
+    own.write_text("0::/app\n")
+    backend, why = detect(Limits(memory_mb=512, procs=32, cpus=2), str(root), str(own))
+    assert backend is not None and backend.version == 2, why
+    assert Path(backend.bases["v2"]).parent == root  # the nearest group that hands them down
+    group = backend.create()
+    v2 = Path(group.dirs["v2"])
+    assert (v2 / "memory.max").read_text() == str(512 << 20)
+    assert (v2 / "memory.swap.max").read_text() == "0"
+    assert (v2 / "memory.oom.group").read_text() == "1"
+    assert (v2 / "pids.max").read_text() == "32"
+    assert (v2 / "cpu.max").read_text() == "200000 100000"
+    assert (v2 / "cpu.weight").read_text() == "100"
+    (v2 / "cgroup.freeze").write_text("")
+    group.freeze()
+    assert (v2 / "cgroup.freeze").read_text() == "1"
+    group.thaw()
+    assert (v2 / "cgroup.freeze").read_text() == "10"  # one write per change, same fd
+    (v2 / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
+    assert group.oom_kills() == 1
+    assert backend.summary().startswith("cgroup v2, memory 512 MB incl. tmpfs/shm")
+
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "cgroup.controllers").write_text("")
+    none, why = detect(Limits(), str(bare), str(own))
+    assert none is None and "has no memory/pids/cpu controller" in why
