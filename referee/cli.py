@@ -1501,13 +1501,17 @@ def check_bot_cmd(
         fail(str(exc))
     if spec.kind != "command":
         fail(f"{command}: check-bot checks a bot program; give its command line")
-    live = err.status("check-bot: starting the bot") if err.is_terminal and not as_json else nullcontext()
+    spinning = err.is_terminal and not as_json
+    live = err.status("check-bot: starting the bot") if spinning else nullcontext()
     with live as status:
         try:
             report = check_bot_sync(
                 list(spec.argv), games_per_config=games, move_time=move_time,
                 startup_time=startup_time, seed=seed, sandbox=Sandbox(mode, binds),
-                on_progress=None if status is None else lambda text: status.update(Text(f"check-bot: {text}")))
+                on_progress=None if status is None else lambda text: status.update(Text(f"check-bot: {text}")),
+                # Not on a terminal (a CI log, a pipe): a line per phase instead of a spinner.
+                on_phase=None if spinning else lambda text: err.print(
+                    f"check-bot: {text}", markup=False, highlight=False, soft_wrap=True))
         except (BotStartError, TimeControlError, SandboxError) as exc:
             fail(str(exc))
     if as_json:
