@@ -158,6 +158,19 @@ SPEC_EXIT = ("after bye and the end of stdin, exit with status 0 within the refe
 
 
 @dataclass(frozen=True)
+class TcpCheck:
+    """A check over TCP: the referee listens at ``listen`` for the bot of seat ``name``,
+    which connects and says hello with ``token`` (SPEC section 13), as in ``match
+    --listen`` with a ``tcp:NAME`` seat; it plays every rule set on that connection."""
+
+    name: str
+    token: str
+    listen: tuple[str, int] = ("127.0.0.1", 7724)
+    connect_wait: float = 120.0  #: seconds to wait for the first connection
+    on_tcp: Callable[[str], None] | None = None  #: operator lines (listening, refusals)
+
+
+@dataclass(frozen=True)
 class RuleSet:
     """One rule set the bot plays under, and the decision types it is there to reach."""
 
@@ -503,8 +516,11 @@ class _Checker:
                  startup_time: float, grace: float, seed: int, configs: Sequence[RuleSet],
                  on_progress: Callable[[str], None] | None, settle: float = SETTLE_S,
                  probes_per_game: int = PROBES_PER_GAME, sandbox: Sandbox | None = None,
-                 on_phase: Callable[[str], None] | None = None) -> None:
+                 on_phase: Callable[[str], None] | None = None,
+                 tcp: TcpCheck | None = None) -> None:
         self.argv = list(argv)
+        self.tcp = tcp
+        self.tcp_seat: Any = None  #: the one TcpSeat of a check over TCP
         self.settle, self.probes_per_game = settle, probes_per_game
         self.linger = LINGER * grace
         self.sandbox = (sandbox or Sandbox()).resolve()
@@ -539,6 +555,8 @@ class _Checker:
         start_error: BotStartError | None = None
         async with trio.open_nursery() as nursery:
             try:
+                if self.tcp is not None:
+                    await self.open_tcp(nursery)
                 total = len(self.rule_sets)
                 for number, rule_set in enumerate(self.rule_sets, 1):
                     await self.run_rule_set(rule_set, nursery)
@@ -547,12 +565,26 @@ class _Checker:
                     self.on_phase(f"variant {number}/{total}: {self.phase_line(self.report.configs[-1])}")
             except BotStartError as exc:
                 start_error = exc  # raised below, outside the nursery, as itself
+            finally:
+                if self.tcp_seat is not None:
+                    await self.tcp_seat.close()  # bye, then the gate closes the connection
             nursery.cancel_scope.cancel()  # the closed bots' reader tasks may still wait
         if start_error is not None:
             raise start_error
         self.finish()
         self.report.wall_s = trio.current_time() - start
         return self.report
+
+    async def open_tcp(self, nursery: trio.Nursery) -> None:
+        """Listen for the bot (as ``match --listen`` does for a ``tcp:NAME`` seat): one
+        seat, one connection for every rule set, the start-up time as handshake time."""
+        from ..seats.tcp import TcpSeat
+        from .runner import _open_gate
+        assert self.tcp is not None
+        seat = TcpSeat(self.tcp.name, wait_s=self.tcp.connect_wait)
+        options = SeatOptions(listen=self.tcp.listen, tokens=((self.tcp.name, self.tcp.token),))
+        await _open_gate([seat], options, nursery, self.tcp.on_tcp, self.startup_time)
+        self.tcp_seat = seat
 
     # -- one rule set: one match, one bot process
 
@@ -567,8 +599,11 @@ class _Checker:
         # The opponents: the built-ins greedy and random, alternating, one per other seat.
         specs = [self.spec] + [parse_bot_spec(("builtin:greedy", "builtin:random")[i % 2])
                                for i in range(max(rs.players - 1, 2))]
-        bot, *opponents = make_players(specs, config, stderr_stem=None,
-                                       options=SeatOptions(grace=self.grace), sandbox=self.sandbox)
+        if self.tcp_seat is not None:  # over TCP: the one connection plays every rule set
+            specs = specs[1:]
+        players = make_players(specs, config, stderr_stem=None,
+                               options=SeatOptions(grace=self.grace), sandbox=self.sandbox)
+        bot, *opponents = [self.tcp_seat, *players] if self.tcp_seat is not None else players
         tap: _Tap | None = None
         lingering: dict[int, ProcInfo] = {}
         try:
@@ -585,7 +620,9 @@ class _Checker:
                 self.watch.ignore(getattr(bot, "pid", None))  # trio reaps the bot itself
             if tap is not None and run.failure is None:
                 await self.last_probe(rs, run, tap)
-            if run.failure is None and self.handshake is not None and self.handshake.status != "fail":
+            if bot is self.tcp_seat:
+                pass  # its exit is its own (SPEC section 13); closed after the last rule set
+            elif run.failure is None and self.handshake is not None and self.handshake.status != "fail":
                 run.exit, lingering = await self.close_and_watch_exit(bot)
                 self.exits.append((rs.title, run.exit))
             else:
@@ -600,7 +637,14 @@ class _Checker:
         """Start the bot; the first start is the handshake check. False if it failed."""
         start = trio.current_time()
         try:
+            if bot is self.tcp_seat and self.handshake is not None:
+                await bot.prepare_game(0)  # after a failure: a reconnection, within wait_s
+                if bot.failure is not None:
+                    raise bot.failure
+                return True
             await bot.start(nursery)
+            if bot is self.tcp_seat:
+                bot.wait_s = self.startup_time  # a later reconnection gets the start-up time
         except BotFailure as exc:
             problem = Problem(
                 exc.kind, f"handshake failed: {exc.reason}", {"config": run.key},
@@ -971,7 +1015,8 @@ async def check_bot(argv: Sequence[str], *, games_per_config: int = 40, move_tim
                     on_progress: Callable[[str], None] | None = None,
                     settle: float = SETTLE_S, probes_per_game: int = PROBES_PER_GAME,
                     sandbox: Sandbox | None = None,
-                    on_phase: Callable[[str], None] | None = None) -> CheckReport:
+                    on_phase: Callable[[str], None] | None = None,
+                    tcp: TcpCheck | None = None) -> CheckReport:
     """Run the conformance check of the bot started by ``argv`` (see the module docstring).
 
     ``settle`` and ``probes_per_game`` tune the probes for unasked frames (0: none).
@@ -991,7 +1036,7 @@ async def check_bot(argv: Sequence[str], *, games_per_config: int = 40, move_tim
     tc = TimeControl.parse(None, move_time, startup_time)  # raises TimeControlError
     assert tc.move is not None
     checker = _Checker(argv, games_per_config, tc.move, tc.startup, grace, seed, configs,
-                       on_progress, settle, probes_per_game, sandbox, on_phase)
+                       on_progress, settle, probes_per_game, sandbox, on_phase, tcp)
     return await checker.run()
 
 
