@@ -1537,10 +1537,18 @@ def check_bot_cmd(
     max_memory: MaxMemoryOption = None,
     max_procs: MaxProcsOption = 64,
     cpus: CpusOption = 1.0,
+    listen: Annotated[str, typer.Option(
+        help="For a tcp:NAME bot: where to listen, HOST:PORT (the bot connects, as in "
+        "`match --listen`). Loopback unless you say otherwise.")] = "127.0.0.1:7724",
+    token: Annotated[str | None, typer.Option(
+        help="For a tcp:NAME bot: the token it must send (default: a new one, printed).",
+        show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
 ) -> None:
-    """Check a bot before a tournament: handshake, every decision type under several rule
-    sets against the built-in bots, decision latency, clean exit after bye; and that it
+    """Check a bot before a tournament: handshake, every decision type under every rule
+    variant (transfer, reflection, show-trump, same-rank leads, throw-in any time, the
+    24-, 36- and 52-card decks, 2 to 6 players) against the built-in bots, decision
+    latency, clean exit after bye; and that it
     never answers a request twice or before it is asked, and leaves no process behind
     (a forked child or a setsid daemon still running after it exited is named, then
     killed).
@@ -1562,16 +1570,34 @@ def check_bot_cmd(
         spec = parse_bot_spec(command)
     except BotSpecError as exc:
         fail(str(exc))
-    if spec.kind != "command":
-        fail(f"{command}: check-bot checks a bot program; give its command line")
-    live = err.status("check-bot: starting the bot") if err.is_terminal and not as_json else nullcontext()
+    tcp = None
+    if spec.kind == "tcp":
+        from .seats.tcp import ListenError, new_token, parse_listen
+        from .table.checkbot import TcpCheck
+        try:
+            listen_at = parse_listen(listen)
+        except ListenError as exc:
+            fail(str(exc))
+        if token is None:
+            token = new_token()
+            err.print(f"token for tcp:{spec.name}: {token}", markup=False, highlight=False)
+        tcp = TcpCheck(spec.name, token, listen_at, on_tcp=lambda text: err.print(
+            f"tcp: {text}", markup=False, highlight=False, soft_wrap=True))
+    elif spec.kind != "command":
+        fail(f"{command}: check-bot checks a bot program (its command line) or a bot over TCP "
+             "(tcp:NAME)")
+    spinning = err.is_terminal and not as_json
+    live = err.status("check-bot: starting the bot") if spinning else nullcontext()
     with live as status:
         try:
             report = check_bot_sync(
-                list(spec.argv), games_per_config=games, move_time=move_time,
-                startup_time=startup_time, seed=seed,
-                sandbox=Sandbox(mode, binds, limits=_limits(max_memory, max_procs, cpus, False)),
-                on_progress=None if status is None else lambda text: status.update(Text(f"check-bot: {text}")))
+                list(spec.argv) or [command], games_per_config=games, move_time=move_time,
+                startup_time=startup_time, seed=seed, sandbox=Sandbox(mode, binds, limits=_limits(max_memory, max_procs, cpus, False)),
+                tcp=tcp,
+                on_progress=None if status is None else lambda text: status.update(Text(f"check-bot: {text}")),
+                # Not on a terminal (a CI log, a pipe): a line per phase instead of a spinner.
+                on_phase=None if spinning else lambda text: err.print(
+                    f"check-bot: {text}", markup=False, highlight=False, soft_wrap=True))
         except (BotStartError, TimeControlError, SandboxError) as exc:
             fail(str(exc))
     if as_json:

@@ -26,9 +26,9 @@ What is checked, in order:
    period (SPEC section 12).
 6. **one answer per request**: after an answer is read, check-bot waits a short settle
    window (``SETTLE_S``) and looks whether another frame came; a second action for the
-   same request fails. Probed after the first ``PROBES_PER_GAME`` answers of every game,
-   after each game_start (which catches a late second answer to the previous game's last
-   request too) and after the last game, before bye.
+   same request fails. Probed after the first ``PROBES_PER_GAME`` answers and after the
+   game_start of the first ``PROBE_GAMES`` games of each rule set, and after its last
+   game, before bye (a second answer found later is the referee's own protocol error).
 7. **no answer before request**: game_start is written on its own, then the same settle
    window: any frame then (an action guessing the next id, say), and any action for a
    request not yet sent, fails. Pongs are always fine. A frame found by a probe is taken
@@ -68,7 +68,8 @@ from protocol.errors import RemoteProtocolError
 from .clock import TimeControl
 from ..seats.leftovers import ProcInfo, Watch, subreaper
 from .match import MatchConfig, play_game
-from ..seats.players import BotFailure, BotSpec, BotStartError, Player, free_name, parse_bot_spec
+from ..seats.players import (BotFailure, BotSpec, BotStartError, Player, free_name, parse_bot_spec,
+                             unique_names)
 from ..rules import Game
 from ..rules.actions import MalformedAction, action_from_wire, action_str
 from ..rules.deal import deal_deck, deal_id
@@ -84,7 +85,7 @@ Status = Literal["pass", "warn", "fail", "skip"]
 #: Decision types, in the order reports list them: the eight action types, then the
 #: pseudo-types ``decline`` (an exchange offer) and ``forced`` (a lone pass or take).
 DECISION_TYPES = ("attack", "cover", "throw_in", "transfer", "show_trump", "take", "pass",
-                  "exchange", "decline", "forced")
+                  "exchange", "decline", "forced", "reflect", "lead_more", "throw_in_open")
 
 #: Why a type may be missing, for "not reached" warnings.
 WHERE_OFFERED = {
@@ -102,7 +103,17 @@ WHERE_OFFERED = {
     "decline": "the exchange offer answered (exchange or pass); see exchange",
     "forced": "a request whose only legal action is pass or take; sent under "
               "ask_forced=on (the default)",
+    "reflect": "a transfer under transfer=reflect (the bout goes back to the main attacker "
+               "and the direction of play reverses)",
+    "lead_more": "under lead=same_rank, the main attacker's choice to add another card of "
+                 "the lead's rank or pass to end the lead",
+    "throw_in_open": "under throw_in_timing=any, a throw-in while attack cards are still "
+                     "uncovered",
 }
+
+#: The action type that counts as choosing a pseudo-type (``forced``: any answer).
+_CHOSEN_AS = {"decline": "pass", "reflect": "transfer", "lead_more": "attack",
+              "throw_in_open": "throw_in"}
 
 SPEC_HELLO = ("a hello map {{type: hello, protocol: 1, name: <1..64 printable characters>}} "
               "within the start-up time of {startup:g} s (SPEC sections 4 and 6)")
@@ -134,6 +145,11 @@ SPEC_LEFTOVER = ("when the bot exits after bye (or at end of stdin), every proce
 SETTLE_S = 0.05
 #: Answers per game (the first ones) after which a probe looks for a second answer.
 PROBES_PER_GAME = 2
+#: Games of each rule set (the first ones) that are probed: how a bot writes its frames
+#: does not depend on the rules, and every probe costs its settle window. A second
+#: answer written later is still caught, by the referee itself, before the next request
+#: (a protocol error: the rule set fails).
+PROBE_GAMES = 1
 #: After the bot has exited, the processes it started get this many grace periods to
 #: exit too (less than one: the referee kills the bot's group a grace period after exit).
 LINGER = 0.5
@@ -142,6 +158,19 @@ MAX_PROBLEMS = 3
 
 SPEC_EXIT = ("after bye and the end of stdin, exit with status 0 within the referee's grace "
              "period of {grace:g} s (SPEC section 12)")
+
+
+@dataclass(frozen=True)
+class TcpCheck:
+    """A check over TCP: the referee listens at ``listen`` for the bot of seat ``name``,
+    which connects and says hello with ``token`` (SPEC section 13), as in ``match
+    --listen`` with a ``tcp:NAME`` seat; it plays every rule set on that connection."""
+
+    name: str
+    token: str
+    listen: tuple[str, int] = ("127.0.0.1", 7724)
+    connect_wait: float = 120.0  #: seconds to wait for the first connection
+    on_tcp: Callable[[str], None] | None = None  #: operator lines (listening, refusals)
 
 
 @dataclass(frozen=True)
@@ -159,16 +188,30 @@ class RuleSet:
         return make_rules(self.preset, dict(self.overrides))
 
 
+_BASIC = ("attack", "cover", "take", "throw_in", "pass")
+
+#: Every rule variant a bot may meet, each played as its own probe match: the transfer
+#: modes, the lead and throw-in timings, the trump exchange, forced moves asked, every
+#: deck (24, 36, 52) and every table size (2 to 6 players; a 24-card deck seats at most
+#: 4, which deals every card: no talon, the trump in the dealer's hand).
 CONFIGS: tuple[RuleSet, ...] = (
-    RuleSet("classic", "classic", "classic", (), 2,
-            ("attack", "cover", "take", "throw_in", "pass", "forced")),
+    RuleSet("classic", "classic", "classic", (), 2, (*_BASIC, "forced")),
     RuleSet("perevodnoy", "perevodnoy (transfer)", "perevodnoy", (), 2, ("transfer",)),
     RuleSet("perevodnoy_trump", "perevodnoy_trump (show_trump)", "perevodnoy_trump", (), 2,
             ("show_trump",)),
+    RuleSet("reflect", "transfer=reflect (reflection)", "classic", (("transfer", "reflect"),), 2,
+            ("reflect",)),
     RuleSet("trump_exchange", "classic, trump_exchange=on", "classic", (("trump_exchange", "on"),),
             2, ("exchange", "decline")),
-    RuleSet("three_players", "classic, 3 players", "classic", (), 3,
-            ("attack", "cover", "take", "throw_in", "pass")),
+    RuleSet("same_rank", "classic, lead=same_rank (same-rank leads)", "classic",
+            (("lead", "same_rank"),), 2, ("lead_more",)),
+    RuleSet("throw_in_any", "classic, throw_in_timing=any (throw-in any time)", "classic",
+            (("throw_in_timing", "any"),), 2, ("throw_in_open",)),
+    RuleSet("three_players", "classic, 3 players", "classic", (), 3, _BASIC),
+    RuleSet("deck24_4p", "classic, deck=24, 4 players (every card dealt)", "classic",
+            (("deck", "24"),), 4, _BASIC),
+    RuleSet("deck52_5p", "classic, deck=52, 5 players", "classic", (("deck", "52"),), 5, _BASIC),
+    RuleSet("six_players", "classic, 6 players", "classic", (), 6, _BASIC),
     RuleSet("ask_forced_off", "classic, ask_forced=off", "classic", (("ask_forced", "off"),), 2,
             ("attack", "take")),
 )
@@ -232,9 +275,11 @@ class ConfigRun:
     failure: Problem | None = None
     exit: dict[str, Any] | None = None
     leftovers: list[dict[str, Any]] = field(default_factory=list)  #: see _Checker.leftovers
+    status: Status = "skip"  #: this variant's verdict (its "games: TITLE" check)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "title": self.title, "rules": self.rules, "players": self.players,
+        return {"key": self.key, "title": self.title, "status": self.status, "rules": self.rules,
+                "players": self.players,
                 "games": self.games, "decisions": self.decisions, "covered": self.covered,
                 "missing": self.missing,
                 "failure": self.failure.as_dict() if self.failure else None, "exit": self.exit,
@@ -271,6 +316,7 @@ class CheckReport:
             "checks": [c.as_dict() for c in self.checks],
             "coverage": {t: s.as_dict() for t, s in self.coverage.items()},
             "configs": [c.as_dict() for c in self.configs],
+            "variants": {c.key: c.status for c in self.configs},
             "latency": self.latency, "wall_s": round(self.wall_s, 3),
             "counts": {s: sum(1 for c in self.checks if c.status == s)
                        for s in ("pass", "warn", "fail", "skip")},
@@ -330,6 +376,7 @@ class _Tap(Player):
         self.probes = {"game_start": 0, "answer": 0, "bye": 0}
         self.last: tuple[dict[str, Any], dict[str, Any]] | None = None
         self._asked_in_game = 0
+        self._games = 0  #: game_starts sent (probes are made in the first PROBE_GAMES)
         self._pending = False
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -338,7 +385,9 @@ class _Tap(Player):
             await self.inner.send(message)
             if message["type"] == "game_start":
                 self._asked_in_game = 0
-                await self.probe("game_start")
+                self._games += 1
+                if self._games <= PROBE_GAMES:
+                    await self.probe("game_start")
         except BotFailure as exc:
             self.trail.append((message["type"], exc))
             raise
@@ -363,7 +412,7 @@ class _Tap(Player):
         self.trail.append(_Asked(request, answer, trio.current_time() - start, None))
         self.last = (request, answer)
         self._asked_in_game += 1
-        self._pending = self._asked_in_game <= self.probes_per_game
+        self._pending = self._asked_in_game <= self.probes_per_game and self._games <= PROBE_GAMES
         return answer
 
     async def _probe_pending(self) -> None:
@@ -420,6 +469,13 @@ def offered_types(request: dict[str, Any]) -> set[str]:
         types.add("decline")
     if len(legal) == 1 and legal[0]["type"] in ("pass", "take"):
         types.add("forced")
+    obs = request["observation"]
+    if "transfer" in types and "direction" in obs:  # observations hold it under reflect only
+        types.add("reflect")
+    if obs["phase"] == "attack" and obs["table"]:  # the lead so far is on the table
+        types.add("lead_more")
+    if "throw_in" in types and any(cover is None for _, cover in obs["table"]):
+        types.add("throw_in_open")
     return types
 
 
@@ -462,8 +518,12 @@ class _Checker:
     def __init__(self, argv: Sequence[str], games_per_config: int, move_time: float,
                  startup_time: float, grace: float, seed: int, configs: Sequence[RuleSet],
                  on_progress: Callable[[str], None] | None, settle: float = SETTLE_S,
-                 probes_per_game: int = PROBES_PER_GAME, sandbox: Sandbox | None = None) -> None:
+                 probes_per_game: int = PROBES_PER_GAME, sandbox: Sandbox | None = None,
+                 on_phase: Callable[[str], None] | None = None,
+                 tcp: TcpCheck | None = None) -> None:
         self.argv = list(argv)
+        self.tcp = tcp
+        self.tcp_seat: Any = None  #: the one TcpSeat of a check over TCP
         self.settle, self.probes_per_game = settle, probes_per_game
         self.linger = LINGER * grace
         self.sandbox = (sandbox or Sandbox()).resolve()
@@ -471,6 +531,7 @@ class _Checker:
         self.move_time, self.startup_time, self.grace, self.seed = move_time, startup_time, grace, seed
         self.rule_sets = list(configs)
         self.on_progress = on_progress or (lambda text: None)
+        self.on_phase = on_phase or (lambda text: None)
         self.spec = _command_spec(self.argv)
         self.report = CheckReport(self.argv, {
             "games_per_config": games_per_config, "move_time_s": move_time,
@@ -497,18 +558,36 @@ class _Checker:
         start_error: BotStartError | None = None
         async with trio.open_nursery() as nursery:
             try:
-                for rule_set in self.rule_sets:
+                if self.tcp is not None:
+                    await self.open_tcp(nursery)
+                total = len(self.rule_sets)
+                for number, rule_set in enumerate(self.rule_sets, 1):
                     await self.run_rule_set(rule_set, nursery)
                     if self.handshake is not None and self.handshake.status == "fail":
                         break
+                    self.on_phase(f"variant {number}/{total}: {self.phase_line(self.report.configs[-1])}")
             except BotStartError as exc:
                 start_error = exc  # raised below, outside the nursery, as itself
+            finally:
+                if self.tcp_seat is not None:
+                    await self.tcp_seat.close()  # bye, then the gate closes the connection
             nursery.cancel_scope.cancel()  # the closed bots' reader tasks may still wait
         if start_error is not None:
             raise start_error
         self.finish()
         self.report.wall_s = trio.current_time() - start
         return self.report
+
+    async def open_tcp(self, nursery: trio.Nursery) -> None:
+        """Listen for the bot (as ``match --listen`` does for a ``tcp:NAME`` seat): one
+        seat, one connection for every rule set, the start-up time as handshake time."""
+        from ..seats.tcp import TcpSeat
+        from .runner import _open_gate
+        assert self.tcp is not None
+        seat = TcpSeat(self.tcp.name, wait_s=self.tcp.connect_wait)
+        options = SeatOptions(listen=self.tcp.listen, tokens=((self.tcp.name, self.tcp.token),))
+        await _open_gate([seat], options, nursery, self.tcp.on_tcp, self.startup_time)
+        self.tcp_seat = seat
 
     # -- one rule set: one match, one bot process
 
@@ -520,9 +599,14 @@ class _Checker:
                              illegal_retries=0, max_restarts=0)
         run = ConfigRun(rs.key, rs.title, rules.describe(), rs.players)
         self.report.configs.append(run)
-        specs = [self.spec, parse_bot_spec("builtin:greedy"), parse_bot_spec("builtin:random")]
-        bot, greedy, rand = make_players(specs, config, stderr_stem=None,
-                                         options=SeatOptions(grace=self.grace), sandbox=self.sandbox)
+        # The opponents: the built-ins greedy and random, alternating, one per other seat.
+        specs = [self.spec] + [parse_bot_spec(("builtin:greedy", "builtin:random")[i % 2])
+                               for i in range(max(rs.players - 1, 2))]
+        if self.tcp_seat is not None:  # over TCP: the one connection plays every rule set
+            specs = specs[1:]
+        players = make_players(specs, config, stderr_stem=None,
+                               options=SeatOptions(grace=self.grace), sandbox=self.sandbox)
+        bot, *opponents = [self.tcp_seat, *players] if self.tcp_seat is not None else players
         # What would outlive the bot's process group on a host without cgroups is what
         # the check reports: the group's own kill waits until it has looked.
         if isinstance(bot, ProcessPlayer):
@@ -533,16 +617,21 @@ class _Checker:
             if not await self.start(bot, run, nursery):
                 return
             hello_name = bot.info.get("name") or "bot"
-            greedy.name, rand.name = "greedy", "random"
-            bot.name = free_name(hello_name, {greedy.name, rand.name})
+            # The built-ins keep their names (greedy, random, greedy#2, ...); the bot's
+            # hello name never takes one of them.
+            for player, name in zip(opponents, unique_names([p.spec.name for p in opponents])):
+                player.name = name
+            bot.name = free_name(hello_name, {p.name for p in opponents})
             tap = _Tap(bot, self.settle, self.probes_per_game)
-            await self.play(rs, run, config, tap, [greedy, rand])
+            await self.play(rs, run, config, tap, opponents)
         finally:
             if self.watch is not None:
                 self.watch.ignore(getattr(bot, "pid", None))  # trio reaps the bot itself
             if tap is not None and run.failure is None:
                 await self.last_probe(rs, run, tap)
-            if run.failure is None and self.handshake is not None and self.handshake.status != "fail":
+            if bot is self.tcp_seat:
+                pass  # its exit is its own (SPEC section 13); closed after the last rule set
+            elif run.failure is None and self.handshake is not None and self.handshake.status != "fail":
                 run.exit, lingering = await self.close_and_watch_exit(bot)
                 self.exits.append((rs.title, run.exit))
             else:
@@ -559,7 +648,14 @@ class _Checker:
         """Start the bot; the first start is the handshake check. False if it failed."""
         start = trio.current_time()
         try:
+            if bot is self.tcp_seat and self.handshake is not None:
+                await bot.prepare_game(0)  # after a failure: a reconnection, within wait_s
+                if bot.failure is not None:
+                    raise bot.failure
+                return True
             await bot.start(nursery)
+            if bot is self.tcp_seat:
+                bot.wait_s = self.startup_time  # a later reconnection gets the start-up time
         except BotFailure as exc:
             problem = Problem(
                 exc.kind, f"handshake failed: {exc.reason}", {"config": run.key},
@@ -568,6 +664,7 @@ class _Checker:
             run.failure = problem
             if self.handshake is None:
                 self.handshake = Check("handshake", "fail", problem.message, [problem])
+                self.on_phase(f"handshake: fail: {problem.message}")
             return False
         seconds = trio.current_time() - start
         if self.handshake is None:
@@ -584,6 +681,7 @@ class _Checker:
             if missing:
                 summary += f"; no {' and no '.join(missing)} (optional)"
             self.handshake = Check("handshake", "warn" if missing else "pass", summary, problems)
+            self.on_phase(f"handshake: {self.handshake.status}: {summary}")
         return True
 
     async def play(self, rs: RuleSet, run: ConfigRun, config: MatchConfig, tap: _Tap,
@@ -623,7 +721,7 @@ class _Checker:
                         stats[t].offered += 1
                         if accepted:
                             stats[t].answered += 1
-                            if t == chosen or t == "forced" or (t == "decline" and chosen == "pass"):
+                            if t == chosen or t == "forced" or _CHOSEN_AS.get(t) == chosen:
                                 stats[t].chosen += 1
             run.decisions += len(asked)
             run.games.append({"game": index, "seed": seed, "seat": seat,
@@ -741,7 +839,9 @@ class _Checker:
         r.checks.append(handshake)
         started = handshake.status != "fail"
         for run in r.configs if started else ():
-            r.checks.append(self.config_check(run))
+            check = self.config_check(run)
+            run.status = check.status
+            r.checks.append(check)
         if started:
             r.checks.extend(self.type_check(t) for t in DECISION_TYPES)
         else:
@@ -750,6 +850,11 @@ class _Checker:
         r.checks.append(self.exit_check())
         r.checks.extend(self.conduct_checks())
         r.checks.append(self.leftover_check())
+
+    def phase_line(self, run: ConfigRun) -> str:
+        """One progress line for a finished rule set: its verdict so far and its games."""
+        check = self.config_check(run)
+        return f"{run.title}: {check.status}: {check.summary}"
 
     def config_check(self, run: ConfigRun) -> Check:
         name = f"games: {run.title}"
@@ -920,10 +1025,14 @@ async def check_bot(argv: Sequence[str], *, games_per_config: int = 40, move_tim
                     configs: Sequence[RuleSet] = CONFIGS,
                     on_progress: Callable[[str], None] | None = None,
                     settle: float = SETTLE_S, probes_per_game: int = PROBES_PER_GAME,
-                    sandbox: Sandbox | None = None) -> CheckReport:
+                    sandbox: Sandbox | None = None,
+                    on_phase: Callable[[str], None] | None = None,
+                    tcp: TcpCheck | None = None) -> CheckReport:
     """Run the conformance check of the bot started by ``argv`` (see the module docstring).
 
     ``settle`` and ``probes_per_game`` tune the probes for unasked frames (0: none).
+    ``on_progress`` is told of every game; ``on_phase`` of every finished phase (the
+    handshake, then each rule set with its verdict so far), one line each.
     While it runs, this process is a child subreaper (see referee.seats.leftovers).
 
     Raises BotStartError if the program cannot be started at all (not found, not
@@ -938,7 +1047,7 @@ async def check_bot(argv: Sequence[str], *, games_per_config: int = 40, move_tim
     tc = TimeControl.parse(None, move_time, startup_time)  # raises TimeControlError
     assert tc.move is not None
     checker = _Checker(argv, games_per_config, tc.move, tc.startup, grace, seed, configs,
-                       on_progress, settle, probes_per_game, sandbox)
+                       on_progress, settle, probes_per_game, sandbox, on_phase, tcp)
     return await checker.run()
 
 

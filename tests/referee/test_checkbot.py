@@ -78,9 +78,9 @@ async def test_a_conforming_bot_passes_every_check(bot: str) -> None:
         assert len(run.games) >= rs.players  # the bot sat in every seat
         if rs.key != "trump_exchange":  # there the bot sits where the exchange is offered
             assert {g["seat"] for g in run.games} == set(range(rs.players))
-        # ... and met both built-ins.
-        assert len({name for g in run.games for seat, name in enumerate(g["players"])
-                    if seat != g["seat"]}) == 2
+        # ... and met both built-ins (at a bigger table, several of each).
+        assert {name.split("#")[0] for g in run.games for seat, name in enumerate(g["players"])
+                if seat != g["seat"]} == {"greedy", "random"}
         assert run.exit is not None and run.exit["ok"] and run.exit["exit_code"] == 0
     # Every decision type was offered and answered legally.
     for t in DECISION_TYPES:

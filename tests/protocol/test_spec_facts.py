@@ -1,0 +1,48 @@
+"""The facts protocol/SPEC.md states about limits are the engine's and the referee's own:
+the deck/player pairs the rules accept, the ping schedule, the restart limit, and that
+`match --listen` is guarded like the arena."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import protocol
+from referee.rules.options import RulesError, make_rules
+from referee.seats.tcp import TcpLimits
+from referee.table.match import MatchConfig
+
+SPEC = " ".join(Path(protocol.__file__).with_name("SPEC.md").read_text(encoding="utf-8").split())
+
+
+def accepted(deck: int) -> list[int]:
+    rules, players = make_rules(overrides={"deck": str(deck)}), []
+    for n in range(1, 9):
+        try:
+            rules.check_table(n)
+        except RulesError:
+            continue
+        players.append(n)
+    return players
+
+
+@pytest.mark.parametrize("deck", [24, 36, 52])
+def test_the_spec_states_the_deck_and_player_pairs_the_engine_accepts(deck: int) -> None:
+    players = accepted(deck)
+    assert f"a {deck}-card deck with {players[0]} to {players[-1]}" in SPEC
+
+
+def test_the_spec_states_the_ping_schedule_and_the_restart_limit() -> None:
+    limits = TcpLimits()
+    assert f"a ping round every **{limits.ping_interval:g} s**" in SPEC
+    assert f"does not answer within **{limits.ping_timeout:g} s** is disconnected" in SPEC
+    assert f"`--max-restarts N`, {MatchConfig(rules=make_rules()).max_restarts} by default" in SPEC
+    assert "no new process is started" in SPEC
+
+
+def test_the_spec_says_match_listen_is_throttled_like_the_arena_and_caps_memory() -> None:
+    assert "The same gate guards `durak-ref match --listen`" in SPEC
+    assert "the bot's memory, tmpfs included, is capped at `--max-memory`" in SPEC
+    assert "give it `-Xmx` well below the limit" in SPEC
+    assert "**With game_start.**" in SPEC
