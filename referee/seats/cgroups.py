@@ -540,6 +540,10 @@ class Confinement:
         return (f"warning: bots run without memory, process or CPU limits and are not "
                 f"frozen off-move: {self.why_not}")
 
+    def announce(self) -> None:
+        """Print the start-up line (once per process)."""
+        _say(self.line())
+
     def header(self) -> dict[str, Any]:
         if self.backend is not None:
             return self.backend.header()

@@ -76,8 +76,9 @@ class ProcessPlayer(StreamPlayer):
         # Resolved once per run by the caller (which also warns); ``auto`` is resolved here.
         sandbox = sandbox or Sandbox()
         self.sandbox = sandbox.resolve() if sandbox.mode == "auto" else sandbox
-        #: The run's resource walls (detected once per process; the line said once).
-        self.confinement = confinement(self.sandbox.limits, announce=self.sandbox.warn)
+        #: The run's resource walls (detected once per process; the line is said once,
+        #: when a bot has started: a command that cannot start is one error line).
+        self.confinement = confinement(self.sandbox.limits, announce=False)
         self.startup_time = startup_time
         self.grace = grace
         self.stderr_path = stderr_path
@@ -180,6 +181,8 @@ class ProcessPlayer(StreamPlayer):
                 group.remove()
             raise BotStartError(f"bot {self.name}: cannot start {self.spec.argv[0]!r}: "
                                 f"{exc.strerror or exc}") from None
+        if self.sandbox.warn:
+            self.confinement.announce()
         await trio.lowlevel.checkpoint()
         conn = self.conn = _Connection(process, launch, group)
         self.lane.wake = None
