@@ -20,7 +20,7 @@ from replay_logs import play_match
 from report_kit import played_tournament
 from support import DURAK_REF, cli
 
-SLOW_BOT = Path(__file__).parent / "bots" / "slow_bot.py"
+SLOW_BOT = Path(__file__).parents[1] / "web" / "bots" / "slow_bot.py"  # thinks DELAY s per decision
 #: The layout facts a test checks, read in one call.
 RECT = "(sel) => { const e = document.querySelector(sel); if (!e) return null; const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; }"
 WIDTH = "() => [document.documentElement.scrollWidth, window.innerWidth]"
