@@ -201,6 +201,18 @@ class LiveHub:
         for done in self._held.pop(deal, []):
             self._show(done)
 
+    def end_run(self) -> None:
+        """The run is over (finished, interrupted or failed): show the games still held
+        (their twins will not be played now), recompute the standings from the whole run,
+        and tell every page, which then shows the final standings and stops reconnecting
+        (the server goes when the run does). Safe to call more than once."""
+        for deal in list(self._held):
+            self.deal_over(deal)
+        if self._standings_source is not None:
+            while self._recompute_standings():  # read to the last stored game
+                pass
+        self._publish("over", {"standings": self.standings, "error": self.standings_error})
+
     def _show(self, done: Finished) -> None:
         self.recent.append(done)
         self._publish("finished", done.summary())
@@ -260,17 +272,22 @@ class LiveHub:
             await self._standings_due.wait()
             self._standings_due = trio.Event()
             began = time.perf_counter()
-            try:
-                data = self._standings_source()
-            except Exception as exc:  # the page must not take the run down: show why instead
-                self.standings_error = f"standings unavailable: {type(exc).__name__}: {exc}"
-            else:
-                self.standings = standings_rows(data)
-                self.standings_error = data.get("rating_error")
-                if data.get("partial"):  # stored games left unread: go on after the pause
-                    self._standings_due.set()
+            if self._recompute_standings():  # stored games left unread: go on after the pause
+                self._standings_due.set()
             self._publish("standings", {"standings": self.standings, "error": self.standings_error})
             await trio.sleep(max(STANDINGS_EVERY_S, 9 * (time.perf_counter() - began)))
+
+    def _recompute_standings(self) -> bool:
+        """Read the standings from their source now; whether it left stored games unread."""
+        assert self._standings_source is not None
+        try:
+            data = self._standings_source()
+        except Exception as exc:  # the page must not take the run down: show why instead
+            self.standings_error = f"standings unavailable: {type(exc).__name__}: {exc}"
+            return False
+        self.standings = standings_rows(data)
+        self.standings_error = data.get("rating_error")
+        return bool(data.get("partial"))
 
 
 def standings_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -427,8 +444,10 @@ def replay_page(done: Finished) -> str:
     self-contained page. Raises ReplayHtmlError if the record cannot be drawn (a bug)."""
     from .replay_html import render_replay_records
 
-    return render_replay_records(done.header, [done.record], game=done.number,
-                                 source=f"live game {done.number}")
+    # A footer of its own: the game is over (the run's log has no footer yet, and its
+    # summary is this one game's, counted from its record).
+    return render_replay_records(done.header, [done.record], footer={"interrupted": False},
+                                 game=done.number, source=f"live game {done.number}")
 
 
 #: A connection that has not sent a whole request within this many seconds is closed.
@@ -498,6 +517,9 @@ async def with_live(hub: LiveHub, host: str, port: int, job: Callable[[], Awaita
             try:
                 result.append(await job())
             finally:
+                # The final standings and the end reach the pages before the server goes
+                # (what a client has queued when the hub closes is still sent).
+                hub.end_run()
                 hub.close()
     except BaseExceptionGroup as group:
         found = leaves(group)

@@ -469,3 +469,14 @@ async def test_a_deal_whose_twin_is_never_played_is_shown_when_its_run_says_so()
         assert (await client.get("/game/0")).status_code == 404
         hub.deal_over("live:twins")  # e.g. the arena stopped the pair after one game
         assert (await client.get("/game/0")).status_code == 200
+
+
+async def test_a_live_replay_says_its_game_ended_not_that_the_match_did_not_finish() -> None:
+    """The replay of a listed game is of a finished game: its data carries an ending of its
+    own (the run's log has no footer while the run goes on), so the viewer does not say
+    "no footer: the match did not finish"."""
+    hub = LiveHub("run")
+    async with live_server(hub) as url, httpx.AsyncClient(base_url=url) as client:
+        await play_watched(hub, classic(), 0)
+        page = (await client.get("/game/0")).text
+        assert '"interrupted":false' in page.replace(" ", "") and '"interrupted":null' not in page.replace(" ", "")

@@ -217,3 +217,35 @@ def test_a_duplicate_tournament_serves_no_replay_of_a_game_while_its_twin_plays(
     finally:
         run.close()
     assert held and shown, (held, shown)
+
+
+def test_the_live_page_ends_with_the_runs_final_standings_and_says_the_run_is_over(tmp_path: Path) -> None:
+    """A 12-game round robin of three bots, watched from its start to its end: the last
+    event a page gets is ``over``, with every bot's 8 games counted (standings are
+    otherwise recomputed at most every 2 s, and the server went with the run before the
+    last games were counted), and a replay it links to has an ending of its own."""
+    import json
+    import sys
+    import threading
+    from livekit import Running
+
+    slow = f"{sys.executable} {Path(__file__).parent / 'bots' / 'slow_bot.py'} 0.01"
+    db = tmp_path / "s.sqlite"
+    run = Running(tmp_path, "tournament", "--bot", "a=builtin:greedy", "--bot", f"s={slow}",
+                  "--bot", "r=builtin:random", "--games", "4", "--sandbox", "none", "--db", db,
+                  "--log-dir", tmp_path / "logs", "--http", "127.0.0.1:0")
+    try:
+        url = run.wait_for(r"^live page: (http://127\.0\.0\.1:\d+/)$")[1]
+        seen: list[bytes] = []
+        reader = threading.Thread(target=_stream_until_closed, args=(url, seen), daemon=True)
+        reader.start()
+        assert run.process.wait(timeout=120) == 0, run.lines
+        reader.join(timeout=30)
+    finally:
+        run.close()
+    events = re.findall(rb"event: (\w+)\ndata: (.*)\n", b"".join(seen))
+    assert events and events[-1][0] == b"over", events[-3:]
+    final = json.loads(events[-1][1])
+    assert {row["bot"]: row["games"] for row in final["standings"]} == {"a": 8, "s": 8, "r": 8}
+    assert "run over" in (Path(__import__("referee").__file__).parent / "web" / "assets" / "live.js").read_text()
+

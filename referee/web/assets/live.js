@@ -117,6 +117,16 @@ function connect() {
     renderTables();
     renderRecent();
   });
+  source.addEventListener("over", (e) => {
+    // The run is over and its server about to go: the final standings, and no reconnecting.
+    const s = JSON.parse(e.data);
+    state.standings = s.standings;
+    state.standingsError = s.error;
+    state.tables.clear();
+    source.close();
+    status.textContent = "run over: final standings (replays are in the run's log)";
+    renderAll();
+  });
   source.addEventListener("standings", (e) => {
     const s = JSON.parse(e.data);
     state.standings = s.standings;
