@@ -31,8 +31,10 @@ def one_error(proc: subprocess.CompletedProcess[str]) -> str:
     assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr, proc.stderr
     lines = [line for line in proc.stderr.splitlines()
-             # The run's banner and the line saying how bots are confined may precede.
-             if line.strip() and not line.startswith(("sprt ", "durak-ref: bots confined:"))]
+             # The run's banner, the duplicate deals' warning and the line saying how bots
+             # are confined may precede.
+             if line.strip() and not line.startswith(("sprt ", "durak-ref: bots confined:",
+                                                      "durak-ref: warning: duplicate deals"))]
     assert len(lines) == 1 and lines[0].startswith("durak-ref: error:"), lines
     return lines[0]
 

@@ -14,9 +14,9 @@ from protocol.bot import run_function  # noqa: E402
 
 def main() -> None:
     host, port, secret = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-    s = socket.socket()
-    s.settimeout(3)
     try:
+        s = socket.socket()  # refused outright under the seccomp filter (EPERM)
+        s.settimeout(3)
         s.connect((host, port))
         print("THIEF: server reached", file=sys.stderr)
     except OSError as exc:
