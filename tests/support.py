@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import fcntl
+import json
 import math
 import os
 import shutil
@@ -13,6 +14,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -151,3 +153,14 @@ ATTACK_OBSERVATION = {
     "out": [False, False], "attacker": 0, "defender": 1, "phase": "attack", "taking": False,
     "bout": 1, "transfers": 0, "attack_limit": 6, "known": [[], []], "shown": [],
 }
+
+
+def attack_reports(logs: Path) -> list[dict[str, Any]]:
+    """Every ``ATTACK {json}`` line a hostile test bot wrote to its stderr, read from the
+    stderr logs under ``logs`` (tests/sandbox/bots: what each attack got)."""
+    out = []
+    for path in sorted(logs.glob("*.stderr.log")):
+        for line in path.read_text(errors="replace").splitlines():
+            if line.startswith("ATTACK "):
+                out.append(json.loads(line[len("ATTACK "):]))
+    return out

@@ -27,7 +27,7 @@ import pytest
 import trio
 
 from referee.seats.cgroups import Limits, confinement, detect
-from support import cli
+from support import attack_reports as reports, cli
 
 BOT = Path(__file__).resolve().parent / "bots" / "resource_bot.py"
 PY = sys.executable
@@ -45,13 +45,6 @@ def bot(mode: str, *args: object) -> str:
     return " ".join([PY, str(BOT), mode, *map(str, args)])
 
 
-def reports(logs: Path) -> list[dict[str, Any]]:
-    out = []
-    for path in sorted(logs.glob("*.stderr.log")):
-        for line in path.read_text(errors="replace").splitlines():
-            if line.startswith("ATTACK "):
-                out.append(json.loads(line[len("ATTACK "):]))
-    return out
 
 
 def match(tmp_path: Path, name: str, *args: str | int | float) -> tuple[dict[str, Any], Path, str]:

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from support import LONG_TIMEOUT_S, cli
+from support import attack_reports as attacks, LONG_TIMEOUT_S, cli
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
                                 reason="bubblewrap (bwrap) not installed: apt-get install bubblewrap")
@@ -39,14 +39,6 @@ def bot(mode: str, *args: object) -> str:
     return " ".join([PY, str(BOT), mode, *map(str, args)])
 
 
-def attacks(logs: Path) -> list[dict[str, Any]]:
-    """Every ATTACK report in the stderr logs under ``logs``."""
-    out = []
-    for path in sorted(logs.glob("*.stderr.log")):
-        for line in path.read_text(errors="replace").splitlines():
-            if line.startswith("ATTACK "):
-                out.append(json.loads(line[len("ATTACK "):]))
-    return out
 
 
 def match(tmp_path: Path, *bots: str, games: int = 2, extra: tuple[str, ...] = (),
