@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from referee.table.checkbot import CONFIGS, check_bot
+from referee.conformance.checkbot import CONFIGS, check_bot
 from referee.seats.leftovers import PR_GET_CHILD_SUBREAPER, PR_SET_CHILD_SUBREAPER
 from referee.seats.sandbox import Sandbox
 from support import child_subreaper, cli, proc_stat

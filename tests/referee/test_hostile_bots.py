@@ -44,7 +44,7 @@ from referee.table.clock import TimeControl
 from referee.table.match import FORFEITS, MatchConfig, MatchResult
 from referee.records.matchlog import LogContents, read_log
 from referee.seats.players import parse_bot_spec
-from referee.table.replay import verify_log
+from referee.replay.replay import verify_log
 from referee.rules.options import make_rules
 from referee.table.runner import SeatOptions, run_match_async
 from support import child_subreaper, default_signals, proc_stat
