@@ -4,39 +4,17 @@ drives it: from the seat's own view only, answering by the index of a legal move
 from __future__ import annotations
 
 import json
-import re
 
 import trio
 import trio.testing
 
+from livekit import CARD, hidden_to_seat_at_end
 from referee.human.seatview import choose_answer
-from referee.rules import Game, make_rules
-from referee.rules.actions import parse_action
-from referee.rules.cards import card_str, iter_bits, parse_card
+from referee.rules import make_rules
 from referee.seats.players import BuiltinPlayer, parse_bot_spec
 from referee.table.clock import TimeControl
 from referee.table.match import FORFEITS, MatchConfig, play_game
 from referee.web.seat import BrowserSeat, new_seat_token, token_key
-
-CARD = re.compile(r"(?<![A-Za-z0-9])(?:[2-9TJQKA][CDHS])(?![A-Za-z0-9])")
-
-
-def hidden_to_seat_at_end(record: dict, rules, seat: int) -> set[str]:
-    """Cards seat ``seat`` never saw: those in other hands at the end not publicly known,
-    and the talon below the face-up trump."""
-    game = Game.new(rules, len(record["players"]), deck=[parse_card(c) for c in record["deck"]],
-                    dealer=record["dealer"])
-    for _, text, _, _ in record["decisions"]:
-        game.apply_legal(parse_action(text))
-    hidden = 0
-    for s, hand in enumerate(game.hands):
-        if s != seat:
-            hidden |= hand & ~game.known[s]
-    for c in game.talon:
-        if c != game.trump_card:
-            hidden |= 1 << c
-    return {card_str(c) for c in iter_bits(hidden)}
-
 
 async def person(seat: BrowserSeat, states: list[str], *, choice: int = 0) -> None:
     """A page: follows the seat's stream and clicks a legal move whenever asked; first a

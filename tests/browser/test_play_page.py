@@ -1,0 +1,89 @@
+"""A person plays in the browser (``durak-ref serve --http``'s lobby at /play) in a real
+headless Chromium: creates a table against builtin:greedy and plays the whole game by
+clicking only enabled controls, at laptop and phone size. Every seat message Chromium
+received names no card hidden from the person's seat; the game's log verifies, and the
+person is rated under their display name."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from browserkit import LAPTOP, PHONE, RecordedPage
+from livekit import CARD, Running, hidden_to_seat_at_end
+from referee.records.matchlog import read_log
+from referee.rules.options import rules_from_dict
+from support import cli
+
+WIDTH = "() => [document.documentElement.scrollWidth, window.innerWidth]"
+#: One enabled control of the person's move: a playable card, a cover target, a button.
+CONTROL = "#hand .playable, #pairs .target, #actions button:not([disabled])"
+NAME = "<svg onload=alert(1)>Ann"  #: 24 characters, the most a display name has
+
+
+def play_to_the_end(page: Any) -> None:
+    for _ in range(600):
+        if page.locator("#result").inner_text().startswith("game over"):
+            return
+        page.wait_for_function(
+            "() => document.getElementById('turn').dataset.yourMove === 'yes' || "
+            "document.getElementById('result').textContent.startsWith('game over')", timeout=60000)
+        if page.locator("#result").inner_text().startswith("game over"):
+            return
+        page.locator(CONTROL).first.click()
+        page.wait_for_timeout(30)
+    raise AssertionError("the game did not end within 600 clicks")
+
+
+@pytest.mark.parametrize("size", [LAPTOP, PHONE], ids=["laptop", "phone"])
+def test_a_person_plays_a_whole_game_against_greedy_by_clicking(
+        tmp_path: Path, browser_page: RecordedPage, size: dict[str, int]) -> None:
+    db = tmp_path / "arena.sqlite"
+    serve = Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", db, "--log-dir",
+                    tmp_path / "logs", "--http", "127.0.0.1:0")
+    page = browser_page.page
+    page.set_viewport_size(size)
+    received: list[str] = []
+    try:
+        lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        cdp.on("Network.eventSourceMessageReceived", lambda e: received.append(e["data"]))
+        page.on("dialog", lambda d: (_ for _ in ()).throw(AssertionError(f"a script ran: {d.message}")))
+        page.goto(lobby)
+        page.wait_for_function("document.getElementById('status').textContent === 'live'")
+        page.fill("[data-testid=name]", NAME)
+        page.select_option("[data-testid=seat-1]", "builtin:greedy")
+        page.click("[data-testid=create]")
+        page.wait_for_url("**/table/*")
+        width = page.evaluate(WIDTH)
+        assert width[0] <= width[1], width
+        play_to_the_end(page)
+        assert NAME in page.locator("#title").inner_text()  # text, never markup
+        page.wait_for_selector("[data-testid=replay]")
+        shots = Path(__file__).parents[2] / "docs" / "screenshots"
+        page.screenshot(path=str(shots / f"play-{'phone' if size == PHONE else 'laptop'}.png"))
+        width = page.evaluate(WIDTH)
+        assert width[0] <= width[1], width
+        browser_page.assert_clean(allowed=(lobby.removesuffix("/play"),))
+        page.goto("about:blank")
+        serve.process.send_signal(signal.SIGINT)
+        assert serve.process.wait(timeout=60) == 0, serve.lines
+    finally:
+        serve.close()
+    (log_path,) = (tmp_path / "logs").glob("table-*.jsonl")
+    log = read_log(log_path)
+    (record,) = log.games
+    hidden = hidden_to_seat_at_end(record, rules_from_dict(log.header["rules"], log.header["preset"]), 0)
+    assert received
+    for data in received:
+        assert not set(CARD.findall(data)) & hidden, data
+    verify = cli("replay", log_path, "--verify", cwd=tmp_path)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    ladder = cli("ladder", "show", "--db", db, "--json", cwd=tmp_path)
+    assert ladder.returncode == 0, ladder.stderr
+    assert NAME in json.dumps(json.loads(ladder.stdout)), ladder.stdout
