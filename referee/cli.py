@@ -688,6 +688,41 @@ def _print_native() -> None:
     out.print(describe(status()), markup=False, highlight=False)
 
 
+@bench_app.command("env")
+def bench_env_cmd(
+    games: Annotated[int, typer.Option(min=1, help="Games per round and loop.")] = 300,
+    rounds: Annotated[int, typer.Option(min=1, help="Rounds of each loop, alternating; medians reported.")] = 5,
+    players: Annotated[int, typer.Option(min=2, max=6)] = 2,
+    rules: RulesOption = "classic",
+    cpu: Annotated[int, typer.Option(help="Pin this process to this CPU (-1: do not pin).")] = 0,
+    as_json: JsonFlag = False,
+) -> None:
+    """Steps per second of the PettingZoo env (referee.env, docs/ENV.md) with random masked
+    actions, observation tensors included: the raw env, the env with PettingZoo's guards,
+    and the bare engine on the same deals (median of alternating rounds; one core).
+    Needs the env extra: pip install -e '.[env]'."""
+    from .bench.bench_env import KINDS, BenchEnvError, bench_env
+
+    try:
+        make_rules(rules).check_table(players)
+        result = bench_env(games, rounds, players, rules, None if cpu < 0 else cpu)
+    except (RulesError, BenchEnvError) as exc:
+        fail(str(exc))
+    if as_json:
+        emit_json(result)
+        return
+    for kind in KINDS:
+        r = result[kind]
+        out.print(f"{kind:>8}: {r['steps_per_s_median']} steps/s ({r['us_per_step']} µs/step; rounds "
+                  f"{', '.join(map(str, r['steps_per_s']))})", markup=False, highlight=False)
+    out.print(f"raw env {result['raw_env_share_of_engine']:.3f} and guarded env "
+              f"{result['env_share_of_engine']:.3f} of the bare engine's speed; "
+              f"{result['steps_per_game']} steps/game; {rounds} rounds of {games} random "
+              f"{players}-player games, rules {rules}, deck {result['deck']}; pinned to "
+              f"{result['pinned'] or 'no CPU'}", markup=False, highlight=False)
+    _print_native()
+
+
 @bench_app.command("protocol")
 def bench_protocol_cmd(
     codec_n: Annotated[int, typer.Option(min=100, help="Encode+decode repetitions per round.")] = 20000,
