@@ -55,6 +55,15 @@ def table_rules(rules: Rules | str) -> Rules:
     return make_rules(rules) if isinstance(rules, str) else rules
 
 
+RENDER_MODES = ["ansi", "human"]
+
+
+def check_render_mode(mode: str | None) -> None:
+    """Raise ValueError unless ``mode`` is one of RENDER_MODES or None."""
+    if mode is not None and mode not in RENDER_MODES:
+        raise ValueError(f"render_mode {mode!r}: expected one of {', '.join(RENDER_MODES)} or None")
+
+
 def seat_reward(durak: int | None, seat: int, players: int) -> float:
     """The reward of ``seat`` for a finished game: -1 the durak, 1/(players-1) any other
     seat, 0 everyone after a draw (``durak`` None). The rewards of a table sum to 0."""
@@ -73,16 +82,14 @@ def final_rewards(game: Game) -> list[float]:
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name for the unwrapped class)
     """Durak for 2 to 6 agents under any table rules; see the module docstring."""
 
-    metadata = {"name": "durak_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+    metadata = {"name": "durak_v0", "render_modes": RENDER_MODES, "is_parallelizable": False}
 
     def __init__(self, players: int = 2, rules: Rules | str = "classic", seed: int | str | None = None,
                  render_mode: str | None = None) -> None:
         super().__init__()
         self.rules = table_rules(rules)
         self.rules.check_table(players)
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode {render_mode!r}: expected one of "
-                             f"{', '.join(self.metadata['render_modes'])} or None")
+        check_render_mode(render_mode)
         self.render_mode = render_mode
         self.players = players
         self.possible_agents = [f"player_{s}" for s in range(players)]

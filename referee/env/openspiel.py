@@ -1,8 +1,13 @@
 """Durak as an OpenSpiel Python game: ``pyspiel.load_game("python_durak_ref", {...})``.
 
 Importing this module registers the game. Parameters: ``players`` (2..6, default 2),
-``rules`` (a preset, default ``classic``) and ``set`` (rules overrides as
-``name=value`` pairs separated by commas, ``"deck=52,trump_exchange=on"``; default "").
+``rules`` (a preset, default ``classic``) and every table rule of ``durak-ref rules`` by
+name: a number for the numeric ones (``deck``, ``max_attacks``, ``transfer_limit``,
+``pickup_draw_limit``, ``action_cap``; 0 is ``none``, -1 leaves the preset's value), else
+a string in its ``--set`` form ("" leaves the preset's value):
+``{"deck": 52, "trump_exchange": "on"}``. (OpenSpiel writes the parameters into the
+game's name with ``,`` and ``=`` and reads the numbers back as numbers, hence the two
+types; a value holding a comma, ``trump_exchange=seats:0,2``, cannot be given.)
 
 - **Chance nodes deal the deck.** The first ``deck`` moves are chance nodes, each
   drawing the next card of the deck order uniformly from the cards not yet drawn
@@ -32,7 +37,7 @@ import pyspiel
 from ..rules.actions import ATTACK, COVER, THROW_IN, TRANSFER
 from ..rules.cards import CARD_TEXT
 from ..rules.game import HAND_SIZE, Game
-from ..rules.options import Rules, make_rules
+from ..rules.options import OPTIONS, Rules, make_rules
 from .durak_v0 import final_rewards
 from .encoding import (
     ACTION_SIZE, MAX_PLAYERS, OBSERVATION_SIZE, Encoder, action_index, engine_action, index_name,
@@ -42,6 +47,9 @@ from .encoding import (
 NAME = "python_durak_ref"
 _PLAYED_SIZE = MAX_PLAYERS * 52
 _PLAYED_KINDS = (ATTACK, COVER, THROW_IN, TRANSFER)
+
+#: The table rules given to OpenSpiel as numbers (see the module docstring).
+_NUMERIC = frozenset(o.name for o in OPTIONS if o.name == "deck" or o.allowed.startswith("number"))
 
 _GAME_TYPE = pyspiel.GameType(
     short_name=NAME,
@@ -57,14 +65,21 @@ _GAME_TYPE = pyspiel.GameType(
     provides_information_state_tensor=True,
     provides_observation_string=True,
     provides_observation_tensor=True,
-    parameter_specification={"players": 2, "rules": "classic", "set": ""},
+    parameter_specification={"players": 2, "rules": "classic",
+                             **{o.name: -1 if o.name in _NUMERIC else "" for o in OPTIONS}},
 )
 
 
 def rules_from_params(params: dict[str, Any]) -> tuple[Rules, int]:
     """The table rules and number of players the game's parameters name. Raises
     RulesError (a ValueError naming the bad option) for rules that do not exist."""
-    overrides = [item for item in str(params.get("set", "")).split(",") if item.strip()]
+    overrides = {}
+    for name in (o.name for o in OPTIONS):
+        value = params.get(name, -1 if name in _NUMERIC else "")
+        if name in _NUMERIC and value != -1:
+            overrides[name] = "none" if value == 0 else str(value)
+        elif name not in _NUMERIC and value != "":
+            overrides[name] = str(value)
     rules = make_rules(str(params.get("rules", "classic")), overrides)
     players = int(params.get("players", 2))
     rules.check_table(players)

@@ -15,8 +15,8 @@ program opponents that speak the real protocol.
   referee like any bot's answer: it is judged illegal (or, naming no action at all, a
   protocol error), the learner's forfeit, and the episode ends with reward -1.
 - Reward at the end: -1 the learner was the durak, +1/(n-1) it was not, 0 a draw.
-  ``info`` at the end holds ``termination``, ``durak`` and ``reason`` of the referee's
-  game record.
+  ``info`` at the end holds ``termination``, ``durak``, ``reason`` and ``players`` (the
+  seats' names) of the referee's game record.
 - Seeding: ``reset(seed=S)`` starts a new run keyed by ``S`` (the opponents are started
   again, so a built-in ``random`` draws from ``S`` too) and deals deal ``env:0`` of
   ``S``, the deck ``durak_v0``'s ``reset(seed=S)`` deals; each ``reset()`` after it deals
@@ -46,7 +46,7 @@ from ..seats.players import BotFailure, BotSpec, Player, parse_bot_spec
 from ..table.clock import TimeControl
 from ..table.match import MatchConfig, play_game
 from ..table.runner import SeatOptions, make_players
-from .durak_v0 import seat_reward, table_rules
+from .durak_v0 import RENDER_MODES, check_render_mode, seat_reward, table_rules
 from .encoding import (
     ACTION_SIZE, OBSERVATION_HIGH, OBSERVATION_SIZE, Encoder, engine_action, legal_mask, view_cards,
     view_text, wire_indices,
@@ -74,13 +74,13 @@ class _LearnerSeat(Player):
             raise BotFailure("disconnect", "the learner reset the environment during the game")
         if isinstance(answer, BotFailure):
             raise answer
-        return answer  # type: ignore[no-any-return]
+        return answer
 
 
-class DurakGymEnv(gymnasium.Env):  # type: ignore[misc]
+class DurakGymEnv(gymnasium.Env):
     """The learner at ``seat`` against ``opponents``; see the module docstring."""
 
-    metadata = {"render_modes": ["ansi", "human"]}
+    metadata = {"render_modes": RENDER_MODES}
 
     def __init__(self, opponents: Sequence[str] = ("builtin:random",), seat: int = 0,
                  rules: Rules | str = "classic", move_time: float = 60.0, sandbox: str = "auto",
@@ -90,8 +90,7 @@ class DurakGymEnv(gymnasium.Env):  # type: ignore[misc]
         self.rules.check_table(self.players)
         if not 0 <= seat < self.players:
             raise ValueError(f"seat {seat} does not exist at a {self.players}-player table")
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode {render_mode!r}: expected ansi, human or None")
+        check_render_mode(render_mode)
         self.render_mode = render_mode
         self.seat = seat
         specs = [parse_bot_spec(o) for o in opponents]  # BotSpecError names a bad spec
@@ -220,7 +219,8 @@ class DurakGymEnv(gymnasium.Env):  # type: ignore[misc]
         if kind == "request":
             return self._observation(), 0.0, False, False, {}
         reward = seat_reward(value.durak, self.seat, self.players)
-        info = {"termination": value.termination, "durak": value.durak, "reason": value.reason}
+        info = {"termination": value.termination, "durak": value.durak, "reason": value.reason,
+                "players": value.players}
         empty = {"observation": np.zeros(OBSERVATION_SIZE, np.int8),
                  "action_mask": np.zeros(ACTION_SIZE, np.int8)}
         return empty, reward, True, False, info

@@ -30,6 +30,7 @@ LAYERS = [
     "table",
     "web",
     "league",
+    "env",
     "bench",
 ]
 TOP_LEVEL = {"__init__.py", "__main__.py", "cli.py"}
