@@ -152,7 +152,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name for the unwrapped class)
         if agent == self.agent_selection:
             for i in self._indices:  # (none once the game is over)
                 mask[i] = 1  # (a few items: cheaper than indexing with a list)
-        return {"observation": self._encoder.game_observation(game, seat), "action_mask": mask}
+        return {"observation": self._encoder.encode(game, seat, [h.bit_count() for h in game.hands]),
+                "action_mask": mask}
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
