@@ -1,5 +1,5 @@
 """``durak-ref bench distributed``: games/s of 1, 2, 3 ... ``durak-ref worker`` processes
-sharing one PostgreSQL store (issue 12's distributed runs, measured on one machine).
+sharing one PostgreSQL store (distributed runs, measured on one machine).
 
 Each measured run is a real distributed tournament without its coordinator: the round
 robin is registered and its schedule queued in the store exactly as ``tournament
