@@ -1,7 +1,7 @@
 """Tests for referee/scoring/ratings.py: ladder, maximum-likelihood fit, head-to-head Elo estimates.
 
 Reference values and their sources:
-* ladder figures: the project's design statement of the ladder (docs: README "Ratings");
+* ladder figures: the project's design statement of the ladder (README "Tournaments, A/B tests, ratings");
   formula R_j += K (p_j - w_j).
 * head-to-head Elo figures: fastchess test suite, app/tests/elo_test.cpp (EloWDL*,
   EloPentanomial*); formulas from fastchess app/src/elo/elo_wdl.cpp and elo_pentanomial.cpp.
