@@ -6,6 +6,7 @@ report can quote medians and ratios from one run.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 import os
 from pathlib import Path
 import platform
@@ -350,27 +351,21 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
     as the match summary reports it, the same measured here around the whole run, and
     its wall time not charged to the bots), the bots' CPU per decision (rusage of the
     reaped bot processes), the raw pipe floor of the same run, and how many bot
-    processes were started. With
-    ``sandbox`` (auto, bwrap, none) the bots run so; ``cold_starts`` more cold starts of the
-    first bot give its start-up time (spawn to handshake done), and the bots' mean time
-    per decision (as the referee charges it: round trip included) is the per-decision
-    cost. With ``builtin`` the match is builtin:greedy against builtin:random in-process
+    processes were started. With ``sandbox`` (auto, bwrap, none) the bots run so;
+    ``cold_starts`` more cold starts of the first bot give its start-up time (spawn to
+    handshake done); the bots' mean time per decision is as the referee charges it. With ``builtin`` the match is builtin:greedy against builtin:random in-process
     (``bots``, the sandbox and the cold starts do not apply; the bots' CPU is then the
     in-process bots' deciding time). ``ponder``: run the bots with or without off-move
     freezing (None: the run's default limits). Raises SandboxError if the sandbox cannot
     be used."""
-    from ..table.runner import SeatOptions
-    from ..seats.sandbox import Sandbox
     import sys
-
-    import trio
 
     from protocol import messages as msg
     from protocol.codec import encode
-    from ..table.match import MatchConfig
+    from ..seats import cgroups
     from ..seats.players import BotSpec
-    from ..seats.process import ProcessPlayer
-    from ..table.runner import run_match_async
+    from ..seats.sandbox import Sandbox
+    from ..table.match import MatchConfig
 
     pinned = _pin(cpu)
     py = sys.executable
@@ -386,39 +381,14 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
         box = Sandbox(sandbox).resolve()
         startup = _startup_ms(bots[0], box, cold_starts) if cold_starts else []
     config = MatchConfig(rules=make_rules(), games=games, seed="1")
-    starts: list[int] = []
-
-    from dataclasses import replace
-
-    from ..seats import cgroups
-
     limits = cgroups.default_limits()
     if ponder is not None:
         limits = replace(limits, ponder=ponder)
-
-    async def main() -> Any:
-        result = await run_match_async(specs, config, log_dir=None,
-                                       options=SeatOptions(sandbox=box.mode, limits=limits))
-        return result
-
-    original = ProcessPlayer._spawn
-
-    async def counting_spawn(self: ProcessPlayer) -> None:
-        starts.append(1)
-        await original(self)
-
-    ProcessPlayer._spawn = counting_spawn  # type: ignore[method-assign]
-    try:
-        writes0 = cgroups.FREEZER_WRITES[0]
-        t0, cpu0, bots0 = time.perf_counter(), time.process_time(), children_cpu()
-        result = trio.run(main)
-        writes = cgroups.FREEZER_WRITES[0] - writes0
-        wall = time.perf_counter() - t0
-        referee_cpu, bots_cpu = time.process_time() - cpu0, children_cpu() - bots0
-        if builtin:  # the bots decided inside this process: their CPU is theirs, not ours
-            referee_cpu, bots_cpu = referee_cpu - result.inprocess_cpu_s, result.inprocess_cpu_s
-    finally:
-        ProcessPlayer._spawn = original  # type: ignore[method-assign]
+    run = _timed_match(specs, config, box.mode, limits)
+    result, wall, referee_cpu, bots_cpu = run.result, run.wall, run.referee_cpu, run.bots_cpu
+    if builtin:  # the bots decided inside this process: their CPU is theirs, not ours
+        referee_cpu, bots_cpu = referee_cpu - result.inprocess_cpu_s, result.inprocess_cpu_s
+    starts, writes = run.starts, run.freezer_writes
     summary = result.summary()
     request = typical_request()
     answer = encode(msg.action_msg(1, request["legal"][0]))
@@ -444,7 +414,7 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
         "referee_cpu_us_per_decision_measured": round(1e6 * referee_cpu / decisions, 1) if decisions else None,
         "bots_cpu_us_per_decision": round(1e6 * bots_cpu / decisions, 1) if decisions else None,
         "raw_pipe_floor_us": round(floor, 1),
-        "bot_processes_started": len(starts),
+        "bot_processes_started": starts,
         "ponder": limits.ponder,
         "wall_us_per_decision": round(1e6 * wall / decisions, 2) if decisions else None,
         "freezer_writes_per_decision": round(writes / decisions, 4) if decisions else None,
@@ -452,6 +422,50 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
         "pinned_cpus": pinned,
         "machine": machine_info(),
     }
+
+
+@dataclass
+class _TimedMatch:
+    """One measured match: its result, wall and CPU seconds (the referee's, every thread;
+    the bot processes' reaped children's), bot processes started and freezer writes."""
+
+    result: Any
+    wall: float
+    referee_cpu: float
+    bots_cpu: float
+    starts: int
+    freezer_writes: int
+
+
+def _timed_match(specs: list[Any], config: Any, sandbox: str, limits: Any) -> _TimedMatch:
+    """Play the match as ``durak-ref match`` does (``run_match_async``, no log), counting
+    each bot process started (a bot restarted after a failure counts again)."""
+    import trio
+
+    from ..seats import cgroups
+    from ..seats.process import ProcessPlayer
+    from ..table.runner import SeatOptions, run_match_async
+
+    starts: list[int] = []
+    original = ProcessPlayer._spawn
+
+    async def counting_spawn(self: ProcessPlayer) -> None:
+        starts.append(1)
+        await original(self)
+
+    async def main() -> Any:
+        return await run_match_async(specs, config, log_dir=None,
+                                     options=SeatOptions(sandbox=sandbox, limits=limits))
+
+    ProcessPlayer._spawn = counting_spawn  # type: ignore[method-assign]
+    try:
+        writes0 = cgroups.FREEZER_WRITES[0]
+        t0, cpu0, bots0 = time.perf_counter(), time.process_time(), children_cpu()
+        result = trio.run(main)
+        return _TimedMatch(result, time.perf_counter() - t0, time.process_time() - cpu0,
+                           children_cpu() - bots0, len(starts), cgroups.FREEZER_WRITES[0] - writes0)
+    finally:
+        ProcessPlayer._spawn = original  # type: ignore[method-assign]
 
 
 def bench_freezing(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | None = None,
