@@ -359,7 +359,7 @@ def match(
                                                                  highlight=False))
         except (BotStartError, ListenError, LogError, SandboxError) as exc:
             fail(str(exc))
-    from .table.report import show_match_result
+    from .printing.report import show_match_result
     show_match_result(result.summary(), config.seed, sys.argv[1:], out, as_json=as_json)
     if result.interrupted:
         err.print("durak-ref: interrupted; the log holds every finished game")
@@ -435,7 +435,7 @@ def play(
     the full match summary (decision times, forfeits) instead.
     """
     from .table.clock import MAX_SECONDS
-    from .table.human import run_play, stdout_writer
+    from .human.terminal import run_play, stdout_writer
     from .seats.players import is_seat_name
 
     if not is_seat_name(name):
@@ -466,8 +466,8 @@ def play(
                               options=SeatOptions(sandbox=mode, binds=binds))
     except (BotStartError, LogError, SandboxError) as exc:
         fail(str(exc))
-    from .table.humanview import person_result_lines
-    from .table.report import show_match_result
+    from .human.view import person_result_lines
+    from .printing.report import show_match_result
     from .table.seeds import seed_lines
     summary = result.summary()
     if as_json:
@@ -515,7 +515,7 @@ def replay(
     --html OUT.html: exit 2 if the log is damaged or a game diverges (no page is written).
     """
     from .records.matchlog import LogError, read_log
-    from .table.replay import Divergence, game_steps, verify_log
+    from .replay.replay import Divergence, game_steps, verify_log
 
     if db is not None:
         if not verify or game is not None:
@@ -647,7 +647,7 @@ def rules_cmd(
             "presets": PRESETS,
         })
         return
-    from .table.report import presets_table, rules_table
+    from .printing.report import presets_table, rules_table
     out.print(rules_table())
     out.print(presets_table())
 
@@ -927,7 +927,7 @@ def tournament(
     if as_json:
         emit_json(dict(data, **_reproduce(settings.seed, resume)))
         return
-    from .table.report import print_warnings, referee_cost_text, standings_table, tournament_forfeits
+    from .printing.report import print_warnings, referee_cost_text, standings_table, tournament_forfeits
     print_warnings(data["warnings"], out)
     out.print(standings_table(data))
     tournament_forfeits(data, out)
@@ -1137,7 +1137,7 @@ def sprt(
     if as_json:
         emit_json(dict(status, **_reproduce(config.seed, resume)))
     else:
-        from .table.report import print_warnings
+        from .printing.report import print_warnings
         print_warnings(status["warnings"], out)
         verdict = {"accept_h1": f"H1 accepted: {names[1]} is stronger than {names[0]}",
                    "accept_h0": f"H0 accepted: {names[1]} is not {elo1:g} Elo stronger than {names[0]}",
@@ -1151,7 +1151,7 @@ def sprt(
         out.print(f"pentanomial counts (B's pair score 0, 0.5, 1, 1.5, 2): {status['counts']}",
                   markup=False, highlight=False)
         from .table.failfast import forfeit_line
-        from .table.report import stderr_where
+        from .printing.report import stderr_where
         for name, row in status["bots"].items():
             out.print(forfeit_line(name, row["games"], row["forfeits"], stderr_where(run.stderr_logs.get(name))),
                       markup=False, highlight=False)
@@ -1274,7 +1274,7 @@ def ratings(
     if as_json:
         emit_json(report)
         return
-    from .table.report import ratings_table
+    from .printing.report import ratings_table
     out.print(ratings_table(report))
 
 
@@ -1312,7 +1312,7 @@ def report(
     if as_json:
         emit_json(dict(data, html=str(html) if html else None))
         return
-    from .table.report import print_report
+    from .printing.report import print_report
     print_report(data, out)
     if html is not None:
         out.print(f"page: {html}", markup=False, highlight=False)
@@ -1371,7 +1371,7 @@ def stats(
                    "forfeited": collected.forfeited, "export": str(export) if export else None,
                    "by_players": table})
         return
-    from .table.report import stats_tables
+    from .printing.report import stats_tables
     out.print(f"{collected.games} games from {len(collected.sources)} log(s)"
               + (f"; {collected.forfeited} forfeited games left out" if collected.forfeited else ""),
               markup=False, highlight=False)
@@ -1488,7 +1488,7 @@ def ladder_run(
                        "log": run.log_path, "stderr_logs": run.stderr_logs,
                        **_reproduce(config.seed)})
             return
-        from .table.report import print_warnings, stderr_where
+        from .printing.report import print_warnings, stderr_where
         print_warnings(tally.warnings(), out)
         out.print(f"{run.played} ladder games played"
                   + (f"; log {run.log_path}" if run.log_path else ""), markup=False, highlight=False)
@@ -1596,7 +1596,7 @@ def check_bot_cmd(
 
     from rich.text import Text
 
-    from .table.checkbot import check_bot_sync, render
+    from .conformance.checkbot import check_bot_sync, render
     from .seats.sandbox import Sandbox, SandboxError
 
     mode, binds = _sandbox_options(sandbox, bind)
@@ -1608,7 +1608,7 @@ def check_bot_cmd(
     tcp = None
     if spec.kind == "tcp":
         from .seats.tcp import ListenError, new_token, parse_listen
-        from .table.checkbot import TcpCheck
+        from .conformance.checkbot import TcpCheck
         try:
             listen_at = parse_listen(listen)
         except ListenError as exc:

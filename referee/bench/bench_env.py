@@ -17,7 +17,7 @@ from typing import Any
 
 from ..rules.game import OVER, Game
 from ..rules.deal import deal_deck, deal_id
-from .bench import _machine, _pin
+from .bench import machine_info, pin_to_cpu
 
 KINDS = ("raw_env", "env", "engine")
 
@@ -79,7 +79,7 @@ def bench_env(games: int = 300, rounds: int = 5, players: int = 2, preset: str =
 
     rules = make_rules(preset)
     rules.check_table(players)
-    pinned = _pin(cpu)
+    pinned = pin_to_cpu(cpu)
     runs: dict[str, list[float]] = {k: [] for k in KINDS}
     steps_of: dict[str, int] = {}
     for r in range(rounds):
@@ -104,5 +104,5 @@ def bench_env(games: int = 300, rounds: int = 5, players: int = 2, preset: str =
         "raw_env_share_of_engine": round(medians["raw_env"] / medians["engine"], 3),
         "env_share_of_engine": round(medians["env"] / medians["engine"], 3),
         "pinned": pinned,
-        "machine": _machine(),
+        "machine": machine_info(),
     }

@@ -4,7 +4,7 @@ The page shows a game at a table, one state per decision: seats with names, hand
 the trump and talon, the attack/cover pairs, the discard pile, whose turn it is, each
 decision's time, forced moves, and the result with its forfeit evidence; controls step
 through it (buttons, scrub bar, keyboard). The states are computed here by the rules
-engine re-simulating the log (``referee.table.replay``), never by the page's script, which
+engine re-simulating the log (``referee.replay.replay``), never by the page's script, which
 only draws what it is given.
 
 Two views:
@@ -27,7 +27,7 @@ from typing import Any
 
 from ..table.match import FORFEITS, forfeit_reason
 from ..records.matchlog import LogError, read_log
-from ..table.replay import Divergence, _decisions, _start, event_text, log_rules, verify_game
+from ..replay.replay import Divergence, dealt_game, replayed_decisions, event_text, log_rules, verify_game
 from ..rules.cards import card_str, mask_str
 from ..console import jsonout
 from . import CARD_KIT, escape, json_script, page
@@ -203,14 +203,14 @@ def game_frames(header: dict[str, Any], record: dict[str, Any], seat: int | None
     Divergence when the log does not follow the rules."""
     rules = log_rules(header)
     names = list(record["players"])
-    game = _start(rules, record, events=True)
+    game = dealt_game(rules, record, events=True)
     assert game.events is not None
     decisions = record["decisions"]
     # The face-up trump of the deal, taken now: an exchange later in the game puts the
     # exchanged card face up, and that card sits in a hand until then.
     dealt_trump = card_str(game.trump_card)
     frames = [_frame(game, seat, None, [])]
-    for i, s, action, forced in _decisions(game, record):
+    for i, s, action, forced in replayed_decisions(game, record):
         viewer = s if seat is None else seat
         if game.public_event(game.events[0], viewer) is None:
             # Not seen by this seat (another's declined exchange): at a real table

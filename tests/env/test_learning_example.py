@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from referee.table.checkbot import CONFIGS, check_bot
+from referee.conformance.checkbot import CONFIGS, check_bot
 from support import DURAK_REF, ROOT
 
 EXAMPLE = ROOT / "examples" / "learning"

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .match import FORFEITS, forfeit_reason
+from ..table.match import FORFEITS, forfeit_reason
 from ..rules import Game, Rules
 from ..rules.actions import MalformedAction, action_from_wire, action_str, parse_action
 from ..rules.cards import CardError, card_str, mask_str, parse_card
@@ -38,7 +38,9 @@ def log_rules(header: dict[str, Any]) -> Rules:
         raise Divergence(f"the header's rules cannot be used: {exc}") from None
 
 
-def _start(rules: Rules, record: dict[str, Any], events: bool = False) -> Game:
+def dealt_game(rules: Rules, record: dict[str, Any], events: bool = False) -> Game:
+    """The logged game's start: its recorded deck dealt under ``rules`` (``Divergence`` if
+    the record cannot be dealt from)."""
     try:
         deck = [parse_card(c) for c in record["deck"]]
         return Game.new(rules, len(record["players"]), deck=deck, dealer=record["dealer"],
@@ -47,7 +49,7 @@ def _start(rules: Rules, record: dict[str, Any], events: bool = False) -> Game:
         raise Divergence(f"game {record.get('game')}: cannot deal from the recorded deck: {exc}") from None
 
 
-def _decisions(game: Game, record: dict[str, Any]) -> Iterator[tuple[int, int, int, bool]]:
+def replayed_decisions(game: Game, record: dict[str, Any]) -> Iterator[tuple[int, int, int, bool]]:
     """Apply each recorded decision after checking it; yields (number, seat, action, forced)."""
     g = record["game"]
     for i, entry in enumerate(record["decisions"]):
@@ -76,8 +78,8 @@ def _decisions(game: Game, record: dict[str, Any]) -> Iterator[tuple[int, int, i
 
 def verify_game(rules: Rules, record: dict[str, Any]) -> Game:
     """Re-simulate ``record`` and check it. Returns the final game; raises Divergence."""
-    game = _start(rules, record)
-    for _ in _decisions(game, record):
+    game = dealt_game(rules, record)
+    for _ in replayed_decisions(game, record):
         pass
     g = record["game"]
     term, durak = record["termination"], record["durak"]
@@ -129,13 +131,13 @@ def game_steps(header: dict[str, Any], record: dict[str, Any], seat: int | None 
     table, public events, hand sizes and the cards publicly known per seat."""
     rules = log_rules(header)
     names = record["players"]
-    game = _start(rules, record, events=True)
+    game = dealt_game(rules, record, events=True)
     yield (f"game {record['game']}: {', '.join(f'{i}={n}' for i, n in enumerate(names))}; "
            f"dealer {record['dealer']}; trump {card_str(game.trump_card)}")
     yield from _state_lines(game, seat)
     last_bout = game.bout
     assert game.events is not None
-    for i, s, action, forced in _decisions(game, record):
+    for i, s, action, forced in replayed_decisions(game, record):
         ms = record["decisions"][i][3] if len(record["decisions"][i]) > 3 else None
         note = " (forced)" if forced else (f" ({ms:.1f} ms)" if isinstance(ms, (int, float)) else "")
         viewer = s if seat is None else seat
