@@ -15,11 +15,11 @@ terminated with everyone else when the game ends.
 - An index that is not legal now (masked out) is that agent's forfeit, as the referee
   treats an illegal answer: it is the durak, the game ends, and ``infos[agent]`` says
   ``{"illegal": index}``.
-- Seeding: ``reset(seed=S)`` deals deal ``env:0`` of run seed ``S`` through
-  ``referee.rules.deal`` (the referee's keyed deals: ``durak-ref match --seed S`` deals
-  the same deck as its game 0, ``match:0``, only if named so; here the deal ids are
-  ``env:K``); each later ``reset()`` without a seed deals ``env:1``, ``env:2``, ...
-  Without any seed a random run seed is drawn. The dealer is the last seat every game.
+- Seeding: ``reset(seed=S)`` deals the deal with id ``env:0`` under run seed ``S``
+  (``referee.rules.deal.deal_deck``: the referee's keyed deals, as a match deals
+  ``match:0``, ``match:1``, ... under its ``--seed``); each later ``reset()`` without a
+  seed deals ``env:1``, ``env:2``, ... Without any seed a random run seed is drawn. The
+  dealer is the last seat every game.
 - ``render()`` (``render_mode="ansi"`` returns it, ``"human"`` prints it): the view of
   the agent to act, as text.
 """
@@ -38,7 +38,7 @@ from ..rules.deal import check_seed, deal_deck, deal_id
 from ..rules.game import Game
 from ..rules.options import Rules, make_rules
 from .encoding import (
-    ACTION_SIZE, OBSERVATION_HIGH, OBSERVATION_SIZE, Encoder, _INDEX, action_index, engine_action, view_text,
+    ACTION_SIZE, OBSERVATION_HIGH, OBSERVATION_SIZE, Encoder, INDEX_OF, action_index, engine_action, view_text,
 )
 
 
@@ -137,7 +137,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name for the unwrapped class)
         self.agent_selection = self.possible_agents[seat]
         self._legal = legal = game.legal_actions()
         attacks = game.attacks
-        index = _INDEX.get  # action_index, inlined: every action but a cover is in _INDEX
+        index = INDEX_OF.get  # action_index, inlined for every action but a cover
         self._indices = [index(a) or action_index(a, attacks) for a in legal]
 
     def legal_indices(self) -> list[int]:

@@ -79,10 +79,11 @@ ACTION_SIZE: Final = EXCHANGE_INDEX + 1
 _BASE: Final = {ATTACK: ATTACK_BASE, THROW_IN: THROW_IN_BASE, TRANSFER: TRANSFER_BASE,
                 SHOW_TRUMP: SHOW_TRUMP_BASE, TAKE: TAKE_INDEX, PASS: PASS_INDEX,
                 EXCHANGE: EXCHANGE_INDEX}
-#: Engine action (every kind but cover) -> index, for the actions that carry no slot.
-_INDEX: Final = {kind | card << 4: base + card for kind, base in _BASE.items() if base < COVER_BASE
+#: Engine action -> its index, for every action but a cover (whose index depends on the
+#: table: ``action_index``).
+INDEX_OF: Final = {kind | card << 4: base + card for kind, base in _BASE.items() if base < COVER_BASE
                  for card in range(52)} | {TAKE: TAKE_INDEX, PASS: PASS_INDEX, EXCHANGE: EXCHANGE_INDEX}
-_ENGINE: Final = {index: action for action, index in _INDEX.items()}
+_ENGINE: Final = {index: action for action, index in INDEX_OF.items()}
 
 
 def action_index(action: int, attacks: Sequence[int]) -> int:
@@ -90,7 +91,7 @@ def action_index(action: int, attacks: Sequence[int]) -> int:
     cards ``attacks`` (by slot)."""
     if action & 15 == COVER:
         return COVER_BASE + 52 * attacks[action >> 10] + (action >> 4 & 63)
-    return _INDEX[action]
+    return INDEX_OF[action]
 
 
 def engine_action(index: int, attacks: Sequence[int]) -> int | None:
@@ -200,6 +201,8 @@ class Encoder:
             if k and s != seat:
                 planes |= k << known_at[s]
         n = self.players
+        # The offsets below are OFFSETS' (less the 624 plane values), written out: each
+        # is a constant here (tests/env/test_encoding.py reads every part back by name).
         scalars = bytearray(self._blank)
         out = pos.out
         for r, s in enumerate(self._order[seat]):

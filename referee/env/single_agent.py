@@ -58,7 +58,8 @@ _RESIGN = object()
 
 class _LearnerSeat(Player):
     """The learner's player at the referee's table: ``decide`` hands the request to the
-    env's thread and waits for its answer."""
+    env's thread and waits for its answer. Its spec is of kind "human", the seat the
+    referee does not start (``runner.make_players``), as a person's at ``durak-ref play``."""
 
     def __init__(self, to_env: queue.Queue[tuple[str, Any]]) -> None:
         super().__init__("learner", BotSpec("human", "learner", text="learner"), wants_events=False,
@@ -95,7 +96,7 @@ class DurakGymEnv(gymnasium.Env):
         self.seat = seat
         specs = [parse_bot_spec(o) for o in opponents]  # BotSpecError names a bad spec
         self._specs = specs[:seat] + [BotSpec("human", "learner", text="learner")] + specs[seat:]
-        self._tc = TimeControl(move=move_time)
+        self._tc = TimeControl.parse(move=move_time)  # TimeControlError names a bad one
         self._options = SeatOptions(sandbox=sandbox)
         self._encoder = Encoder(self.rules, self.players)
         self.observation_space = spaces.Dict({

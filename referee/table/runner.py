@@ -62,7 +62,8 @@ def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: 
     """One player per spec, with unique names. Raises BotSpecError for unusable specs, and
     SandboxError when the sandbox asked for cannot be used. ``sandbox``: the resolved
     policy (default: ``options.sandbox_policy()``, resolved here). ``human``: the player
-    of the spec of kind "human" (``durak-ref play``; referee/human/terminal.py)."""
+    of the spec of kind "human" (``durak-ref play``, referee/human/terminal.py; the learner
+    of referee/env/single_agent.py)."""
     from ..seats.process import ProcessPlayer
 
     if sandbox is None and any(s.kind == "command" for s in specs):

@@ -98,6 +98,18 @@ def test_an_explicit_position_encodes_each_named_part() -> None:
     assert names(legal) == ["cover 8D with 9H", "take"]
 
 
+def test_taking_the_limit_and_a_reflected_direction_are_encoded() -> None:
+    rules = make_rules("classic", ["transfer=reflect", "max_attacks=none"])
+    g = Game.from_position(rules, ["6S 7S", "8S 9H 9S", "TC JC"], trump="AH", talon="AH",
+                           table="6H/-- 6D/--", attacker=0, taking=True, counter_clockwise=True)
+    obs = Encoder(rules, 3).game_observation(g, 1)
+    assert part(obs, "phase") == [0, 0, 0, 1, 0] and part(obs, "taking") == [1]
+    assert part(obs, "counter_clockwise") == [1] and g.defender == 2
+    assert part(obs, "attack_limit") == [g.limit] and part(obs, "transfers") == [0]
+    assert part(obs, "transfer_mode") == [0, 0, 0, 1] and part(obs, "max_attacks") == [0]
+    assert part(obs, "deck") == [0, 1, 0] and part(obs, "trump_exchange") == [0]
+
+
 def _deck36() -> list[str]:
     from referee.rules.cards import CARD_TEXT, deck_cards
     return [CARD_TEXT[c] for c in deck_cards(36)]
