@@ -12,7 +12,7 @@ from gymnasium.utils.env_checker import check_env
 from referee.env.durak_v0 import raw_env
 from referee.env.encoding import EXCHANGE_INDEX, Encoder
 from referee.env.single_agent import DurakGymEnv
-from referee.rules import make_rules
+from referee.rules import PRESETS, make_rules
 from referee.seats.players import BotSpecError
 
 from support import ROOT
@@ -31,11 +31,11 @@ def play(env: DurakGymEnv, obs: dict, pick=lambda legal: int(legal[0])) -> tuple
             return reward, info, steps
 
 
-@pytest.mark.parametrize(("rules", "opponents"), [
-    ("classic", ["builtin:random"]), ("perevodnoy", ["builtin:greedy", "builtin:random"]),
-    ("perevodnoy_trump", ["builtin:gentle"] * 3), ("deflection", ["builtin:random"] * 5)])
-def test_gymnasium_check_env_passes(rules: str, opponents: list[str]) -> None:
-    env = DurakGymEnv(opponents=opponents, rules=rules)
+@pytest.mark.parametrize("rules", PRESETS)
+@pytest.mark.parametrize("players", range(2, 7))
+def test_gymnasium_check_env_passes(rules: str, players: int) -> None:
+    opponents = ["builtin:random", "builtin:greedy", "builtin:gentle"] * 2
+    env = DurakGymEnv(opponents=opponents[:players - 1], seat=players // 2, rules=rules)
     try:
         check_env(env, skip_render_check=True)
     finally:
@@ -145,5 +145,25 @@ def test_the_observation_is_made_from_the_protocol_request() -> None:
         request = env._request
         enc = Encoder(make_rules("perevodnoy"), 2)
         assert np.array_equal(obs["observation"], enc.view_observation(request["observation"]))
+    finally:
+        env.close()
+
+
+HOSTILE = ROOT / "tests" / "referee" / "bots" / "hostile_bot.py"
+
+
+@pytest.mark.parametrize(("mode", "termination"), [("die_mid 2", "crash"), ("illegal", "illegal"),
+                                                   ("bad_msgpack", "protocol"), ("mute_mid 1", "timeout")])
+def test_an_opponent_that_breaks_the_rules_forfeits_to_the_learner(mode: str, termination: str) -> None:
+    """The referee judges the program opponent as in a match: its failure is its forfeit,
+    the learner's win, and the next game starts it again."""
+    name, *arg = mode.split()
+    env = DurakGymEnv(opponents=[" ".join([sys.executable, str(HOSTILE), name, "-", *arg])],
+                      sandbox="none", move_time=3.0)  # (the learner answers in microseconds)
+    try:
+        for game in range(2):
+            obs, _ = env.reset(seed=4) if game == 0 else env.reset()
+            reward, info, _ = play(env, obs)
+            assert (info["termination"], info["durak"], reward) == (termination, 1, 1.0)
     finally:
         env.close()
