@@ -692,7 +692,7 @@ def _print_native() -> None:
 def bench_env_cmd(
     games: Annotated[int, typer.Option(min=1, help="Games per round and loop.")] = 300,
     rounds: Annotated[int, typer.Option(min=1, help="Rounds of each loop, alternating; medians reported.")] = 5,
-    players: Annotated[int, typer.Option(min=2, max=6)] = 2,
+    players: Annotated[int, typer.Option(min=2, max=6, help="Seats at the table (agents).")] = 2,
     rules: RulesOption = "classic",
     cpu: Annotated[int, typer.Option(help="Pin this process to this CPU (-1: do not pin).")] = 0,
     as_json: JsonFlag = False,
