@@ -39,8 +39,9 @@ counted from the observing seat, so offset 0 is always "me"):
   (0: none), first-bout limit, throw-in ranks of attacks only, throw-in any time,
   same-rank leads, last-two-out defender loses, trump exchange allowed.
 
-``OBSERVATION_FIELDS`` names every part with its offset. The table is encoded as sets;
-which cover lies on which attack is in the text form (``view_text``) only.
+``OBSERVATION_FIELDS`` names every part with its offset. Left out of the view: which
+cover lies on which attack card (the table is three sets) and the bout number; the text
+form (``view_text``) has both.
 
 There is one encoder, ``encode``, on engine values; ``game_observation`` feeds it from a
 game (the fast path of the AEC env) and ``view_observation`` from a protocol
