@@ -36,6 +36,7 @@ LAYERS = [
     "league",
     "env",
     "bench",
+    "commands",
 ]
 TOP_LEVEL = {"__init__.py", "__main__.py", "cli.py"}
 
