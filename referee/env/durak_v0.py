@@ -64,6 +64,18 @@ def check_render_mode(mode: str | None) -> None:
         raise ValueError(f"render_mode {mode!r}: expected one of {', '.join(RENDER_MODES)} or None")
 
 
+def rendered(view: dict[str, Any] | None, mode: str | None) -> str | None:
+    """``render()`` of a seat's protocol ``view`` (None: nothing to show): its text for
+    mode "ansi", printed for "human" (then None), None without a render mode."""
+    if mode is None or view is None:
+        return None
+    text = view_text(view)
+    if mode == "human":
+        print(text)
+        return None
+    return text
+
+
 def seat_reward(durak: int | None, seat: int, players: int) -> float:
     """The reward of ``seat`` for a finished game: -1 the durak, 1/(players-1) any other
     seat, 0 everyone after a draw (``durak`` None). The rewards of a table sum to 0."""
@@ -186,14 +198,9 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name for the unwrapped class)
         self._accumulate_rewards()
 
     def render(self) -> str | None:
-        if self.render_mode is None or self.game is None:
-            return None
-        seat = self._seat[self.agent_selection]
-        text = view_text(self.game.observe(seat))
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        game = self.game
+        return rendered(None if game is None else game.observe(self._seat[self.agent_selection]),
+                        self.render_mode)
 
     def close(self) -> None:
         pass

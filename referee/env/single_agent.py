@@ -46,10 +46,10 @@ from ..seats.players import BotFailure, BotSpec, Player, parse_bot_spec
 from ..table.clock import TimeControl
 from ..table.match import MatchConfig, play_game
 from ..table.runner import SeatOptions, make_players
-from .durak_v0 import RENDER_MODES, check_render_mode, seat_reward, table_rules
+from .durak_v0 import RENDER_MODES, check_render_mode, rendered, seat_reward, table_rules
 from .encoding import (
     ACTION_SIZE, OBSERVATION_HIGH, OBSERVATION_SIZE, Encoder, engine_action, legal_mask, view_cards,
-    view_text, wire_indices,
+    wire_indices,
 )
 
 #: What the learner's seat sends across for a reset in the middle of a game.
@@ -227,13 +227,7 @@ class DurakGymEnv(gymnasium.Env):
         return empty, reward, True, False, info
 
     def render(self) -> str | None:
-        if self.render_mode is None or self._request is None:
-            return None
-        text = view_text(self._request["observation"])
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return rendered(None if self._request is None else self._request["observation"], self.render_mode)
 
     def close(self) -> None:
         self._close_run()

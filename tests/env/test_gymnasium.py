@@ -167,3 +167,14 @@ def test_an_opponent_that_breaks_the_rules_forfeits_to_the_learner(mode: str, te
             assert (info["termination"], info["durak"], reward) == (termination, 1, 1.0)
     finally:
         env.close()
+
+
+def test_render_shows_the_learners_view() -> None:
+    env = DurakGymEnv(opponents=["builtin:random"], render_mode="ansi")
+    try:
+        assert env.render() is None  # no game yet
+        env.reset(seed=2)
+        text = env.render()
+        assert text.splitlines()[0].startswith("bout 1, phase ") and "seat 0 (me)" in text
+    finally:
+        env.close()
