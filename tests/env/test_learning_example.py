@@ -3,10 +3,12 @@ referee (every check-bot variant, a real match), and refuses a model it cannot r
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,8 +17,18 @@ from referee.conformance.checkbot import CONFIGS, check_bot
 from support import DURAK_REF, ROOT
 
 EXAMPLE = ROOT / "examples" / "learning"
-sys.path.insert(0, str(EXAMPLE))
-from policy import FEATURE_NAMES  # noqa: E402
+
+
+def _example_policy() -> Any:
+    """examples/learning/policy.py, loaded from its path (the example is no package)."""
+    spec = importlib.util.spec_from_file_location("learning_policy", EXAMPLE / "policy.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+FEATURE_NAMES = _example_policy().FEATURE_NAMES
 
 
 @pytest.fixture
