@@ -108,7 +108,6 @@ class DurakGymEnv(gymnasium.Env):
         self._run_seed = ""
         self._deal = 0
         self._request: dict[str, Any] | None = None
-        self._indices: list[int] = []
 
     # ------------------------------------------------------------ the referee's thread
 
@@ -184,8 +183,8 @@ class DurakGymEnv(gymnasium.Env):
         request = self._request
         assert request is not None
         view = request["observation"]
-        self._indices = wire_indices(request["legal"], view_cards(view)[0])
-        return {"observation": self._encoder.view_observation(view), "action_mask": legal_mask(self._indices)}
+        indices = wire_indices(request["legal"], view_cards(view)[0])
+        return {"observation": self._encoder.view_observation(view), "action_mask": legal_mask(indices)}
 
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
