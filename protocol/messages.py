@@ -30,7 +30,7 @@ from protocol.cards import parse_card_text
 from protocol.errors import LocalProtocolError, RemoteProtocolError, UnsupportedVersionError
 from protocol.fields import (
     CARDS, AnyMap, Array, Card, Choice, Field, Flag, Int, Pair, Record, Ref, Suit, Text, bad,
-    describe, is_int, join,
+    describe, join,
 )
 
 PROTOCOL_VERSION = 1
@@ -328,7 +328,7 @@ def parse_referee_message(message: Any) -> dict[str, Any]:
     Raises ``RemoteProtocolError`` (the referee's fault) naming the field.
     """
     REFEREE_MESSAGES[_check_type(message, REFEREE_MESSAGE_TYPES)].check(message)
-    return message  # type: ignore[no-any-return]
+    return message
 
 
 # -- constructors: referee -> bot --------------------------------------------------------
