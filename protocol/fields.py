@@ -283,25 +283,37 @@ CARDS = Array(Card())
 @dataclass(frozen=True)
 class Field:
     """One field of a record: its key, its kind, and whether it may be left out
-    (``optional``: absent; a present optional field is checked like any other)."""
+    (``optional``: absent; a present optional field is checked like any other).
+    ``private``: the field is hidden information, sent only to the seat the record is
+    about (an event's ``seat``: the cards a seat drew, the mark that its move was forced);
+    the others get the record without it. A private field is optional."""
 
     name: str
     kind: Kind
     optional: bool = False
+    private: bool = False
+
+    def __post_init__(self) -> None:
+        if self.private and not self.optional:
+            raise LocalProtocolError(f"field {self.name}: a private field must be optional")
 
 
 class Record(Kind):
     """A map of declared ``fields``, in wire order; a message when ``type`` is given (then
     its first key is ``type``, whose value is the message type). ``deep``: ``check``
     checks each field (else only that the value is a map: the observation, whose fields
-    the schema and the referee's own tests pin down, is read by bots as they like)."""
+    the schema and the referee's own tests pin down, is read by bots as they like).
+    ``private``: the whole record is hidden information, sent only to the seat it is about
+    (see ``Field.private``)."""
 
     expected = "a map"
 
-    def __init__(self, type: str | None, fields: Sequence[Field], *, deep: bool = True) -> None:
+    def __init__(self, type: str | None, fields: Sequence[Field], *, deep: bool = True,
+                 private: bool = False) -> None:
         self.type = type
         self.fields = tuple(fields)
         self.deep = deep
+        self.private = private
         self.by_name = {f.name: f for f in self.fields}
         if len(self.by_name) != len(self.fields):
             raise LocalProtocolError(f"{type}: a field is declared twice")

@@ -165,7 +165,7 @@ _NAT = Int(0)
 _SEATS = Int(2, maximum=6)
 _ACTION = Ref("action", parse_action, "an action map")
 _MS = Int(nullable=True, expected="an integer (milliseconds) or nil")
-_FORCED = Field("forced", Flag(), optional=True)
+_FORCED = Field("forced", Flag(), optional=True, private=True)
 """On an action event: the move was forced (``ask_forced: false``), only in the mover's copy."""
 
 CLOCK = Record(None, [Field("remaining_ms", _MS), Field("increment_ms", _MS), Field("move_ms", _MS)])
@@ -184,20 +184,28 @@ OBSERVATION = Record(None, [
 """What a seat sees (SPEC section 8; ``Game.observe`` builds it): ``direction`` only under
 ``transfer: reflect``. The SDK checks only that it is a map."""
 
-EVENTS: dict[str, Record] = {
-    **{kind: Record(kind, [Field("seat", _NAT), Field("card", Card()), _FORCED])
-       for kind in ("attack", "throw_in", "transfer", "show_trump")},
-    "cover": Record("cover", [Field("seat", _NAT), Field("slot", _NAT), Field("card", Card()), _FORCED]),
-    **{kind: Record(kind, [Field("seat", _NAT), _FORCED]) for kind in ("take", "pass", "decline")},
-    "exchange": Record("exchange", [Field("seat", _NAT), Field("card", Card()),
-                                    Field("trump", Card()), _FORCED]),
-    "bout_end": Record("bout_end", [Field("result", Choice(("beaten", "taken"))),
-                                    Field("defender", _NAT)]),
-    "draw": Record("draw", [Field("seat", _NAT), Field("count", _NAT),
-                            Field("cards", CARDS, optional=True)]),
-    "out": Record("out", [Field("seat", _NAT)]),
-}
-"""Each event type's map (SPEC section 9), by type, in ``EVENT_TYPES`` order."""
+def _event(kind: str) -> Record:
+    seat = Field("seat", _NAT)
+    if kind == "cover":
+        return Record(kind, [seat, Field("slot", _NAT), Field("card", Card()), _FORCED])
+    if kind in CARD_ACTIONS:
+        return Record(kind, [seat, Field("card", Card()), _FORCED])
+    if kind == "exchange":
+        return Record(kind, [seat, Field("card", Card()), Field("trump", Card()), _FORCED])
+    if kind == "bout_end":
+        return Record(kind, [Field("result", Choice(("beaten", "taken"))), Field("defender", _NAT)])
+    if kind == "draw":
+        return Record(kind, [seat, Field("count", _NAT),
+                             Field("cards", CARDS, optional=True, private=True)])
+    if kind == "out":
+        return Record(kind, [seat])
+    return Record(kind, [seat, _FORCED], private=kind == "decline")  # take, pass, decline
+
+
+EVENTS: dict[str, Record] = {kind: _event(kind) for kind in EVENT_TYPES}
+"""Each event type's map (SPEC section 9), by type, in ``EVENT_TYPES`` order. What is
+private (``Field.private``, ``Record.private``) goes only to the event's ``seat``: the
+cards of a draw, a declined exchange, the mark of a forced move."""
 
 _ANY_EVENT = Record(None, [Field("type", Text())])
 
