@@ -93,7 +93,7 @@ def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: 
     return players
 
 
-async def _open_gate(players: Sequence[Player], options: SeatOptions, nursery: trio.Nursery,
+async def open_gate(players: Sequence[Player], options: SeatOptions, nursery: trio.Nursery,
                      on_tcp: Callable[[str], None] | None, handshake_s: float) -> None:
     """If any seat is tcp:NAME, listen for those bots (they authenticate with tokens)."""
     from ..seats.tcp import TcpGate, TcpLimits, TcpSeat, TokenBook
@@ -256,7 +256,7 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
     try:
         async with trio.open_nursery() as nursery:
             try:
-                await _open_gate(players, options, nursery, on_tcp, config.tc.startup)
+                await open_gate(players, options, nursery, on_tcp, config.tc.startup)
                 async with _pinging_connected(players, options):
                     for p in players:
                         try:
