@@ -144,17 +144,29 @@ class Text(Kind):
         return out
 
 
-class Flag(Kind):
-    """true or false."""
+class Plain(Kind):
+    """A value of one Python type as msgpack decodes it (``bool``: true or false; ``dict``:
+    a map whose fields this declaration does not fix, as the rules' options)."""
 
-    expected = "true or false"
+    def __init__(self, python: type, expected: str, json_type: str) -> None:
+        self.python, self.expected, self.json_type = python, expected, json_type
 
     def check(self, value: Any, path: str) -> None:
-        if type(value) is not bool:
-            raise bad(path, f"expected true or false, got {describe(value)}")
+        if type(value) is not self.python:
+            raise bad(path, f"expected {self.expected}, got {describe(value)}")
 
     def schema(self) -> dict[str, Any]:
-        return {"type": "boolean"}
+        return {"type": self.json_type}
+
+
+def Flag() -> Plain:  # noqa: N802 - a kind, as Int() and Text() are
+    """true or false."""
+    return Plain(bool, "true or false", "boolean")
+
+
+def AnyMap() -> Plain:  # noqa: N802 - a kind, as Int() and Text() are
+    """A map whose fields this declaration does not fix (``rules``: the options)."""
+    return Plain(dict, "a map", "object")
 
 
 class Card(Kind):
@@ -247,19 +259,6 @@ class Pair(Kind):
     def schema(self) -> dict[str, Any]:
         return {"type": "array", "prefixItems": [self.first.schema(), self.second.schema()],
                 "minItems": 2, "maxItems": 2}
-
-
-class AnyMap(Kind):
-    """A map whose fields this declaration does not fix (``rules``: the options)."""
-
-    expected = "a map"
-
-    def check(self, value: Any, path: str) -> None:
-        if type(value) is not dict:
-            raise bad(path, f"expected a map, got {describe(value)}")
-
-    def schema(self) -> dict[str, Any]:
-        return {"type": "object"}
 
 
 class Ref(Kind):

@@ -174,3 +174,30 @@ def test_games_played_one_after_another_share_nothing_of_their_state() -> None:
                 legal=[shared_wire(a) for a in legal], clock=clocks[seat].wire()))
             assert frames.frame(seat, request_id, legal, clocks[seat]) == expected
             game.apply_legal(legal[-1])
+
+
+def test_the_engines_observation_holds_the_declared_fields_in_their_order() -> None:
+    """``Game.observe`` (the engine cannot import the protocol) builds the map the
+    declaration describes: every field, in order, ``direction`` only under reflection."""
+    for overrides, present in (((), ()), (("transfer=reflect",), ("direction",))):
+        game = Game.new(make_rules("perevodnoy", overrides), 3, seed=2, dealer=0)
+        declared = [f.name for f in msg.OBSERVATION.fields if not f.optional or f.name in present]
+        assert list(game.observe(1)) == declared
+        observation = game.observe(1)
+        for f in msg.OBSERVATION.fields:  # each of its declared kind
+            if f.name in observation:
+                f.kind.check(observation[f.name], f.name)
+
+
+def test_a_joiner_whose_fields_are_not_the_declared_ones_is_refused_at_import() -> None:
+    """What keeps the joined frames in step with the declaration: the order in which
+    requests.py writes each message's fields is checked against it when it is imported,
+    so a field added or moved in protocol/messages.py fails at once, saying where."""
+    from referee.table import requests
+
+    names = [f.name for f in msg.REQUEST.fields]
+    requests._check_layout(msg.REQUEST, names)
+    with pytest.raises(LocalProtocolError, match="join the declared fields here"):
+        requests._check_layout(msg.REQUEST, [names[1], names[0], *names[2:]])
+    with pytest.raises(LocalProtocolError, match="protocol/messages.py declares"):
+        requests._check_layout(msg.REQUEST, names[:-1])
