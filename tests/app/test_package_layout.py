@@ -35,6 +35,7 @@ LAYERS = [
     "web",
     "league",
     "bench",
+    "commands",
 ]
 TOP_LEVEL = {"__init__.py", "__main__.py", "cli.py"}
 
