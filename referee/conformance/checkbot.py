@@ -582,11 +582,11 @@ class _Checker:
         """Listen for the bot (as ``match --listen`` does for a ``tcp:NAME`` seat): one
         seat, one connection for every rule set, the start-up time as handshake time."""
         from ..seats.tcp import TcpSeat
-        from .runner import _open_gate
+        from ..table.runner import open_gate
         assert self.tcp is not None
         seat = TcpSeat(self.tcp.name, wait_s=self.tcp.connect_wait)
         options = SeatOptions(listen=self.tcp.listen, tokens=((self.tcp.name, self.tcp.token),))
-        await _open_gate([seat], options, nursery, self.tcp.on_tcp, self.startup_time)
+        await open_gate([seat], options, nursery, self.tcp.on_tcp, self.startup_time)
         self.tcp_seat = seat
 
     # -- one rule set: one match, one bot process

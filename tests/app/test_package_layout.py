@@ -34,7 +34,9 @@ LAYERS = [
     "printing",
     "web",
     "league",
+    "env",
     "bench",
+    "commands",
 ]
 TOP_LEVEL = {"__init__.py", "__main__.py", "cli.py"}
 

@@ -1,4 +1,4 @@
-"""The hostile-bot zoo (issue 4): real bot processes that misbehave, one way each.
+"""The hostile-bot zoo: real bot processes that misbehave, one way each.
 
 Each bot (``bots/hostile_bot.py MODE``) plays a short match against builtin:greedy
 through ``run_match_async``, with a log in tmp_path. For each we check: the termination

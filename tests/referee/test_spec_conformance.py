@@ -1,4 +1,4 @@
-"""protocol/SPEC.md says what the referee does: each statement fixed in issue 14 is
+"""protocol/SPEC.md says what the referee does: each statement about its behaviour is
 checked here against the real referee (real bot processes, a real TCP gate, the engine).
 
 The bot ``bots/told_bot.py`` writes down every message it receives, so these tests read
