@@ -118,3 +118,48 @@ def test_a_reload_mid_game_returns_to_the_same_seat_with_the_clock_paused(
         assert "(timeout)" not in result and "(disconnect)" not in result, result
     finally:
         serve.close()
+
+
+def test_a_second_person_joins_a_three_seat_table_with_a_bot(
+        tmp_path: Path, browser: Any, browser_page: RecordedPage) -> None:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout  # (the fixture skips without it)
+
+    serve = Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", tmp_path / "a.sqlite",
+                    "--log-dir", tmp_path / "logs", "--http", "127.0.0.1:0")
+    first = browser_page.page
+    second = RecordedPage.open(browser)
+    try:
+        lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
+        first.goto(lobby)
+        first.wait_for_function("document.getElementById('status').textContent === 'live'")
+        first.fill("[data-testid=name]", "Cat")
+        first.select_option("[data-testid=players]", "3")
+        first.select_option("[data-testid=seat-1]", "open")
+        first.select_option("[data-testid=seat-2]", "builtin:greedy")
+        first.click("[data-testid=create]")
+        first.wait_for_url("**/table/*")
+        # Another browser: another origin of the same server (its own localStorage).
+        second.page.goto(first.url.replace("127.0.0.1", "localhost"))
+        second.page.fill("[data-testid=name]", "Dan")
+        second.page.click("[data-testid=join]")
+        over = "() => document.getElementById('result').textContent.startsWith('game over')"
+        for _ in range(1200):
+            if first.evaluate(over) and second.page.evaluate(over):
+                break
+            for page in (first, second.page):
+                if page.evaluate("() => document.getElementById('turn').dataset.yourMove === 'yes'"):
+                    control = page.locator(CONTROL).first
+                    try:  # the move may have gone meanwhile (the view is redrawn): look again
+                        control.click(timeout=1000)
+                    except PlaywrightTimeout:
+                        pass
+            first.wait_for_timeout(30)
+        assert first.evaluate(over) and second.page.evaluate(over)
+        names = first.locator("#others").inner_text()
+        assert "Dan" in names and "greedy" in names, names
+        second.assert_clean(allowed=(lobby.removesuffix("/play").replace("127.0.0.1", "localhost"),))
+    finally:
+        second.page.close()
+        serve.close()
+    (log_path,) = (tmp_path / "logs").glob("table-*.jsonl")
+    assert [b["name"] for b in read_log(log_path).header["bots"]] == ["Cat", "Dan", "greedy"]
