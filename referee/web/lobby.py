@@ -251,12 +251,14 @@ class Lobby:
         form = _form(body)
         table = self.tables.get(number)
         if table is None or table.state != "open":
-            raise LobbyError(404, f"table {number} has no open seat now: pick another in the lobby")
+            raise LobbyError(404, f"table {number} is not open now: pick another in the lobby")
         now = trio.current_time()
         mine = self._address(address)
         if _recent(mine.joins, now) >= JOINS_PER_HOUR:
             raise LobbyError(429, f"at most {JOINS_PER_HOUR} seats an hour from one address")
         free = [i for i, s in enumerate(table.seats) if s.bot is None and s.person is None]
+        if not free:
+            raise LobbyError(404, f"table {number} has no open seat now: pick another in the lobby")
         wanted = form.get("seat", free[0] if free else None)
         if type(wanted) is not int or wanted not in free:
             raise LobbyError(409, f"seat {str(wanted)[:12]} of table {number} is not open; "
