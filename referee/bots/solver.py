@@ -15,8 +15,8 @@ How the search works:
   durak. Minimax with alpha-beta over these three values: a seat that can force a win
   stops looking at its other actions.
 - A transposition table maps a position (``state_key``: every field of ``Game`` that
-  the rules read when choosing or applying an action, the action count included so the
-  action cap stays exact) to the bounds proved for it, and the action that proved them,
+  the rules read when choosing or applying an action, the action count too where the
+  action cap is in reach, so the cap stays exact) to the bounds proved for it, and the action that proved them,
   which is tried first when the position comes again. A seat with a single legal action
   takes it without a table entry.
 - The greedy heuristic's action is tried first elsewhere: it often wins at once.
@@ -78,11 +78,39 @@ def solvable(game: Game) -> bool:
 
 
 def state_key(game: Game) -> tuple[Any, ...]:
-    """The position as the rules see it: equal keys, equal futures (``KEY_FIELDS``)."""
+    """The position as the rules see it: equal keys, equal futures (``KEY_FIELDS``).
+
+    The action count is left out (as 0) when the action cap is out of reach
+    (``cap_in_reach``): positions that differ only in it then share an entry."""
     g = game
+    count = g.action_count if cap_in_reach(g) else 0
     return (tuple(g.hands), tuple(g.attacks), tuple(g.covers), g.phase, g.attacker, g.defender,
             g.taking, g.asker, g.passes, g.transfers, g.shown, g.limit, g.first_bout,
-            g.pickup_streak, g.direction, g.action_count, g.trump_suit, tuple(g.out))
+            g.pickup_streak, g.direction, count, g.trump_suit, tuple(g.out))
+
+
+def cap_in_reach(game: Game) -> bool:
+    """Whether the game could still reach the action cap from here (solvable positions).
+
+    A bound on the actions left: with C cards in the hands and on the table, a bout lays
+    each card at most once, shows at most 4 trumps, and has at most one pass per card
+    or shown trump laid and one take or lead pass more: at most 2C + 11 actions. A
+    bout that is beaten discards at least two cards, so at most C // 2 + 1 of them are
+    left, each after at most S takes in a row: S is the stalemate guard's limit, or,
+    with two seats in and no transfers, C (the same seat then attacks after every take
+    and has one card fewer each time). No guard and transfers on: no bound."""
+    g = game
+    cards = g.table_mask().bit_count()
+    for hand in g.hands:
+        cards += hand.bit_count()
+    limit = g.rules.pickup_draw_limit
+    streak = cards if not g._transfers else -1
+    if limit is not None and (streak < 0 or limit < streak):
+        streak = limit
+    if streak < 0:
+        return True
+    bound = (cards // 2 + 1) * (streak + 1) * (2 * cards + 11)
+    return bound >= g._action_cap - g.action_count
 
 
 def terminal_value(game: Game, side: int) -> int:
@@ -188,6 +216,8 @@ class Solver:
     def _solve(self, g: Game, alpha: int, beta: int) -> int:
         """The value of ``g`` for ``side`` if it lies within (alpha, beta); else a bound
         on the far side of the window. ``g`` is the caller's to lose (it is played on)."""
+        if g.phase == OVER:
+            return terminal_value(g, self.side)
         legal = g.legal_actions()
         while len(legal) == 1:  # a lone action needs no node of its own
             g.apply_legal(legal[0])
@@ -220,7 +250,7 @@ class Solver:
         for action in order:
             child = g.copy()
             child.apply_legal(action)
-            v = terminal_value(child, self.side) if child.phase == OVER else self._solve(child, a, b)
+            v = self._solve(child, a, b)
             if maximize:
                 if v > best:
                     best, best_action = v, action
