@@ -91,7 +91,8 @@ def test_a_person_plays_a_whole_game_against_greedy_by_clicking(
 
 def test_a_reload_mid_game_returns_to_the_same_seat_with_the_clock_paused(
         tmp_path: Path, browser_page: RecordedPage) -> None:
-    # 3 s per move; the page is away 5 s at the person's move, then reloaded: the
+    # 10 s per move (room for a busy machine's clicks); the page is away 11 s at the
+    # person's move, then reloaded: the
     # seat token in the browser brings it back to the same seat, the move still open.
     serve = Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", tmp_path / "a.sqlite",
                     "--log-dir", tmp_path / "logs", "--http", "127.0.0.1:0", "--person-grace", "30")
@@ -102,14 +103,14 @@ def test_a_reload_mid_game_returns_to_the_same_seat_with_the_clock_paused(
         page.wait_for_function("document.getElementById('status').textContent === 'live'")
         page.fill("[data-testid=name]", "Bea")
         page.select_option("[data-testid=seat-1]", "builtin:greedy")
-        page.fill("[data-testid=move-time]", "3")
+        page.fill("[data-testid=move-time]", "10")
         page.click("[data-testid=create]")
         page.wait_for_url("**/table/*")
         table_url = page.url
         page.wait_for_function("document.getElementById('turn').dataset.yourMove === 'yes'")
         page.goto("about:blank")
         serve.wait_for(r"Bea: the browser left at request \d+; game paused")
-        page.wait_for_timeout(5000)  # past the 3 s move time: paused, not lost
+        page.wait_for_timeout(11000)  # past the 10 s move time: paused, not lost
         page.goto(table_url)
         page.wait_for_function("document.getElementById('turn').dataset.yourMove === 'yes'")
         serve.wait_for(r"Bea came back after")
