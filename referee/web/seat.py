@@ -155,10 +155,16 @@ class BrowserSeat(Player):
     async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         assert self.table is not None, "game_start comes before any request"
         self._choice, self._paused_s = None, 0.0
-        self._asked_at = trio.current_time()
         self.table.follow(request)
-        self._hint = None if self.hint_bot is None else hints.hint(
-            self.hint_bot, request, self.table.rules, f"{self.name}:{request['game']}")
+        self._hint = None
+        if self.hint_bot is not None:
+            # A search takes milliseconds of CPU: in a worker thread, not on the event loop,
+            # where it would stall every other table's bots (and so their clocks) meanwhile.
+            self._hint = await trio.to_thread.run_sync(
+                hints.hint, self.hint_bot, request, self.table.rules,
+                f"{self.name}:{request['game']}")
+        # The person's time starts when the request (with its hint) is on the page.
+        self._asked_at = trio.current_time()
         self.publish()
         while self._choice is None:
             if not self.connected:
