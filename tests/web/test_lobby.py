@@ -180,3 +180,33 @@ def test_one_address_holds_at_most_its_share_of_streams_and_leaving_frees_them()
         assert room.streams == 0 and room.addresses["10.0.0.1"].streams == 0
 
     trio.run(main)
+
+
+def test_a_table_left_open_past_its_time_is_closed_and_its_person_told() -> None:
+    """The lobby's long run, on trio's virtual clock: a table whose seats are not all
+    taken within OPEN_FOR_S is closed (its seat's page learns it; its seat token then
+    leads nowhere once the table is forgotten), while the lobby goes on serving."""
+    from referee.web.lobby import OPEN_FOR_S
+    from referee.web.seat import token_key
+
+    room = lobby()
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(room.run)
+            await trio.testing.wait_all_tasks_blocked()
+            table, _, token = room.create({**GOOD, "seats": ["you", "open"]}, "10.0.0.1")
+            client = table.people[0].attach()
+            assert client is not None and table.state == "open"
+            await trio.sleep(OPEN_FOR_S - 5)
+            assert table.state == "open"  # not before its time
+            await trio.sleep(10)
+            assert table.state == "closed" and "closed" in table.result["error"]
+            chunk = await client.take()  # every update waiting, as one chunk
+            assert chunk is not None and b"closed" in chunk
+            assert token_key(token) in room.seats  # kept while the finished tables are shown
+            # The lobby still serves: a new table opens after the long idle time.
+            room.create({**GOOD, "seats": ["you", "open"]}, "10.0.0.2")
+            nursery.cancel_scope.cancel()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
