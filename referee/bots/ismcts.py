@@ -14,7 +14,8 @@ Each iteration
 2. *selects* down one tree shared by every determinization (SO-ISMCTS, Cowling et al.
    2012): a node's children are actions; only the actions legal in this determinization
    compete, by UCB1 with availability counts; the first untried legal action is expanded;
-3. *plays out* to the end of the game with a cheap heuristic policy (``_playout``);
+3. *plays out* to the end of the game with a cheap heuristic policy
+   (referee/bots/playout.py, compiled: most of the search's time is spent there);
 4. *backs up* 1 for every seat that is not the durak, 0 for the durak, 1/2 each for a
    draw, each node crediting the seat that chose its action.
 
@@ -45,16 +46,19 @@ from typing import Any
 
 from protocol.strategies import greedy_choose
 
-from ..rules import (
-    ATTACK, COVER, PASS, TAKE, THROW_IN, TRANSFER, Game, Rules, action_from_wire,
-)
+from ..rules import Game, Rules, action_from_wire
 from ..rules.cards import card_str, deck_cards, parse_card
-from ..rules.game import DEFEND_PHASE, THROW_IN_PHASE
+from ..rules.game import THROW_IN_PHASE
+from .searchcore import Node, deal, iterate
+from .solver import LOSS, Solver, SolverLimit, solvable
 
 DEFAULT_ITERATIONS = 150
 DEFAULT_C = 0.7
 DEFAULT_BIAS = 1.0
+MAX_NODES = 10_000_000
 MAX_ITERATIONS = 1_000_000
+#: Positions the playout solver keeps proved from one decision to the next.
+PLAYOUT_TABLE_MAX = 200_000
 MAX_MS = 600_000.0
 
 
@@ -70,29 +74,45 @@ class IsmctsParams:
     ms: float | None = None
     c: float = DEFAULT_C
     bias: float = DEFAULT_BIAS
+    #: Positions the exact endgame solver may search at the root once the seat's own
+    #: position is solvable (the talon empty, two seats in; 0: never asked).
+    solve_nodes: int = 0
+    #: Solver positions a playout may search once its deal is solvable (0: none).
+    playout_nodes: int = 0
 
 
-def parse_params(items: Mapping[str, str]) -> IsmctsParams:
-    """Parameters from ``{"iterations": "200", "ms": "40", "c": "0.7"}``. Raises
-    IsmctsParamError naming the bad key or value and the valid ones."""
-    known = ("iterations", "ms", "c", "bias")
+#: Each parameter: (parse as int, smallest allowed value, whether that smallest is allowed, largest).
+_PARAM_RANGES: dict[str, tuple[bool, float, bool, float]] = {
+    "iterations": (True, 0, False, MAX_ITERATIONS), "ms": (False, 0, False, MAX_MS),
+    "c": (False, 0, False, 100.0), "bias": (False, 0, True, 100.0),
+    "solve_nodes": (True, 0, True, MAX_NODES), "playout_nodes": (True, 0, True, MAX_NODES),
+}
+
+
+def parse_params(items: Mapping[str, str], defaults: IsmctsParams | None = None,
+                 bot: str = "ismcts") -> IsmctsParams:
+    """Parameters from ``{"iterations": "200", "ms": "40", "c": "0.7"}`` over ``defaults``
+    (default: ismcts's own). Raises IsmctsParamError naming the bad key or value and the
+    valid ones; ``bot`` names the built-in in those messages."""
     values: dict[str, Any] = {}
     for key, text in items.items():
-        if key not in known:
-            raise IsmctsParamError(f"unknown ismcts parameter {key!r}; parameters: {', '.join(known)}")
+        if key not in _PARAM_RANGES:
+            raise IsmctsParamError(f"unknown {bot} parameter {key!r}; parameters: "
+                                   f"{', '.join(_PARAM_RANGES)}")
+        integer, low, low_ok, high = _PARAM_RANGES[key]
         try:
-            number = float(text) if key != "iterations" else int(text)
+            number = int(text) if integer else float(text)
         except ValueError:
-            raise IsmctsParamError(f"ismcts parameter {key}={text!r} is not a number") from None
-        high = {"iterations": MAX_ITERATIONS, "ms": MAX_MS, "c": 100.0, "bias": 100.0}[key]
-        low_ok = number >= 0 if key == "bias" else number > 0
-        if not (math.isfinite(number) and low_ok and number <= high):
-            raise IsmctsParamError(f"ismcts parameter {key}={text}: must be "
-                                   f"{'>=' if key == 'bias' else '>'} 0 and <= {high:g}")
+            raise IsmctsParamError(f"{bot} parameter {key}={text!r} is not a number"
+                                   + (" (it takes a whole number)" if integer else "")) from None
+        if not (math.isfinite(number) and (number >= low if low_ok else number > low)
+                and number <= high):
+            raise IsmctsParamError(f"{bot} parameter {key}={text}: must be "
+                                   f"{'>=' if low_ok else '>'} {low:g} and <= {high:g}")
         values[key] = number
     if "ms" in values and "iterations" not in values:
         values["iterations"] = None
-    return IsmctsParams(**values)
+    return replace(defaults or IsmctsParams(), **values)
 
 
 # --------------------------------------------------------------------------- determinization
@@ -132,17 +152,10 @@ class Determinizer:
         self.bottom = [parse_card(obs["trump"])] if obs["talon"] else []
 
     def deal(self, rng: random.Random) -> Game:
-        g = self.template.copy()
-        pool = self.pool[:]
-        rng.shuffle(pool)
-        hands = self.fixed[:]
-        for s, k in enumerate(self.need):
-            for _ in range(k):
-                hands[s] |= 1 << pool.pop()
-        g.hands = hands
+        """One determinization, drawn with ``rng``."""
         # The talon is popped from its end; index 0 is the face-up trump, drawn last.
-        g.talon = self.bottom + pool
-        return g
+        return deal(self.template, self.pool, self.fixed, self.need, self.bottom,
+                    rng.getrandbits(31))
 
 
 def determinize(rules: Rules, obs: Mapping[str, Any], rng: random.Random) -> Game:
@@ -191,69 +204,6 @@ def _mask(cards: list[str]) -> int:
 # --------------------------------------------------------------------------- search
 
 
-class _Node:
-    __slots__ = ("children", "visits", "avail", "reward", "seat")
-
-    def __init__(self, seat: int) -> None:
-        self.children: dict[int, _Node] = {}
-        self.visits = 0
-        self.avail = 0
-        self.reward = 0.0
-        self.seat = seat  #: the seat that chose the action leading here
-
-
-def _cost(card: int, trump_suit: int) -> int:
-    return (card >> 2) + (20 if card & 3 == trump_suit else 0)
-
-
-def _playout(g: Game, rng: random.Random, deadline: float | None = None) -> bool:
-    """Play ``g`` to its end with a cheap greedy-like policy (lowest cards first, take
-    when some card cannot be covered, throw in low non-trumps), 10% random moves.
-    False if ``deadline`` (``time.perf_counter``) passed first: the playout is void."""
-    ts = g.trump_suit
-    steps = 0
-    while not g.is_over:
-        steps += 1
-        if deadline is not None and not steps & 15 and time.perf_counter() >= deadline:
-            return False
-        legal = g.legal_actions()
-        forced = g.forced_action(legal)
-        if forced is not None:
-            g.apply_legal(forced)
-            continue
-        if rng.random() < 0.1:
-            g.apply_legal(legal[rng.randrange(len(legal))])
-            continue
-        kind0 = legal[0] & 15
-        if kind0 == ATTACK:
-            g.apply_legal(min(legal, key=lambda a: _cost(a >> 4 & 63, ts)))
-            continue
-        if g.phase == DEFEND_PHASE:
-            covers = [a for a in legal if a & 15 == COVER]
-            slots = {a >> 10 for a in covers}
-            uncovered = sum(1 for c in g.covers if c < 0)
-            if covers and len(slots) == uncovered:
-                best = min(covers, key=lambda a: _cost(a >> 4 & 63, ts))
-                if not (g.talon and _cost(best >> 4 & 63, ts) >= 30):  # a trump Q or higher
-                    g.apply_legal(best)
-                    continue
-            transfers = [a for a in legal if a & 15 == TRANSFER]
-            g.apply_legal(transfers[0] if transfers else TAKE)
-            continue
-        # throw in or pass
-        throws = [a for a in legal if a & 15 == THROW_IN
-                  and (not g.talon or (a >> 4 & 3 != ts and a >> 6 < 10))]
-        g.apply_legal(min(throws, key=lambda a: _cost(a >> 4 & 63, ts)) if throws else PASS)
-    return True
-
-
-def _rewards(g: Game) -> list[float]:
-    durak = g.outcome.durak if g.outcome else None
-    if durak is None:
-        return [0.5] * g.players
-    return [0.0 if s == durak else 1.0 for s in range(g.players)]
-
-
 class IsmctsStrategy:
     """The search, for one seat's decisions. Holds the table rules (public) only."""
 
@@ -265,6 +215,10 @@ class IsmctsStrategy:
         #: the share of them in which this seat was not the durak); None when it did not
         #: search (one move, an exchange). What a hint says about the choice.
         self.last_search: tuple[int, float] | None = None
+        #: The exact endgame solvers (``solve_nodes``, ``playout_nodes``): what they
+        #: proved stays in their tables for the rest of the game (one strategy per game).
+        self._root_solver = Solver(max_nodes=params.solve_nodes)
+        self._playout_solver = Solver(max_nodes=params.playout_nodes) if params.playout_nodes else None
 
     def choose(self, obs: dict[str, Any], legal: list[dict[str, Any]],
                rng: random.Random) -> dict[str, Any]:
@@ -274,16 +228,23 @@ class IsmctsStrategy:
             # The face-up trump is higher than the deck's lowest: always worth taking.
             return next((a for a in legal if a.get("type") == "exchange"), legal[0])
         actions = [action_from_wire(a) for a in legal]
+        dealer = Determinizer(self.rules, obs, rng)
+        solved = self._solve_root(dealer, actions)
+        if solved is not None:
+            return legal[actions.index(solved)]
         root_actions = set(actions)
         # Progressive bias toward the greedy heuristic's choice at the root: with few
         # iterations (a short budget on a busy machine) the search plays at least as
         # well as greedy; with many the bias fades (it shrinks as 1/visits).
         hint = actions[next(i for i, a in enumerate(legal) if a is greedy_choose(obs, legal))]
-        root = _Node(obs["seat"])
-        params, c = self.params, self.params.c
+        root = Node(obs["seat"])
+        params = self.params
         deadline = None if params.ms is None else time.perf_counter() + params.ms / 1000
         done = 0
-        dealer = Determinizer(self.rules, obs, rng)
+        playout_solver = self._playout_solver
+        if playout_solver is not None and len(playout_solver.table) > PLAYOUT_TABLE_MAX:
+            playout_solver.table.clear()  # bounded memory: the next deals are new positions
+        seat = obs["seat"]
         while True:
             if params.iterations is not None and done >= params.iterations:
                 break
@@ -291,47 +252,12 @@ class IsmctsStrategy:
                 break
             done += 1
             g = dealer.deal(rng)
-            node, path = root, [root]
-            first = True
-            if g.current_seat != obs["seat"] or not root_actions <= set(g.legal_actions()):
+            if g.current_seat != seat or not root_actions <= set(g.legal_actions()):
                 continue  # cannot happen for an observation the referee sent; stay safe
-            while not g.is_over:
-                legal_now = g.legal_actions()
-                if first:
-                    # The request's list is the truth; a determinization agrees with it.
-                    legal_now = [a for a in legal_now if a in root_actions]
-                    first = False
-                forced = g.forced_action(legal_now)
-                if forced is not None:
-                    g.apply_legal(forced)
-                    continue
-                seat = g.seat_to_move()
-                untried = [a for a in legal_now if a not in node.children]
-                for a in legal_now:
-                    child = node.children.get(a)
-                    if child is not None:
-                        child.avail += 1
-                if untried:
-                    a = untried[rng.randrange(len(untried))]
-                    child = node.children[a] = _Node(seat)
-                    child.avail = 1
-                    g.apply_legal(a)
-                    path.append(child)
-                    break
-                if node is root:
-                    a = max(legal_now, key=lambda x: _ucb(node.children[x], c)
-                            + (params.bias / node.children[x].visits if x == hint else 0.0))
-                else:
-                    a = max(legal_now, key=lambda x: _ucb(node.children[x], c))
-                node = node.children[a]
-                g.apply_legal(a)
-                path.append(node)
-            if not _playout(g, rng, deadline if done > 1 else None):
-                break  # out of time: the first playout always completes
-            rewards = _rewards(g)
-            for n in path[1:]:
-                n.visits += 1
-                n.reward += rewards[n.seat]
+            # (the first playout always completes, whatever the time)
+            if not iterate(root, g, actions, hint, params.bias, params.c, rng.getrandbits(31),
+                           deadline if deadline is not None and done > 1 else 0.0, playout_solver):
+                break  # out of time
         best = max(range(len(actions)), key=lambda i: (
             root.children[actions[i]].visits if actions[i] in root.children else -1,
             root.children[actions[i]].reward if actions[i] in root.children else 0.0))
@@ -340,6 +266,22 @@ class IsmctsStrategy:
             self.last_search = (chosen.visits, chosen.reward / chosen.visits)
         return legal[best]
 
+    def _solve_root(self, dealer: Determinizer, actions: list[int]) -> int | None:
+        """The solver's action when this seat's position is solvable and the solver, within
+        ``solve_nodes``, proves that it draws or wins (against every defence); None
+        otherwise: a position lost against perfect play is left to the search, which
+        plays for the opponent's mistakes. With the talon empty and two seats in, the
+        unseen cards are all in the other hand, so the one deal is the position itself."""
+        if not self.params.solve_nodes or dealer.template.talon:
+            return None
+        g = dealer.deal(random.Random(0))
+        if not solvable(g):
+            return None
+        try:
+            action, value = self._root_solver.best_action(g)
+        except SolverLimit:
+            return None
+        if value == LOSS or action not in actions:
+            return None
+        return action
 
-def _ucb(node: _Node, c: float) -> float:
-    return node.reward / node.visits + c * math.sqrt(math.log(node.avail) / node.visits)

@@ -16,6 +16,7 @@ COMPILED = (
     "referee.rules.deal",
     "referee.rules.game",
     "referee.bots.fastchoice",
+    "referee.bots.searchcore",
     "referee.table.clock",
     "referee.table.requests",
     "referee.seats.pipelane",
