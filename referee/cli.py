@@ -73,6 +73,7 @@ bench_app.command("distributed")(bench.distributed)
 bench_app.command("soak")(bench.soak)
 bench_app.command("tcp")(bench.tcp)
 bench_app.command("env")(bench.env)
+bench_app.command("strength")(bench.strength)
 
 
 def main() -> None:

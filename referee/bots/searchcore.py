@@ -18,9 +18,9 @@ The playout policy, for the seat to move:
 - throw-in: the cheapest card that is not a trump nor a ten or higher while the talon
   lasts (any card once it is empty), else pass.
 
-With a ``solver`` (referee/bots/solver.py) the first position of the playout with the
-talon empty and two seats in is valued exactly instead, when the solver proves its value
-within its budget.
+(Valuing a playout's endgame with the exact solver, referee/bots/solver.py, was tried
+and dropped: a few hundred solver positions cost as much as about a hundred playouts,
+and a 150-iteration search with 300 of them per playout ran many times slower.)
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ import time
 
 from ..rules.actions import ATTACK, COVER, PASS, TAKE, THROW_IN, TRANSFER
 from ..rules.game import DEFEND_PHASE, OVER, Game
-from .solver import DRAW, LOSS, Solver, SolverLimit
 
 #: The generator: state' = (A * state + C) mod 2**31; a draw is the state's top 15 bits.
 _LCG_A = 1103515245
@@ -80,7 +79,7 @@ def deal(template: Game, pool: list[int], fixed: list[int], need: list[int],
 
 
 def iterate(root: Node, g: Game, root_actions: list[int], hint: int, bias: float, c: float,
-            seed: int, deadline: float, solver: Solver | None) -> bool:
+            seed: int, deadline: float) -> bool:
     """One iteration on the determinization ``g`` (played on), whose seat to move is the
     root's: descend from ``root`` over the actions legal in ``g`` (at the root only those
     of ``root_actions``, the request's list) by UCB1 (``hint``'s value raised by
@@ -130,7 +129,7 @@ def iterate(root: Node, g: Game, root_actions: list[int], hint: int, bias: float
         g.apply_legal(best)
         path.append(node)
     state = _next(state)
-    durak = playout(g, state, deadline, solver)
+    durak = playout(g, state, deadline)
     if durak == -2:
         return False
     for n in path:
@@ -147,28 +146,17 @@ def _cost(card: int, trump_suit: int) -> int:
     return (card >> 2) + (20 if card & 3 == trump_suit else 0)
 
 
-def playout(g: Game, seed: int, deadline: float, solver: Solver | None) -> int:
+def playout(g: Game, seed: int, deadline: float) -> int:
     """Play ``g`` (played on) to its end by the policy above, drawing from a generator
     seeded by ``seed``. Returns the durak's seat, -1 for a draw, or -2 when
-    ``deadline`` (``time.perf_counter``; 0: none) passed first: the playout is void.
-
-    ``solver``: None, or a ``Solver`` whose ``value(game, seat)`` values the first
-    solvable position (raising ``SolverLimit`` when its budget runs out: the policy
-    then plays on, and the solver is not asked again in this playout)."""
+    ``deadline`` (``time.perf_counter``; 0: none) passed first: the playout is void."""
     ts = g.trump_suit
     state = seed & _LCG_MASK
     steps = 0
-    ask_solver = solver is not None
     while g.phase != OVER:
         steps += 1
         if deadline > 0.0 and steps & 15 == 0 and time.perf_counter() >= deadline:
             return -2
-        if ask_solver and not g.talon and g.players - sum(g.out) == 2:
-            ask_solver = False
-            assert solver is not None
-            durak = _solved_durak(g, solver)
-            if durak != -3:
-                return durak
         legal = g.legal_actions()
         if len(legal) == 1:
             g.apply_legal(legal[0])
@@ -236,21 +224,3 @@ def _defence(g: Game, legal: list[int], ts: int) -> int:
     if best >= 0 and slots.bit_count() == uncovered and not (g.talon and best_cost >= 30):
         return best  # below a trump queen (rank 10 + 20) while the talon lasts
     return transfer if transfer >= 0 else TAKE
-
-
-def _solved_durak(g: Game, solver: Solver) -> int:
-    """The durak of exact play from the solvable ``g`` (-1: a draw), or -3 when the
-    solver's budget ran out first."""
-    mover = g.seat_to_move()
-    try:
-        value = solver.value(g, mover)
-    except SolverLimit:
-        return -3
-    if value == DRAW:
-        return -1
-    if value == LOSS:
-        return mover
-    for s in range(g.players):
-        if not g.out[s] and s != mover:
-            return s
-    return -1

@@ -12,10 +12,11 @@ from ..console.jsonout import emit_json
 from ..records.storedb import PgUrl
 from ..rules.options import RulesError, make_rules
 from .common import (
-    err, fail, out, store_target,
+    err, fail, out, print_seed, reproduce_fields, run_seed, sandbox_options, store_target,
 )
 from .options import (
-    BuiltinGamesOption, CpuOption, JsonFlag, ReportJsonFlag, RoundsOption, RulesOption,
+    SANDBOX_HELP, BuiltinGamesOption, CpuOption, JsonFlag, ReportJsonFlag, RoundsOption,
+    RulesOption, SeedOption,
 )
 
 
@@ -445,3 +446,73 @@ def tcp(
                       f"(pinged every {mem['ping_interval_s']:g} s): RSS {before / 1024:.1f} -> "
                       f"{after / 1024:.1f} MiB, {mem['rss_kb_per_idle_connection']:.1f} kB per "
                       f"connection", markup=False, highlight=False)
+
+
+def strength(
+    games: Annotated[int, typer.Option(
+        min=1, help="Games per table, rounded up to whole deals (one game per seat rotation).")] = 40,
+    players: Annotated[int, typer.Option(
+        min=2, max=6, help="Seats per table; every combination of that many bots plays.")] = 2,
+    bot: Annotated[list[str] | None, typer.Option(
+        "--bot", help="Add a bot to the scale, NAME=CMD or NAME=builtin:...; repeatable.",
+        show_default=False)] = None,
+    only: Annotated[str | None, typer.Option(
+        help="Only these ladder bots, comma-separated (random, gentle, greedy, ismcts30, "
+        "ismcts150, ismcts600, expert).", show_default=False)] = None,
+    rules: RulesOption = "classic",
+    seed: SeedOption = None,
+    sandbox: Annotated[str, typer.Option(help=SANDBOX_HELP)] = "auto",
+    as_json: JsonFlag = False,
+) -> None:
+    """How strong the built-in bots are: random, gentle, greedy, ismcts at 30, 150 and 600
+    iterations and expert (fixed budgets, so the figures do not depend on the machine's
+    speed) play every table of --players of them on the same duplicate deals; prints
+    their ratings (maximum-likelihood fit, greedy = 0, 95% bars) and each bot's CPU ms per
+    decision. --bot adds your bot to the scale. Progress on stderr. Long: with the whole
+    ladder at two players, the expert's tables take most of the time (about 40 ms of CPU
+    per expert decision)."""
+    from ..bench.strength import StrengthError, bench_strength, ladder_specs, table_count
+    from ..console.progress import progress_for
+    from ..seats.players import BotStartError
+    from ..table.match import MatchConfig
+    from ..table.runner import SeatOptions
+
+    try:
+        table_rules = make_rules(rules)
+        specs = ladder_specs(bot or [], None if only is None else
+                             [n.strip() for n in only.split(",") if n.strip()])
+        table_rules.check_table(players)
+    except (RulesError, StrengthError) as exc:
+        fail(str(exc))
+    mode, binds = sandbox_options(sandbox, None)
+    config = MatchConfig(rules=table_rules, games=games, seed=run_seed(seed))
+    per_table = -(-games // players) * players
+    total = table_count(len(specs), players) * per_table
+    try:
+        with progress_for(total, "bench strength") as advance:
+            result = bench_strength(specs, config, players, SeatOptions(sandbox=mode, binds=binds),
+                                    on_game=advance)
+    except (StrengthError, RulesError) as exc:
+        fail(str(exc))
+    except BotStartError as exc:
+        fail(str(exc))
+    result.update(reproduce_fields(config.seed))
+    if as_json:
+        emit_json(result)
+        return
+    out.print(f"{'bot':<14} {'rating':>8} {'±95%':>7} {'games':>6} {'durak%':>7} "
+              f"{'CPU ms/dec':>10} {'wall ms/dec':>11}", markup=False, highlight=False)
+    for row in result["bots"]:
+        def fig(value: Any, form: str) -> str:
+            return "-" if value is None else format(value, form)
+        out.print(f"{row['bot']:<14} {fig(row['rating'], '+.0f'):>8} {fig(row['error95'], '.0f'):>7} "
+                  f"{row['games']:>6} {fig(None if row['durak_rate'] is None else 100 * row['durak_rate'], '.1f'):>7} "
+                  f"{fig(row['cpu_ms_per_decision'], '.3f'):>10} {fig(row['wall_ms_per_decision'], '.3f'):>11}",
+                  markup=False, highlight=False)
+    if result["rating_error"]:
+        err.print(f"durak-ref: no ratings: {result['rating_error']}", markup=False, highlight=False)
+    out.print(f"ratings: maximum-likelihood fit of {result['games']} games, {result['anchor']} = 0, "
+              f"± the 95% half-width of each bot's difference to it; {result['tables']} tables of "
+              f"{players}, {result['deals_per_table']} duplicate deals each, rules {rules}; "
+              f"{result['seconds']} s", markup=False, highlight=False)
+    print_seed(config.seed)
