@@ -1,0 +1,186 @@
+"""``builtin:expert``: ismcts with a larger budget and the exact endgame solver at the root.
+
+What it must do: find the solver's move in a won endgame and win it; take its parameters
+with the search bots' grammar (and refuse bad ones as the user's error); and decide from
+its seat's observation alone: a game whose hidden cards are dealt differently, with the
+same observation for the seat, gets the same decision.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from referee.bots.ismcts import SEARCH_BOTS, IsmctsParamError, IsmctsStrategy, parse_params
+from referee.bots.solver import WIN, Solver
+from referee.rules import Game, action_to_wire, make_rules
+from referee.rules.actions import action_str
+from referee.rules.cards import parse_card
+from referee.bots.fastchoice import greedy_action
+from referee.seats.players import BUILTINS, BotSpecError, parse_bot_spec
+
+CLASSIC = make_rules("classic")
+
+
+def won_endgame() -> Game:
+    """Seat 1 attacks with 6C 7C QC KC (clubs are trumps) against JC AC AD AH, the talon
+    empty: only the queen of trumps wins (greedy's low 6C loses against best defence)."""
+    return Game.from_position(CLASSIC, ["JC AC AD AH", "6C 7C QC KC"], trump="7C", talon="",
+                              attacker=1)
+
+
+def test_the_won_endgame_has_one_winning_move_and_greedy_misses_it() -> None:
+    g = won_endgame()
+    values = {action_str(a): v for a, v in Solver().action_values(g)}
+    assert values == {"attack 6C": -1, "attack 7C": -1, "attack QC": WIN, "attack KC": -1}
+    assert action_str(greedy_action(g, 1, g.legal_actions())) == "attack 6C"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_expert_plays_the_solvers_winning_move_and_wins_against_best_defence(seed: int) -> None:
+    g = won_endgame()
+    # Few iterations: the move comes from the solver, not from a lucky search.
+    expert = IsmctsStrategy(CLASSIC, parse_params({"iterations": "5"}, "expert"))
+    defender = Solver()
+    first = True
+    while not g.is_over:
+        legal = g.legal_actions()
+        seat = g.seat_to_move()
+        if seat == 1:
+            wire = [action_to_wire(a) for a in legal]
+            answer = expert.choose(g.observe(1), wire, random.Random(seed))
+            action = legal[wire.index(answer)]
+            if first:
+                assert action_str(action) == "attack QC"
+                first = False
+        else:
+            action = defender.best_action(g)[0]
+        g.apply_legal(action)
+    assert g.outcome is not None and g.outcome.durak == 0
+
+
+def test_without_the_solver_budget_the_root_solver_is_not_asked() -> None:
+    params = parse_params({"solve_nodes": "0"}, "expert")
+    assert params.solve_nodes == 0
+    search = IsmctsStrategy(CLASSIC, params)
+    g = won_endgame()
+    search.choose(g.observe(1), [action_to_wire(a) for a in g.legal_actions()], random.Random(0))
+    assert search._root_solver.nodes == 0
+
+
+# ------------------------------------------------------------------ parameters
+
+
+def test_expert_defaults_are_ismcts_with_a_bigger_budget_and_the_solver() -> None:
+    ismcts, expert = SEARCH_BOTS["ismcts"], SEARCH_BOTS["expert"]
+    assert parse_params({}, "expert") == expert
+    assert expert.iterations is not None and ismcts.iterations is not None
+    assert expert.iterations > ismcts.iterations
+    assert expert.solve_nodes > 0 and ismcts.solve_nodes == 0
+    assert (expert.c, expert.bias) == (ismcts.c, ismcts.bias)
+    assert "expert" in BUILTINS
+
+
+def test_expert_parameters_override_its_defaults() -> None:
+    p = parse_params({"iterations": "200", "solve_nodes": "50", "c": "0.5"}, "expert")
+    assert (p.iterations, p.solve_nodes, p.c, p.ms) == (200, 50, 0.5, None)
+    timed = parse_params({"ms": "30"}, "expert")
+    assert (timed.iterations, timed.ms, timed.solve_nodes) == (None, 30.0, SEARCH_BOTS["expert"].solve_nodes)
+    spec = parse_bot_spec("deep=builtin:expert:iterations=300,solve_nodes=100")
+    assert (spec.name, spec.argv) == ("deep", ("expert", "iterations=300", "solve_nodes=100"))
+
+
+@pytest.mark.parametrize(("items", "message"), [
+    ({"depth": "3"}, "unknown expert parameter 'depth'; parameters: iterations, ms, c, bias, solve_nodes"),
+    ({"solve_nodes": "-1"}, "expert parameter solve_nodes=-1: must be >= 0"),
+    ({"solve_nodes": "1.5"}, "expert parameter solve_nodes='1.5' is not a number (it takes a whole number)"),
+    ({"iterations": "0"}, "expert parameter iterations=0: must be > 0"),
+    ({"c": "nan"}, "expert parameter c=nan: must be > 0"),
+])
+def test_bad_expert_parameters_are_refused_by_name(items: dict[str, str], message: str) -> None:
+    with pytest.raises(IsmctsParamError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_params(items, "expert")
+
+
+def test_a_bad_expert_spec_is_the_users_error_when_the_spec_is_read() -> None:
+    with pytest.raises(BotSpecError, match="builtin:expert:solve_nodes=x.*not a number"):
+        parse_bot_spec("builtin:expert:solve_nodes=x")
+    with pytest.raises(BotSpecError, match="expected KEY=VALUE"):
+        parse_bot_spec("builtin:expert:fast")
+
+
+# ------------------------------------------------------------------ no cheating
+
+
+def _play_to_decision(seed: int, players: int, steps: int) -> Game:
+    """A classic game of ``players`` seats, greedy at every seat, after ``steps`` decisions."""
+    g = Game.new(CLASSIC, players, seed=f"expert-view-{seed}")
+    asked = 0
+    while not g.is_over and asked < steps:
+        legal = g.legal_actions()
+        if len(legal) > 1:
+            asked += 1
+        g.apply_legal(greedy_action(g, g.seat_to_move(), legal))
+    return g
+
+
+def _redeal_hidden(g: Game, seat: int, rng: random.Random) -> Game:
+    """A copy of ``g`` in which the cards ``seat`` cannot place (the other hands' cards
+    beyond those publicly known, and the talon under the face-up trump) are dealt again
+    at random into the same places: every other seat keeps its hand size and its known
+    cards, the face-up trump stays at the talon's bottom."""
+    h = g.copy()
+    bottom = h.talon[:1]
+    pool = list(h.talon[1:])
+    free = [0] * h.players
+    for s in range(h.players):
+        if s == seat:
+            continue
+        known = h.known[s]
+        for c in range(64):
+            if h.hands[s] >> c & 1 and not known >> c & 1:
+                pool.append(c)
+                free[s] += 1
+    rng.shuffle(pool)
+    hands = list(h.hands)
+    for s in range(h.players):
+        if s != seat:
+            hands[s] &= h.known[s]
+            for _ in range(free[s]):
+                hands[s] |= 1 << pool.pop()
+    h.hands = hands
+    h.talon = bottom + pool
+    return h
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10_000), players=st.sampled_from([2, 3, 4]), steps=st.integers(0, 40),
+       redeal=st.integers(0, 1000))
+def test_the_expert_decides_the_same_whatever_the_hidden_cards(seed: int, players: int, steps: int,
+                                                               redeal: int) -> None:
+    g = _play_to_decision(seed, players, steps)
+    if g.is_over or len(g.legal_actions()) < 2:
+        return
+    seat = g.seat_to_move()
+    other = _redeal_hidden(g, seat, random.Random(redeal))
+    assert other.observe(seat) == g.observe(seat)
+    wire = [action_to_wire(a) for a in g.legal_actions()]
+    assert wire == [action_to_wire(a) for a in other.legal_actions()]
+    params = parse_params({"iterations": "40"}, "expert")
+    a = IsmctsStrategy(CLASSIC, params).choose(g.observe(seat), wire, random.Random(seed))
+    b = IsmctsStrategy(CLASSIC, params).choose(other.observe(seat), wire, random.Random(seed))
+    assert a == b
+
+
+def test_the_redeal_changes_hidden_cards_only() -> None:
+    g = _play_to_decision(3, 3, 5)
+    seat = g.seat_to_move()
+    others = [_redeal_hidden(g, seat, random.Random(k)) for k in range(20)]
+    assert any(o.hands != g.hands or o.talon != g.talon for o in others)
+    for o in others:
+        assert o.hands[seat] == g.hands[seat]
+        assert [h.bit_count() for h in o.hands] == [h.bit_count() for h in g.hands]
+        assert o.talon[:1] == g.talon[:1] == [parse_card(g.observe(seat)["trump"])]
