@@ -151,7 +151,7 @@ async def _play_table(table: Sequence[BotSpec], config: MatchConfig, options: Se
                 tally = run.bots[names[d.seat]]
                 tally.decisions += 1
                 tally.wall_s += d.seconds
-                if tally.fast:
+                if tally.fast and tally.cpu_s is not None:
                     tally.cpu_s += d.seconds
                     tally.cpu_decisions += 1
         for seat, name in enumerate(names):
