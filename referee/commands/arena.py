@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..console.jsonout import emit_json
+from ..printing.jsonresult import emit_result, ladder_rows
 from ..rules.options import RulesError, make_rules
 from ..table.clock import TimeControl, TimeControlError
 from ..table.match import MatchConfig
@@ -17,7 +17,7 @@ from .common import (
 from .options import (
     DEFAULT_DB, DbOption, HttpOption, ReconnectGraceOption, RulesOption, SetOption, WEEK_S,
 )
-from .ladder import ladder_rows, print_ladder
+from .ladder import print_ladder
 
 
 def register(
@@ -41,7 +41,7 @@ def register(
         except (ValueError, StoreError) as exc:
             fail(str(exc))
     if as_json:
-        emit_json({"name": name, "token": token})
+        emit_result("register", {"name": name, "token": token})
         return
     out.print(f"{name}: token {token}", markup=False, highlight=False)
     err.print("Keep the token: only its hash is stored. Connect with e.g. "
@@ -68,7 +68,7 @@ def unregister(
         except ValueError as exc:
             fail(str(exc))
     if as_json:
-        emit_json({"name": name, "unregistered": True})
+        emit_result("unregister", {"name": name, "unregistered": True})
         return
     out.print(f"{name}: unregistered (its token no longer works)", markup=False, highlight=False)
 
@@ -159,8 +159,9 @@ def serve(
         except (ListenError, LogError, LiveError) as exc:
             fail(str(exc))
         if as_json:
-            emit_json({"played": played, "refusals": len(arena.gate.refusals) if arena.gate else 0,
-                       "ladder": ladder_rows(store)})
+            emit_result("serve", {"played": played,
+                                  "refusals": len(arena.gate.refusals) if arena.gate else 0,
+                                  "standings": ladder_rows(store.ladder())})
             return
         out.print(f"{played} games played", markup=False)
         print_ladder(store)

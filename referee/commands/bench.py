@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..console.jsonout import emit_json
+from ..printing.jsonresult import emit_result, result as json_result
 from ..records.storedb import PgUrl
 from ..rules.options import RulesError, make_rules
 from .common import (
@@ -36,7 +36,7 @@ def engine(
         fail(str(exc))
     result = bench_engine(games=games, repeats=rounds, players=players, preset=rules)
     if as_json:
-        emit_json(result)
+        emit_result("bench engine", result)
         return
     for label in ("unchecked", "checked"):
         r = result[label]
@@ -68,7 +68,7 @@ def env(
     except (RulesError, BenchEnvError) as exc:
         fail(str(exc))
     if as_json:
-        emit_json(result)
+        emit_result("bench env", result)
         return
     for kind in KINDS:
         r = result[kind]
@@ -114,7 +114,7 @@ def protocol(
             fail(f"--bot: cannot find the program {argv[0]!r} (not on PATH, or not executable)")
     result = bench_protocol(codec_n, round_trips, None if cpu < 0 else cpu, bot=argv)
     if as_json:
-        emit_json(result)
+        emit_result("bench protocol", result)
         return
     rt = result["round_trip_us_median"]
     out.print(f"codec: {result['codec_us_per_encode_decode']:.2f} µs per encode+decode of a "
@@ -181,7 +181,7 @@ def match(
         if sandbox == "both":
             both = bench_match_sandbox(games, pin, starts)
             if as_json:
-                emit_json(both)
+                emit_result("bench match", both)
                 return
             for mode, run in both["runs"].items():
                 out.print(f"{mode}: start-up {run['startup_ms_median']} ms (median of {starts}), "
@@ -198,7 +198,7 @@ def match(
     except SandboxError as exc:
         fail(str(exc))
     if as_json:
-        emit_json(r if compared is None else dict(r, freezing=compared))
+        emit_result("bench match", r if compared is None else dict(r, freezing=compared))
         return
     out.print(f"bots {' vs '.join(r['bots'])}; sandbox {r['sandbox']}: bot start-up "
               f"{r['startup_ms_median']} ms (median), {r['decision_us_mean']} µs per decision "
@@ -237,7 +237,7 @@ def tournament(
 
     r = bench_tournament(games, builtin_games, rounds)
     if as_json:
-        emit_json(r)
+        emit_result("bench tournament", r)
         return
     for kind in ("builtin", "program"):
         for level, run in r[kind]["runs"].items():
@@ -313,7 +313,7 @@ def distributed(
     except BenchDistributedError as exc:
         fail(f"bench distributed: {exc}", 1)
     if as_json:
-        emit_json(r)
+        emit_result("bench distributed", r)
         return
     out.print(f"server: {r['server']}; workers play one game at a time each", markup=False, highlight=False)
     for kind in ("builtin", "program"):
@@ -352,7 +352,7 @@ def soak(
         except RuntimeError as exc:
             fail(f"bench soak --games-memory: {exc}", 3)
         if as_json:
-            emit_json(mem)
+            emit_result("bench soak", mem)
             return
         for games, run in mem["runs"].items():
             out.print(f"builtin match, {int(games):,} games: peak RSS {run['peak_rss_kib'] / 1024:.1f} MiB",
@@ -366,11 +366,11 @@ def soak(
     if json_file is not None:
         try:
             from ..console.jsonout import dumps
-            json_file.write_text(dumps(r, indent=2) + "\n", encoding="utf-8")
+            json_file.write_text(dumps(json_result("bench soak", r), indent=2) + "\n", encoding="utf-8")
         except OSError as exc:
             fail(f"--json-file {json_file}: cannot write: {exc.strerror or exc}")
     if as_json:
-        emit_json(r)
+        emit_result("bench soak", r)
     else:
         out.print(f"soak: {r['games']} games in {r['wall_s']:.0f} s ({r['tournaments']} tournament(s), "
                   f"concurrency {r['concurrency']}, move time {r['move_time_s']:g} s)",
@@ -429,7 +429,7 @@ def tcp(
     except (OSError, RuntimeError) as exc:
         fail(f"bench tcp: {exc}", 1)
     if as_json:
-        emit_json(result)
+        emit_result("bench tcp", result)
         return
     rt = result["round_trip_us_median"]
     out.print(f"round trip (median of {round_trips}, same bot and request): pipes {rt['pipes']:.1f} µs, "

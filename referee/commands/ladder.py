@@ -7,8 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from ..console.jsonout import emit_json
 from ..console.progress import progress_for
+from ..printing.jsonresult import emit_result, ladder_rows, rows_of_tally
 from ..console.usererror import lifted
 from ..rules.options import RulesError, make_rules
 from ..seats.players import BotStartError
@@ -112,11 +112,11 @@ def run(
                 raise typer.Exit(130) from None
         if as_json:
             from ..seats.sandbox import Sandbox  # resolved as the run resolved it (cached, no warning)
-            emit_json({"played": run.played, "ladder": ladder_rows(store),
-                       "sandbox": Sandbox(mode, warn=False).resolve().mode,
-                       "bots": tally.as_dict(), "warnings": tally.warnings(),
-                       "log": run.log_path, "stderr_logs": run.stderr_logs,
-                       **reproduce_fields(config.seed)})
+            emit_result("ladder run", {
+                "played": run.played, "standings": ladder_rows(store.ladder()),
+                "sandbox": Sandbox(mode, warn=False).resolve().mode,
+                "this_run": rows_of_tally(tally.as_dict(), run.stderr_logs),
+                "warnings": tally.warnings(), "log": run.log_path, **reproduce_fields(config.seed)})
             return
         from ..printing.report import print_warnings, stderr_where
         print_warnings(tally.warnings(), out)
@@ -127,11 +127,6 @@ def run(
             out.print(forfeit_line(name, row["games"], row["forfeits"], stderr_where(run.stderr_logs.get(name))),
                       markup=False, highlight=False)
         print_seed(config.seed)
-
-
-def ladder_rows(store: Any) -> list[dict[str, Any]]:
-    return [{"rank": i + 1, "bot": b, "rating": round(r, 2), "games": g}
-            for i, (b, r, g) in enumerate(store.ladder())]
 
 
 def print_ladder(store: Any) -> None:
@@ -154,7 +149,7 @@ def show(
     with open_store_at(db) as store:
         try:
             if as_json:
-                emit_json(ladder_rows(store))
+                emit_result("ladder show", {"standings": ladder_rows(store.ladder())})
             else:
                 print_ladder(store)
         except StoreError as exc:
@@ -177,8 +172,8 @@ def history(
         except StoreError as exc:
             fail(str(exc))
     if as_json:
-        emit_json([{"game": g, "before": round(b, 2), "after": round(a, 2), "at": at}
-                   for _, g, b, a, at in rows])
+        emit_result("ladder history", {"name": name, "history": [
+            {"game": g, "before": round(b, 2), "after": round(a, 2), "at": at} for _, g, b, a, at in rows]})
         return
     for _, g, b, a, at in rows:
         out.print(f"{at}  game {g}: {b:.1f} -> {a:.1f} ({a - b:+.1f})", markup=False, highlight=False)

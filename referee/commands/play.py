@@ -204,7 +204,7 @@ def play(
     from ..table.seeds import seed_lines
     summary = result.summary()
     if as_json:
-        show_match_result(summary, config.seed, sys.argv[1:], out, as_json=True)
+        show_match_result(summary, config.seed, sys.argv[1:], out, as_json=True, command="play")
     else:
         for line in person_result_lines(summary, name):
             out.print(line, markup=False, highlight=False)

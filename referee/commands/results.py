@@ -9,7 +9,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from ..console.jsonout import emit_json
+from ..printing.jsonresult import emit_result, report_body, standings_body
 from ..console.progress import progress_for
 from ..records.storedb import PgUrl
 from .common import (
@@ -37,7 +37,7 @@ def _replay_html(log: Path, html_out: Path, game: int | None, seat: int | None, 
     except OSError as exc:
         fail(f"--html {html_out}: cannot write: {exc.strerror or exc}")
     if as_json:
-        emit_json({"log": str(log), "html": str(html_out), "game": game, "seat": seat,
+        emit_result("replay", {"log": str(log), "html": str(html_out), "game": game, "seat": seat,
                    "bytes": len(text.encode("utf-8"))})
     else:
         view = "omniscient view" if seat is None else f"seat {seat}'s view"
@@ -79,7 +79,7 @@ def replay(
     if db is not None:
         if not verify or game is not None:
             fail("--db cross-checks a store: use it with --verify (and without --game)")
-        _verify_store(store_target(db), [log] if log else [], None, as_json)
+        _verify_store(store_target(db), [log] if log else [], None, as_json, "replay")
     if log is None:
         fail("give a LOG to replay, or --verify --db STORE to check a store against its logs")
     if html_out is not None:
@@ -115,7 +115,7 @@ def replay(
             fail(f"{log}: {exc}")
         bad = [r for r in results if not r.ok]
         if as_json:
-            emit_json({"log": str(log), "games": len(results), "ok": len(results) - len(bad),
+            emit_result("replay", {"log": str(log), "games": len(results), "ok": len(results) - len(bad),
                        "divergences": [{"game": r.game, "message": r.message} for r in bad],
                        "damaged": str(damaged) if damaged else None,
                        "complete": contents.footer is not None})
@@ -129,8 +129,8 @@ def replay(
             err.print(f"durak-ref: damaged log: {damaged}", markup=False)
         raise typer.Exit(1 if bad or damaged else 0)
     if as_json:
-        emit_json({"log": str(log), "header": contents.header,
-                   "games": [{k: g[k] for k in ("game", "players", "termination", "durak")} for g in games],
+        emit_result("replay", {"log": str(log), "header": contents.header, "games": len(games),
+                   "results": [{k: g[k] for k in ("game", "players", "termination", "durak")} for g in games],
                    "damaged": str(damaged) if damaged else None})
     else:
         h = contents.header
@@ -169,10 +169,11 @@ def verify(
         # A log checked on its own is replay's job: verify compares a store with its logs.
         fail(f"{target}: no such store; give the --db a tournament or ladder wrote, or check "
              f"the log on its own with: durak-ref replay {shlex.join(map(str, logs[:1]))} --verify")
-    _verify_store(target, logs or [], tournament_id, as_json)
+    _verify_store(target, logs or [], tournament_id, as_json, "verify")
 
 
-def _verify_store(db: Path | PgUrl, logs: list[Path], tournament_id: str | None, as_json: bool) -> NoReturn:
+def _verify_store(db: Path | PgUrl, logs: list[Path], tournament_id: str | None, as_json: bool,
+                  command: str) -> NoReturn:
     from ..league.verify import Verification, VerifyInputError
 
     try:
@@ -182,7 +183,7 @@ def _verify_store(db: Path | PgUrl, logs: list[Path], tournament_id: str | None,
     with progress_for(check.total, "verify", enabled=not as_json, console=err) as advance:
         report = check.run(lambda: advance(""))
     if as_json:
-        emit_json(report.as_dict())
+        emit_result(command, report.as_dict())
     else:
         for d in report.differences:
             out.print(d.message(), markup=False, highlight=False)
@@ -230,7 +231,7 @@ def ratings(
     except (RatingsInputError, RatingError) as exc:
         fail(str(exc))
     if as_json:
-        emit_json(report)
+        emit_result("ratings", standings_body(report))
         return
     from ..printing.report import ratings_table
     out.print(ratings_table(report))
@@ -267,7 +268,7 @@ def report(
         except OSError as exc:
             fail(f"cannot write the page {html}: {exc.strerror or exc}")
     if as_json:
-        emit_json(dict(data, html=str(html) if html else None))
+        emit_result("report", dict(report_body(data), html=str(html) if html else None))
         return
     from ..printing.report import print_report
     print_report(data, out)
@@ -323,7 +324,7 @@ def stats(
             fail(str(exc))
     table = summarize(collected.facts)
     if as_json:
-        emit_json({"sources": collected.sources, "games": collected.games,
+        emit_result("stats", {"sources": collected.sources, "games": collected.games,
                    "forfeited": collected.forfeited, "export": str(export) if export else None,
                    "by_players": table})
         return

@@ -9,8 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
-from ..console.jsonout import emit_json
 from ..console.progress import progress_for
+from ..printing.jsonresult import emit_result, sprt_body, standings_body
 from ..console.usererror import lifted
 from ..records.storedb import PgUrl
 from ..rules.options import RulesError, make_rules
@@ -182,7 +182,7 @@ def tournament(
                     stderr_logs=progress.stderr_logs, decisions_this_run=progress.decisions,
                     **progress.referee_cost())
     if as_json:
-        emit_json(dict(data, **reproduce_fields(settings.seed, resume)))
+        emit_result("tournament", dict(standings_body(data), **reproduce_fields(settings.seed, resume)))
         return
     from ..printing.report import print_warnings, referee_cost_text, standings_table, tournament_forfeits
     print_warnings(data["warnings"], out)
@@ -397,7 +397,7 @@ def sprt(
                   b={"name": entries[1].name, "command": entries[1].command},
                   opponents=[{"name": e.name, "command": e.command} for e in entries[2:]])
     if as_json:
-        emit_json(dict(status, **reproduce_fields(config.seed, resume)))
+        emit_result("sprt", dict(sprt_body(status), **reproduce_fields(config.seed, resume)))
     else:
         from ..printing.report import print_warnings
         print_warnings(status["warnings"], out)
@@ -487,7 +487,7 @@ def worker(
                       "their leases run out", markup=False, highlight=False)
             raise typer.Exit(130) from None
     if as_json:
-        emit_json(summary.as_dict())
+        emit_result("worker", summary.as_dict())
         return
     out.print(f"worker {summary.worker}: {summary.stored} games stored, {summary.dropped} dropped "
               f"(stored by another worker first, or their run ended)", markup=False, highlight=False)

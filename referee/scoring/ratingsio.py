@@ -54,7 +54,7 @@ def rating_report(games: list[RatedGame], fit: RatingFit) -> dict[str, Any]:
     order = sorted(fit.players, key=lambda p: -fit.ratings[p])
     table = []
     for i, p in enumerate(order):
-        table.append({"bot": p, "games": counts.get(p, 0), "rating": round(fit.ratings[p], 2),
+        table.append({"rank": i + 1, "bot": p, "games": counts.get(p, 0), "rating": round(fit.ratings[p], 2),
                       "error95": round(fit.error95(p), 2),
                       "los_next": round(fit.los(p, order[i + 1]), 4) if i + 1 < len(order) else None})
     return {"games": len(games), "table": table,
