@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..printing.jsonresult import emit_result
+from ..printing.jsonresult import checkbot_body, emit_result
 from ..seats.players import BotSpecError, BotStartError, parse_bot_spec
 from ..table.clock import TimeControlError
 from .common import (
@@ -96,7 +96,7 @@ def check_bot(
         except (BotStartError, TimeControlError, SandboxError) as exc:
             fail(str(exc))
     if as_json:
-        emit_result("check-bot", report.as_dict())
+        emit_result("check-bot", checkbot_body(report.as_dict()))
     else:
         render(report, out)
     raise typer.Exit(0 if report.ok else 1)

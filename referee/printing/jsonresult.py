@@ -141,6 +141,12 @@ def report_body(data: Mapping[str, Any]) -> dict[str, Any]:
     return body
 
 
+def checkbot_body(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The --json body of ``check-bot``: its report, with the checked bot's command line as
+    ``bot_command`` (``command`` is the --json result's own command)."""
+    return {("bot_command" if k == "command" else k): v for k, v in report.items()}
+
+
 def ladder_rows(ladder: Iterable[tuple[str, float, int]]) -> list[dict[str, Any]]:
     """Standing rows of the ladder (``(bot, rating, games)`` best first): rank, name, elo
     (incremental, rounded to 0.01) and games."""
