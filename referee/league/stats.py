@@ -279,16 +279,17 @@ def compare_reference(table: list[dict[str, Any]]) -> dict[str, Any]:
     4-player ones, and games grow longer with more players."""
     blocks = {b["players"]: b for b in table}
     rows = []
-    for statistic, players, ref in REFERENCE:
+    for statistic, players, published in REFERENCE:
         block = blocks.get(players)
         ours = (_figure(block, statistic) if block else
                 {"value": None, "low": None, "high": None, "n": 0})
-        value = ours["value"]
+        got = ours["value"]
         draw = statistic == "draw_rate"
-        within = None if value is None else (
-            abs(value - ref) <= DRAW_TOLERANCE if draw else abs(value / ref - 1) <= RELATIVE_TOLERANCE)
-        rows.append({"statistic": statistic, "players": players, "reference": ref, "ours": ours,
-                     "difference": None if value is None else value - ref,
+        within = None if got is None else (
+            abs(got - published) <= DRAW_TOLERANCE if draw
+            else abs(got / published - 1) <= RELATIVE_TOLERANCE)
+        rows.append({"statistic": statistic, "players": players, "reference": published, "ours": ours,
+                     "difference": None if got is None else got - published,
                      "tolerance": "1 point" if draw else f"{RELATIVE_TOLERANCE:.0%}",
                      "within": within})
 

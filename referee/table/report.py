@@ -272,17 +272,16 @@ def _statistic_name(statistic: str) -> str:
 def _figure_text(statistic: str, figure: dict[str, Any] | float | None) -> str:
     """A figure of the comparison: bouts as a number, rates as a percentage, with the
     interval when it has one; ``-`` for none."""
-    if figure is None:
-        return "-"
     value, low, high = ((figure["value"], figure["low"], figure["high"])
                         if isinstance(figure, dict) else (figure, None, None))
     if value is None:
         return "-"
-    if statistic == "bouts":
-        return f"{value:.1f}" + ("" if low is None else f" [{low:.1f}, {high:.1f}]")
-    digits = 2 if statistic == "draw_rate" else 1
-    text = f"{100 * value:.{digits}f}%"
-    return text + ("" if low is None else f" [{100 * low:.{digits}f}, {100 * high:.{digits}f}]")
+    scale, unit, digits = ((1, "", 1) if statistic == "bouts" else
+                           (100, "%", 2 if statistic == "draw_rate" else 1))
+    text = f"{scale * value:.{digits}f}{unit}"
+    if low is None or high is None:
+        return text
+    return text + f" [{scale * low:.{digits}f}, {scale * high:.{digits}f}]"
 
 
 def _yes_no(flag: bool | None) -> str:
