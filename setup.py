@@ -1,7 +1,7 @@
 """Build hook: compile the per-decision hot path to C with mypyc (README "Benchmarks").
 
-Everything else about the package is in pyproject.toml. The modules in ``COMPILED`` are
-ordinary, fully typed Python: mypyc turns each into a C extension that sits next to its
+Everything else about the package is in pyproject.toml. The modules of the hot path are
+ordinary, fully typed Python, declared in ``referee/native/hotpath.py``: mypyc turns each into a C extension that sits next to its
 ``.py`` and is imported instead of it (``bench engine`` about 2.3x faster). The build also
 writes ``referee/native/compiled.json``, each compiled module's name and the SHA-256 of the
 source it was compiled from; ``referee/native/loader.py`` reads it at start-up and runs the
@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import runpy
 import sys
 from pathlib import Path
 
@@ -24,19 +25,9 @@ from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
-#: The hot path, in dependency order. Keep each module trio-free and fully typed; an
-#: argument that may hold a bot's data is typed ``object`` (mypyc checks annotations at run time).
-COMPILED = (
-    "referee/rules/cards.py",
-    "referee/rules/actions.py",
-    "referee/rules/deal.py",
-    "referee/rules/game.py",
-    "referee/bots/fastchoice.py",
-    "referee/table/clock.py",
-    "referee/table/requests.py",
-    "referee/seats/pipelane.py",
-    "referee/table/framelane.py",
-)
+#: The hot path's source files, from its one declaration (read without importing referee).
+COMPILED = tuple(name.replace(".", "/") + ".py"
+                 for name in runpy.run_path(str(ROOT / "referee/native/hotpath.py"))["COMPILED"])
 MANIFEST = "referee/native/compiled.json"
 
 

@@ -1,6 +1,7 @@
-"""The JSON Schema (draft 2020-12) of every message of protocol v1, both directions, built
-from the constants of ``protocol.messages`` (message, action and event types, phases,
-terminations, error codes, name and text limits), so it cannot drift from them.
+"""The JSON Schema (draft 2020-12) of every message of protocol v1, both directions, written
+out from the declarations of ``protocol.messages`` (each message's fields, their kinds and
+bounds, the message, action and event types, phases, terminations, error codes, name and
+text limits), so it cannot drift from them.
 
 ``protocol/vectors/schema.json`` is ``schema()`` written out for authors in any language
 (tests/protocol/test_schema.py checks the file is up to date and validates the vectors
@@ -13,18 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from protocol import messages as m
-from protocol.cards import ALL_CARDS, SUITS
+from protocol.cards import ALL_CARDS
 
-_INT = {"type": "integer"}
-_NAT = {"type": "integer", "minimum": 0}
 _CARD = {"enum": sorted(ALL_CARDS)}
-_CARDS = {"type": "array", "items": _CARD}
-_NULLABLE_INT = {"type": ["integer", "null"]}
-
-
-def _message(kind: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": {"type": {"const": kind}, **properties},
-            "required": ["type", *required]}
+_NAT = {"type": "integer", "minimum": 0}
 
 
 def _action() -> dict[str, Any]:
@@ -40,79 +33,31 @@ def _action() -> dict[str, Any]:
     ]}
 
 
-def _observation() -> dict[str, Any]:
-    props = {
-        "seat": _NAT, "players": {"type": "integer", "minimum": 2, "maximum": 6}, "dealer": _NAT,
-        "hand": _CARDS, "trump": _CARD, "trump_suit": {"enum": list(SUITS)},
-        "trump_holder": _NULLABLE_INT, "talon": _NAT,
-        "table": {"type": "array", "items": {"type": "array", "prefixItems": [
-            _CARD, {"anyOf": [_CARD, {"type": "null"}]}], "minItems": 2, "maxItems": 2}},
-        "discard": _CARDS, "hand_sizes": {"type": "array", "items": _NAT},
-        "out": {"type": "array", "items": {"type": "boolean"}}, "attacker": _NAT, "defender": _NAT,
-        "phase": {"enum": list(m.PHASES)}, "taking": {"type": "boolean"}, "bout": _NAT,
-        "transfers": _NAT, "attack_limit": _NAT, "known": {"type": "array", "items": _CARDS},
-        "shown": _CARDS, "direction": {"enum": ["clockwise", "counter_clockwise"]},
-    }
-    return {"type": "object", "properties": props,
-            "required": [k for k in props if k != "direction"]}
-
-
 def referee_messages() -> dict[str, dict[str, Any]]:
     """The schema of each referee -> bot message, by type."""
-    clock = {"type": "object", "properties": {k: _NULLABLE_INT for k in
-                                              ("remaining_ms", "increment_ms", "move_ms")},
-             "required": ["remaining_ms", "increment_ms", "move_ms"]}
-    event = {"type": "object", "properties": {"type": {"type": "string"}}, "required": ["type"]}
-    return {
-        "hello": _message("hello", {"protocol": {"type": "integer", "minimum": 1},
-                                    "versions": {"type": "array", "items": _INT},
-                                    "referee": {"type": "string"}},
-                          ["protocol", "versions", "referee"]),
-        "game_start": _message("game_start", {
-            "game": _NAT, "seat": _NAT, "players": {"type": "integer", "minimum": 2, "maximum": 6},
-            "names": {"type": "array", "items": {"type": "string"}}, "rules": {"type": "object"},
-            "dealer": _NAT, "trump": _CARD, "trump_suit": {"enum": list(SUITS)}, "hand": _CARDS,
-            "attacker": _NAT}, ["game", "seat", "players", "names", "rules", "dealer", "trump",
-                                "trump_suit", "hand", "attacker"]),
-        "event": _message("event", {"game": _NAT, "event": event}, ["game", "event"]),
-        "request": _message("request", {
-            "id": {"type": "integer", "minimum": 1}, "game": _NAT, "observation": _observation(),
-            "legal": {"type": "array", "items": {"$ref": "#/$defs/action"}, "minItems": 1},
-            "clock": clock}, ["id", "game", "observation", "legal", "clock"]),
-        "game_end": _message("game_end", {"game": _NAT, "durak": _NULLABLE_INT,
-                                          "termination": {"enum": list(m.TERMINATIONS)},
-                                          "reason": {"type": "string"}},
-                             ["game", "durak", "termination", "reason"]),
-        "error": _message("error", {"code": {"enum": list(m.ERROR_CODES)},
-                                    "message": {"type": "string"}, "fatal": {"type": "boolean"}},
-                          ["code", "message", "fatal"]),
-        "bye": _message("bye", {"reason": {"type": "string"}}, []),
-        "ping": _message("ping", {"id": _NAT}, ["id"]),
-    }
+    return {kind: record.schema() for kind, record in m.REFEREE_MESSAGES.items()}
 
 
 def bot_messages() -> dict[str, dict[str, Any]]:
     """The schema of each bot -> referee message, by type."""
-    text = {"type": ["string", "null"], "maxLength": m.MAX_TEXT_LENGTH}
-    return {
-        "hello": _message("hello", {"protocol": _INT,
-                                    "name": {"type": "string", "minLength": 1,
-                                             "maxLength": m.MAX_NAME_LENGTH},
-                                    "version": text, "author": text, "token": text},
-                          ["protocol", "name"]),
-        "action": _message("action", {"id": {"type": "integer", "minimum": 1},
-                                      "action": {"$ref": "#/$defs/action"}}, ["id", "action"]),
-        "pong": _message("pong", {"id": _NAT}, ["id"]),
-    }
+    return {kind: record.schema() for kind, record in m.BOT_MESSAGES.items()}
+
+
+def events() -> dict[str, dict[str, Any]]:
+    """The schema of each event map of protocol v1, by type (an ``event`` message may hold
+    others: bots ignore the event types they do not know)."""
+    return {kind: record.schema() for kind, record in m.EVENTS.items()}
 
 
 def schema() -> dict[str, Any]:
     """The whole schema: a message is one of the referee's or one of the bot's
-    (``$defs/referee_to_bot`` and ``$defs/bot_to_referee`` validate one direction)."""
+    (``$defs/referee_to_bot`` and ``$defs/bot_to_referee`` validate one direction;
+    ``$defs/event_<type>`` each known event's map)."""
     referee, bot = referee_messages(), bot_messages()
     defs: dict[str, Any] = {"action": _action()}
     defs.update({f"referee_{k}": v for k, v in referee.items()})
     defs.update({f"bot_{k}": v for k, v in bot.items()})
+    defs.update({f"event_{k}": v for k, v in events().items()})
     defs["referee_to_bot"] = {"oneOf": [{"$ref": f"#/$defs/referee_{k}"} for k in m.REFEREE_MESSAGE_TYPES]}
     defs["bot_to_referee"] = {"oneOf": [{"$ref": f"#/$defs/bot_{k}"} for k in m.BOT_MESSAGE_TYPES]}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -120,3 +65,17 @@ def schema() -> dict[str, Any]:
             "title": "durak-ref bot protocol v1 messages (protocol/SPEC.md)",
             "anyOf": [{"$ref": "#/$defs/referee_to_bot"}, {"$ref": "#/$defs/bot_to_referee"}],
             "$defs": defs}
+
+
+def write() -> None:
+    """Write ``schema()`` to protocol/vectors/schema.json (``python -m protocol.schema``),
+    as the file is kept: one-space indents, no newline at the end."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).with_name("vectors") / "schema.json"
+    path.write_text(json.dumps(schema(), indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    write()

@@ -41,3 +41,12 @@ def shared_tmp_path(tmp_path: Path) -> Path:
     lets it (referee/seats/sandbox_view.py). Tests name it where that is the point."""
     tmp_path.chmod(0o755)
     return tmp_path
+
+
+def pytest_report_header(config):  # type: ignore[no-untyped-def]
+    """The run's first lines say whether the hot path runs compiled: an edited compiled
+    module turns them all into Python (referee/native/loader.py), which changes no result
+    but every speed figure, and must not pass unnoticed."""
+    from referee.native.loader import describe, status
+
+    return [f"durak-ref {describe(status())}"]

@@ -6,6 +6,7 @@ report can quote medians and ratios from one run.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 import os
 from pathlib import Path
 import platform
@@ -18,7 +19,8 @@ from ..rules import Game, make_rules
 from ..rules.game import OVER
 
 
-def _machine() -> dict[str, Any]:
+def machine_info() -> dict[str, Any]:
+    """What a bench's figures were measured on: Python, the compiled hot path, the CPUs."""
     from ..native.loader import status
     return {"python": platform.python_version(), "implementation": platform.python_implementation(),
             "compiled": status()["compiled"],
@@ -81,7 +83,7 @@ def bench_engine(games: int = 2000, repeats: int = 5, seed: int = 1, players: in
         "unchecked": unchecked,
         "checked": checked,
         "ratio_checked_vs_unchecked": round(checked["games_per_s"] / unchecked["games_per_s"], 3),
-        "machine": _machine(),
+        "machine": machine_info(),
     }
 
 
@@ -118,7 +120,9 @@ def typical_request(request_id: int = 1) -> dict[str, Any]:
                            clock={"remaining_ms": 59500, "increment_ms": 500, "move_ms": None})
 
 
-def _pin(cpu: int | None) -> list[int] | None:
+def pin_to_cpu(cpu: int | None) -> list[int] | None:
+    """Pin this process to CPU ``cpu`` and return the CPUs it may run on; None (nothing
+    done) for ``cpu`` None or where the system cannot pin."""
     if cpu is None or not hasattr(os, "sched_setaffinity"):
         return None
     os.sched_setaffinity(0, {cpu})
@@ -176,7 +180,7 @@ async def time_decisions(player: Any, request: dict[str, Any], n: int) -> list[f
     return times
 
 
-def _referee_round_trips(argv: list[str], request: dict[str, Any], n: int) -> list[float]:
+def referee_round_trips(argv: list[str], request: dict[str, Any], n: int) -> list[float]:
     """Round trips (seconds each) through the referee's own ProcessPlayer under trio."""
     import trio
 
@@ -220,7 +224,7 @@ def bench_protocol(codec_n: int = 20000, round_trips: int = 2000, cpu: int | Non
     from protocol.codec import FrameDecoder, encode
     from protocol import messages as msg
 
-    pinned = _pin(cpu)
+    pinned = pin_to_cpu(cpu)
     request = typical_request()
     frame = encode(request)
     def codec_us(strict: bool) -> float:
@@ -236,12 +240,12 @@ def bench_protocol(codec_n: int = 20000, round_trips: int = 2000, cpu: int | Non
         return statistics.median(rounds) * 1e6
 
     sdk_us, strict_us = codec_us(False), codec_us(True)
-    bot = bot or [sys.executable, str(_examples() / "python" / "random_bot.py"), "1"]
+    bot = bot or [sys.executable, str(example_bots() / "python" / "random_bot.py"), "1"]
     answer = encode(msg.action_msg(1, request["legal"][0]))
     floor = _blocking_round_trips([sys.executable, "-c", _ECHO_CHILD, answer.hex()], request,
                                   round_trips, handshake=False)
     sdk = _blocking_round_trips(bot, request, round_trips, handshake=True)
-    ref = _referee_round_trips(bot, request, round_trips)
+    ref = referee_round_trips(bot, request, round_trips)
     med = {k: statistics.median(v) * 1e6 for k, v in (("floor", floor), ("blocking_sdk", sdk),
                                                      ("referee", ref))}
     echo = "python echo child (answers every frame with a fixed action frame, decodes nothing)"
@@ -263,11 +267,12 @@ def bench_protocol(codec_n: int = 20000, round_trips: int = 2000, cpu: int | Non
                      "referee": {"parent": "referee ProcessPlayer (trio)", "child": bot}},
         "pinned_cpus": pinned,
         "bot": bot,
-        "machine": _machine(),
+        "machine": machine_info(),
     }
 
 
-def _examples() -> Path:
+def example_bots() -> Path:
+    """The checkout's examples/ folder (the example bots the benches play)."""
     return Path(__file__).resolve().parents[2] / "examples"  # referee/bench/ -> the checkout
 
 
@@ -329,10 +334,10 @@ def bot_pair(name: str) -> list[list[str]] | None:
     if name == "builtin":
         return None
     if name == "python":
-        return [[sys.executable, str(_examples() / "python" / "greedy_bot.py")],
-                [sys.executable, str(_examples() / "python" / "random_bot.py"), "1"]]
+        return [[sys.executable, str(example_bots() / "python" / "greedy_bot.py")],
+                [sys.executable, str(example_bots() / "python" / "random_bot.py"), "1"]]
     if name == "c":
-        bot = _examples() / "c" / "bot"
+        bot = example_bots() / "c" / "bot"
         if not os.access(bot, os.X_OK):
             raise BenchBotsError(f"--bots c: the C example bot {bot} is not built; run "
                                  f"make -C {bot.parent} first")
@@ -348,29 +353,23 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
     as the match summary reports it, the same measured here around the whole run, and
     its wall time not charged to the bots), the bots' CPU per decision (rusage of the
     reaped bot processes), the raw pipe floor of the same run, and how many bot
-    processes were started. With
-    ``sandbox`` (auto, bwrap, none) the bots run so; ``cold_starts`` more cold starts of the
-    first bot give its start-up time (spawn to handshake done), and the bots' mean time
-    per decision (as the referee charges it: round trip included) is the per-decision
-    cost. With ``builtin`` the match is builtin:greedy against builtin:random in-process
+    processes were started. With ``sandbox`` (auto, bwrap, none) the bots run so;
+    ``cold_starts`` more cold starts of the first bot give its start-up time (spawn to
+    handshake done); the bots' mean time per decision is as the referee charges it. With ``builtin`` the match is builtin:greedy against builtin:random in-process
     (``bots``, the sandbox and the cold starts do not apply; the bots' CPU is then the
     in-process bots' deciding time). ``ponder``: run the bots with or without off-move
     freezing (None: the run's default limits). Raises SandboxError if the sandbox cannot
     be used."""
-    from ..table.runner import SeatOptions
-    from ..seats.sandbox import Sandbox
     import sys
-
-    import trio
 
     from protocol import messages as msg
     from protocol.codec import encode
-    from ..table.match import MatchConfig
+    from ..seats import cgroups
     from ..seats.players import BotSpec
-    from ..seats.process import ProcessPlayer
-    from ..table.runner import run_match_async
+    from ..seats.sandbox import Sandbox
+    from ..table.match import MatchConfig
 
-    pinned = _pin(cpu)
+    pinned = pin_to_cpu(cpu)
     py = sys.executable
     bots = bots or bot_pair("python")
     assert bots is not None
@@ -384,39 +383,14 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
         box = Sandbox(sandbox).resolve()
         startup = _startup_ms(bots[0], box, cold_starts) if cold_starts else []
     config = MatchConfig(rules=make_rules(), games=games, seed="1")
-    starts: list[int] = []
-
-    from dataclasses import replace
-
-    from ..seats import cgroups
-
     limits = cgroups.default_limits()
     if ponder is not None:
         limits = replace(limits, ponder=ponder)
-
-    async def main() -> Any:
-        result = await run_match_async(specs, config, log_dir=None,
-                                       options=SeatOptions(sandbox=box.mode, limits=limits))
-        return result
-
-    original = ProcessPlayer._spawn
-
-    async def counting_spawn(self: ProcessPlayer) -> None:
-        starts.append(1)
-        await original(self)
-
-    ProcessPlayer._spawn = counting_spawn  # type: ignore[method-assign]
-    try:
-        writes0 = cgroups.FREEZER_WRITES[0]
-        t0, cpu0, bots0 = time.perf_counter(), time.process_time(), _children_cpu()
-        result = trio.run(main)
-        writes = cgroups.FREEZER_WRITES[0] - writes0
-        wall = time.perf_counter() - t0
-        referee_cpu, bots_cpu = time.process_time() - cpu0, _children_cpu() - bots0
-        if builtin:  # the bots decided inside this process: their CPU is theirs, not ours
-            referee_cpu, bots_cpu = referee_cpu - result.inprocess_cpu_s, result.inprocess_cpu_s
-    finally:
-        ProcessPlayer._spawn = original  # type: ignore[method-assign]
+    run = _timed_match(specs, config, box.mode, limits)
+    result, wall, referee_cpu, bots_cpu = run.result, run.wall, run.referee_cpu, run.bots_cpu
+    if builtin:  # the bots decided inside this process: their CPU is theirs, not ours
+        referee_cpu, bots_cpu = referee_cpu - result.inprocess_cpu_s, result.inprocess_cpu_s
+    starts, writes = run.starts, run.freezer_writes
     summary = result.summary()
     request = typical_request()
     answer = encode(msg.action_msg(1, request["legal"][0]))
@@ -442,14 +416,58 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
         "referee_cpu_us_per_decision_measured": round(1e6 * referee_cpu / decisions, 1) if decisions else None,
         "bots_cpu_us_per_decision": round(1e6 * bots_cpu / decisions, 1) if decisions else None,
         "raw_pipe_floor_us": round(floor, 1),
-        "bot_processes_started": len(starts),
+        "bot_processes_started": starts,
         "ponder": limits.ponder,
         "wall_us_per_decision": round(1e6 * wall / decisions, 2) if decisions else None,
         "freezer_writes_per_decision": round(writes / decisions, 4) if decisions else None,
         "forfeits": [b["forfeits"] for b in summary["bots"]],
         "pinned_cpus": pinned,
-        "machine": _machine(),
+        "machine": machine_info(),
     }
+
+
+@dataclass
+class _TimedMatch:
+    """One measured match: its result, wall and CPU seconds (the referee's, every thread;
+    the bot processes' reaped children's), bot processes started and freezer writes."""
+
+    result: Any
+    wall: float
+    referee_cpu: float
+    bots_cpu: float
+    starts: int
+    freezer_writes: int
+
+
+def _timed_match(specs: list[Any], config: Any, sandbox: str, limits: Any) -> _TimedMatch:
+    """Play the match as ``durak-ref match`` does (``run_match_async``, no log), counting
+    each bot process started (a bot restarted after a failure counts again)."""
+    import trio
+
+    from ..seats import cgroups
+    from ..seats.process import ProcessPlayer
+    from ..table.runner import SeatOptions, run_match_async
+
+    starts: list[int] = []
+    original = ProcessPlayer._spawn
+
+    async def counting_spawn(self: ProcessPlayer) -> None:
+        starts.append(1)
+        await original(self)
+
+    async def main() -> Any:
+        return await run_match_async(specs, config, log_dir=None,
+                                     options=SeatOptions(sandbox=sandbox, limits=limits))
+
+    ProcessPlayer._spawn = counting_spawn  # type: ignore[method-assign]
+    try:
+        writes0 = cgroups.FREEZER_WRITES[0]
+        t0, cpu0, bots0 = time.perf_counter(), time.process_time(), children_cpu()
+        result = trio.run(main)
+        return _TimedMatch(result, time.perf_counter() - t0, time.process_time() - cpu0,
+                           children_cpu() - bots0, len(starts), cgroups.FREEZER_WRITES[0] - writes0)
+    finally:
+        ProcessPlayer._spawn = original  # type: ignore[method-assign]
 
 
 def bench_freezing(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | None = None,
@@ -485,11 +503,11 @@ def bench_freezing(games: int = 200, cpu: int | None = 0, bots: list[list[str]] 
                    "rounds_wall_us_per_decision": [r["wall_us_per_decision"] for r in runs[True]]},
         "freezing_cost_pct": round(100 * (frozen - pondering) / pondering, 1) if pondering else None,
         "pinned_cpus": runs[False][0]["pinned_cpus"],
-        "machine": _machine(),
+        "machine": machine_info(),
     }
 
 
-def _children_cpu() -> float:
+def children_cpu() -> float:
     """User + system CPU seconds of this process's reaped children (and theirs)."""
     import resource
 
@@ -497,7 +515,7 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _tournament_bots(kind: str) -> list[Any]:
+def tournament_bots(kind: str) -> list[Any]:
     """The three bots of a ``bench tournament`` round robin: the built-ins (in-process:
     the referee's own cost dominates) or the Python example bots (programs over pipes)."""
     import sys
@@ -508,7 +526,7 @@ def _tournament_bots(kind: str) -> list[Any]:
         return [BotEntry("greedy", "builtin:greedy"), BotEntry("random1", "builtin:random"),
                 BotEntry("random2", "builtin:random")]
     py = sys.executable
-    ex = _examples() / "python"
+    ex = example_bots() / "python"
     return [BotEntry("greedy", f"{py} {ex / 'greedy_bot.py'}"),
             BotEntry("random1", f"{py} {ex / 'random_bot.py'} 1"),
             BotEntry("random2", f"{py} {ex / 'random_bot.py'} 2")]
@@ -521,17 +539,17 @@ def _play_bench_tournament(kind: str, games: int, level: int, tmp: Path, name: s
     from ..records.store import open_store
     from ..league.tournament import TournamentSettings, play_tournament
 
-    bots = _tournament_bots(kind)
+    bots = tournament_bots(kind)
     settings = TournamentSettings(bots, games=games, concurrency=level, seed="7")
     with open_store(tmp / f"{name}.sqlite") as store:
         with store.transaction():
             for b in bots:
                 store.ensure_bot(b.name, b.command)
         store.create_tournament("bench", "tournament", settings.as_dict())
-        t0, cpu0, children0 = time.perf_counter(), time.process_time(), _children_cpu()
+        t0, cpu0, children0 = time.perf_counter(), time.process_time(), children_cpu()
         progress = play_tournament(settings, store, "bench", log_dir=tmp / name)
         wall = time.perf_counter() - t0
-        cpu, children = time.process_time() - cpu0, _children_cpu() - children0
+        cpu, children = time.process_time() - cpu0, children_cpu() - children0
     return {"games": progress.done, "wall_s": wall, "games_per_s": progress.done / wall,
             "parent_cpu_s": cpu, "children_cpu_s": children, "sandbox": progress.sandbox}
 
@@ -581,12 +599,12 @@ def bench_tournament(games: int = 60, builtin_games: int = 2000, rounds: int = 3
                                 "parent_cpu_ms_per_game": per_game_ms("parent_cpu_s"),
                                 "children_cpu_ms_per_game": per_game_ms("children_cpu_s")}
         base = runs[str(levels[0])]["games_per_s_median"]
-        out[kind] = {"bots": [b.name for b in _tournament_bots(kind)],
+        out[kind] = {"bots": [b.name for b in tournament_bots(kind)],
                      "games_per_pairing": per_pairing[kind],
                      "sandbox": raw[kind][levels[0]][0]["sandbox"], "runs": runs,
                      "speedup": {k: round(v["games_per_s_median"] / base, 3) for k, v in runs.items()}}
         out[f"{kind}_speedup"] = out[kind]["speedup"][str(levels[-1])]
     out["load_average_before"] = list(load_before) if load_before else None
     out["load_average_after"] = list(os.getloadavg()) if load_before else None
-    out["machine"] = _machine()
+    out["machine"] = machine_info()
     return out

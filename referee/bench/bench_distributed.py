@@ -1,5 +1,5 @@
 """``durak-ref bench distributed``: games/s of 1, 2, 3 ... ``durak-ref worker`` processes
-sharing one PostgreSQL store (issue 12's distributed runs, measured on one machine).
+sharing one PostgreSQL store (distributed runs, measured on one machine).
 
 Each measured run is a real distributed tournament without its coordinator: the round
 robin is registered and its schedule queued in the store exactly as ``tournament
@@ -33,7 +33,7 @@ from ..league.tournament import TournamentSettings, iter_schedule, register_tour
 from ..records.pgserver import cluster
 from ..records.store import open_store
 from ..records.storedb import PgUrl
-from .bench import _children_cpu, _machine, _tournament_bots
+from .bench import children_cpu, machine_info, tournament_bots
 
 POLL_S = 0.05  #: how often an idle worker looks at the queue (short: the tail of a run counts)
 WATCH_S = 0.1  #: how often the benchmark counts the stored games
@@ -57,7 +57,7 @@ def _server_url(db: PgUrl | None) -> Iterator[tuple[str, str]]:
 def _workers_run(url: str, kind: str, games: int, workers: int, log_dir: Path) -> dict[str, Any]:
     """Queue one round robin of ``kind`` bots (``games`` per pairing) in the store at
     ``url`` and time ``workers`` worker processes playing it to the end."""
-    bots = _tournament_bots(kind)
+    bots = tournament_bots(kind)
     settings = TournamentSettings(bots, games=games, seed="7")
     with open_store(PgUrl(url)) as store:
         tid = register_tournament(store, settings)
@@ -65,7 +65,7 @@ def _workers_run(url: str, kind: str, games: int, workers: int, log_dir: Path) -
     argv = [sys.executable, "-m", "referee", "worker", "--db", url, "--tournament", tid, "--exit-when-idle",
             "--poll", str(POLL_S), "--log-dir", str(log_dir), "--json"]
     env = dict(os.environ, DURAK_REF_PROGRESS_INTERVAL="0")
-    cpu0 = _children_cpu()
+    cpu0 = children_cpu()
     t0 = time.perf_counter()
     procs = []
     for n in range(workers):
@@ -73,7 +73,7 @@ def _workers_run(url: str, kind: str, games: int, workers: int, log_dir: Path) -
             procs.append((subprocess.Popen(argv, stdout=out, stderr=err, env=env), out.name, err.name))
     stored_at = _watch(url, tid, [p for p, _, _ in procs])
     wall = time.perf_counter() - t0
-    cpu = _children_cpu() - cpu0
+    cpu = children_cpu() - cpu0
     stored_by = []
     for p, out_name, err_name in procs:
         if p.returncode != 0:
@@ -174,12 +174,12 @@ def bench_distributed(db: PgUrl | None = None, builtin_games: int = 200, games: 
                                 1000 * statistics.median(x["workers_cpu_s"] for x in results) / played, 3),
                             "stored_by_worker": [x["stored_by_worker"] for x in results]}
         base = runs["1"]["games_per_s_median"]
-        out[kind] = {"bots": [b.name for b in _tournament_bots(kind)],
+        out[kind] = {"bots": [b.name for b in tournament_bots(kind)],
                      "games_per_pairing": per_pairing[kind], "runs": runs,
                      "speedup": {k: round(v["games_per_s_median"] / base, 3) for k, v in runs.items()},
                      "steady_speedup": {k: _ratio(v["steady_games_per_s_median"], runs["1"]["steady_games_per_s_median"])
                                         for k, v in runs.items()}}
     out["load_average_before"] = list(load_before)
     out["load_average_after"] = list(os.getloadavg())
-    out["machine"] = _machine()
+    out["machine"] = machine_info()
     return out

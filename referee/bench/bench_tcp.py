@@ -26,7 +26,7 @@ from typing import Any
 
 import trio
 
-from .bench import _examples, _machine, _referee_round_trips, time_decisions, typical_request
+from .bench import example_bots, machine_info, referee_round_trips, time_decisions, typical_request
 
 #: A client process holding N authenticated connections that answer pings and nothing
 #: else (argv: host port name token n). Prints "ready N" once every hello is sent and
@@ -212,8 +212,8 @@ def bench_tcp(round_trips: int = 2000, idle: int = 1000, *, ping_interval: float
     from protocol.codec import encode
 
     request = typical_request()
-    bot = bot or [sys.executable, str(_examples() / "python" / "random_bot.py"), "1"]
-    pipes = _referee_round_trips(bot, request, round_trips)
+    bot = bot or [sys.executable, str(example_bots() / "python" / "random_bot.py"), "1"]
+    pipes = referee_round_trips(bot, request, round_trips)
     tcp = _tcp_round_trips(bot, request, round_trips)
     med = {"pipes": statistics.median(pipes) * 1e6, "tcp": statistics.median(tcp) * 1e6}
     p90 = {k: statistics.quantiles(v, n=10)[-1] * 1e6 for k, v in (("pipes", pipes), ("tcp", tcp))}
@@ -229,5 +229,5 @@ def bench_tcp(round_trips: int = 2000, idle: int = 1000, *, ping_interval: float
     }
     if idle > 0:
         result["idle"] = _idle_memory(idle, ping_interval)
-    result["machine"] = _machine()
+    result["machine"] = machine_info()
     return result

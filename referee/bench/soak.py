@@ -102,6 +102,45 @@ def soak_bots() -> dict[str, str]:
     return {name: cmd.format(**values) for name, cmd in bots.items()}
 
 
+class _SoakTally:
+    """The soak's running counts (games, terminations, forfeits by kind and by bot) and
+    its three samples of the referee's figures: at the start, once warm (``warmup``
+    seconds in) and the latest, each taken only while all ``concurrency`` workers run."""
+
+    def __init__(self, t0: float, warmup: float, concurrency: int) -> None:
+        self.t0, self.warmup, self.concurrency = t0, warmup, concurrency
+        self.forfeits: dict[str, int] = {}
+        self.forfeits_by_bot: dict[str, dict[str, int]] = {}
+        self.terminations: dict[str, int] = {}
+        self.state: dict[str, Any] = {"games": 0, "start": None, "warm": None, "end": None,
+                                      "last": 0.0, "tournaments": 0}
+
+    def on_game(self, record: Any, progress: Any) -> None:
+        """The tournament's per-game hook: count the game, sample every SAMPLE_EVERY_S."""
+        state = self.state
+        state["games"] += 1
+        self.terminations[record.termination] = self.terminations.get(record.termination, 0) + 1
+        if record.forfeit is not None:
+            kind = record.forfeit["kind"]
+            self.forfeits[kind] = self.forfeits.get(kind, 0) + 1
+            per = self.forfeits_by_bot.setdefault(record.forfeit["bot"], {})
+            per[kind] = per.get(kind, 0) + 1
+        now = time.monotonic()
+        if now - state["last"] < SAMPLE_EVERY_S:
+            return
+        state["last"] = now
+        figures = dict(sample(), at_s=round(now - self.t0, 1), games=state["games"])
+        if figures["workers"] != self.concurrency:
+            return  # a worker starting or ending: not comparable
+        if state["start"] is None:
+            state["start"] = figures
+        elif state["warm"] is None:
+            if now - self.t0 >= self.warmup:
+                state["warm"] = figures
+        else:
+            state["end"] = figures
+
+
 def run_soak(minutes: float, move_time: float = 0.25, concurrency: int = 2,
              warmup_s: float | None = None, sandbox: str = "auto") -> dict[str, Any]:
     """Play the soak for ``minutes``; return the report (see the module docstring).
@@ -113,35 +152,11 @@ def run_soak(minutes: float, move_time: float = 0.25, concurrency: int = 2,
     seconds = minutes * 60.0
     warmup = warmup_s if warmup_s is not None else min(120.0, max(5.0, seconds / 10)) if seconds >= 10 else seconds / 4
     bots = [BotEntry(name, cmd) for name, cmd in soak_bots().items()]
-    forfeits: dict[str, int] = {}
-    forfeits_by_bot: dict[str, dict[str, int]] = {}
-    terminations: dict[str, int] = {}
     errors: list[str] = []
-    state: dict[str, Any] = {"games": 0, "start": None, "warm": None, "end": None, "last": 0.0,
-                             "tournaments": 0}
     t0 = time.monotonic()
-
-    def on_game(record: Any, progress: Any) -> None:
-        state["games"] += 1
-        terminations[record.termination] = terminations.get(record.termination, 0) + 1
-        if record.forfeit is not None:
-            kind = record.forfeit["kind"]
-            forfeits[kind] = forfeits.get(kind, 0) + 1
-            per = forfeits_by_bot.setdefault(record.forfeit["bot"], {})
-            per[kind] = per.get(kind, 0) + 1
-        now = time.monotonic()
-        if now - state["last"] >= SAMPLE_EVERY_S:
-            state["last"] = now
-            figures = dict(sample(), at_s=round(now - t0, 1), games=state["games"])
-            if figures["workers"] != concurrency:
-                return  # a worker starting or ending: not comparable
-            if state["start"] is None:
-                state["start"] = figures
-            elif state["warm"] is None:
-                if now - t0 >= warmup:
-                    state["warm"] = figures
-            else:
-                state["end"] = figures
+    tally = _SoakTally(t0, warmup, concurrency)
+    state = tally.state
+    on_game = tally.on_game
 
     # Enough games per table that one tournament outlasts the run at a generous rate.
     tables = len(bots) * (len(bots) - 1) // 2
@@ -189,7 +204,8 @@ def run_soak(minutes: float, move_time: float = 0.25, concurrency: int = 2,
         "bots": {b.name: b.command for b in bots},
         "tournaments": state["tournaments"], "games": state["games"],
         "games_per_s": round(state["games"] / wall, 2) if wall else None,
-        "terminations": terminations, "forfeits": forfeits, "forfeits_by_bot": forfeits_by_bot,
+        "terminations": tally.terminations, "forfeits": tally.forfeits,
+        "forfeits_by_bot": tally.forfeits_by_bot,
         "warmup_s": round(warmup, 1), "start": start, "warm": warm, "end": end, "after": after,
         "growth_pct": _growths(warm, end), "growth_from_start_pct": _growths(start, end),
         "target_growth_pct": TARGET_GROWTH_PCT,

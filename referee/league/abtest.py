@@ -143,7 +143,7 @@ def load_sprt(store: Store, tid: str) -> SprtJob:
 _SCORES = {"durak": 0.0, "draw": 0.5, "safe": 1.0}
 
 
-def _score(row: GameRow, name: str) -> float:
+def row_score(row: GameRow, name: str) -> float:
     """``name``'s score in a stored game: 1 safe, 1/2 sharing a draw, 0 the durak.
     StoreError if the row has no such seat or an unknown result (a damaged store)."""
     for s in row.seats:
@@ -153,7 +153,7 @@ def _score(row: GameRow, name: str) -> float:
                      f"a result (durak, draw or safe) in the store; it is damaged")
 
 
-def _pair_scores(scores: tuple[Callable[[str], float], Callable[[str], float]], a: str, b: str,
+def pair_scores(scores: tuple[Callable[[str], float], Callable[[str], float]], a: str, b: str,
                  opponents: bool) -> tuple[float, float]:
     """B's two scores of a pair, from each game's score function."""
     if not opponents:
@@ -234,7 +234,7 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
     writer: MatchLogWriter | None = None
     log_path: Path | None = None
     if store is not None and tid is not None:
-        done = _restore(run, store, tid, a.name, b.name, bool(opponents))
+        done = restore_pairs(run, store, tid, a.name, b.name, bool(opponents))
         if sprt.state != "continue" or run.pairs >= max_pairs:
             store.set_status(tid, "finished")
             return run
@@ -349,7 +349,7 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
     return run
 
 
-def _restore(run: SprtRun, store: Store, tid: str, a: str, b: str, opponents: bool) -> set[int]:
+def restore_pairs(run: SprtRun, store: Store, tid: str, a: str, b: str, opponents: bool) -> set[int]:
     """Count the whole pairs stored for run ``tid`` into ``run`` (its SPRT too), in deal
     order; their deal numbers. A lone game of a pair does not count."""
     by_deal: dict[int, dict[int, GameRow]] = {}
@@ -367,8 +367,8 @@ def _restore(run: SprtRun, store: Store, tid: str, a: str, b: str, opponents: bo
                 if s.forfeit:
                     key = f"{s.bot}:{s.forfeit}"
                     run.forfeits[key] = run.forfeits.get(key, 0) + 1
-            fns.append(lambda name, r=row: _score(r, name))
-        s1, s2 = _pair_scores((fns[0], fns[1]), a, b, opponents)
+            fns.append(lambda name, r=row: row_score(r, name))
+        s1, s2 = pair_scores((fns[0], fns[1]), a, b, opponents)
         run.sprt.add_pair(s1, s2)
         run.pairs += 1
         run.games += 2

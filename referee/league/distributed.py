@@ -346,19 +346,19 @@ def coordinate_sprt(job: Any, store: Store, tid: str, *, log_dir: Path, fresh: b
     Once the test decides (or every pair is in) the run is ``finished``: workers stop
     claiming its games and drop those they are playing. Returns the ``abtest.SprtRun``.
     Ctrl-C stops the watching only; ``--resume`` watches again."""
-    from .abtest import SprtRun, _pair_scores, _restore, _score, pair_games
+    from .abtest import SprtRun, pair_scores, restore_pairs, row_score, pair_games
 
     require_server(store)
     a, b, others = job.a.name, job.b.name, [o.name for o in job.opponents]
     run = SprtRun(job.sprt, forfeits={}, sandbox=job.settings.sandbox, tid=tid)
-    done = _restore(run, store, tid, a, b, bool(others))
+    done = restore_pairs(run, store, tid, a, b, bool(others))
     if job.sprt.state != "continue" or run.pairs >= job.max_pairs:
         store.set_status(tid, "finished")
         return run
     pending: dict[int, dict[int, Callable[[str], float]]] = {}
     for row in store.games(tid):  # a lone stored game of a pair waits for its partner
         if row.game_index // 2 not in done:
-            pending.setdefault(row.game_index // 2, {})[row.game_index % 2] = partial(_score, row)
+            pending.setdefault(row.game_index // 2, {})[row.game_index % 2] = partial(row_score, row)
 
     def games() -> Iterable[ScheduledGame]:
         for deal in range(job.max_pairs):
@@ -372,7 +372,7 @@ def coordinate_sprt(job: Any, store: Store, tid: str, *, log_dir: Path, fresh: b
     collector = Collector(store, tid, writer)
     notes = Notes(store, tid)
     try:
-        collector.collect()  # stored while nobody watched: counted by _restore or pending
+        collector.collect()  # stored while nobody watched: counted by restore_pairs or pending
         while job.sprt.state == "continue" and run.pairs < job.max_pairs:
             for text in notes.new():
                 on_note(text)
@@ -388,7 +388,7 @@ def coordinate_sprt(job: Any, store: Store, tid: str, *, log_dir: Path, fresh: b
                 pending.setdefault(deal, {})[g] = partial(_record_score, record)
                 if len(pending[deal]) == 2:
                     scores = pending.pop(deal)
-                    job.sprt.add_pair(*_pair_scores((scores[0], scores[1]), a, b, bool(others)))
+                    job.sprt.add_pair(*pair_scores((scores[0], scores[1]), a, b, bool(others)))
                     run.pairs += 1
                     if on_pair is not None:
                         on_pair(run)

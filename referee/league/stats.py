@@ -27,7 +27,7 @@ from typing import Any
 from ..table.match import FORFEITS
 from ..records.matchlog import LogError, read_log
 from ..records.storedb import PgUrl
-from ..table.replay import Divergence, log_rules
+from ..replay.replay import Divergence, log_rules
 from ..rules import Game, RulesError
 from ..rules.cards import CardError, card_str, iter_bits, parse_card
 

@@ -11,7 +11,7 @@ JSON-ready map, built from the store.
   plot shows how the picture formed;
 - ``forfeits``: per bot, its forfeits by kind (from the standings).
 
-HTML: ``referee/web/report_html.py``; text: ``referee/table/report.py``.
+HTML: ``referee/web/report_html.py``; text: ``referee/printing/report.py``.
 """
 
 from __future__ import annotations

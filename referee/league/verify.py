@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..records.matchlog import LogContents, LogError, read_log
-from ..table.replay import Divergence, log_rules, verify_game
+from ..replay.replay import Divergence, log_rules, verify_game
 from ..records.storedb import PgUrl
 from ..records.store import GameRow, Store, StoreError
 

@@ -24,6 +24,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Sequence
 
+from .hotpath import COMPILED
+
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]  #: the directory holding referee/
 _MANIFEST = Path(__file__).with_name("compiled.json")
 #: Modules imported from source although compiled, and why (module name -> reason).
@@ -88,9 +90,13 @@ def choose() -> None:
 
 def status() -> dict[str, Any]:
     """What runs compiled: ``{"compiled": [...], "python": {module: reason}}`` over the
-    modules the build compiled (or tried to). Imports them."""
-    compiled, python = [], {}
-    for name in sorted(_manifest()):
+    hot path's modules (``hotpath.COMPILED``; an install with no compiled build at all
+    gives two empty parts). Imports them."""
+    compiled: list[str] = []
+    python: dict[str, str] = {}
+    if not _manifest():
+        return {"compiled": compiled, "python": python}
+    for name in sorted(COMPILED):
         try:
             module = importlib.import_module(name)
         except ImportError as e:  # pragma: no cover - a broken build; say so, do not crash
@@ -100,7 +106,7 @@ def status() -> dict[str, Any]:
         if spec is not None and isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
             compiled.append(name)
         else:
-            python[name] = _FROM_SOURCE.get(name, "not compiled (no C build)")
+            python[name] = _FROM_SOURCE.get(name, "not compiled (its C build failed or is missing)")
     return {"compiled": compiled, "python": python}
 
 

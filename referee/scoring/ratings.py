@@ -410,6 +410,31 @@ def fit_outcomes(outcomes: Mapping[Outcome, int], *, prior_sd: float = DEFAULT_P
     distinct outcomes, not of games (a tournament of n bots at 2-seat tables has at most
     3 per pair), so a running tally can keep the counts and refit cheaply
     (league/standings.py). The result does not depend on the order of ``outcomes``."""
+    items = _rateable(outcomes, prior_sd, anchor)
+    names = sorted({player for outcome, _ in items for player, _ in outcome})
+    n = len(names)
+    index = {name: i for i, name in enumerate(names)}
+    tables: list[_Table] = [([index[p] for p, _ in outcome], [w for _, w in outcome], count)
+                            for outcome, count in items]
+    s = prior_sd * ELO_TO_NATURAL
+    inv_s2 = 0.0 if math.isinf(s) else 1.0 / (s * s)
+    g, iterations = _newton(tables, n, inv_s2, tol, max_iter)
+    cov = _covariance(tables, g, inv_s2, None if anchor is None else index[anchor])
+    shift = -sum(g) / n if anchor is None else -g[index[anchor]]
+    scale = 1.0 / ELO_TO_NATURAL
+    base = anchor_rating if anchor is not None else 0.0
+    ratings = {name: (g[index[name]] + shift) * scale + base for name in names}
+    # Formula (3) at the optimum: _objective without the prior, in natural units.
+    at = [ratings[name] * ELO_TO_NATURAL for name in names]
+    return RatingFit(players=tuple(names), ratings=ratings,
+                     covariance=tuple(tuple(r) for r in cov),
+                     log_likelihood=_objective(tables, at, 0.0), iterations=iterations)
+
+
+def _rateable(outcomes: Mapping[Outcome, int], prior_sd: float,
+              anchor: str | None) -> list[tuple[Outcome, int]]:
+    """The outcomes that count, sorted; RatingError for anything that cannot be rated (no
+    games, a bad prior or count, an anchor that never played, a pool in pieces)."""
     items = sorted((outcome, count) for outcome, count in outcomes.items() if count)
     if not items:
         raise RatingError("no games to rate")
@@ -418,27 +443,24 @@ def fit_outcomes(outcomes: Mapping[Outcome, int], *, prior_sd: float = DEFAULT_P
     if any(not isinstance(count, int) or count < 0 for _, count in items):
         raise RatingError("outcome counts must be whole numbers of games, at least 0")
     seen = {player for outcome, _ in items for player, _ in outcome}
-    names = sorted(seen)
     if anchor is not None and anchor not in seen:
         raise RatingError(f"anchor {anchor!r} played no game")
-    groups = _components(names, [[player for player, _ in outcome] for outcome, _ in items])
+    groups = _components(sorted(seen), [[player for player, _ in outcome] for outcome, _ in items])
     if len(groups) > 1:
         shown = "; ".join("{" + ", ".join(g) + "}" for g in groups)
         raise RatingError(f"cannot rate a pool that is not connected: {len(groups)} groups of "
                           f"bots never shared a table, directly or through others: {shown}")
-    n = len(names)
-    index = {name: i for i, name in enumerate(names)}
-    tables: list[_Table] = [([index[p] for p, _ in outcome], [w for _, w in outcome], count)
-                            for outcome, count in items]
-    s = prior_sd * ELO_TO_NATURAL
-    inv_s2 = 0.0 if math.isinf(s) else 1.0 / (s * s)
+    return items
 
-    # Newton on the first n-1 coordinates, g[n-1] pinned at 0 (F is shift-invariant).
+
+def _newton(tables: list[_Table], n: int, inv_s2: float, tol: float,
+            max_iter: int) -> tuple[list[float], int]:
+    """The maximum of the objective in natural units, with the last player pinned at 0 (it
+    is shift-invariant): damped Newton on the first n-1 coordinates; and its iterations."""
     m = n - 1
     g = [0.0] * n
     f_old = _objective(tables, g, inv_s2)
     iterations = 0
-    low: list[list[float]] = [[]]
     converged = m == 0
     while not converged:
         if iterations >= max_iter:
@@ -446,8 +468,7 @@ def fit_outcomes(outcomes: Mapping[Outcome, int], *, prior_sd: float = DEFAULT_P
                               "(a bot that never lost or always lost, with no prior?)")
         iterations += 1
         grad, info = _grad_hess(tables, g, inv_s2)
-        low = _cholesky([row[:m] for row in info[:m]])
-        step = _chol_solve(low, grad[:m])
+        step = _chol_solve(_cholesky([row[:m] for row in info[:m]]), grad[:m])
         t = 1.0
         while True:
             trial = [g[i] + t * step[i] for i in range(m)] + [0.0]
@@ -457,22 +478,28 @@ def fit_outcomes(outcomes: Mapping[Outcome, int], *, prior_sd: float = DEFAULT_P
             t *= 0.5
         g, f_old = trial, f_new
         converged = max(abs(x) for x in step) < tol
+    return g, iterations
+
+
+def _covariance(tables: list[_Table], g: list[float], inv_s2: float,
+                anchor: int | None) -> list[list[float]]:
+    """The ratings' covariance in Elo squared at the optimum ``g``: the inverse of the
+    pinned information matrix, mapped to the reported ratings (centred on 0, or relative
+    to the ``anchor``'s index)."""
+    n = len(g)
+    m = n - 1
+    inv_pinned: list[list[float]] = []
     if m:
         _, info = _grad_hess(tables, g, inv_s2)
         low = _cholesky([row[:m] for row in info[:m]])
         inv_pinned = [_chol_solve(low, [1.0 if i == j else 0.0 for i in range(m)])
                       for j in range(m)]
-    else:
-        inv_pinned = []
-    # Linear map pinned (m coords) -> centred full vector: x = T y.
+    # Linear map pinned (m coords) -> reported full vector: x = T y.
     if anchor is None:
         tmat = [[(1.0 if i == j else 0.0) - 1.0 / n for j in range(m)] for i in range(n)]
-        shift = -sum(g) / n
     else:
-        a = index[anchor]
-        ea = [1.0 if a == j else 0.0 for j in range(m)]
-        tmat = [[(1.0 if i == j else 0.0) - ea[j] for j in range(m)] for i in range(n)]
-        shift = -g[a]
+        tmat = [[(1.0 if i == j else 0.0) - (1.0 if anchor == j else 0.0) for j in range(m)]
+                for i in range(n)]
     scale = 1.0 / ELO_TO_NATURAL
     cov = [[0.0] * n for _ in range(n)]
     tc = [[sum(tmat[i][k] * inv_pinned[k][j] for k in range(m)) for j in range(m)]
@@ -481,13 +508,7 @@ def fit_outcomes(outcomes: Mapping[Outcome, int], *, prior_sd: float = DEFAULT_P
         for j in range(i, n):
             v = sum(tc[i][k] * tmat[j][k] for k in range(m)) * scale * scale
             cov[i][j] = cov[j][i] = v
-    base = anchor_rating if anchor is not None else 0.0
-    ratings = {name: (g[index[name]] + shift) * scale + base for name in names}
-    # Formula (3) at the optimum: _objective without the prior, in natural units.
-    at = [ratings[name] * ELO_TO_NATURAL for name in names]
-    return RatingFit(players=tuple(names), ratings=ratings,
-                     covariance=tuple(tuple(r) for r in cov),
-                     log_likelihood=_objective(tables, at, 0.0), iterations=iterations)
+    return cov
 
 
 # --------------------------------------------------------------- head to head

@@ -18,20 +18,14 @@ compiled function checks the types of its arguments.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any, Final, cast
-
-from protocol import messages as msg
-from protocol.codec import map_head, pack
+from typing import Any, cast
 
 from ..rules.game import OVER, Game
-from ..rules.options import Rules
 from ..seats.pipelane import Lane, decide_now, queue_frame, yield_due
 from ..seats.players import BotFailure
 from .clock import Clock
-from .requests import (_ARRAY as ARRAY_HEADS, _CARD as CARD_BYTES, _int as packed_int, ACTIONS_BY_BYTES,
-                       RequestFrames, frame_body)
+from .requests import ACTIONS_BY_BYTES, EventFrames, RequestFrames
 
 
 class Decision:
@@ -246,136 +240,3 @@ def queue_events(t: FrameTable, game: Game, forced: bool) -> None:
         except BotFailure as exc:
             raise t.forfeit(seat, exc) from None
     events.clear()
-
-
-#: Packed shared events (``EventFrames``), one map per rules: event tuple (hashable:
-#: names, seats, action ints, card ints) -> ``pack(public_event(event, any seat))``.
-#: Least recently used rules first: only the last EVENT_BODIES_RULES rule sets are kept.
-_EVENT_BODIES: OrderedDict[Rules, dict[tuple, bytes]] = OrderedDict()
-#: Rule sets whose packed events are kept: a process that plays under many (a test
-#: run, a long-lived server) holds at most this many maps.
-EVENT_BODIES_RULES = 8
-#: Packed events kept per rules: every distinct shared event of a six-seat table (kinds x
-#: cards x slots x seats) is some tens of thousands; beyond this, events are packed anew.
-EVENT_BODIES_MAX = 100_000
-#: (drawing seat, cards drawn, whether the receiver is the drawer) -> the packed draw
-#: event up to its card list (the whole event for the others, who see only the count).
-#: At most 6 seats x 53 counts x 2 entries.
-_DRAW_HEADS: Final[dict[tuple[int, int, bool], bytes]] = {}  # (Final: a C static; emptied in place)
-
-
-def _event_bodies(rules: Rules) -> dict[tuple, bytes]:
-    """The packed shared events of ``rules`` (public_event may read the rules), made the
-    most recently used; the least recently used rules' map goes past EVENT_BODIES_RULES."""
-    bodies = _EVENT_BODIES.get(rules)
-    if bodies is None:
-        bodies = _EVENT_BODIES[rules] = {}
-        while len(_EVENT_BODIES) > EVENT_BODIES_RULES:
-            _EVENT_BODIES.popitem(last=False)
-    else:
-        _EVENT_BODIES.move_to_end(rules)
-    return bodies
-
-
-def _draw_head(seat: int, count: int, drawer: bool) -> bytes:
-    """``_DRAW_HEADS``' entry, packed on first use: the bytes of ``public_event``'s draw
-    map (type, seat, count, and for the drawer its cards) up to the card list."""
-    key = (seat, count, drawer)
-    head = _DRAW_HEADS.get(key)
-    if head is None:
-        wire: dict[str, object] = {"type": "draw", "seat": seat, "count": count}
-        if drawer:
-            wire["cards"] = None
-            head = pack(wire)[:-1]  # less the nil (0xc0): the card list follows
-        else:
-            head = pack(wire)
-        _DRAW_HEADS[key] = head
-    return head
-
-
-#: ``msg.event_head``'s map (type, game, event) up to the game's value, and the key after it.
-_EVENT_HEAD: Final = map_head(3) + pack("type") + pack("event") + pack("game")
-_K_EVENT: Final = pack("event")
-
-
-class EventFrames:
-    """The event frames of one game for the seats that want events (``listeners``): the
-    bytes of ``encode(event_msg(game=index, event=game.public_event(event, seat)))``,
-    joined from packed parts (``codec.pack``). Most events read the same for every seat:
-    they are packed once per rules (``_EVENT_BODIES``) and framed once for the table. A
-    draw is joined from its packed head and the drawer's cards (only the drawer sees
-    them); a decline (only the decliner sees it) and a forced action (only the seat
-    that "made" it is told it had no choice: to others that is a hidden fact about its
-    hand) are built per seat."""
-
-    def __init__(self, rules: Rules, index: int, listeners: list[int]) -> None:
-        self.index = index
-        self.listeners = listeners
-        #: ``msg.event_head(index)``, joined from packed parts (a spec compares the two).
-        self.head = _EVENT_HEAD + packed_int(index) + _K_EVENT
-        self.bodies = _event_bodies(rules)
-
-    def frames(self, game: Game, forced: bool) -> list[tuple[int, bytes]]:
-        """(seat, frame) for each event recorded since the last broadcast (``game.events``)
-        and each listener that sees it, in order. ``forced``: the first event is the
-        forced action just applied."""
-        out: list[tuple[int, bytes]] = []
-        listeners = self.listeners
-        events = game.events
-        if not listeners or not events:
-            return out
-        bodies, head = self.bodies, self.head
-        first = True
-        for ev in events:
-            name = ev[0]
-            if forced and first:
-                for seat in listeners:
-                    self._add(out, game, ev, seat, seat == ev[1])
-            elif name == "draw":
-                drawer: int = ev[1]
-                cards: list[int] = ev[2]
-                count = len(cards)
-                for seat in listeners:
-                    if seat == drawer:
-                        body = (_draw_head(drawer, count, True) + ARRAY_HEADS[count]
-                                + b"".join([CARD_BYTES[c] for c in cards]))
-                    else:
-                        body = _draw_head(drawer, count, False)
-                    out.append((seat, frame_body(head + body)))
-            elif name == "decline":
-                for seat in listeners:
-                    self._add(out, game, ev, seat, False)
-            else:
-                shared = bodies.get(ev)
-                if shared is None:
-                    shared = self._shared_body(game, ev, listeners[0])
-                frame = frame_body(head + shared)
-                for seat in listeners:
-                    out.append((seat, frame))
-            first = False
-        return out
-
-    def _add(self, out: list[tuple[int, bytes]], game: Game, event: tuple, seat: int,
-             forced: bool) -> None:
-        """Append (seat, the frame of ``event`` as ``seat`` sees it) to ``out``, packed
-        whole (``forced``: marked so); nothing when the seat does not see it."""
-        wire = game.public_event(event, seat)
-        if wire is None:
-            return
-        if forced:
-            wire["forced"] = True
-        msg.event_msg(game=self.index, event=wire)  # its checks, for the bytes joined here
-        out.append((seat, frame_body(self.head + pack(wire))))
-
-    def _shared_body(self, game: Game, event: tuple, seat: int) -> bytes:
-        """The packed form of an event that reads the same for every seat (``seat``: any
-        of them), packed and kept in this rules' map (up to EVENT_BODIES_MAX): the same
-        events recur in every game (an attack with a card by a seat)."""
-        wire = game.public_event(event, seat)
-        assert wire is not None, f"{event[0]} events are seen by every seat"
-        msg.event_msg(game=self.index, event=wire)  # its checks
-        body = pack(wire)
-        bodies = self.bodies
-        if len(bodies) < EVENT_BODIES_MAX:
-            bodies[event] = body
-        return body

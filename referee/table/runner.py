@@ -62,7 +62,8 @@ def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: 
     """One player per spec, with unique names. Raises BotSpecError for unusable specs, and
     SandboxError when the sandbox asked for cannot be used. ``sandbox``: the resolved
     policy (default: ``options.sandbox_policy()``, resolved here). ``human``: the player
-    of the spec of kind "human" (``durak-ref play``; referee/table/human.py)."""
+    of the spec of kind "human" (``durak-ref play``, referee/human/terminal.py; the learner
+    of referee/env/single_agent.py)."""
     from ..seats.process import ProcessPlayer
 
     if sandbox is None and any(s.kind == "command" for s in specs):
@@ -93,7 +94,7 @@ def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: 
     return players
 
 
-async def _open_gate(players: Sequence[Player], options: SeatOptions, nursery: trio.Nursery,
+async def open_gate(players: Sequence[Player], options: SeatOptions, nursery: trio.Nursery,
                      on_tcp: Callable[[str], None] | None, handshake_s: float) -> None:
     """If any seat is tcp:NAME, listen for those bots (they authenticate with tokens)."""
     from ..seats.tcp import TcpGate, TcpLimits, TcpSeat, TokenBook
@@ -256,7 +257,7 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
     try:
         async with trio.open_nursery() as nursery:
             try:
-                await _open_gate(players, options, nursery, on_tcp, config.tc.startup)
+                await open_gate(players, options, nursery, on_tcp, config.tc.startup)
                 async with _pinging_connected(players, options):
                     for p in players:
                         try:

@@ -6,9 +6,9 @@ talon hold, every card laid on the table, who took, how many cards were discarde
 went out, every exchange of the trump. It never learns a card in a hand (except those
 everyone saw being picked up or shown) or the talon order.
 
-So the spectator stream is built from the engine's public events, as
-``Game.public_event`` shows them to seat ``SPECTATOR`` (no seat: a draw comes without its
-cards, a declined exchange does not come at all), plus a start message made of the
+So the spectator stream is built from the engine's public events, as the observer shows
+them to the view ``SPECTATOR`` (``observer.event``: a draw comes without its cards, a
+declined exchange does not come at all), plus a start message made of the
 public facts of the deal (counts, the trump, the roles) and the end message every seat
 gets. ``PublicTable`` rebuilds the table from these messages alone; it never sees a
 ``Game``. Pure: no I/O, no trio (``referee/table/match.py`` imports it).
@@ -28,10 +28,8 @@ from typing import Any
 
 from ..rules import Game
 from ..rules.cards import card_str
-
-#: The seat a spectator watches from: none (``Game.public_event`` then shows only what
-#: the whole table sees).
-SPECTATOR = -1
+from . import observer
+from .observer import SPECTATOR
 
 
 def start_message(game: Game, index: int, names: list[str]) -> dict[str, Any]:
@@ -49,7 +47,7 @@ def start_message(game: Game, index: int, names: list[str]) -> dict[str, Any]:
 
 def public_message(game: Game, index: int, event: tuple) -> dict[str, Any] | None:
     """One recorded engine event as a spectator sees it, or None when it does not."""
-    wire = game.public_event(event, SPECTATOR)
+    wire = observer.event(game, event, SPECTATOR)
     return None if wire is None else {"type": "event", "game": index, "event": wire}
 
 

@@ -4,7 +4,7 @@ The page shows a game at a table, one state per decision: seats with names, hand
 the trump and talon, the attack/cover pairs, the discard pile, whose turn it is, each
 decision's time, forced moves, and the result with its forfeit evidence; controls step
 through it (buttons, scrub bar, keyboard). The states are computed here by the rules
-engine re-simulating the log (``referee.table.replay``), never by the page's script, which
+engine re-simulating the log (``referee.replay.replay``), never by the page's script, which
 only draws what it is given.
 
 Two views:
@@ -25,10 +25,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..table import observer
 from ..table.match import FORFEITS, forfeit_reason
 from ..records.matchlog import LogError, read_log
-from ..table.replay import Divergence, _decisions, _start, event_text, log_rules, verify_game
-from ..rules.cards import card_str, mask_str
+from ..replay.replay import Divergence, dealt_game, replayed_decisions, event_text, log_rules, verify_game
+from ..rules.cards import card_str
 from ..console import jsonout
 from . import CARD_KIT, escape, json_script, page
 
@@ -203,23 +204,23 @@ def game_frames(header: dict[str, Any], record: dict[str, Any], seat: int | None
     Divergence when the log does not follow the rules."""
     rules = log_rules(header)
     names = list(record["players"])
-    game = _start(rules, record, events=True)
+    view = observer.view_of(seat)
+    game = dealt_game(rules, record, events=True)
     assert game.events is not None
     decisions = record["decisions"]
     # The face-up trump of the deal, taken now: an exchange later in the game puts the
     # exchanged card face up, and that card sits in a hand until then.
     dealt_trump = card_str(game.trump_card)
-    frames = [_frame(game, seat, None, [])]
-    for i, s, action, forced in _decisions(game, record):
-        viewer = s if seat is None else seat
-        if game.public_event(game.events[0], viewer) is None:
+    frames = [_frame(game, view, None, [])]
+    for i, s, action, forced in replayed_decisions(game, record):
+        if not observer.sees_decision(game, view):
             # Not seen by this seat (another's declined exchange): at a real table
             # nothing happened, so it is no step of this view.
             game.events.clear()
             continue
         entry = decisions[i]
         ms = entry[3] if len(entry) > 3 and isinstance(entry[3], (int, float)) else None
-        mine = seat is None or s == seat
+        mine = observer.sees_private(view, s)
         step = {"n": i, "seat": s, "action": entry[1],
                 # Whether another seat's move was forced, or how long it took, is not
                 # something its opponents see (as in the text replay).
@@ -227,11 +228,11 @@ def game_frames(header: dict[str, Any], record: dict[str, Any], seat: int | None
         lines = []
         for ev in game.events:
             if ev[0] in ("bout_end", "draw", "out"):
-                wire = game.public_event(ev, seat if seat is not None else ev[1])
+                wire = observer.event(game, ev, view)
                 assert wire is not None
                 lines.append(event_text(wire, names.__getitem__))
         game.events.clear()
-        frames.append(_frame(game, seat, step, lines))
+        frames.append(_frame(game, view, step, lines))
     if seat is not None:
         # Whose turn, as the table sees it: the seat of the next step shown. (The
         # engine's current seat could be one about to decline an exchange unseen.)
@@ -244,21 +245,18 @@ def game_frames(header: dict[str, Any], record: dict[str, Any], seat: int | None
         "dealer": record["dealer"],
         "trump": dealt_trump,
         "frames": frames,
-        "result": _result(record, seat, game.is_over),
+        "result": _result(record, view, game.is_over),
     }
 
 
-def _frame(game: Any, seat: int | None, step: dict[str, Any] | None, events: list[str]) -> dict[str, Any]:
-    """The state after ``step``: from ``observe(seat)`` alone in a seat's view."""
-    obs = game.observe(0 if seat is None else seat)
-    if seat is None:
-        hands: list[list[str] | None] = [mask_str(h) for h in game.hands]
-    else:
-        hands = [obs["hand"] if s == seat else None for s in range(obs["players"])]
+def _frame(game: Any, view: int, step: dict[str, Any] | None, events: list[str]) -> dict[str, Any]:
+    """The state after ``step``, as ``view`` sees it (``observer.observation``: a seat's
+    from its own observation alone)."""
+    obs = observer.observation(game, view)
     return {
         "step": step,
         "events": events,
-        "hands": hands,
+        "hands": observer.hands(game, view),
         "sizes": obs["hand_sizes"],
         "known": obs["known"],
         "out": obs["out"],
@@ -276,7 +274,7 @@ def _frame(game: Any, seat: int | None, step: dict[str, Any] | None, events: lis
     }
 
 
-def _result(record: dict[str, Any], seat: int | None, finished: bool) -> dict[str, Any]:
+def _result(record: dict[str, Any], view: int, finished: bool) -> dict[str, Any]:
     """The game's end: termination, durak, reason; a forfeit's kind and evidence (in a
     seat's view only the forfeiting seat sees the detail: it may name a card)."""
     names = record["players"]
@@ -288,7 +286,7 @@ def _result(record: dict[str, Any], seat: int | None, finished: bool) -> dict[st
                            "forfeit": None}
     if forfeit:
         fseat = forfeit.get("seat")
-        visible = seat is None or fseat == seat
+        visible = observer.sees_private(view, observer.logged_seat(fseat))
         if not visible and isinstance(fseat, int) and 0 <= fseat < len(names):
             out["reason"] = forfeit_reason(names[fseat], term)
         out["forfeit"] = {"seat": fseat, "kind": term,

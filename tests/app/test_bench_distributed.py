@@ -1,5 +1,5 @@
 """``durak-ref bench distributed`` measures games/s of 1, 2, 3 ... real ``durak-ref worker``
-processes sharing one PostgreSQL store (issue 12's note). Speed is never asserted here:
+processes sharing one PostgreSQL store. Speed is never asserted here:
 only that the figures are there and well-formed, and that every measured run stored
 every game of its schedule exactly once."""
 

@@ -1,5 +1,5 @@
 """``durak-ref bench tournament --json`` reports the speed-up of concurrency 2 over 1 for
-built-in bots and for program bots, measured in one run (issue 12, item 3). Speed is never
+built-in bots and for program bots, measured in one run. Speed is never
 asserted here: only that the figures are there, well-formed and from whole tournaments."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The command line as a newcomer uses it: real `durak-ref` processes, real example bots.
 
-These are the end-to-end tests of issues 2 and 3: a match of built-in bots prints a
+These are the end-to-end tests of the match command: a match of built-in bots prints a
 summary and a JSON object with the documented keys; every example bot (Python, JS, C)
 plays complete games against the built-in bots over real pipes with no protocol error;
 bad input of every kind gets one clear line on stderr and exit code 2.
@@ -178,7 +178,7 @@ EXAMPLES = {
 }
 
 
-#: Rules the example bots are played under: the presets, and every option of issue 14 at
+#: Rules the example bots are played under: the presets, and every table-rule option at
 #: once (reflection reverses the direction; leads of several cards send `pass` in phase
 #: attack; throw-ins while cards are uncovered).
 EXAMPLE_RULES = {

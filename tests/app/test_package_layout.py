@@ -28,9 +28,15 @@ LAYERS = [
     "records",
     "seats",
     "table",
+    "replay",
+    "human",
+    "conformance",
+    "printing",
     "web",
     "league",
+    "env",
     "bench",
+    "commands",
 ]
 TOP_LEVEL = {"__init__.py", "__main__.py", "cli.py"}
 

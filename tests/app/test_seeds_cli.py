@@ -1,4 +1,4 @@
-"""Secret seeds through the real CLI (issue 9, item 2): without --seed every run draws a
+"""Secret seeds through the real CLI: without --seed every run draws a
 secret seed, deals from it, keeps it only in the log header and the store, never on a
 command line or in an environment a bot can read, and prints it at the end with the
 command that deals the same decks again."""

@@ -15,7 +15,7 @@ from typing import Any
 
 CHROMIUM = Path(os.environ.get("DURAK_CHROMIUM", "/usr/bin/chromium"))
 
-#: The flags of issue 11: no sandbox (tests run as root), no GPU, and no network of the
+#: The browser flags: no sandbox (tests run as root), no GPU, and no network of the
 #: browser's own (updates, sync, field trials) that could be mistaken for the page's.
 CHROMIUM_FLAGS = [
     "--headless",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.table.checkbot import CONFIGS, check_bot
+from referee.conformance.checkbot import CONFIGS, check_bot
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "python"
 

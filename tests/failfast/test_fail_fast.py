@@ -1,4 +1,4 @@
-"""Fail fast, recover on request (issue 10 item 3): a bot that fails its first start-up
+"""Fail fast, recover on request: a bot that fails its first start-up
 stops match, tournament, sprt and ladder run with exit 2, naming the bot, its command and
 its stderr; ``--recover`` plays on with forfeits; a bot that fails later is a game result.
 Summaries show forfeits by kind and the stderr logs, and warn loudly about a bot that

@@ -1,4 +1,4 @@
-"""Strict JSON everywhere (issue 10 item 4): every ``--json`` output, match log line and
+"""Strict JSON everywhere: every ``--json`` output, match log line and
 store cell parses with a parser that refuses NaN and Infinity, as JSON.parse, jq, Go and
 Rust do. Non-finite figures (an SPRT Elo of -inf after a bot lost every pair) are null."""
 

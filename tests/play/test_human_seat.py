@@ -9,8 +9,8 @@ from typing import Any
 import trio
 
 from referee.table.clock import TimeControl
-from referee.table.human import HumanPlayer, human_spec
-from referee.table.humanview import menu_lines, parse_choice, sort_hand
+from referee.human.terminal import HumanPlayer, human_spec
+from referee.human.view import menu_lines, parse_choice, sort_hand
 from referee.table.match import MatchConfig, play_game, play_match
 from referee.seats.players import BuiltinPlayer, parse_bot_spec
 from referee.rules import make_rules
@@ -160,7 +160,7 @@ def test_hostile_typing_is_a_message_never_a_crash() -> None:
 
 
 def test_a_seat_name_with_terminal_escapes_cannot_drive_the_persons_terminal() -> None:
-    from referee.table.humanview import end_lines, event_line, start_lines, table_lines
+    from referee.human.view import end_lines, event_line, start_lines, table_lines
     from support import ATTACK_OBSERVATION
 
     names = ["you", "\x1b]0;pwned\x07\x1b[2J"]
@@ -174,7 +174,7 @@ def test_a_seat_name_with_terminal_escapes_cannot_drive_the_persons_terminal() -
 
 
 def test_the_menu_lists_moves_in_hand_order_with_take_and_pass_last() -> None:
-    from referee.table.humanview import menu_order
+    from referee.human.view import menu_order
 
     legal = [{"type": "take"}, {"type": "cover", "slot": 1, "card": "9H"},
              {"type": "cover", "slot": 0, "card": "9H"}, {"type": "cover", "slot": 0, "card": "JS"},
@@ -185,7 +185,7 @@ def test_the_menu_lists_moves_in_hand_order_with_take_and_pass_last() -> None:
 async def test_typed_lines_arrive_whole_and_endless_input_is_cut_into_typos(tmp_path: Any) -> None:
     import os
 
-    from referee.table.human import MAX_LINE, LineSource
+    from referee.human.terminal import MAX_LINE, LineSource
 
     typed = tmp_path / "typed"
     typed.write_bytes(b"12\ntake\r\n\xff\n" + b"x" * (2 * MAX_LINE + 10))  # no final newline
@@ -226,7 +226,7 @@ def test_the_trump_exchange_offer_says_what_each_choice_does() -> None:
 
 
 def test_a_move_the_referee_made_for_the_person_says_so() -> None:
-    from referee.table.humanview import event_line
+    from referee.human.view import event_line
 
     assert event_line({"type": "take", "seat": 0, "forced": True}, ["you", "b"], 0, "H") == \
         "  you: take (your only move: played for you)"

@@ -1,8 +1,8 @@
 """Tests for referee/scoring/ratings.py: ladder, maximum-likelihood fit, head-to-head Elo estimates.
 
 Reference values and their sources:
-* ladder figures: the ratings issue (#5) statement; formula R_j += K (p_j - w_j) from
-  /work/shared/DESIGN.md ("Tournaments, ladder, ratings").
+* ladder figures: the project's design statement of the ladder (README "Tournaments, A/B tests, ratings");
+  formula R_j += K (p_j - w_j).
 * head-to-head Elo figures: fastchess test suite, app/tests/elo_test.cpp (EloWDL*,
   EloPentanomial*); formulas from fastchess app/src/elo/elo_wdl.cpp and elo_pentanomial.cpp.
 """
@@ -112,14 +112,14 @@ SMALL_GAMES = [
 
 
 def test_ladder_two_players_reference():
-    # Reference: issue #5 statement (K=32, 1600 vs 1400, the 1600 bot is the durak).
+    # Reference: the design statement (K=32, 1600 vs 1400, the 1600 bot is the durak).
     new = ladder_update({"hi": 1600.0, "lo": 1400.0}, RatedGame(("hi", "lo"), "hi"), k=32)
     assert round(new["hi"], 2) == 1575.69
     assert round(new["lo"], 2) == 1424.31
 
 
 def test_ladder_four_players_reference():
-    # Reference: issue #5 statement (K=32, four bots at 1500, one durak).
+    # Reference: the design statement (K=32, four bots at 1500, one durak).
     ladder = Ladder(k=32, start=1500)
     changes = ladder.update(RatedGame(("a", "b", "c", "d"), "d"))
     assert [round(ladder.rating(x), 2) for x in "abcd"] == [1508.0, 1508.0, 1508.0, 1476.0]

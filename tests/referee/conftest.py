@@ -1,25 +1,19 @@
 """Fixtures shared by the referee's tests."""
 
-from collections import OrderedDict
 from typing import Any
 
 import pytest
 
 from referee.rules import Game
 from referee.seats import pipelane
-from referee.table import framelane
 
 
 @pytest.fixture(autouse=True)
-def fresh_event_bodies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test starts with no packed shared events (``framelane._EVENT_BODIES``) and no
-    packed draw heads (``framelane._DRAW_HEADS``) or answer heads (``pipelane._HEADS``): the frames
-    it checks are packed in the test, through the cache-miss path, whatever ran before
-    in the process (another test, or mutmut's stats pass in the parent of its workers)."""
-    monkeypatch.setattr(framelane, "_EVENT_BODIES", OrderedDict())
-    # (These two are Final: compiled, the lanes read them as C statics, not from the
-    # module's dict, so they are emptied in place rather than replaced.)
-    framelane._DRAW_HEADS.clear()
+def fresh_answer_heads() -> None:
+    """Each test starts with no packed answer heads (``pipelane._HEADS``): the frames it
+    checks are packed in the test, through the miss path, whatever ran before in the
+    process (another test, or mutmut's stats pass in the parent of its workers). (Final:
+    compiled, the lane reads it as a C static, so it is emptied in place.)"""
     pipelane._HEADS.clear()
 
 

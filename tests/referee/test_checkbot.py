@@ -1,4 +1,4 @@
-"""``durak-ref check-bot``'s engine (referee/table/checkbot.py) against real bot processes.
+"""``durak-ref check-bot``'s engine (referee/conformance/checkbot.py) against real bot processes.
 
 Conforming bots (the Python examples) pass every check and reach every decision type;
 misbehaving bots (written to tmp_path, one misbehaviour each) fail with the evidence:
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from referee.table.checkbot import CONFIGS, DECISION_TYPES, CheckReport, check_bot, render
+from referee.conformance.checkbot import CONFIGS, DECISION_TYPES, CheckReport, check_bot, render
 from referee.seats.players import BotStartError
 from referee.seats.sandbox import Sandbox
 

@@ -1,4 +1,4 @@
-"""``durak-ref check-bot`` against bots that play legally but misbehave otherwise (issue 9):
+"""``durak-ref check-bot`` against bots that play legally but misbehave otherwise:
 a bot that answers a request twice, one that answers before it is asked, one that
 leaves a forked child running after bye, and one that leaves a ``setsid`` daemon
 (double fork: its own session and process group, re-parented away from the bot).
@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from referee.table.checkbot import CONFIGS, check_bot
+from referee.conformance.checkbot import CONFIGS, check_bot
 from referee.seats.leftovers import PR_GET_CHILD_SUBREAPER, PR_SET_CHILD_SUBREAPER
 from referee.seats.sandbox import Sandbox
 from support import child_subreaper, cli, proc_stat

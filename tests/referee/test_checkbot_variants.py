@@ -11,7 +11,7 @@ from pathlib import Path
 
 
 from referee.rules.options import make_rules
-from referee.table.checkbot import CONFIGS
+from referee.conformance.checkbot import CONFIGS
 from support import cli
 
 ROOT = Path(__file__).resolve().parents[2]

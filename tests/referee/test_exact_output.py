@@ -6,7 +6,7 @@ and a trump exchange, program bots and a built-in; two program bots, classic; tw
 built-ins) the match log
 with only its measured times, dates and paths taken out, and the SHA-256 of every byte
 each program bot received after the handshake (hello frames name the referee version).
-It was produced by the referee before the per-decision speed work (issue 13); a
+It was produced by the referee before the per-decision speed work; a
 change that alters the wire bytes or the log on purpose regenerates it with
 ``DURAK_REGOLDEN=1 pytest tests/referee/test_exact_output.py`` and says why.
 """

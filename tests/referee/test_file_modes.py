@@ -1,4 +1,4 @@
-"""What durak-ref records is private (issue 9, item 4): match logs, bots' stderr logs and
+"""What durak-ref records is private: match logs, bots' stderr logs and
 the result store (with SQLite's -wal/-shm files) are created 0600, and the directories
 durak-ref creates for them 0700, whatever the umask. A directory the user made keeps its
 mode. Real runs through the CLI, under the most permissive umask (0)."""

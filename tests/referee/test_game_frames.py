@@ -110,15 +110,12 @@ def test_the_parts_kept_per_match_never_go_stale() -> None:
                 args = (5, seat, list(names) if seat else names, rules, 2, game.trump_card,
                         game.hands[seat], game.attacker)
                 assert game_start_frame(*args) == reference_start(*args)
-    # More matches than are kept, in turn: each is packed again when it returns, and no
-    # more than _START_KEPT are held however many a long-lived process meets.
-    from referee.table import requests
-
+    # Many matches in turn (each its own names): each frame is packed from its own
+    # arguments, whatever was packed before.
     many = [[f"bot{k}", f"bot{k + 1}"] for k in range(40)]
     for names in many + many:
         args = (1, 0, names, classic, 0, game.trump_card, game.hands[0], game.attacker)
         assert game_start_frame(*args) == reference_start(*args)
-        assert len(requests._STARTS) <= requests._START_KEPT
 
 
 @settings(max_examples=300, deadline=None)
@@ -479,3 +476,22 @@ async def test_in_a_match_a_bot_that_stops_reading_before_the_game_end_costs_wri
     assert _moves(stopped[0]) == _moves(records[0])
     assert stopped[1].forfeit is not None and stopped[1].forfeit["kind"] == "timeout"
     assert took == pytest.approx(WRITE_TIMEOUT, abs=1.0)
+
+
+def test_the_packed_rules_are_kept_only_as_long_as_their_rules_object() -> None:
+    """game_start frames pack a match's rules once (per Rules object), and keep nothing
+    once that object is gone: a process that plays many matches holds no old rules."""
+    import dataclasses
+    import gc
+
+    from referee.table import requests
+
+    rules = dataclasses.replace(make_rules("perevodnoy", ("deck=52",)))  # (an object of its own)
+    game = Game.new(rules, 2, seed=1, dealer=0)
+    args = (0, 0, ["a", "b"], rules, 0, game.trump_card, game.hands[0], game.attacker)
+    assert game_start_frame(*args) == reference_start(*args)
+    key = id(rules)
+    assert requests._PACKED_RULES[key][0]() is rules
+    del rules, game, args
+    gc.collect()
+    assert key not in requests._PACKED_RULES

@@ -1,6 +1,6 @@
 """The ``gentle`` bot plays games of the published reference's length.
 
-The reference (issue 14; docs/STATS.md): 36 cards, the lowest trump opens, the first
+The reference (docs/STATS.md): 36 cards, the lowest trump opens, the first
 bout capped at five (``first_bout_limit=on``), mean bouts 30, 36 and 42 for 2, 3 and 4
 players. gentle is deterministic and the deals are seeded, so this is exact, not luck.
 """

@@ -1,4 +1,4 @@
-"""The hostile-bot zoo (issue 4): real bot processes that misbehave, one way each.
+"""The hostile-bot zoo: real bot processes that misbehave, one way each.
 
 Each bot (``bots/hostile_bot.py MODE``) plays a short match against builtin:greedy
 through ``run_match_async``, with a log in tmp_path. For each we check: the termination
@@ -44,7 +44,7 @@ from referee.table.clock import TimeControl
 from referee.table.match import FORFEITS, MatchConfig, MatchResult
 from referee.records.matchlog import LogContents, read_log
 from referee.seats.players import parse_bot_spec
-from referee.table.replay import verify_log
+from referee.replay.replay import verify_log
 from referee.rules.options import make_rules
 from referee.table.runner import SeatOptions, run_match_async
 from support import child_subreaper, default_signals, proc_stat

@@ -1,4 +1,4 @@
-"""SIGTERM to ``durak-ref match`` ends it as Ctrl-C does (issue 10): the summary so far,
+"""SIGTERM to ``durak-ref match`` ends it as Ctrl-C does: the summary so far,
 exit 130, every bot closed by the referee (none orphaned), the log complete up to the
 last finished game and closed with an ``interrupted`` footer.
 

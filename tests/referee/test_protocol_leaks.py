@@ -22,7 +22,7 @@ from protocol.codec import decode, pack
 from protocol.strategies import greedy_choose, random_choose
 from referee.table.match import GameRecord, MatchConfig, forfeit_reason, play_match
 from referee.seats.players import BotSpec, Player
-from referee.table.replay import game_steps
+from referee.replay.replay import game_steps
 from referee.rules import Game, make_rules
 from referee.rules.actions import parse_action
 from referee.rules.cards import card_str, parse_card

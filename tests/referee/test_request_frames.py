@@ -156,13 +156,11 @@ def test_frame_body_refuses_a_body_past_the_frame_limit_as_codec_does() -> None:
     assert str(ours.value) == str(codecs.value)
 
 
-def test_games_that_share_parts_of_their_frames_share_nothing_of_their_state() -> None:
-    """Request frames keep, per process, the packed parts that depend only on the number
-    of seats or on the trump: a game played after others with other tables, trumps and
-    rules frames exactly what a fresh process would (the reference encoding), and its
-    own card sets and clocks start empty."""
+def test_games_played_one_after_another_share_nothing_of_their_state() -> None:
+    """Request frames keep nothing past their game (every table they fill is their
+    own): a game played after others with other tables, trumps and rules frames exactly
+    what a fresh process would (the reference encoding)."""
     rules = make_rules("classic", ())
-    games = []
     for k, players in enumerate([2, 3, 2, 6, 2]):
         game = Game.new(rules, players, seed=f"shared-{k}", record_events=False)
         frames = RequestFrames(game, k)
@@ -176,7 +174,30 @@ def test_games_that_share_parts_of_their_frames_share_nothing_of_their_state() -
                 legal=[shared_wire(a) for a in legal], clock=clocks[seat].wire()))
             assert frames.frame(seat, request_id, legal, clocks[seat]) == expected
             game.apply_legal(legal[-1])
-        games.append(frames)
-    again = RequestFrames(Game.new(rules, 2, seed="shared-0"), 0)
-    assert again._hands == [None, None] and again._clocks == [None, None]
-    assert again._limits is games[0]._limits  # (the shared table of two-seat games)
+
+
+def test_the_engines_observation_holds_the_declared_fields_in_their_order() -> None:
+    """``Game.observe`` (the engine cannot import the protocol) builds the map the
+    declaration describes: every field, in order, ``direction`` only under reflection."""
+    for overrides, present in (((), ()), (("transfer=reflect",), ("direction",))):
+        game = Game.new(make_rules("perevodnoy", overrides), 3, seed=2, dealer=0)
+        declared = [f.name for f in msg.OBSERVATION.fields if not f.optional or f.name in present]
+        assert list(game.observe(1)) == declared
+        observation = game.observe(1)
+        for f in msg.OBSERVATION.fields:  # each of its declared kind
+            if f.name in observation:
+                f.kind.check(observation[f.name], f.name)
+
+
+def test_a_joiner_whose_fields_are_not_the_declared_ones_is_refused_at_import() -> None:
+    """What keeps the joined frames in step with the declaration: the order in which
+    requests.py writes each message's fields is checked against it when it is imported,
+    so a field added or moved in protocol/messages.py fails at once, saying where."""
+    from referee.table import requests
+
+    names = [f.name for f in msg.REQUEST.fields]
+    requests._check_layout(msg.REQUEST, names)
+    with pytest.raises(LocalProtocolError, match="join the declared fields here"):
+        requests._check_layout(msg.REQUEST, [names[1], names[0], *names[2:]])
+    with pytest.raises(LocalProtocolError, match="protocol/messages.py declares"):
+        requests._check_layout(msg.REQUEST, names[:-1])

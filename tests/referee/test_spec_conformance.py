@@ -1,4 +1,4 @@
-"""protocol/SPEC.md says what the referee does: each statement fixed in issue 14 is
+"""protocol/SPEC.md says what the referee does: each statement about its behaviour is
 checked here against the real referee (real bot processes, a real TCP gate, the engine).
 
 The bot ``bots/told_bot.py`` writes down every message it receives, so these tests read
@@ -247,13 +247,13 @@ def test_the_clock_example_is_a_400_ms_move() -> None:
 def lone_moves(log: Path) -> list[tuple[int, bool]]:
     """(seat, logged as forced) for every decision of the match log ``log`` whose only
     legal action was a pass or a take, found by replaying the log through the engine."""
-    from referee.table.replay import _start, log_rules
+    from referee.replay.replay import dealt_game, log_rules
 
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     rules = log_rules(lines[0])
     found = []
     for record in (r for r in lines if r.get("type") == "game"):
-        game = _start(rules, record)
+        game = dealt_game(rules, record)
         for seat, text, forced, _ in record["decisions"]:
             legal = game.legal_actions()
             if len(legal) == 1 and action_str(legal[0]).split()[0] in ("pass", "take"):

@@ -11,7 +11,7 @@ from report_kit import hand_made, played_tournament
 from support import cli
 
 from referee.table.match import BotStats, head_to_head
-from referee.table.report import elo_line
+from referee.printing.report import elo_line
 from referee.scoring.ratings import elo_from_wdl
 
 HOSTILE = '<script>alert("x")</script>'

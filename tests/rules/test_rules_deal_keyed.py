@@ -1,4 +1,4 @@
-"""Keyed deals (issue 9, item 2; docs/RULES.md "Deck order"): every deck is
+"""Keyed deals (docs/RULES.md "Deck order"): every deck is
 HMAC-SHA256(run seed, deal id) feeding Fisher-Yates, pinned by test vectors so another
 implementation can re-derive it, and unpredictable without the seed to a bot that knows
 the formula, the deal ids, the previous run's seed and every earlier deck."""

@@ -1,4 +1,4 @@
-"""The sandbox (issue 9, item 1): real hostile bot processes inside the real bubblewrap
+"""The sandbox: real hostile bot processes inside the real bubblewrap
 sandbox, one attack each, through the real CLI.
 
 Each bot (``bots/attack_bot.py MODE``) plays legal random moves and tries one attack,

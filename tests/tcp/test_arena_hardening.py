@@ -1,4 +1,4 @@
-"""Issue 9, arena hardening: the TCP arena against floods, token guessing, stale tokens
+"""Arena hardening: the TCP arena against floods, token guessing, stale tokens
 and remote bots that remember deals.
 
 The attacks run against a real arena (``referee.league.arena.Arena`` on 127.0.0.1, port 0) in the

@@ -1,4 +1,4 @@
-"""Issue 14: over TCP, a dropped connection pauses the game instead of forfeiting it
+"""Over TCP, a dropped connection pauses the game instead of forfeiting it
 (``--reconnect-grace S``): the bot's clock is stopped, a reconnection within the grace gets
 the game's ``game_start`` and the open request again, and after the grace the drop is the
 ``disconnect`` forfeit it always was.

@@ -1,4 +1,4 @@
-"""Issue 6: the TCP port is open to strangers. Every attack is refused (or cut off) and
+"""The TCP port is open to strangers. Every attack is refused (or cut off) and
 logged with its reason, the server stays up, and legitimate bots go on playing games
 that come out right and are stored.
 
@@ -71,7 +71,7 @@ async def test_bad_credentials_are_refused_and_games_go_on(tmp_path: Path, case:
             [refusal] = run.refusals()
             assert (refusal.code, refusal.name, refusal.peer) == ("auth", name, "127.0.0.1")
             assert refusal.reason == answer[0]["message"]
-            # Logged in aggregate (issue 9: a guessing flood must not write a line each).
+            # Logged in aggregate (a guessing flood must not write a line each).
             assert not any("authentication failed" in e for e in run.events)
             run.gate.flush_log()
             [line] = [e for e in run.events if e.startswith("auth: ")]
@@ -318,7 +318,7 @@ async def test_500_simultaneous_connections_opened_and_dropped(tmp_path: Path) -
 
 
 async def test_pending_limits_per_address_and_network_leave_bots_alone(tmp_path: Path) -> None:
-    """Issue 9 changed the limits: they count unauthenticated (pending) connections only,
+    """The limits count unauthenticated (pending) connections only,
     so alice and bob (authenticated, 127.0.0.1) never count against them. 127.0.0.1 may
     hold 3 pending connections and 127.0.0.0/24 4: strangers hit both limits while the
     bots keep playing, and another network (127.0.1.0/24) still gets in."""

@@ -1,5 +1,4 @@
-"""Arena games are checked by ``durak-ref verify`` like every other stored game (issue 9,
-item 4): a real arena on loopback plays into a store and a log; the untouched store
+"""Arena games are checked by ``durak-ref verify`` like every other stored game: a real arena on loopback plays into a store and a log; the untouched store
 verifies, and a durak flipped in the store is reported against the arena log's line."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Distributed runs (issue 12): a coordinator queues a tournament in a real PostgreSQL
+"""Distributed runs: a coordinator queues a tournament in a real PostgreSQL
 store, real ``durak-ref worker`` processes claim, play and store its games.
 
 - three workers give exactly the games and results of the same schedule played locally;

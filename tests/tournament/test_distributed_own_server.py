@@ -1,4 +1,4 @@
-"""Distributed runs with a server of their own (issue 12): workers as on separate
+"""Distributed runs with a server of their own: workers as on separate
 machines, each in a network namespace of its own joined to this one by a veth pair,
 reaching the PostgreSQL server over that link (the server's loopback is not theirs;
 needs root and ``ip``); and a server that dies mid-run."""

@@ -1,4 +1,4 @@
-"""The tournament parent stays cheap (issue 12, item 3): workers send each game ready to
+"""The tournament parent stays cheap: workers send each game ready to
 write, the parent logs and stores games in batches, and a game counts as done only once
 it is committed (referee/league/results.py, referee/league/worker.py, tournament._drive_worker).
 

@@ -1,4 +1,4 @@
-"""``durak-ref sprt`` as a first-class run (issue 10, item 5): every game logged and
+"""``durak-ref sprt`` as a first-class run: every game logged and
 stored like a tournament's, so it replays and verifies; resumable after Ctrl-C with the
 stored pairs counted once; ``--tc``; and plain progress lines when stderr is not a
 terminal (sprt, tournament, match)."""

@@ -1,4 +1,4 @@
-"""The store on both back ends (issue 12): the same specifications run against an SQLite
+"""The store on both back ends: the same specifications run against an SQLite
 file and a real PostgreSQL server (tests/pgserver.py); --db takes either, or DURAK_DB;
 a bad URL, an unreachable server or a refused password is the user's error (exit 2)
 naming the URL without its password."""

@@ -1,4 +1,4 @@
-"""``durak-ref tournament`` from the outside (issue 5): TOML configs, unusable input
+"""``durak-ref tournament`` from the outside: TOML configs, unusable input
 (exit 2 with one clear line, nothing half-written), and the standings table and JSON."""
 
 from __future__ import annotations

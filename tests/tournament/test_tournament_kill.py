@@ -1,4 +1,4 @@
-"""Interrupted tournaments (issue 5): SIGKILL and SIGINT of a real ``durak-ref
+"""Interrupted tournaments: SIGKILL and SIGINT of a real ``durak-ref
 tournament`` process with real (stalling) bot processes, then ``--resume``.
 
 The bot (``bots/slow_bot.py TAG``) stalls for good after $DURAK_BOT_STALL_AFTER

@@ -1,4 +1,4 @@
-"""The tournament schedule (issue 5): deterministic, fair, duplicate deals.
+"""The tournament schedule: deterministic, fair, duplicate deals.
 
 Pure checks of ``schedule(settings)`` for every format, then real play with the
 built-in bots through ``run_tournament`` into a temporary store and log: the

@@ -1,4 +1,4 @@
-"""``durak-ref sprt`` and ``durak-ref ratings`` (issue 5), run as the user runs them."""
+"""``durak-ref sprt`` and ``durak-ref ratings``, run as the user runs them."""
 
 from __future__ import annotations
 

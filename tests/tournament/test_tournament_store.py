@@ -1,4 +1,4 @@
-"""The result store (issue 5): schema and version, reopening, refusing files that are
+"""The result store: schema and version, reopening, refusing files that are
 not ours or are from a newer durak-ref (left byte for byte unchanged), atomic games,
 and the CLI's exit 2 with one line for each unusable --db / --resume."""
 

@@ -1,4 +1,4 @@
-"""``durak-ref verify`` (issue 9, item 4): the result store is cross-checked against the
+"""``durak-ref verify``: the result store is cross-checked against the
 match logs, so a bot that rewrote a result is caught.
 
 One real tournament (built-in bots and a program bot that plays illegally, so forfeits

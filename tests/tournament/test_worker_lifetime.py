@@ -1,4 +1,4 @@
-"""Referee workers live exactly as long as their run (issue 10, item 1), and a run ends
+"""Referee workers live exactly as long as their run, and a run ends
 cleanly on SIGTERM as on Ctrl-C (exit 130, README "Exit codes").
 
 The old failure: every ``--concurrency 2`` tournament died after about ten seconds with

@@ -2,7 +2,7 @@
 
 Pure functions of protocol messages (the seat's ``game_start``, ``event``, ``request`` and
 ``game_end`` maps): the person sees exactly what a bot in that seat would receive, never
-more. ``referee/table/human.py`` does the terminal I/O.
+more. ``referee/human/terminal.py`` does the terminal I/O.
 
 Cards are written as the protocol writes them (``6S``, ``TH``: rank, then suit letter C D
 H S), so what the screen shows can be typed back; a trump is marked ``*``.

@@ -13,10 +13,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .match import FORFEITS, forfeit_reason
+from ..table import observer
+from ..table.match import FORFEITS, forfeit_reason
 from ..rules import Game, Rules
 from ..rules.actions import MalformedAction, action_from_wire, action_str, parse_action
-from ..rules.cards import CardError, card_str, mask_str, parse_card
+from ..rules.cards import CardError, card_str, parse_card
 from ..rules.options import RulesError, rules_from_dict
 
 
@@ -38,7 +39,9 @@ def log_rules(header: dict[str, Any]) -> Rules:
         raise Divergence(f"the header's rules cannot be used: {exc}") from None
 
 
-def _start(rules: Rules, record: dict[str, Any], events: bool = False) -> Game:
+def dealt_game(rules: Rules, record: dict[str, Any], events: bool = False) -> Game:
+    """The logged game's start: its recorded deck dealt under ``rules`` (``Divergence`` if
+    the record cannot be dealt from)."""
     try:
         deck = [parse_card(c) for c in record["deck"]]
         return Game.new(rules, len(record["players"]), deck=deck, dealer=record["dealer"],
@@ -47,7 +50,7 @@ def _start(rules: Rules, record: dict[str, Any], events: bool = False) -> Game:
         raise Divergence(f"game {record.get('game')}: cannot deal from the recorded deck: {exc}") from None
 
 
-def _decisions(game: Game, record: dict[str, Any]) -> Iterator[tuple[int, int, int, bool]]:
+def replayed_decisions(game: Game, record: dict[str, Any]) -> Iterator[tuple[int, int, int, bool]]:
     """Apply each recorded decision after checking it; yields (number, seat, action, forced)."""
     g = record["game"]
     for i, entry in enumerate(record["decisions"]):
@@ -76,8 +79,8 @@ def _decisions(game: Game, record: dict[str, Any]) -> Iterator[tuple[int, int, i
 
 def verify_game(rules: Rules, record: dict[str, Any]) -> Game:
     """Re-simulate ``record`` and check it. Returns the final game; raises Divergence."""
-    game = _start(rules, record)
-    for _ in _decisions(game, record):
+    game = dealt_game(rules, record)
+    for _ in replayed_decisions(game, record):
         pass
     g = record["game"]
     term, durak = record["termination"], record["durak"]
@@ -129,32 +132,33 @@ def game_steps(header: dict[str, Any], record: dict[str, Any], seat: int | None 
     table, public events, hand sizes and the cards publicly known per seat."""
     rules = log_rules(header)
     names = record["players"]
-    game = _start(rules, record, events=True)
+    view = observer.view_of(seat)
+    game = dealt_game(rules, record, events=True)
     yield (f"game {record['game']}: {', '.join(f'{i}={n}' for i, n in enumerate(names))}; "
            f"dealer {record['dealer']}; trump {card_str(game.trump_card)}")
-    yield from _state_lines(game, seat)
+    yield from _state_lines(game, view)
     last_bout = game.bout
     assert game.events is not None
-    for i, s, action, forced in _decisions(game, record):
+    for i, s, action, forced in replayed_decisions(game, record):
         ms = record["decisions"][i][3] if len(record["decisions"][i]) > 3 else None
         note = " (forced)" if forced else (f" ({ms:.1f} ms)" if isinstance(ms, (int, float)) else "")
-        viewer = s if seat is None else seat
-        if game.public_event(game.events[0], viewer) is not None:  # not another's decline
+        if observer.sees_decision(game, view):  # not another's decline
             # Whether another seat's move was forced (or how long it took) is not
             # something that seat's opponents see.
-            yield f"  {i:4d}  seat {s} {names[s]}: {action_str(action)}{note if viewer == s else ''}"
+            mine = observer.sees_private(view, s)
+            yield f"  {i:4d}  seat {s} {names[s]}: {action_str(action)}{note if mine else ''}"
         for ev in game.events:
             if ev[0] in ("bout_end", "draw", "out"):
-                wire = game.public_event(ev, seat if seat is not None else ev[1])
+                wire = observer.event(game, ev, view)
                 assert wire is not None
                 yield "        " + event_text(wire, _seat_text)
         game.events.clear()
         if game.bout != last_bout or game.is_over:
             last_bout = game.bout
-            yield from _state_lines(game, seat)
+            yield from _state_lines(game, view)
     reason = record.get("reason", "")
     forfeit = record.get("forfeit")
-    if seat is not None and forfeit and forfeit.get("seat") != seat:
+    if forfeit and not observer.sees_private(view, observer.logged_seat(forfeit.get("seat"))):
         reason = forfeit_reason(names[forfeit["seat"]], record["termination"])
     yield f"result: {record['termination']}, durak {record['durak']}: {reason}"
 
@@ -174,18 +178,20 @@ def _seat_text(seat: int) -> str:
     return f"seat {seat}"
 
 
-def _state_lines(game: Game, seat: int | None) -> Iterator[str]:
+def _state_lines(game: Game, view: int) -> Iterator[str]:
     if game.is_over:
         return
     yield (f"bout {game.bout}: seat {game.attacker} attacks seat {game.defender}; "
            f"talon {len(game.talon)}")
+    hands = observer.hands(game, view)
+    obs = observer.observation(game, view)
     for s in range(game.players):
         if game.out[s]:
             continue
-        if seat is None or s == seat:
-            yield f"    seat {s}: {' '.join(mask_str(game.hands[s]))}"
+        hand = hands[s]
+        if hand is not None:
+            yield f"    seat {s}: {' '.join(hand)}"
         else:
-            obs = game.observe(seat)
             known = obs["known"][s]
             yield (f"    seat {s}: {obs['hand_sizes'][s]} cards"
                    + (f", known: {' '.join(known)}" if known else ""))

@@ -65,9 +65,9 @@ import trio
 from protocol import messages as msg
 from protocol.errors import RemoteProtocolError
 
-from .clock import TimeControl
+from ..table.clock import TimeControl
 from ..seats.leftovers import ProcInfo, Watch, subreaper
-from .match import MatchConfig, play_game
+from ..table.match import MatchConfig, play_game
 from ..seats.players import (BotFailure, BotSpec, BotStartError, Player, free_name, parse_bot_spec,
                              unique_names)
 from ..rules import Game
@@ -75,7 +75,7 @@ from ..rules.actions import MalformedAction, action_from_wire, action_str
 from ..rules.deal import deal_deck, deal_id
 from ..rules.match import first_dealer
 from ..rules.options import make_rules
-from .runner import SeatOptions, make_players
+from ..table.runner import SeatOptions, make_players
 from ..seats.wire import READ_CHUNK, brief
 from ..seats.sandbox import Sandbox
 from ..seats.process import ProcessPlayer
@@ -582,11 +582,11 @@ class _Checker:
         """Listen for the bot (as ``match --listen`` does for a ``tcp:NAME`` seat): one
         seat, one connection for every rule set, the start-up time as handshake time."""
         from ..seats.tcp import TcpSeat
-        from .runner import _open_gate
+        from ..table.runner import open_gate
         assert self.tcp is not None
         seat = TcpSeat(self.tcp.name, wait_s=self.tcp.connect_wait)
         options = SeatOptions(listen=self.tcp.listen, tokens=((self.tcp.name, self.tcp.token),))
-        await _open_gate([seat], options, nursery, self.tcp.on_tcp, self.startup_time)
+        await open_gate([seat], options, nursery, self.tcp.on_tcp, self.startup_time)
         self.tcp_seat = seat
 
     # -- one rule set: one match, one bot process

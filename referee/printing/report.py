@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .failfast import forfeit_line
-from .seeds import seed_fields, seed_lines
+from ..table.failfast import forfeit_line
+from ..table.seeds import seed_fields, seed_lines
 from ..console.jsonout import emit_json
 from ..rules.options import OPTIONS, PRESET_HELP, PRESETS
 

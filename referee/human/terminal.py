@@ -3,7 +3,7 @@
 The person's seat is played through the same referee code as any bot (``match.play_game``):
 the same rules, legal lists, clocks and match log. ``HumanPlayer`` receives exactly the
 messages a bot in that seat would (game start, public events, requests, game end), shows
-them with ``referee/table/humanview.py`` and answers a request only with an element of its legal
+them with ``referee/human/view.py`` and answers a request only with an element of its legal
 list: a typo is explained and asked again, never sent, so it can never forfeit a game.
 
 End of input (Ctrl-D) or typing ``quit`` is the person leaving: the game in progress is their forfeit
@@ -25,11 +25,11 @@ import trio
 from protocol.codec import decode
 from protocol.strategies import greedy_choose
 
-from . import humanview as view
+from . import view
 from ..console.printable import printable
-from .match import MatchConfig, MatchResult
+from ..table.match import MatchConfig, MatchResult
 from ..seats.players import BotFailure, BotSpec, Player
-from .runner import run_match
+from ..table.runner import run_match
 
 def human_spec(name: str) -> BotSpec:
     """The spec of the person's seat, as logs and headers record it (``kind`` "human")."""

@@ -1,0 +1,166 @@
+"""The arena: `register` and `unregister` bots, `serve` their games over TCP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..console.jsonout import emit_json
+from ..rules.options import RulesError, make_rules
+from ..table.clock import TimeControl, TimeControlError
+from ..table.match import MatchConfig
+from .common import (
+    check_range, err, fail, http_address, open_store_at, out, store_target,
+)
+from .options import (
+    DEFAULT_DB, DbOption, HttpOption, ReconnectGraceOption, RulesOption, SetOption, WEEK_S,
+)
+from .ladder import ladder_rows, print_ladder
+
+
+def register(
+    name: Annotated[str, typer.Argument(help="The bot's name on the arena.", show_default=False)],
+    rotate: Annotated[bool, typer.Option("--rotate", help="Give an already registered bot a new "
+                                         "token; the old one stops working at once, also for a "
+                                         "running serve (a game in progress finishes).")] = False,
+    db: DbOption = DEFAULT_DB,
+    as_json: Annotated[bool, typer.Option("--json", help='Print {"name", "token"}.')] = False,
+) -> None:
+    """Register a bot for `durak-ref serve` and print its token (with --rotate: a new one).
+
+    Only the token's hash is stored; the store is made readable by its owner only (0600).
+    """
+    from ..league.arena import register as register_bot
+    from ..records.store import StoreError
+
+    with open_store_at(db) as store:
+        try:
+            token = register_bot(store, name, rotate=rotate)
+        except (ValueError, StoreError) as exc:
+            fail(str(exc))
+    if as_json:
+        emit_json({"name": name, "token": token})
+        return
+    out.print(f"{name}: token {token}", markup=False, highlight=False)
+    err.print("Keep the token: only its hash is stored. Connect with e.g. "
+              f"examples/python/random_bot.py --connect HOST:PORT --name {name} --token TOKEN",
+              markup=False, highlight=False)
+
+
+def unregister(
+    name: Annotated[str, typer.Argument(help="The registered bot's name.", show_default=False)],
+    db: DbOption = DEFAULT_DB,
+    as_json: Annotated[bool, typer.Option("--json", help='Print {"name", "unregistered": true}.')] = False,
+) -> None:
+    """Revoke an arena bot's token: it can no longer connect, also to a running serve
+    (a game in progress finishes; the connection is then closed). Its games and rating
+    stay in the store; `register NAME` admits it again with a new token."""
+    from ..league.arena import unregister as unregister_bot
+
+    target = store_target(db)
+    if isinstance(target, Path) and not target.exists():
+        fail(f"{target}: no such store; give the --db where the bot was registered")
+    with open_store_at(db) as store:
+        try:
+            unregister_bot(store, name)
+        except ValueError as exc:
+            fail(str(exc))
+    if as_json:
+        emit_json({"name": name, "unregistered": True})
+        return
+    out.print(f"{name}: unregistered (its token no longer works)", markup=False, highlight=False)
+
+
+def serve(
+    listen: Annotated[str, typer.Option(help="HOST:PORT to listen on (loopback unless you say otherwise).")]
+    = "127.0.0.1:7724",
+    db: DbOption = DEFAULT_DB,
+    games: Annotated[int | None, typer.Option(min=1, help="Stop after this many games (default: run until Ctrl-C).")] = None,
+    max_games_per_bot: Annotated[int, typer.Option(min=1, help="Games one bot may play at once "
+                                                   "(one connection each).")] = 1,
+    max_connections: Annotated[int, typer.Option(min=1, help="Authenticated connections (bots) "
+                                                 "in total.")] = 256,
+    max_pending: Annotated[int, typer.Option(min=0, help="Unauthenticated connections in total, "
+                                             "apart from the bots' room; when full, the oldest "
+                                             "silent one gives way. 0: sized by the file "
+                                             "descriptor limit (raised to its hard limit, at "
+                                             "most 65536), less --max-connections and 128, "
+                                             "within 16..16384.")] = 0,
+    max_per_address: Annotated[int, typer.Option(min=1, help="Unauthenticated connections from "
+                                                 "one address.")] = 8,
+    max_per_network: Annotated[int, typer.Option(min=1, help="Unauthenticated connections from "
+                                                 "one /24 (IPv4) or /64 (IPv6) network.")] = 16,
+    handshake_time: Annotated[float, typer.Option(min=0.1, help="Seconds a new connection has "
+                                                  "for the whole handshake (however slowly its "
+                                                  "bytes come).")] = 5.0,
+    duplicate: Annotated[bool, typer.Option("--duplicate", help="Both games of a pairing share "
+                                            "one deal (seats swapped) instead of two secret "
+                                            "deals. Unsound against untrusted bots: a remote bot "
+                                            "that remembers the first game knows its opponent's "
+                                            "hand in the second.")] = False,
+    ping_interval: Annotated[float, typer.Option(help="Seconds between pings of idle bots.")] = 15.0,
+    reconnect_grace: ReconnectGraceOption = 0.0,
+    move_time: Annotated[float, typer.Option(help="Seconds per decision.")] = 10.0,
+    rules: RulesOption = "classic",
+    set_: SetOption = None,
+    log_dir: Annotated[Path, typer.Option(help="Where game logs go.")] = Path("logs"),
+    http: HttpOption = None,
+    person_grace: Annotated[float, typer.Option(help="With --http: seconds a person's game waits, "
+                                                "paused, for their browser to come back (all "
+                                                "pauses of a game together); then it is their "
+                                                "forfeit (disconnect).")] = 60.0,
+    as_json: Annotated[bool, typer.Option("--json", help="At the end, print games played and the ladder as JSON.")] = False,
+) -> None:
+    """Run the arena: registered bots connect over TCP and play rated games continuously.
+
+    Register bots first with `durak-ref register NAME`; `register --rotate NAME` and
+    `unregister NAME` take effect while this runs. Every game is dealt from a fresh
+    secret seed (recorded in the log and store) unless --duplicate. Failed tokens are
+    throttled per address and network (growing penalties) and logged in aggregate.
+    Ratings go to the ladder in the store (`durak-ref ladder show`). Ctrl-C stops
+    pairing and lets games in flight finish; a second Ctrl-C aborts them. With --http,
+    a live page shows the games in play (public information only), the standings and
+    the recent games, each with its replay; and /play is a lobby where people create
+    and join tables of 2-4 and play bots (built-ins, connected TCP bots) and each other.
+    """
+    from ..league.arena import Arena, serve as serve_arena
+    from ..records.matchlog import LogError
+    from ..seats.tcp import ListenError, TcpLimits, is_loopback, parse_listen
+    from ..web.live import LiveError
+
+    web = http_address(http)
+    try:
+        host, port = parse_listen(listen)
+        config = MatchConfig(rules=make_rules(rules, set_ or []), tc=TimeControl.parse(None, move_time))
+    except (ListenError, RulesError, TimeControlError) as exc:
+        fail(str(exc))
+    check_range(ping_interval, "--ping-interval", 0, WEEK_S, low_open=True)
+    check_range(handshake_time, "--handshake-time", 0.1, WEEK_S)
+    check_range(reconnect_grace, "--reconnect-grace", 0, WEEK_S)
+    check_range(person_grace, "--person-grace", 0, WEEK_S)
+    if not is_loopback(host):
+        err.print(f"durak-ref: note: listening on {host}, not loopback: other machines can connect "
+                  "(tokens are checked)", markup=False)
+    limits = TcpLimits(handshake_s=handshake_time, max_connections=max_connections,
+                       max_pending=max_pending, max_per_address=max_per_address,
+                       max_per_network=max_per_network, ping_interval=ping_interval)
+    with open_store_at(db) as store:
+        if not store.token_hashes() and web is None:  # the lobby's built-ins need none
+            fail(f"no bots are registered in {store_target(db)}; register one with: durak-ref register NAME")
+        arena = Arena(store, config, limits, max_games_per_bot=max_games_per_bot, games=games,
+                      log_dir=log_dir, duplicate=duplicate, reconnect_grace=reconnect_grace,
+                      on_event=lambda text: err.print(text, markup=False, highlight=False))
+        err.print(f"arena on {host}:{port}; bots: {', '.join(sorted(store.token_hashes()))}",
+                  markup=False, highlight=False)
+        try:
+            played = serve_arena(arena, host, port, http=web, person_grace=person_grace)
+        except (ListenError, LogError, LiveError) as exc:
+            fail(str(exc))
+        if as_json:
+            emit_json({"played": played, "refusals": len(arena.gate.refusals) if arena.gate else 0,
+                       "ladder": ladder_rows(store)})
+            return
+        out.print(f"{played} games played", markup=False)
+        print_ladder(store)

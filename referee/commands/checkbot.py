@@ -1,0 +1,102 @@
+"""`check-bot`: the conformance check for bot authors."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..console.jsonout import emit_json
+from ..seats.players import BotSpecError, BotStartError, parse_bot_spec
+from ..table.clock import TimeControlError
+from .common import (
+    bot_limits, err, fail, out, sandbox_options,
+)
+from .options import (
+    BindOption, CpusOption, MaxMemoryOption, MaxProcsOption, SandboxOption,
+)
+
+
+def check_bot(
+    command: Annotated[str, typer.Argument(
+        help="The bot's command line, quoted: \"python3 mybot.py --fast\".", show_default=False)],
+    games: Annotated[int, typer.Option(
+        "--games", "-n", min=1, help="Most games per rule set; each stops as soon as the "
+        "decision types it is there for have been reached.")] = 40,
+    move_time: Annotated[float, typer.Option(help="Limit for every single decision, in seconds.")] = 5.0,
+    startup_time: Annotated[float, typer.Option(
+        help="Seconds the bot may take to start and answer the handshake.")] = 10.0,
+    seed: Annotated[int, typer.Option(help="Seed of the deals.")] = 1,
+    sandbox: SandboxOption = "auto",
+    bind: BindOption = None,
+    max_memory: MaxMemoryOption = None,
+    max_procs: MaxProcsOption = 64,
+    cpus: CpusOption = 1.0,
+    listen: Annotated[str, typer.Option(
+        help="For a tcp:NAME bot: where to listen, HOST:PORT (the bot connects, as in "
+        "`match --listen`). Loopback unless you say otherwise.")] = "127.0.0.1:7724",
+    token: Annotated[str | None, typer.Option(
+        help="For a tcp:NAME bot: the token it must send (default: a new one, printed).",
+        show_default=False)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
+) -> None:
+    """Check a bot before a tournament: handshake, every decision type under every rule
+    variant (transfer, reflection, show-trump, same-rank leads, throw-in any time, the
+    24-, 36- and 52-card decks, 2 to 6 players) against the built-in bots, decision
+    latency, clean exit after bye; and that it
+    never answers a request twice or before it is asked, and leaves no process behind
+    (a forked child or a setsid daemon still running after it exited is named, then
+    killed).
+
+    Every failure is shown with what was sent, what came back and what the protocol
+    requires. Exit code 0 when every check passes (warnings allowed), 1 when a check
+    fails, 2 for unusable input (e.g. a command that cannot be started).
+    """
+    from contextlib import nullcontext
+
+    from rich.text import Text
+
+    from ..conformance.checkbot import check_bot_sync, render
+    from ..seats.sandbox import Sandbox, SandboxError
+
+    mode, binds = sandbox_options(sandbox, bind)
+
+    try:
+        spec = parse_bot_spec(command)
+    except BotSpecError as exc:
+        fail(str(exc))
+    tcp = None
+    if spec.kind == "tcp":
+        from ..seats.tcp import ListenError, new_token, parse_listen
+        from ..conformance.checkbot import TcpCheck
+        try:
+            listen_at = parse_listen(listen)
+        except ListenError as exc:
+            fail(str(exc))
+        if token is None:
+            token = new_token()
+            err.print(f"token for tcp:{spec.name}: {token}", markup=False, highlight=False)
+        tcp = TcpCheck(spec.name, token, listen_at, on_tcp=lambda text: err.print(
+            f"tcp: {text}", markup=False, highlight=False, soft_wrap=True))
+    elif spec.kind != "command":
+        fail(f"{command}: check-bot checks a bot program (its command line) or a bot over TCP "
+             "(tcp:NAME)")
+    spinning = err.is_terminal and not as_json
+    live = err.status("check-bot: starting the bot") if spinning else nullcontext()
+    with live as status:
+        try:
+            report = check_bot_sync(
+                list(spec.argv) or [command], games_per_config=games, move_time=move_time,
+                startup_time=startup_time, seed=seed, sandbox=Sandbox(mode, binds, limits=bot_limits(max_memory, max_procs, cpus, False)),
+                tcp=tcp,
+                on_progress=None if status is None else lambda text: status.update(Text(f"check-bot: {text}")),
+                # Not on a terminal (a CI log, a pipe): a line per phase instead of a spinner.
+                on_phase=None if spinning else lambda text: err.print(
+                    f"check-bot: {text}", markup=False, highlight=False, soft_wrap=True))
+        except (BotStartError, TimeControlError, SandboxError) as exc:
+            fail(str(exc))
+    if as_json:
+        emit_json(report.as_dict())
+    else:
+        render(report, out)
+    raise typer.Exit(0 if report.ok else 1)
