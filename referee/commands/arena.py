@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from ..printing.jsonresult import emit_result, ladder_rows
-from ..rules.options import RulesError, make_rules
-from ..table.clock import TimeControl, TimeControlError
+from ..rules.options import make_rules
+from ..table.clock import TimeControl
 from ..table.match import MatchConfig
 from .common import (
     check_range, err, fail, http_address, open_store_at, out, store_target,
@@ -33,13 +33,9 @@ def register(
     Only the token's hash is stored; the store is made readable by its owner only (0600).
     """
     from ..league.arena import register as register_bot
-    from ..records.store import StoreError
 
     with open_store_at(db) as store:
-        try:
-            token = register_bot(store, name, rotate=rotate)
-        except (ValueError, StoreError) as exc:
-            fail(str(exc))
+        token = register_bot(store, name, rotate=rotate)
     if as_json:
         emit_result("register", {"name": name, "token": token})
         return
@@ -63,10 +59,7 @@ def unregister(
     if isinstance(target, Path) and not target.exists():
         fail(f"{target}: no such store; give the --db where the bot was registered")
     with open_store_at(db) as store:
-        try:
-            unregister_bot(store, name)
-        except ValueError as exc:
-            fail(str(exc))
+        unregister_bot(store, name)
     if as_json:
         emit_result("unregister", {"name": name, "unregistered": True})
         return
@@ -126,16 +119,11 @@ def serve(
     and join tables of 2-4 and play bots (built-ins, connected TCP bots) and each other.
     """
     from ..league.arena import Arena, serve as serve_arena
-    from ..records.matchlog import LogError
-    from ..seats.tcp import ListenError, TcpLimits, is_loopback, parse_listen
-    from ..web.live import LiveError
+    from ..seats.tcp import TcpLimits, is_loopback, parse_listen
 
     web = http_address(http)
-    try:
-        host, port = parse_listen(listen)
-        config = MatchConfig(rules=make_rules(rules, set_ or []), tc=TimeControl.parse(None, move_time))
-    except (ListenError, RulesError, TimeControlError) as exc:
-        fail(str(exc))
+    host, port = parse_listen(listen)
+    config = MatchConfig(rules=make_rules(rules, set_ or []), tc=TimeControl.parse(None, move_time))
     check_range(ping_interval, "--ping-interval", 0, WEEK_S, low_open=True)
     check_range(handshake_time, "--handshake-time", 0.1, WEEK_S)
     check_range(reconnect_grace, "--reconnect-grace", 0, WEEK_S)
@@ -154,10 +142,7 @@ def serve(
                       on_event=lambda text: err.print(text, markup=False, highlight=False))
         err.print(f"arena on {host}:{port}; bots: {', '.join(sorted(store.token_hashes()))}",
                   markup=False, highlight=False)
-        try:
-            played = serve_arena(arena, host, port, http=web, person_grace=person_grace)
-        except (ListenError, LogError, LiveError) as exc:
-            fail(str(exc))
+        played = serve_arena(arena, host, port, http=web, person_grace=person_grace)
         if as_json:
             emit_result("serve", {"played": played,
                                   "refusals": len(arena.gate.refusals) if arena.gate else 0,

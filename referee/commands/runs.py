@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import math
-import shlex
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from ..console.progress import progress_for
+from ..console.progress import progress_for, status_line
 from ..printing.jsonresult import emit_result, sprt_body, standings_body
 from ..console.usererror import lifted
+from ..league.runs import hold_run, run_target, stopping
 from ..records.storedb import PgUrl
-from ..rules.options import RulesError, make_rules
-from ..seats.players import BotSpecError, BotStartError, parse_bot_spec, unique_names
-from ..table.clock import TimeControl, TimeControlError
+from ..rules.options import make_rules
+from ..seats.players import BotSpecError, parse_bot_spec, unique_names
+from ..table.clock import TimeControl
 from ..table.match import MatchConfig
 from .common import (
     bot_limits, check_range, err, fail, http_address, note, out, print_seed, reproduce_fields,
@@ -82,101 +82,37 @@ def tournament(
     games in play (public information only), the standings and the recent games.
     """
     bot_limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
-    from ..seats.sandbox import SandboxError
-    from ..records.matchlog import LogError
-    from ..records.store import StoreError, open_store
-    from ..league.tournament import (
-        TournamentError, TournamentSettings, play_tournament, register_tournament, run_log_dir,
-        schedule_size, settings_from_options,
-    )
+    from ..records.store import open_store
     from ..league.standings import standings
-    from ..web.live import LiveError
+    from ..league.tournament import load_tournament, register_tournament
 
     web = http_address(http)
-
-    target = store_target(db)
-    if distributed and not isinstance(target, PgUrl):
-        fail(f"--distributed needs a PostgreSQL store every worker can reach (--db "
-             f"postgresql://USER@HOST:PORT/DB), not the file {target}")
-    try:
-        store = open_store(target, check=resume is not None)
-    except StoreError as exc:
-        fail(str(exc))
-    with store:
-        try:
-            if resume is not None:
-                given = [name for name, value in (
-                    ("--bot", bot), ("--config", config), ("--format", format_), ("--players", players),
-                    ("--games", games), ("--seed", seed), ("--rules", rules), ("--set", set_),
-                    ("--tc", tc), ("--move-time", move_time), ("--on-illegal", on_illegal))
-                    if value] + (["--no-duplicate"] if no_duplicate else []) + (
-                    ["--fresh-bots"] if fresh_bots else [])
-                if given:
-                    raise TournamentError(f"--resume plays the stored settings; {', '.join(given)} "
-                                          f"cannot change them (only --concurrency, --db, --log-dir)")
-                _, saved, status = store.tournament(resume)
-                try:
-                    settings = TournamentSettings.from_dict(saved)
-                    settings.validate()
-                except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                    raise StoreError(f"{target}: damaged store: table tournaments, row ({resume!r}): "
-                                     f"the settings cannot be used ({type(exc).__name__}: {exc}); "
-                                     f"restore it from a backup") from None
-                if concurrency:
-                    settings.concurrency = concurrency
-                if sandbox is not None:  # how bots are confined, not what is played
-                    settings.sandbox = sandbox
-                if bind:
-                    settings.bind = [*settings.bind, *sandbox_options("auto", bind)[1]]
-                tid, fresh = resume, False
-            else:
-                settings = settings_from_options(
-                    config, bot or [], set_ or [],
-                    {"format": format_, "players": players, "games": games,
-                     "concurrency": concurrency, "seed": None if seed is None else run_seed(seed),
-                     "preset": rules, "tc": tc,
-                     "move_time": move_time, "on_illegal": on_illegal,
-                     "duplicate": False if no_duplicate else None,
-                     "fresh_bots": True if fresh_bots else None, "sandbox": sandbox,
-                     "bind_extra": list(sandbox_options("auto", bind)[1])})
-                tid, fresh = register_tournament(store, settings), True
-            settings.validate()
-        except (TournamentError, StoreError) as exc:
-            fail(str(exc))
-        refuse_if_queued(store, tid, distributed, "tournament")
-        log_dir = run_log_dir(log_dir, store, resume)
-        resume_cmd = resume_command("tournament", tid, target, log_dir, distributed)
-        lock = lock_run(target, store, tid)
-        err.print(f"tournament {tid}; if interrupted, resume with: {resume_cmd}", markup=False,
-                  highlight=False)
-        with lock, progress_for(schedule_size(settings), f"tournament {tid}", enabled=not as_json,
-                                 console=err) as advance:
-            try:
-                if distributed:
-                    from ..league.distributed import coordinate_tournament
-                    err.print(f"queued for workers; start one per machine with: durak-ref worker "
-                              f"--db {target} --tournament {tid}", markup=False, highlight=False)
-                    progress = coordinate_tournament(
-                        settings, store, tid, log_dir=log_dir, fresh=fresh,
-                        on_game=lambda record, prog: advance(prog.progress_text()), on_note=note)
-                else:
-                    with lifted(LogError, StoreError, SandboxError, BotStartError):
-                        progress = play_tournament(settings, store, tid, log_dir=log_dir, fresh=fresh,
-                                                   hide=[config] if config else [], recover=recover,
-                                                   on_game=lambda record, prog: advance(prog.progress_text()),
-                                                   http=web, on_url=lambda url: err.print(
-                                                       f"live page: {url}", markup=False, highlight=False))
-            except KeyboardInterrupt:
-                err.print(f"durak-ref: interrupted; finished games are stored. Resume with: {resume_cmd}",
-                          markup=False, highlight=False)
-                raise typer.Exit(130) from None
-            except BotStartError as exc:
-                fail(f"{exc}. Finished games are stored; resume with {resume_cmd} once it is fixed "
-                     f"(add --recover to play on regardless)")
-            except (LogError, SandboxError, StoreError) as exc:
-                fail(f"{exc}. Finished games are stored; resume with {resume_cmd}")
-            except LiveError as exc:
-                fail(f"{exc}. No game was played; play it with: {resume_cmd} --http HOST:PORT")
+    target = run_target(db, distributed)
+    with open_store(target, check=resume is not None) as store:
+        if resume is not None:
+            refuse_changes("--concurrency, --db, --log-dir", [
+                ("--bot", bot), ("--config", config), ("--format", format_), ("--players", players),
+                ("--games", games), ("--seed", seed), ("--rules", rules), ("--set", set_), ("--tc", tc),
+                ("--move-time", move_time), ("--on-illegal", on_illegal),
+                ("--no-duplicate", no_duplicate), ("--fresh-bots", fresh_bots)])
+            settings = load_tournament(store, resume)
+            if concurrency:
+                settings.concurrency = concurrency
+            if sandbox is not None:  # how bots are confined, not what is played
+                settings.sandbox = sandbox
+            if bind:
+                settings.bind = [*settings.bind, *sandbox_options("auto", bind)[1]]
+            tid = resume
+        else:
+            settings = tournament_settings(config, bot, set_, format_, players, games, concurrency, seed,
+                                           rules, tc, move_time, on_illegal, no_duplicate, fresh_bots,
+                                           sandbox, bind)
+            tid = register_tournament(store, settings)
+        settings.validate()
+        with hold_run("tournament", store, target, tid, resumed=resume is not None, log_dir=log_dir,
+                      distributed=distributed) as run:
+            progress = _play_tournament(run, store, settings, fresh=resume is None, as_json=as_json,
+                                        hide=[config] if config else [], recover=recover, web=web)
         data = standings(store, tid)
         data.update(sandbox=progress.sandbox, duplicates=progress.duplicates,
                     stderr_logs=progress.stderr_logs, decisions_this_run=progress.decisions,
@@ -196,40 +132,50 @@ def tournament(
     print_seed(settings.seed, resume)
 
 
-def refuse_if_queued(store: Any, tid: str, distributed: bool, command: str) -> None:
-    """Exit 2 if run ``tid`` is queued for workers but this run would play it here."""
-    if not distributed and store.path is None:
-        from ..league.distributed import is_queued
-        if is_queued(store, tid):
-            fail(f"{command} {tid} was queued for workers: resume it with --resume {tid} "
-                 f"--distributed (played here, its games would race theirs)")
+def refuse_changes(allowed: str, given: list[tuple[str, object]]) -> None:
+    """A UserError naming each option of ``given`` (name, value) that was set, for a
+    ``--resume``, which plays the stored settings (only ``allowed`` may change)."""
+    named = [name for name, value in given if value]
+    if named:
+        fail(f"--resume plays the stored settings; {', '.join(named)} cannot change them "
+             f"(only {allowed})")
 
 
-def lock_run(db: Path | PgUrl, store: Any, tid: str, **wording: str) -> Any:
-    """Hold tournament ``tid`` (an sprt run, the ladder) for this run (see
-    referee/records/storelock.py; a PostgreSQL store's lock is on the server; ``wording``: its
-    message's ``what`` and ``then``); exit 2 if another run is playing it."""
-    from ..records.storelock import LockedError, hold_tournament
-    try:
-        if isinstance(db, PgUrl):
-            from ..league.distributed import hold_tournament_on_server
-            return hold_tournament_on_server(store, tid)
-        return hold_tournament(db, tid, **wording)
-    except LockedError as exc:
-        fail(str(exc))
-    except OSError as exc:
-        fail(f"cannot lock {wording.get('what', f'tournament {tid}')} beside {db}: {exc.strerror or exc}")
+def tournament_settings(config: Path | None, bot: list[str] | None, set_: list[str] | None,
+                        format_: str | None, players: int | None, games: int | None,
+                        concurrency: int | None, seed: str | None, rules: str | None, tc: str | None,
+                        move_time: float | None, on_illegal: str | None, no_duplicate: bool,
+                        fresh_bots: bool, sandbox: str | None, bind: list[Path] | None) -> Any:
+    """A new tournament's settings: the config file's, overridden by the options given."""
+    from ..league.tournament import settings_from_options
+    return settings_from_options(
+        config, bot or [], set_ or [],
+        {"format": format_, "players": players, "games": games,
+         "concurrency": concurrency, "seed": None if seed is None else run_seed(seed),
+         "preset": rules, "tc": tc, "move_time": move_time, "on_illegal": on_illegal,
+         "duplicate": False if no_duplicate else None,
+         "fresh_bots": True if fresh_bots else None, "sandbox": sandbox,
+         "bind_extra": list(sandbox_options("auto", bind)[1])})
 
 
-def resume_command(command: str, tid: str, target: object, log_dir: Path, distributed: bool) -> str:
-    """The command that finishes an interrupted run: its store, and its log dir unless
-    that is the default (a resume finds it in the store anyway, but the printed command
-    should not depend on that)."""
-    from ..league.tournament import DEFAULT_LOG_DIR
-    words = ["durak-ref", command, "--resume", tid, "--db", str(target)]
-    if log_dir != DEFAULT_LOG_DIR:
-        words += ["--log-dir", str(log_dir)]
-    return shlex.join(words) + (" --distributed" if distributed else "")
+def _play_tournament(run: Any, store: Any, settings: Any, *, fresh: bool, as_json: bool,
+                     hide: list[Path], recover: bool, web: tuple[str, int] | None) -> Any:
+    """Play held tournament ``run`` here or by workers, with its progress bar; its Progress."""
+    from ..league.tournament import play_tournament, schedule_size
+
+    err.print(run.banner(), markup=False, highlight=False)
+    with progress_for(schedule_size(settings), f"tournament {run.tid}", enabled=not as_json,
+                      console=err) as advance, stopping("finished games are stored", run.resume_command):
+        if run.distributed:
+            from ..league.distributed import coordinate_tournament
+            err.print(run.workers_line(), markup=False, highlight=False)
+            return coordinate_tournament(
+                settings, store, run.tid, log_dir=run.log_dir, fresh=fresh,
+                on_game=lambda record, prog: advance(prog.progress_text()), on_note=note)
+        return play_tournament(settings, store, run.tid, log_dir=run.log_dir, fresh=fresh, hide=hide,
+                               recover=recover, on_game=lambda record, prog: advance(prog.progress_text()),
+                               http=web, on_url=lambda url: err.print(f"live page: {url}", markup=False,
+                                                                      highlight=False))
 
 
 def sprt(
@@ -283,13 +229,9 @@ def sprt(
     fails its first start-up, unless --recover).
     """
     bot_limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
-    from ..league.abtest import load_sprt, register_sprt, run_sprt_sync, stored_settings
-    from ..records.matchlog import LogError
-    from ..console.progress import status_line
-    from ..seats.sandbox import SandboxError
+    from ..league.abtest import load_sprt, register_sprt, stored_settings
+    from ..records.store import open_store
     from ..scoring.sprt import Sprt
-    from ..records.store import StoreError, open_store
-    from ..league.tournament import BotEntry, TournamentError, run_log_dir
 
     for value, option in ((elo0, "--elo0"), (elo1, "--elo1")):
         check_range(value, option, -2000, 2000)
@@ -297,46 +239,21 @@ def sprt(
         check_range(value, option, 0.0001, 0.5)
     mode, binds = sandbox_options(sandbox, bind)
     if resume is not None:
-        given = [name for name, value in (
+        refuse_changes("--concurrency, --sandbox, --bind, --db, --log-dir", [
             ("BOT_A", bot_a), ("BOT_B", bot_b), ("--opponent", opponent), ("--seed", seed),
-            ("--set", set_), ("--tc", tc), ("--move-time", move_time)) if value] + [
-            name for name, value, default in (
-                ("--elo0", elo0, 0.0), ("--elo1", elo1, 10.0), ("--alpha", alpha, 0.05),
-                ("--beta", beta, 0.05), ("--max-pairs", max_pairs, 20000), ("--rules", rules, "classic"),
-                ("--fresh-bots", fresh_bots, False)) if value != default]
-        if given:
-            fail(f"--resume plays the stored settings; {', '.join(given)} cannot change them "
-                 f"(only --concurrency, --sandbox, --bind, --db, --log-dir)")
+            ("--set", set_), ("--tc", tc), ("--move-time", move_time), ("--elo0", elo0 != 0.0),
+            ("--elo1", elo1 != 10.0), ("--alpha", alpha != 0.05), ("--beta", beta != 0.05),
+            ("--max-pairs", max_pairs != 20000), ("--rules", rules != "classic"),
+            ("--fresh-bots", fresh_bots)])
     elif bot_a is None or bot_b is None:
         fail("give the two bots, BOT_A and BOT_B (or --resume ID)")
     else:
-        try:
-            table_rules = make_rules(rules, set_ or [])
-            specs = [parse_bot_spec(x) for x in (bot_a, bot_b, *(opponent or []))]
-            table_rules.check_table(len(specs) - 1 if opponent else 2)
-            if any(x.kind == "tcp" for x in specs):
-                raise BotSpecError("sprt starts its bots itself: give command lines or builtin:NAME, "
-                                   "not tcp:NAME")
-            config = MatchConfig(rules=table_rules, tc=TimeControl.parse(tc, move_time), seed=run_seed(seed))
-            test = Sprt(elo0, elo1, alpha, beta)
-        except (RulesError, BotSpecError, TimeControlError, ValueError) as exc:
-            fail(str(exc))
-        names = unique_names([f"A-{specs[0].name}", f"B-{specs[1].name}"] + [x.name for x in specs[2:]])
-        entries = [BotEntry(name, spec.text) for name, spec in zip(names, specs)]
-    target = store_target(db)
-    if distributed and not isinstance(target, PgUrl):
-        fail(f"--distributed needs a PostgreSQL store every worker can reach (--db "
-             f"postgresql://USER@HOST:PORT/DB), not the file {target}")
-    try:
-        store = open_store(target)
-    except StoreError as exc:
-        fail(str(exc))
-    with store:
+        entries, config = sprt_bots(bot_a, bot_b, opponent or [], rules, set_, tc, move_time, seed)
+        test = Sprt(elo0, elo1, alpha, beta)
+    target = run_target(db, distributed)
+    with open_store(target) as store:
         if resume is not None:
-            try:
-                job = load_sprt(store, resume)
-            except (StoreError, TournamentError) as exc:
-                fail(str(exc))
+            job = load_sprt(store, resume)
             entries = [job.a, job.b, *job.opponents]
             config, test, max_pairs = job.config, job.sprt, job.max_pairs
             elo1 = test.elo1
@@ -346,52 +263,29 @@ def sprt(
             binds = (*job.settings.bind, *binds)
             tid = resume
         else:
-            try:
-                tid = register_sprt(store, stored_settings(
-                    entries[0], entries[1], entries[2:], config, test, max_pairs, config.seed, mode,
-                    binds, fresh_bots))
-            except StoreError as exc:
-                fail(str(exc))
+            tid = register_sprt(store, stored_settings(
+                entries[0], entries[1], entries[2:], config, test, max_pairs, config.seed, mode,
+                binds, fresh_bots))
         names = [e.name for e in entries]
-        refuse_if_queued(store, tid, distributed, "sprt")
-        log_dir = run_log_dir(log_dir, store, resume)
-        resume_cmd = resume_command("sprt", tid, target, log_dir, distributed)
-        lock = lock_run(target, store, tid, what=f"sprt run {tid}")  # two --resume ID at once
-        err.print(f"sprt {tid}; if interrupted, resume with: {resume_cmd}", markup=False,
-                  highlight=False)
-
-        def line(run: Any) -> str:
-            st = run.status()
-            elo = "" if st["elo"] is None else f"  Elo {st['elo']:+.1f} ± {st['elo_error95']:.1f}"
-            return (f"pairs {run.pairs}  games {run.games}  LLR {st['llr']:+.2f} "
-                    f"[{st['lower']:.2f}, {st['upper']:.2f}]{elo}")
-
-        with lock, status_line(f"sprt {tid}", enabled=not as_json, console=err) as update:
-            try:
+        with hold_run("sprt", store, target, tid, resumed=resume is not None, log_dir=log_dir,
+                      distributed=distributed) as held:
+            err.print(held.banner(), markup=False, highlight=False)
+            with status_line(f"sprt {tid}", enabled=not as_json, console=err) as update, \
+                    stopping("finished pairs are stored", held.resume_command):
                 if distributed:
                     from ..league.distributed import coordinate_sprt
-                    err.print(f"queued for workers; start one per machine with: durak-ref worker "
-                              f"--db {target} --tournament {tid}", markup=False, highlight=False)
-                    run = coordinate_sprt(load_sprt(store, tid), store, tid, log_dir=log_dir,
-                                          fresh=resume is None, on_pair=lambda r: update(line(r)),
+                    err.print(held.workers_line(), markup=False, highlight=False)
+                    run = coordinate_sprt(load_sprt(store, tid), store, tid, log_dir=held.log_dir,
+                                          fresh=resume is None, on_pair=lambda r: update(sprt_line(r)),
                                           on_note=note)
                 else:
-                    with lifted(LogError, StoreError, SandboxError, BotStartError):
-                        run = run_sprt_sync(entries[0], entries[1], entries[2:], config, sprt=test,
-                                            max_pairs=max_pairs, concurrency=concurrency,
-                                            on_pair=lambda r: update(line(r)), seed=config.seed,
-                                            sandbox=mode, bind=binds, fresh_bots=fresh_bots,
-                                            recover=recover,
-                                            hide=[target] if isinstance(target, Path) else [],
-                                            store=store, tid=tid, log_dir=log_dir)
-            except (BotStartError, SandboxError, LogError, TournamentError) as exc:
-                fail(f"{exc}; resume with {resume_cmd} once it is fixed")
-            except StoreError as exc:
-                fail(str(exc))
-            except KeyboardInterrupt:
-                err.print(f"durak-ref: interrupted; finished pairs are stored. Resume with: {resume_cmd}",
-                          markup=False, highlight=False)
-                raise typer.Exit(130) from None
+                    from ..league.abtest import run_sprt_sync
+                    run = run_sprt_sync(entries[0], entries[1], entries[2:], config, sprt=test,
+                                        max_pairs=max_pairs, concurrency=concurrency,
+                                        on_pair=lambda r: update(sprt_line(r)), seed=config.seed,
+                                        sandbox=mode, bind=binds, fresh_bots=fresh_bots, recover=recover,
+                                        hide=[target] if isinstance(target, Path) else [],
+                                        store=store, tid=tid, log_dir=held.log_dir)
     status = run.status()
     status.update(a={"name": entries[0].name, "command": entries[0].command},
                   b={"name": entries[1].name, "command": entries[1].command},
@@ -421,6 +315,29 @@ def sprt(
         out.print(where, markup=False, highlight=False)
         print_seed(config.seed, tid if resume else None)
     raise typer.Exit(0 if status["state"] == "accept_h1" else 1)
+
+
+def sprt_bots(bot_a: str, bot_b: str, opponent: list[str], rules: str, set_: list[str] | None,
+              tc: str | None, move_time: float | None, seed: str | None) -> tuple[list[Any], MatchConfig]:
+    """A new SPRT run's bots (A, B, the opponents; named A-..., B-...) and match config."""
+    from ..league.tournament import BotEntry
+
+    table_rules = make_rules(rules, set_ or [])
+    specs = [parse_bot_spec(x) for x in (bot_a, bot_b, *opponent)]
+    table_rules.check_table(len(specs) - 1 if opponent else 2)
+    if any(x.kind == "tcp" for x in specs):
+        raise BotSpecError("sprt starts its bots itself: give command lines or builtin:NAME, not tcp:NAME")
+    config = MatchConfig(rules=table_rules, tc=TimeControl.parse(tc, move_time), seed=run_seed(seed))
+    names = unique_names([f"A-{specs[0].name}", f"B-{specs[1].name}"] + [x.name for x in specs[2:]])
+    return [BotEntry(name, spec.text) for name, spec in zip(names, specs)], config
+
+
+def sprt_line(run: Any) -> str:
+    """An SPRT run's status line: pairs, games, LLR in its bounds, the Elo so far."""
+    st = run.status()
+    elo = "" if st["elo"] is None else f"  Elo {st['elo']:+.1f} ± {st['elo_error95']:.1f}"
+    return (f"pairs {run.pairs}  games {run.games}  LLR {st['llr']:+.2f} "
+            f"[{st['lower']:.2f}, {st['upper']:.2f}]{elo}")
 
 
 def worker(
@@ -455,7 +372,7 @@ def worker(
     bot_limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
     from ..league.distributed import WorkerOptions, run_worker
     from ..console.interrupt import run_interruptible
-    from ..records.store import StoreError, open_store
+    from ..records.store import open_store
 
     check_range(lease, "--lease", 0.1, WEEK_S)
     check_range(poll, "--poll", 0.01, 3600)
@@ -465,27 +382,14 @@ def worker(
              f"postgresql://USER@HOST:PORT/DB), not the file {target}")
     options = WorkerOptions(concurrency=concurrency, tournament=tournament_id,
                             exit_when_idle=exit_when_idle, lease_s=lease, poll_s=poll, log_dir=log_dir)
-    try:
-        store = open_store(target)
-    except StoreError as exc:
-        fail(str(exc))
-    with store:
+    with open_store(target) as store:
         if tournament_id is not None:
-            try:
-                store.tournament(tournament_id)
-            except StoreError as exc:
-                fail(str(exc))
+            store.tournament(tournament_id)
         err.print(f"worker {options.name} on {target}", markup=False, highlight=False)
         report = lambda text: err.print(f"durak-ref: {text}", markup=False, highlight=False)  # noqa: E731
-        try:
-            with lifted(KeyboardInterrupt, StoreError):
+        with stopping("its unfinished games return to the queue when their leases run out"):
+            with lifted(KeyboardInterrupt):
                 summary = run_interruptible(lambda: run_worker(store, options, report))
-        except StoreError as exc:
-            fail(str(exc))
-        except KeyboardInterrupt:
-            err.print("durak-ref: worker interrupted; its unfinished games return to the queue when "
-                      "their leases run out", markup=False, highlight=False)
-            raise typer.Exit(130) from None
     if as_json:
         emit_result("worker", summary.as_dict())
         return

@@ -40,32 +40,40 @@ from ..table.match import GameRecord, MatchConfig, play_game
 from ..records.matchlog import FORMAT, MatchLogWriter, fresh_log_path, timestamp, utc_now
 from ..rules.deal import DEAL_TEXT
 from ..records.store import Store
+from ..errors import UserError
 from ..web.live import LiveHub, replay_header
 from ..seats.tcp import TcpGate, TcpLimits, TcpSeat, TokenBook, hash_token, new_token
 
 
+class ArenaError(UserError, ValueError):
+    """The user's register or unregister cannot be done: a bad bot name, a local bot of
+    that name, a name already registered or not registered. The message says which."""
+
+    hint = "`durak-ref ladder show` lists the bots; arena names are 1-64 letters, digits, _ - ."
+
+
 def _arena_bot(store: Store, name: str) -> str | None:
-    """The name's command if it is a TCP bot; ValueError for a local bot."""
+    """The name's command if it is a TCP bot; ArenaError for a local bot."""
     command = store.bot_command(name)
     if command is not None and command != f"tcp:{name}":
-        raise ValueError(f"{name!r} is registered as a local bot ({command}), not an arena bot")
+        raise ArenaError(f"{name!r} is registered as a local bot ({command}), not an arena bot")
     return command
 
 
 def register(store: Store, name: str, rotate: bool = False) -> str:
     """Register a TCP bot, or with ``rotate`` give a registered one a new token (the old
     one stops working at once, also for a running ``serve``). Returns the new token
-    (shown once, stored hashed). ValueError: a bad name, a local bot of that name, a
+    (shown once, stored hashed). ArenaError: a bad name, a local bot of that name, a
     name already registered (without ``rotate``) or not registered (with it)."""
     if not re.fullmatch(r"[A-Za-z0-9_.\-]{1,64}", name):
-        raise ValueError(f"bot name {name!r}: use 1-64 letters, digits, '_', '-', '.'")
+        raise ArenaError(f"bot name {name!r}: use 1-64 letters, digits, '_', '-', '.'")
     settings = ensure_ladder(store)
     registered = _arena_bot(store, name) is not None and name in store.token_hashes()
     if rotate and not registered:
-        raise ValueError(f"{name!r} is not registered for the arena; register it first "
+        raise ArenaError(f"{name!r} is not registered for the arena; register it first "
                          f"(durak-ref register {name})")
     if registered and not rotate:
-        raise ValueError(f"{name!r} is already registered; for a new token (the old one then "
+        raise ArenaError(f"{name!r} is already registered; for a new token (the old one then "
                          f"stops working) use: durak-ref register --rotate {name}")
     token = new_token()
     with store.transaction():
@@ -79,10 +87,10 @@ def register(store: Store, name: str, rotate: bool = False) -> str:
 def unregister(store: Store, name: str) -> None:
     """Revoke a TCP bot's token: it can no longer connect (a running ``serve`` refuses it
     at once; a game it is playing finishes). Its games and rating stay in the store.
-    ValueError when no arena bot of that name is registered."""
+    ArenaError when no arena bot of that name is registered."""
     if _arena_bot(store, name) is None or name not in store.token_hashes():
         known = ", ".join(sorted(store.token_hashes())) or "none"
-        raise ValueError(f"{name!r} is not registered for the arena (registered: {known})")
+        raise ArenaError(f"{name!r} is not registered for the arena (registered: {known})")
     with store.transaction():
         store.set_token_hash(name, None)
 

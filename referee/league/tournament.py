@@ -53,14 +53,17 @@ from ..seats.sandbox import (Sandbox, SandboxError, duplicate_soundness, seccomp
                              warn_unsound_duplicates)
 from .results import FinishedGame, ResultSink
 from .standings import LIVE_READ_AT_ONCE, StandingsTally
-from ..records.store import GameRow, Store
+from ..records.store import GameRow, Store, StoreError
+from ..errors import UserError
 
 FORMATS = ("round-robin", "gauntlet")
 
 
-class TournamentError(ValueError):
+class TournamentError(UserError, ValueError):
     """The user's tournament settings are unusable (bad config file, unknown format, too
     few bots, ...). The message names the setting."""
+
+    hint = "fix the setting the message names (docs/CONFIG.md lists every key)"
 
 
 @dataclass
@@ -290,6 +293,20 @@ def register_tournament(store: Store, settings: TournamentSettings) -> str:
             store.ensure_bot(b.name, b.command)
     store.create_tournament(tid, "tournament", settings.as_dict())
     return tid
+
+
+def load_tournament(store: Store, tid: str) -> TournamentSettings:
+    """The settings of stored tournament ``tid``, checked; StoreError if there is no such
+    tournament or its row cannot be used (a damaged store)."""
+    _, saved, _ = store.tournament(tid)
+    try:
+        settings = TournamentSettings.from_dict(saved)
+        settings.validate()
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise StoreError(f"{store.name}: damaged store: table tournaments, row ({tid!r}): "
+                         f"the settings cannot be used ({type(exc).__name__}: {exc}); "
+                         f"restore it from a backup") from None
+    return settings
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,8 @@ class PositionError(RulesError):
     """A position given to ``Game.from_position`` that no game could reach or continue
     from; the message names what is wrong. The caller's fault, never a bot's."""
 
+    hint = "fix what the message names in the position (hands, table, talon, turn)"
+
 
 def shuffled_deck(size: int, seed: int | str) -> list[int]:
     """The deck order for ``seed``: deterministic across runs and Python versions >= 3.2."""

@@ -12,10 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from .ratings import RatedGame, RatingError, RatingFit
+from ..errors import UserError
 
 
-class RatingsInputError(ValueError):
+class RatingsInputError(UserError, ValueError):
     """The games file is unreadable or a line is not a valid game; names file and line."""
+
+    hint = "give a JSON Lines file of games, one game per line; fix the line named"
 
 
 def read_games_jsonl(path: Path) -> list[RatedGame]:
