@@ -140,7 +140,7 @@ CASES = {
 #: Commands whose --json needs more than this module runs (a TCP arena with bots that
 #: connect, a PostgreSQL server, minutes of soak): the test that checks their shape.
 ELSEWHERE = {
-    "serve": "tests/tcp/test_tcp_security.py (the arena's --json after its games)",
+    "serve": "tests/tcp/test_arena_hardening.py (two bots connect and play 4 games)",
     "worker": "tests/tournament/test_distributed.py (needs PostgreSQL)",
     "bench soak": "tests/app/test_bench_soak.py (a soak of 0.2 minutes)",
     "bench distributed": "tests/app/test_bench_distributed.py (needs PostgreSQL)",
