@@ -49,7 +49,7 @@ class ArenaError(UserError, ValueError):
     """The user's register or unregister cannot be done: a bad bot name, a local bot of
     that name, a name already registered or not registered. The message says which."""
 
-    hint = "`durak-ref ladder show` lists the bots; arena names are 1-64 letters, digits, _ - ."
+    hint = "`durak-ref ladder show` lists the bots; an arena name is 1-64 letters, digits, '_', '-' or '.'"
 
 
 def _arena_bot(store: Store, name: str) -> str | None:
