@@ -13,7 +13,7 @@ caught by ``main``, which prints the traceback (what a bug report needs) and exi
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -32,7 +32,7 @@ class Commands(TyperGroup):
     KeyboardInterrupt) one ``durak-ref: interrupted`` line and exit 130. Anything else
     propagates."""
 
-    def invoke(self, ctx: typer.Context) -> object:
+    def invoke(self, ctx: Any) -> Any:  # click's Context (typer vendors click privately)
         try:
             return super().invoke(ctx)
         except UserError as exc:

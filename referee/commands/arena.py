@@ -66,6 +66,16 @@ def unregister(
     out.print(f"{name}: unregistered (its token no longer works)", markup=False, highlight=False)
 
 
+MaxPendingOption = Annotated[int, typer.Option(
+    "--max-pending", min=0, help="Unauthenticated connections in total, apart from the bots' room; "
+    "when full, the oldest silent one gives way. 0: sized by the file descriptor limit (raised "
+    "to its hard limit, at most 65536), less --max-connections and 128, within 16..16384.")]
+ArenaDuplicateFlag = Annotated[bool, typer.Option(
+    "--duplicate", help="Both games of a pairing share one deal (seats swapped) instead of two "
+    "secret deals. Unsound against untrusted bots: a remote bot that remembers the first game "
+    "knows its opponent's hand in the second.")]
+
+
 def serve(
     listen: Annotated[str, typer.Option(help="HOST:PORT to listen on (loopback unless you say otherwise).")]
     = "127.0.0.1:7724",
@@ -75,12 +85,7 @@ def serve(
                                                    "(one connection each).")] = 1,
     max_connections: Annotated[int, typer.Option(min=1, help="Authenticated connections (bots) "
                                                  "in total.")] = 256,
-    max_pending: Annotated[int, typer.Option(min=0, help="Unauthenticated connections in total, "
-                                             "apart from the bots' room; when full, the oldest "
-                                             "silent one gives way. 0: sized by the file "
-                                             "descriptor limit (raised to its hard limit, at "
-                                             "most 65536), less --max-connections and 128, "
-                                             "within 16..16384.")] = 0,
+    max_pending: MaxPendingOption = 0,
     max_per_address: Annotated[int, typer.Option(min=1, help="Unauthenticated connections from "
                                                  "one address.")] = 8,
     max_per_network: Annotated[int, typer.Option(min=1, help="Unauthenticated connections from "
@@ -88,11 +93,7 @@ def serve(
     handshake_time: Annotated[float, typer.Option(min=0.1, help="Seconds a new connection has "
                                                   "for the whole handshake (however slowly its "
                                                   "bytes come).")] = 5.0,
-    duplicate: Annotated[bool, typer.Option("--duplicate", help="Both games of a pairing share "
-                                            "one deal (seats swapped) instead of two secret "
-                                            "deals. Unsound against untrusted bots: a remote bot "
-                                            "that remembers the first game knows its opponent's "
-                                            "hand in the second.")] = False,
+    duplicate: ArenaDuplicateFlag = False,
     ping_interval: Annotated[float, typer.Option(help="Seconds between pings of idle bots.")] = 15.0,
     reconnect_grace: ReconnectGraceOption = 0.0,
     move_time: Annotated[float, typer.Option(help="Seconds per decision.")] = 10.0,

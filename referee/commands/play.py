@@ -23,6 +23,18 @@ from .options import (
 )
 
 
+OnIllegalOption = Annotated[str, typer.Option(
+    "--on-illegal", help="forfeit: an illegal action loses the game; retry:N: the bot is told why "
+    "and asked again, up to N times.")]
+ListenOption = Annotated[str, typer.Option(
+    "--listen", help="For tcp:NAME seats: where to listen, HOST:PORT. Loopback unless you say otherwise.")]
+TokenOption = Annotated[list[str] | None, typer.Option(
+    "--token", help="For tcp:NAME seats: NAME=SECRET, the token that bot must send (repeat). A seat "
+    "without one gets a generated token, printed at the start.", show_default=False)]
+ConnectWaitOption = Annotated[float, typer.Option(
+    "--connect-wait", help="Seconds to wait for each TCP bot to connect (and to reconnect between games).")]
+
+
 def match(
     bots: Annotated[list[str], typer.Argument(help=BOTS_HELP, show_default=False)],
     games: GamesOption = 10,
@@ -33,9 +45,7 @@ def match(
     move_time: MoveTimeOption = None,
     startup_time: Annotated[float, typer.Option(
         help="Seconds a bot may take to start and answer the handshake.")] = 10.0,
-    on_illegal: Annotated[str, typer.Option(
-        help="forfeit: an illegal action loses the game; retry:N: the bot is told why and "
-        "asked again, up to N times.")] = "forfeit",
+    on_illegal: OnIllegalOption = "forfeit",
     max_restarts: Annotated[int, typer.Option(
         min=0, help="Restarts per bot per match after a crash, timeout or protocol error.")] = 3,
     max_memory: MaxMemoryOption = None,
@@ -51,14 +61,9 @@ def match(
         "with seats swapped), so the luck of the deal cancels out.")] = False,
     log_dir: Annotated[Path, typer.Option(help="Where the match log and bots' stderr go.")] = Path("logs"),
     no_log: Annotated[bool, typer.Option("--no-log", help="Write no match log.")] = False,
-    listen: Annotated[str, typer.Option(
-        help="For tcp:NAME seats: where to listen, HOST:PORT. Loopback unless you say otherwise.")
-    ] = "127.0.0.1:7724",
-    token: Annotated[list[str] | None, typer.Option(
-        help="For tcp:NAME seats: NAME=SECRET, the token that bot must send (repeat). A seat "
-        "without one gets a generated token, printed at the start.", show_default=False)] = None,
-    connect_wait: Annotated[float, typer.Option(
-        help="Seconds to wait for each TCP bot to connect (and to reconnect between games).")] = 120.0,
+    listen: ListenOption = "127.0.0.1:7724",
+    token: TokenOption = None,
+    connect_wait: ConnectWaitOption = 120.0,
     reconnect_grace: ReconnectGraceOption = 0.0,
     sandbox: SandboxOption = "auto",
     bind: BindOption = None,
@@ -111,6 +116,15 @@ def match(
         raise typer.Exit(130)
 
 
+PersonClockOption = Annotated[str | None, typer.Option(
+    "--tc", "--clock", help="Game clock per seat (yours too), BASE+INCREMENT in seconds, e.g. "
+    "300+5; the time left is shown with every move. Out of time is a lost game. Default: no "
+    "game clock.")]
+PersonMoveTimeOption = Annotated[float | None, typer.Option(
+    "--move-time", help="Limit for every single decision (yours too), in seconds. Default: none "
+    "worth the name (a week), so a program bot that hangs is stopped with Ctrl-C.")]
+
+
 def play(
     bots: Annotated[list[str] | None, typer.Argument(
         help="The bots you play against, one per other seat (1 to 5; default: builtin:greedy): "
@@ -125,13 +139,8 @@ def play(
     seed: SeedOption = None,
     rules: RulesOption = "classic",
     set_: SetOption = None,
-    tc: Annotated[str | None, typer.Option(
-        "--tc", "--clock", help="Game clock per seat (yours too), BASE+INCREMENT in seconds, e.g. "
-        "300+5; the time left is shown with every move. Out of time is a lost game. Default: no "
-        "game clock.")] = None,
-    move_time: Annotated[float | None, typer.Option(
-        help="Limit for every single decision (yours too), in seconds. Default: none worth "
-        "the name (a week), so a program bot that hangs is stopped with Ctrl-C.")] = None,
+    tc: PersonClockOption = None,
+    move_time: PersonMoveTimeOption = None,
     log_dir: Annotated[Path, typer.Option(help="Where the game log and bots' stderr go.")] = Path("logs"),
     no_log: Annotated[bool, typer.Option("--no-log", help="Write no game log.")] = False,
     sandbox: SandboxOption = "auto",

@@ -28,13 +28,24 @@ from .options import (
 )
 
 
+TournamentBotOption = Annotated[list[str] | None, typer.Option(
+    "--bot", help="A bot as NAME=CMD (CMD may be builtin:NAME); repeat for each bot.",
+    show_default=False)]
+ConfigOption = Annotated[Path | None, typer.Option(
+    "--config", help="A TOML file with bots (name, command, cwd, env), rules, time_control, format, "
+    "games...: every key in docs/CONFIG.md. Command-line options override it.")]
+TournamentFreshFlag = Annotated[bool, typer.Option(
+    "--fresh-bots", help="Restart program bots before every game, so no bot can remember "
+    "a deal it saw in another seat rotation (slower: one start-up per game).")]
+TournamentDistributedFlag = Annotated[bool, typer.Option(
+    "--distributed", help="Do not play here: queue the games in the --db PostgreSQL store "
+    "for `durak-ref worker` processes on any machines, and show progress until every game "
+    "is stored (see README, Several machines).")]
+
+
 def tournament(
-    bot: Annotated[list[str] | None, typer.Option(
-        "--bot", help="A bot as NAME=CMD (CMD may be builtin:NAME); repeat for each bot.",
-        show_default=False)] = None,
-    config: Annotated[Path | None, typer.Option(
-        help="A TOML file with bots (name, command, cwd, env), rules, time_control, format, "
-        "games...: every key in docs/CONFIG.md. Command-line options override it.")] = None,
+    bot: TournamentBotOption = None,
+    config: ConfigOption = None,
     format_: Annotated[str | None, typer.Option("--format", help="round-robin or gauntlet (the first bot "
                                                 "against each of the others).")] = None,
     players: Annotated[int | None, typer.Option(help="Players per table (2..6): every combination "
@@ -43,9 +54,7 @@ def tournament(
     concurrency: Annotated[int | None, typer.Option(min=1, help="Games played at once.")] = None,
     no_duplicate: Annotated[bool, typer.Option(
         "--no-duplicate", help="Deal every game afresh instead of once per seat rotation.")] = False,
-    fresh_bots: Annotated[bool, typer.Option(
-        "--fresh-bots", help="Restart program bots before every game, so no bot can remember "
-        "a deal it saw in another seat rotation (slower: one start-up per game).")] = False,
+    fresh_bots: TournamentFreshFlag = False,
     seed: Annotated[str | None, typer.Option(help=SEED_HELP + " A config file's seed counts as given; "
                                              "--resume keeps the stored seed.", show_default=False)] = None,
     rules: Annotated[str | None, typer.Option("--rules", help=RULES_HELP)] = None,
@@ -62,10 +71,7 @@ def tournament(
     bind: BindOption = None,
     recover: RecoverFlag = False,
     http: HttpOption = None,
-    distributed: Annotated[bool, typer.Option(
-        "--distributed", help="Do not play here: queue the games in the --db PostgreSQL store "
-        "for `durak-ref worker` processes on any machines, and show progress until every game "
-        "is stored (see README, Several machines).")] = False,
+    distributed: TournamentDistributedFlag = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the final table as JSON.")] = False,
     max_memory: MaxMemoryOption = None,
     max_procs: MaxProcsOption = 64,
@@ -84,7 +90,7 @@ def tournament(
     bot_limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
     from ..records.store import open_store
     from ..league.standings import standings
-    from ..league.tournament import load_tournament, register_tournament
+    from ..league.tournament import register_tournament
 
     web = http_address(http)
     target = run_target(db, distributed)
@@ -95,13 +101,7 @@ def tournament(
                 ("--games", games), ("--seed", seed), ("--rules", rules), ("--set", set_), ("--tc", tc),
                 ("--move-time", move_time), ("--on-illegal", on_illegal),
                 ("--no-duplicate", no_duplicate), ("--fresh-bots", fresh_bots)])
-            settings = load_tournament(store, resume)
-            if concurrency:
-                settings.concurrency = concurrency
-            if sandbox is not None:  # how bots are confined, not what is played
-                settings.sandbox = sandbox
-            if bind:
-                settings.bind = [*settings.bind, *sandbox_options("auto", bind)[1]]
+            settings = resumed_tournament(store, resume, concurrency, sandbox, bind)
             tid = resume
         else:
             settings = tournament_settings(config, bot, set_, format_, players, games, concurrency, seed,
@@ -120,6 +120,12 @@ def tournament(
     if as_json:
         emit_result("tournament", dict(standings_body(data), **reproduce_fields(settings.seed, resume)))
         return
+    _print_tournament(data)
+    print_seed(settings.seed, resume)
+
+
+def _print_tournament(data: dict[str, Any]) -> None:
+    """A tournament's standings as text: warnings, the table, forfeits, the referee's cost."""
     from ..printing.report import print_warnings, referee_cost_text, standings_table, tournament_forfeits
     print_warnings(data["warnings"], out)
     out.print(standings_table(data))
@@ -129,7 +135,21 @@ def tournament(
                   + referee_cost_text(data), markup=False, highlight=False)
     if data["rating_error"]:
         err.print(f"durak-ref: ratings not computed: {data['rating_error']}", markup=False)
-    print_seed(settings.seed, resume)
+
+
+def resumed_tournament(store: Any, tid: str, concurrency: int | None, sandbox: str | None,
+                       bind: list[Path] | None) -> Any:
+    """Stored tournament ``tid``'s settings, with what a resume may change: how many games
+    at once and how bots are confined (not what is played)."""
+    from ..league.tournament import load_tournament
+    settings = load_tournament(store, tid)
+    if concurrency:
+        settings.concurrency = concurrency
+    if sandbox is not None:
+        settings.sandbox = sandbox
+    if bind:
+        settings.bind = [*settings.bind, *sandbox_options("auto", bind)[1]]
+    return settings
 
 
 def refuse_changes(allowed: str, given: list[tuple[str, object]]) -> None:
@@ -178,41 +198,48 @@ def _play_tournament(run: Any, store: Any, settings: Any, *, fresh: bool, as_jso
                                                                       highlight=False))
 
 
+BotAArgument = Annotated[str | None, typer.Argument(help="The baseline bot (a spec, as for match).",
+                                                   show_default=False)]
+BotBArgument = Annotated[str | None, typer.Argument(help="The candidate bot: is it stronger than A?",
+                                                   show_default=False)]
+OpponentOption = Annotated[list[str] | None, typer.Option(
+    help="Play A and B each against these opponents (repeat; the table is A or B plus "
+    "them) instead of head to head.", show_default=False)]
+SprtFreshFlag = Annotated[bool, typer.Option(
+    "--fresh-bots", help="Restart program bots before every game, so no bot can remember "
+    "the first game of a deal pair (slower: one start-up per game).")]
+SprtResumeOption = Annotated[str | None, typer.Option(
+    "--resume", help="Finish SPRT run ID from the store: its stored pairs count, the others are played.",
+    show_default=False)]
+SprtDistributedFlag = Annotated[bool, typer.Option(
+    "--distributed", help="Do not play here: queue the pairs in the --db PostgreSQL store for "
+    "`durak-ref worker` processes on any machines, decide from the pairs as they are stored, "
+    "and tell the workers to stop once decided (see README, Several machines).")]
+
+
 def sprt(
-    bot_a: Annotated[str | None, typer.Argument(help="The baseline bot (a spec, as for match).",
-                                                show_default=False)] = None,
-    bot_b: Annotated[str | None, typer.Argument(help="The candidate bot: is it stronger than A?",
-                                                show_default=False)] = None,
+    bot_a: BotAArgument = None,
+    bot_b: BotBArgument = None,
     elo0: Annotated[float, typer.Option(help="H0: B is stronger by this many Elo (logistic).")] = 0.0,
     elo1: Annotated[float, typer.Option(help="H1: B is stronger by this many Elo (logistic).")] = 10.0,
     alpha: Annotated[float, typer.Option(min=0.0001, max=0.5, help="False positive rate.")] = 0.05,
     beta: Annotated[float, typer.Option(min=0.0001, max=0.5, help="False negative rate.")] = 0.05,
     max_pairs: Annotated[int, typer.Option(min=1, help="Stop undecided after this many deal pairs.")] = 20000,
-    opponent: Annotated[list[str] | None, typer.Option(
-        help="Play A and B each against these opponents (repeat; the table is A or B plus "
-        "them) instead of head to head.",
-        show_default=False)] = None,
+    opponent: OpponentOption = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Pairs played at once.")] = 1,
     seed: SeedOption = None,
     rules: RulesOption = "classic",
     set_: SetOption = None,
     tc: ClockOption = None,
     move_time: MoveTimeOption = None,
-    fresh_bots: Annotated[bool, typer.Option(
-        "--fresh-bots", help="Restart program bots before every game, so no bot can remember "
-        "the first game of a deal pair (slower: one start-up per game).")] = False,
+    fresh_bots: SprtFreshFlag = False,
     sandbox: SandboxOption = "auto",
     bind: BindOption = None,
     recover: RecoverFlag = False,
     db: Annotated[str, db_option("The result store: the run and every game.")] = DEFAULT_DB,
     log_dir: RunLogDirOption = None,
-    resume: Annotated[str | None, typer.Option(
-        help="Finish SPRT run ID from the store: its stored pairs count, the others are played.",
-        show_default=False)] = None,
-    distributed: Annotated[bool, typer.Option(
-        "--distributed", help="Do not play here: queue the pairs in the --db PostgreSQL store for "
-        "`durak-ref worker` processes on any machines, decide from the pairs as they are stored, "
-        "and tell the workers to stop once decided (see README, Several machines).")] = False,
+    resume: SprtResumeOption = None,
+    distributed: SprtDistributedFlag = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the final status as JSON.")] = False,
     max_memory: MaxMemoryOption = None,
     max_procs: MaxProcsOption = 64,
@@ -229,14 +256,10 @@ def sprt(
     fails its first start-up, unless --recover).
     """
     bot_limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
-    from ..league.abtest import load_sprt, register_sprt, stored_settings
+    from ..league.abtest import load_sprt, register_sprt
     from ..records.store import open_store
-    from ..scoring.sprt import Sprt
 
-    for value, option in ((elo0, "--elo0"), (elo1, "--elo1")):
-        check_range(value, option, -2000, 2000)
-    for value, option in ((alpha, "--alpha"), (beta, "--beta")):
-        check_range(value, option, 0.0001, 0.5)
+    test = sprt_test(elo0, elo1, alpha, beta)
     mode, binds = sandbox_options(sandbox, bind)
     if resume is not None:
         refuse_changes("--concurrency, --sandbox, --bind, --db, --log-dir", [
@@ -248,78 +271,98 @@ def sprt(
     elif bot_a is None or bot_b is None:
         fail("give the two bots, BOT_A and BOT_B (or --resume ID)")
     else:
-        entries, config = sprt_bots(bot_a, bot_b, opponent or [], rules, set_, tc, move_time, seed)
-        test = Sprt(elo0, elo1, alpha, beta)
+        settings = new_sprt(bot_a, bot_b, opponent or [], rules, set_, tc, move_time, seed, test,
+                            max_pairs, mode, binds, fresh_bots)
     target = run_target(db, distributed)
     with open_store(target) as store:
-        if resume is not None:
-            job = load_sprt(store, resume)
-            entries = [job.a, job.b, *job.opponents]
-            config, test, max_pairs = job.config, job.sprt, job.max_pairs
-            elo1 = test.elo1
-            fresh_bots = job.settings.fresh_bots
-            if sandbox == "auto":  # how bots are confined, not what is played
-                mode = job.settings.sandbox
-            binds = (*job.settings.bind, *binds)
-            tid = resume
+        if resume is None:
+            tid = register_sprt(store, settings)
+            extra_binds: tuple[str, ...] = ()
         else:
-            tid = register_sprt(store, stored_settings(
-                entries[0], entries[1], entries[2:], config, test, max_pairs, config.seed, mode,
-                binds, fresh_bots))
-        names = [e.name for e in entries]
+            tid, extra_binds = resume, binds
+        job = load_sprt(store, tid)  # a new run as it will be resumed, one form for both
         with hold_run("sprt", store, target, tid, resumed=resume is not None, log_dir=log_dir,
                       distributed=distributed) as held:
-            err.print(held.banner(), markup=False, highlight=False)
-            with status_line(f"sprt {tid}", enabled=not as_json, console=err) as update, \
-                    stopping("finished pairs are stored", held.resume_command):
-                if distributed:
-                    from ..league.distributed import coordinate_sprt
-                    err.print(held.workers_line(), markup=False, highlight=False)
-                    run = coordinate_sprt(load_sprt(store, tid), store, tid, log_dir=held.log_dir,
-                                          fresh=resume is None, on_pair=lambda r: update(sprt_line(r)),
-                                          on_note=note)
-                else:
-                    from ..league.abtest import run_sprt_sync
-                    run = run_sprt_sync(entries[0], entries[1], entries[2:], config, sprt=test,
-                                        max_pairs=max_pairs, concurrency=concurrency,
-                                        on_pair=lambda r: update(sprt_line(r)), seed=config.seed,
-                                        sandbox=mode, bind=binds, fresh_bots=fresh_bots, recover=recover,
-                                        hide=[target] if isinstance(target, Path) else [],
-                                        store=store, tid=tid, log_dir=held.log_dir)
-    status = run.status()
-    status.update(a={"name": entries[0].name, "command": entries[0].command},
-                  b={"name": entries[1].name, "command": entries[1].command},
-                  opponents=[{"name": e.name, "command": e.command} for e in entries[2:]])
+            # How bots are confined is not what is played: a resume may change it.
+            run = _play_sprt(held, store, job, concurrency=concurrency, recover=recover, as_json=as_json,
+                             sandbox=job.settings.sandbox if sandbox == "auto" else mode,
+                             binds=(*job.settings.bind, *extra_binds))
+    status = dict(run.status(), a={"name": job.a.name, "command": job.a.command},
+                  b={"name": job.b.name, "command": job.b.command},
+                  opponents=[{"name": e.name, "command": e.command} for e in job.opponents])
     if as_json:
-        emit_result("sprt", dict(sprt_body(status), **reproduce_fields(config.seed, resume)))
+        emit_result("sprt", dict(sprt_body(status), **reproduce_fields(job.config.seed, resume)))
     else:
-        from ..printing.report import print_warnings
-        print_warnings(status["warnings"], out)
-        verdict = {"accept_h1": f"H1 accepted: {names[1]} is stronger than {names[0]}",
-                   "accept_h0": f"H0 accepted: {names[1]} is not {elo1:g} Elo stronger than {names[0]}",
-                   "continue": "undecided: the pair budget ran out"}[status["state"]]
-        elo = ("" if status["elo"] is None else
-               f"; Elo {status['elo']:+.1f} ± {status['elo_error95']:.1f} (95%), LOS {100 * status['los']:.1f}%"
-               if math.isfinite(status["elo"]) and math.isfinite(status["elo_error95"] or 0.0) else
-               "; Elo not finite (one bot scored every pair: no estimate)")
-        out.print(f"{verdict} after {run.pairs} pairs ({run.games} games); LLR {status['llr']:.2f} "
-                  f"in [{status['lower']:.2f}, {status['upper']:.2f}]{elo}", markup=False, highlight=False)
-        out.print(f"pentanomial counts (B's pair score 0, 0.5, 1, 1.5, 2): {status['counts']}",
-                  markup=False, highlight=False)
-        from ..table.failfast import forfeit_line
-        from ..printing.report import stderr_where
-        for name, row in status["bots"].items():
-            out.print(forfeit_line(name, row["games"], row["forfeits"], stderr_where(run.stderr_logs.get(name))),
-                      markup=False, highlight=False)
-        where = f"run {tid} in {target}" + (f", log {run.log_path}" if run.log_path else "")
-        out.print(where, markup=False, highlight=False)
-        print_seed(config.seed, tid if resume else None)
+        _print_sprt(run, status, job, f"run {tid} in {target}", resume)
     raise typer.Exit(0 if status["state"] == "accept_h1" else 1)
 
 
-def sprt_bots(bot_a: str, bot_b: str, opponent: list[str], rules: str, set_: list[str] | None,
-              tc: str | None, move_time: float | None, seed: str | None) -> tuple[list[Any], MatchConfig]:
-    """A new SPRT run's bots (A, B, the opponents; named A-..., B-...) and match config."""
+def _play_sprt(held: Any, store: Any, job: Any, *, concurrency: int, recover: bool, as_json: bool,
+               sandbox: str, binds: tuple[str, ...]) -> Any:
+    """Play held SPRT run ``held`` (``job``: its stored settings) here or by workers, with
+    its status line; the SprtRun."""
+    from ..league.abtest import run_sprt_sync
+
+    err.print(held.banner(), markup=False, highlight=False)
+    with status_line(f"sprt {held.tid}", enabled=not as_json, console=err) as update, \
+            stopping("finished pairs are stored", held.resume_command):
+        if held.distributed:
+            from ..league.distributed import coordinate_sprt
+            err.print(held.workers_line(), markup=False, highlight=False)
+            return coordinate_sprt(job, store, held.tid, log_dir=held.log_dir, fresh=not held.resumed,
+                                   on_pair=lambda r: update(sprt_line(r)), on_note=note)
+        target = held.target
+        return run_sprt_sync(job.a, job.b, job.opponents, job.config, sprt=job.sprt,
+                             max_pairs=job.max_pairs, concurrency=concurrency,
+                             on_pair=lambda r: update(sprt_line(r)), seed=job.config.seed,
+                             sandbox=sandbox, bind=binds, fresh_bots=job.settings.fresh_bots,
+                             recover=recover, hide=[target] if isinstance(target, Path) else [],
+                             store=store, tid=held.tid, log_dir=held.log_dir)
+
+
+def _print_sprt(run: Any, status: dict[str, Any], job: Any, where: str, resumed: str | None) -> None:
+    """The SPRT's verdict as text: the decision, the Elo, the counts, each bot's
+    forfeits, where the run is stored, its seed."""
+    from ..printing.report import print_warnings, stderr_where
+    from ..table.failfast import forfeit_line
+
+    a, b = job.a.name, job.b.name
+    print_warnings(status["warnings"], out)
+    verdict = {"accept_h1": f"H1 accepted: {b} is stronger than {a}",
+               "accept_h0": f"H0 accepted: {b} is not {job.sprt.elo1:g} Elo stronger than {a}",
+               "continue": "undecided: the pair budget ran out"}[status["state"]]
+    elo = ("" if status["elo"] is None else
+           f"; Elo {status['elo']:+.1f} ± {status['elo_error95']:.1f} (95%), LOS {100 * status['los']:.1f}%"
+           if math.isfinite(status["elo"]) and math.isfinite(status["elo_error95"] or 0.0) else
+           "; Elo not finite (one bot scored every pair: no estimate)")
+    out.print(f"{verdict} after {run.pairs} pairs ({run.games} games); LLR {status['llr']:.2f} "
+              f"in [{status['lower']:.2f}, {status['upper']:.2f}]{elo}", markup=False, highlight=False)
+    out.print(f"pentanomial counts (B's pair score 0, 0.5, 1, 1.5, 2): {status['counts']}",
+              markup=False, highlight=False)
+    for name, row in status["bots"].items():
+        out.print(forfeit_line(name, row["games"], row["forfeits"], stderr_where(run.stderr_logs.get(name))),
+                  markup=False, highlight=False)
+    out.print(where + (f", log {run.log_path}" if run.log_path else ""), markup=False, highlight=False)
+    print_seed(job.config.seed, resumed)
+
+
+def sprt_test(elo0: float, elo1: float, alpha: float, beta: float) -> Any:
+    """The test the options ask for, checked (a UserError naming a bad one)."""
+    from ..scoring.sprt import Sprt
+
+    for value, option in ((elo0, "--elo0"), (elo1, "--elo1")):
+        check_range(value, option, -2000, 2000)
+    for value, option in ((alpha, "--alpha"), (beta, "--beta")):
+        check_range(value, option, 0.0001, 0.5)
+    return Sprt(elo0, elo1, alpha, beta)
+
+
+def new_sprt(bot_a: str, bot_b: str, opponent: list[str], rules: str, set_: list[str] | None,
+             tc: str | None, move_time: float | None, seed: str | None, test: Any, max_pairs: int,
+             sandbox: str, binds: tuple[str, ...], fresh_bots: bool) -> dict[str, Any]:
+    """A new SPRT run's settings as stored: its bots (A, B, the opponents; named A-...,
+    B-...), the match config, the test and how the bots run."""
+    from ..league.abtest import stored_settings
     from ..league.tournament import BotEntry
 
     table_rules = make_rules(rules, set_ or [])
@@ -329,7 +372,9 @@ def sprt_bots(bot_a: str, bot_b: str, opponent: list[str], rules: str, set_: lis
         raise BotSpecError("sprt starts its bots itself: give command lines or builtin:NAME, not tcp:NAME")
     config = MatchConfig(rules=table_rules, tc=TimeControl.parse(tc, move_time), seed=run_seed(seed))
     names = unique_names([f"A-{specs[0].name}", f"B-{specs[1].name}"] + [x.name for x in specs[2:]])
-    return [BotEntry(name, spec.text) for name, spec in zip(names, specs)], config
+    entries = [BotEntry(name, spec.text) for name, spec in zip(names, specs)]
+    return stored_settings(entries[0], entries[1], entries[2:], config, test, max_pairs, config.seed,
+                           sandbox, binds, fresh_bots)
 
 
 def sprt_line(run: Any) -> str:

@@ -51,13 +51,15 @@ def run_target(db: str, distributed: bool) -> Path | PgUrl:
 
 @dataclass(frozen=True)
 class HeldRun:
-    """A run this process holds: ``kind`` is its command (``tournament``, ``sprt``)."""
+    """A run this process holds: ``kind`` is its command (``tournament``, ``sprt``);
+    ``resumed``: it was started before (by ``--resume``)."""
 
     kind: str
     tid: str
     target: Path | PgUrl
     log_dir: Path
     distributed: bool
+    resumed: bool
 
     @property
     def resume_command(self) -> str:
@@ -90,7 +92,8 @@ def hold_run(kind: str, store: Store, target: Path | PgUrl, tid: str, *, resumed
         if is_queued(store, tid):
             raise RunError(f"{kind} {tid} was queued for workers: resume it with --resume {tid} "
                            f"--distributed (played here, its games would race theirs)")
-    run = HeldRun(kind, tid, target, run_log_dir(log_dir, store, tid if resumed else None), distributed)
+    run = HeldRun(kind, tid, target, run_log_dir(log_dir, store, tid if resumed else None), distributed,
+                  resumed)
     with lock_run(target, store, tid, what=f"{kind} run {tid}" if kind != "tournament" else None):
         yield run
 
