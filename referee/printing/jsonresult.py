@@ -28,7 +28,7 @@ FORMAT_VERSION = 1
 #: Every key a standing row may hold, in the order it is written. ``name`` and ``games``
 #: are in every row; the others where the command knows the fact (docs/JSON.md).
 STANDING_KEYS = (
-    "rank", "name", "command", "games", "durak", "draws", "durak_rate", "forfeits",
+    "rank", "name", "games", "durak", "draws", "durak_rate", "forfeits",
     "forfeited_all", "elo", "elo_error95", "los_next", "decisions", "mean_decision_ms",
     "max_decision_ms", "stderr_logs",
 )

@@ -234,3 +234,29 @@ def test_match_json_never_shows_a_tcp_seats_token(tmp_path: Path) -> None:
                       "--recover", "--log-dir", "logs", "--json"], tmp_path)
     assert secret not in json.dumps(data)
     assert "--token 'alice=***'" in data["reproduce"]
+
+
+def test_a_body_cannot_shadow_the_envelope_and_a_row_holds_only_documented_keys() -> None:
+    """Our bugs, refused before anything is printed: a result that would overwrite
+    ``command`` or ``version``, a row with an undocumented key or without its bot's name
+    and games."""
+    from referee.printing.jsonresult import result, standing_row
+
+    with pytest.raises(ValueError, match="envelope keys"):
+        result("check-bot", {"command": "python3 bot.py"})
+    with pytest.raises(ValueError, match=r"unknown keys \['score'\]"):
+        standing_row({"name": "a", "games": 1, "score": 0.5})
+    with pytest.raises(ValueError, match=r"missing \['games'\]"):
+        result("ladder show", {"standings": [{"name": "a"}]})
+    assert standing_row({"error95": 3.0, "bot": "a", "rating": 1.5, "games": 2, "stderr_log": None}) == {
+        "name": "a", "games": 2, "elo": 1.5, "elo_error95": 3.0, "stderr_logs": []}
+
+
+def test_bots_named_like_the_envelope_keys_stay_inside_their_rows(tmp_path: Path) -> None:
+    """A bot's name is the user's (or a hello's) text: named ``command`` and ``version``
+    they appear as row names and as keys of ``los``, never as the result's own keys."""
+    data = result_of(["tournament", "--bot", "command=builtin:greedy", "--bot", "version=builtin:random",
+                      "--games", "2", "--db", "t.sqlite", "--json", *played("t")], tmp_path)
+    check_convention(data, "tournament", RUN_ROW | {"decisions", "mean_decision_ms", "stderr_logs"})
+    assert {r["name"] for r in data["standings"]} == {"command", "version"}
+    assert set(data["los"]) == {"command", "version"}
