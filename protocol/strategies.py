@@ -39,9 +39,9 @@ when they matter.
 * throw_in: only heads-up (two players left) with the talon empty: the cheapest card
   that fits, trumps too; otherwise pass. transfer and show_trump: never.
 * defend while the talon lasts (and up to bout 30): cover a non-trump with a non-trump
-  up to K at a 2-player table, up to J at 3 and only with a 6 at 4 or more (at a fuller
+  up to K at a 2-player table, up to Q at 3 and only up to a 6 at 4 or more (at a fuller
   table a taken card is soon played on again); spend a trump only on a trump or on a
-  non-trump of rank J or higher (K or higher at 3 players); otherwise take.
+  non-trump of rank J or higher (at 3 players only on an ace); otherwise take.
 * defend once the talon is empty (or after bout 30, so a game cannot cycle through
   takes for ever): cover with the cheapest card that beats, going out with the last
   card whatever it is, but keep the last trump in hand for later rather than spend it
@@ -284,10 +284,10 @@ def _choose_throw_in(obs: dict, throws: list[dict], trump: str, talon: int) -> d
 
 #: While the talon lasts: the highest non-trump gentle covers a non-trump with, by the
 #: players at the table (more players: it takes more) ...
-_GENTLE_COVER_MAX = {2: _RANK_INDEX["K"], 3: _RANK_INDEX["J"]}
+_GENTLE_COVER_MAX = {2: _RANK_INDEX["K"], 3: _QUEEN}
 _GENTLE_COVER_MAX_FULL = _RANK_INDEX["6"]  # ... 4 players or more
 #: ... and the lowest non-trump it spends a trump on.
-_GENTLE_TRUMP_FOR = {2: _JACK, 3: _RANK_INDEX["K"]}
+_GENTLE_TRUMP_FOR = {2: _JACK, 3: _RANK_INDEX["A"]}
 _GENTLE_TRUMP_FOR_FULL = _JACK
 _GENTLE_HEADS_UP_TRUMP_FOR = _QUEEN  # talon gone, two left: take anything lower
 _GENTLE_LATE_BOUT = 30  # from this bout on, play as if the talon were empty

@@ -81,13 +81,13 @@ def test_spends_a_trump_while_the_talon_lasts_only_on_a_jack_or_higher():
         == A("cover", "9H", 0)
 
 
-def test_at_three_players_it_spends_a_trump_only_on_a_king_or_ace_and_covers_up_to_a_jack():
+def test_at_three_players_it_spends_a_trump_only_on_an_ace_and_covers_up_to_a_queen():
     legal = [A("cover", "7H", 0), A("take")]
-    assert pick(three_in(["7H", "8C"], table=[["QS", None]]), legal) == A("take")
-    assert pick(three_in(["7H", "8C"], table=[["KS", None]]), legal) == A("cover", "7H", 0)
-    assert pick(three_in(["JS"], table=[["6S", None]]), [A("cover", "JS", 0), A("take")]) \
-        == A("cover", "JS", 0)
+    assert pick(three_in(["7H", "8C"], table=[["KS", None]]), legal) == A("take")
+    assert pick(three_in(["7H", "8C"], table=[["AS", None]]), legal) == A("cover", "7H", 0)
     assert pick(three_in(["QS"], table=[["6S", None]]), [A("cover", "QS", 0), A("take")]) \
+        == A("cover", "QS", 0)
+    assert pick(three_in(["KS"], table=[["6S", None]]), [A("cover", "KS", 0), A("take")]) \
         == A("take")
 
 
