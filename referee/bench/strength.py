@@ -27,7 +27,8 @@ from typing import Any
 
 import trio
 
-from ..scoring.ratings import RatedGame, RatingError, fit_ratings
+from ..errors import UserError
+from ..scoring.ratings import Z95, RatedGame, RatingError, fit_ratings
 from ..seats.players import BotFailure, BotSpec, BuiltinPlayer, parse_bot_spec
 from ..table.failfast import first_start_error
 from ..table.match import GameRecord, MatchConfig, play_match
@@ -49,8 +50,10 @@ ANCHOR = "greedy"
 FAST = ("random", "greedy")
 
 
-class StrengthError(ValueError):
+class StrengthError(UserError, ValueError):
     """Unusable input to ``bench strength`` (the user's): a bad bot, too few bots."""
+
+    hint = "name each --bot NAME=CMD with a name of its own, and give --only ladder names"
 
 
 @dataclass
@@ -67,13 +70,15 @@ class BotTally:
     cpu_decisions: int = 0
     fast: bool = False  #: decides from the engine's state (``decides_now``): clock time is CPU
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"bot": self.name, "spec": self.spec, "games": self.games, "durak": self.durak,
+    def row(self) -> dict[str, Any]:
+        """Its standing row (referee/printing/jsonresult.py's keys), without the rating."""
+        return {"name": self.name, "games": self.games, "durak": self.durak,
+                "durak_rate": round(self.durak / self.games, 4) if self.games else None,
                 "decisions": self.decisions,
+                "mean_decision_ms": (round(1000 * self.wall_s / self.decisions, 3)
+                                     if self.decisions else None),
                 "cpu_ms_per_decision": (round(1000 * self.cpu_s / self.cpu_decisions, 3)
-                                        if self.cpu_s is not None and self.cpu_decisions else None),
-                "wall_ms_per_decision": (round(1000 * self.wall_s / self.decisions, 3)
-                                         if self.decisions else None)}
+                                        if self.cpu_s is not None and self.cpu_decisions else None)}
 
 
 @dataclass
@@ -122,7 +127,7 @@ def bench_strength(specs: Sequence[BotSpec], config: MatchConfig, players: int =
     config.rules.check_table(players)
     deals = math.ceil(config.games / players)
     config = replace(config, games=deals * players, duplicate=True)
-    run = StrengthRun({s.name: BotTally(s.name, s.text, fast=s.kind == "builtin" and s.argv[0] in FAST)
+    run = StrengthRun({s.name: BotTally(s.name, _spec_text(s), fast=s.kind == "builtin" and s.argv[0] in FAST)
                        for s in specs})
     started = time.perf_counter()
     for table in itertools.combinations(specs, players):
@@ -130,6 +135,12 @@ def bench_strength(specs: Sequence[BotSpec], config: MatchConfig, players: int =
     result = _result(run, config, players)
     result["seconds"] = round(time.perf_counter() - started, 1)
     return result
+
+
+def _spec_text(spec: BotSpec) -> str:
+    """The bot's spec without its ``NAME=``: ``builtin:ismcts:iterations=30``."""
+    head, sep, rest = spec.text.partition("=")
+    return rest if sep and head == spec.name else spec.text
 
 
 def table_count(bots: int, players: int) -> int:
@@ -192,23 +203,33 @@ async def _play_table(table: Sequence[BotSpec], config: MatchConfig, options: Se
 
 
 def _result(run: StrengthRun, config: MatchConfig, players: int) -> dict[str, Any]:
-    """The report: bots by rating, anchored (module docstring)."""
+    """The report: ranked standing rows with ratings anchored (module docstring), and each
+    bot's spec by name."""
     names = list(run.bots)
     anchor = ANCHOR if ANCHOR in names else names[0]
-    rows = [run.bots[n].as_dict() for n in names]
     error = None
     try:
         fit = fit_ratings(run.games, anchor=anchor)
     except RatingError as exc:
         fit, error = None, str(exc)
-    for row in rows:
-        name = row["bot"]
-        row["durak_rate"] = round(row["durak"] / row["games"], 4) if row["games"] else None
-        row["rating"] = round(fit.ratings[name], 1) if fit else None
-        row["error95"] = (round(1.959964 * fit.diff_stderr(name, anchor), 1)
-                          if fit and name != anchor else (0.0 if fit else None))
-    rows.sort(key=lambda r: -(r["rating"] if r["rating"] is not None else -r["durak_rate"]))
+    rows = []
+    for name in names:
+        row = run.bots[name].row()
+        if fit is not None:
+            row["elo"] = round(fit.ratings[name], 1)
+            row["elo_error95"] = 0.0 if name == anchor else round(Z95 * fit.diff_stderr(name, anchor), 1)
+        else:
+            row["elo"] = row["elo_error95"] = None
+        rows.append(row)
+    rows.sort(key=lambda r: -(r["elo"] if r["elo"] is not None else -r["durak_rate"]))
+    standings = [{"rank": i + 1, **{k: row[k] for k in STANDING_ORDER}} for i, row in enumerate(rows)]
     return {"anchor": anchor, "players": players, "games_per_table": config.games,
             "deals_per_table": config.games // players, "tables": table_count(len(names), players),
             "games": len(run.games), "rules": config.rules.preset, "seed": config.seed,
-            "bots": rows, "rating_error": error}
+            "standings": standings, "specs": {n: run.bots[n].spec for n in names},
+            "rating_error": error}
+
+
+#: A standing row's keys in the order of referee/printing/jsonresult.py's STANDING_KEYS.
+STANDING_ORDER = ("name", "games", "durak", "durak_rate", "elo", "elo_error95", "decisions",
+                  "mean_decision_ms", "cpu_ms_per_decision")

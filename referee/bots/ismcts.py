@@ -49,6 +49,7 @@ from protocol.strategies import greedy_choose
 from ..rules import Game, Rules, action_from_wire
 from ..rules.cards import card_str, deck_cards, parse_card
 from ..rules.game import THROW_IN_PHASE
+from ..errors import UserError
 from .searchcore import Node, deal, iterate
 from .solver import LOSS, Solver, SolverLimit, solvable
 
@@ -63,8 +64,11 @@ EARLY_STOP_EVERY = 32
 MAX_MS = 600_000.0
 
 
-class IsmctsParamError(ValueError):
-    """A ``builtin:ismcts:...`` parameter is unknown or out of range (the user's spec)."""
+class IsmctsParamError(UserError, ValueError):
+    """A ``builtin:ismcts:...`` or ``builtin:expert:...`` parameter is unknown or out of
+    range (the user's spec)."""
+
+    hint = "give builtin:NAME:KEY=VALUE,... with the parameters the message lists"
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from ..table.failfast import forfeit_line
 from ..table.seeds import seed_fields, seed_lines
-from ..console.jsonout import emit_json
+from .jsonresult import emit_result, match_body
 from ..rules.options import OPTIONS, PRESET_HELP, PRESETS
 
 
@@ -76,13 +76,14 @@ def print_match(summary: dict[str, Any], console: Console) -> None:
 
 
 def show_match_result(summary: dict[str, Any], seed: str, argv: list[str], console: Console, *,
-                      as_json: bool, after: str | None = None) -> None:
-    """The result of ``durak-ref match`` or ``play`` (``argv``: its command line without the
-    program name). ``as_json``: one strict JSON object on stdout, the summary with its
-    ``seed`` and ``reproduce`` command. Else on ``console``: the summary (print_match),
-    the line ``after`` if any, then the seed and how to play the same deals again."""
+                      as_json: bool, command: str = "match", after: str | None = None) -> None:
+    """The result of ``durak-ref match`` or ``play`` (``command``; ``argv``: its command line
+    without the program name). ``as_json``: its --json object on stdout (jsonresult.match_body:
+    the summary with its ``seed`` and ``reproduce`` command). Else on ``console``: the
+    summary (print_match), the line ``after`` if any, then the seed and how to play the
+    same deals again."""
     if as_json:
-        emit_json(dict(summary, **seed_fields(seed, argv)))
+        emit_result(command, match_body(summary, seed_fields(seed, argv)))
         return
     print_match(summary, console)
     if after:
@@ -162,9 +163,9 @@ def ratings_table(data: dict[str, Any]) -> Table:
     for col, just in (("rank", "right"), ("bot", "left"), ("games", "right"),
                       ("rating ± 95%", "right"), ("LOS next", "right")):
         t.add_column(col, justify=just)  # type: ignore[arg-type]
-    for i, b in enumerate(data["table"]):
+    for b in data["table"]:
         los = "-" if b["los_next"] is None else f"{100 * b['los_next']:.1f}%"
-        t.add_row(str(i + 1), escape(b["bot"]), str(b["games"]), f"{b['rating']:+.1f} ± {b['error95']:.1f}", los)
+        t.add_row(str(b["rank"]), escape(b["bot"]), str(b["games"]), f"{b['rating']:+.1f} ± {b['error95']:.1f}", los)
     return t
 
 
@@ -255,6 +256,72 @@ def stats_tables(table: list[dict[str, Any]]) -> list[Any]:
         for row in block["durak_by_position"]:
             p.add_row(str(row["position"]), str(row["n"]), _pct(row))
         out.append(p)
+    return out
+
+
+#: How ``reference_tables`` names each statistic of ``compare_reference``'s rows.
+_STATISTIC_NAMES = {"bouts": "bouts per game", "draw_rate": "draws",
+                    "opener_durak": "opener is the durak"}
+
+
+def _statistic_name(statistic: str) -> str:
+    if statistic.startswith("trumps:"):
+        return f"durak, {statistic[7:]} trumps"
+    return _STATISTIC_NAMES[statistic]
+
+
+def _figure_text(statistic: str, figure: dict[str, Any] | float | None) -> str:
+    """A figure of the comparison: bouts as a number, rates as a percentage, with the
+    interval when it has one; ``-`` for none."""
+    value, low, high = ((figure["value"], figure["low"], figure["high"])
+                        if isinstance(figure, dict) else (figure, None, None))
+    if value is None:
+        return "-"
+    scale, unit, digits = ((1, "", 1) if statistic == "bouts" else
+                           (100, "%", 2 if statistic == "draw_rate" else 1))
+    text = f"{scale * value:.{digits}f}{unit}"
+    if low is None or high is None:
+        return text
+    return text + f" [{scale * low:.{digits}f}, {scale * high:.{digits}f}]"
+
+
+def _yes_no(flag: bool | None) -> str:
+    return "-" if flag is None else "yes" if flag else "NO"
+
+
+def reference_tables(comparison: dict[str, Any], rules: list[str]) -> list[Any]:
+    """``referee.league.stats.compare_reference``'s result as a line naming the reference
+    (and a warning when the logs were played under other rules) and two rich tables: the
+    figures side by side, and the direction of each effect."""
+    out: list[Any] = [f"Beside the {comparison['source']}:"]
+    other = [r for r in rules if r != comparison["rules"]]
+    if other:
+        out.append(f"warning: the reference's rules are {comparison['rules']}; these logs were "
+                   f"played under {', '.join(other)}, so the comparison is not like for like")
+    t = Table(title="the reference's figures and ours (95% intervals; durak rates by opening "
+                    "trumps)", title_justify="left")
+    for col, justify in (("statistic", "left"), ("players", "right"), ("reference", "right"),
+                         ("ours", "right"), ("difference", "right"), ("within", "right")):
+        t.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for row in comparison["rows"]:
+        statistic, diff = row["statistic"], row["difference"]
+        if diff is None:
+            diff_text = "-"
+        elif statistic == "draw_rate":  # judged in points: no ratio
+            diff_text = f"{100 * diff:+.2f} points"
+        else:
+            size = f"{diff:+.1f}" if statistic == "bouts" else f"{100 * diff:+.1f} points"
+            diff_text = f"{size} ({diff / row['reference']:+.0%})"
+        t.add_row(_statistic_name(statistic), str(row["players"]),
+                  _figure_text(statistic, row["reference"]), _figure_text(statistic, row["ours"]),
+                  diff_text, f"{_yes_no(row['within'])} ({row['tolerance']})")
+    out.append(t)
+    e = Table(title="the direction of each effect the reference shows", title_justify="left")
+    for col in ("effect", "reference", "ours", "same way"):
+        e.add_column(col)
+    for row in comparison["effects"]:
+        e.add_row(row["effect"], row["reference"], row["ours"], _yes_no(row["holds"]))
+    out.append(e)
     return out
 
 

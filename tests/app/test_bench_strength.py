@@ -27,13 +27,17 @@ def test_bench_strength_rates_ladder_bots_and_an_authors_bot_on_duplicate_deals(
     # 5 bots: 10 tables; 3 games round up to 2 deals of 2 rotations each.
     assert (result["tables"], result["deals_per_table"], result["games_per_table"]) == (10, 2, 4)
     assert result["games"] == 40
-    bots = {b["bot"]: b for b in result["bots"]}
+    assert result["command"] == "bench strength"
+    bots = {b["name"]: b for b in result["standings"]}
     assert set(bots) == {"random", "greedy", "ismcts30", "mine", "tiny"}
-    assert bots["greedy"]["rating"] == 0.0 and bots["greedy"]["error95"] == 0.0
+    assert [b["rank"] for b in result["standings"]] == [1, 2, 3, 4, 5]
+    assert bots["greedy"]["elo"] == 0.0 and bots["greedy"]["elo_error95"] == 0.0
     for b in bots.values():
         assert b["games"] == 16 and b["decisions"] > 0
-        assert b["rating"] is not None and b["wall_ms_per_decision"] is not None
+        assert b["elo"] is not None and b["mean_decision_ms"] is not None
         assert b["cpu_ms_per_decision"] is not None  # one program bot: its processes' CPU
+    assert result["specs"]["tiny"] == "builtin:expert:iterations=8"
+    assert result["specs"]["mine"] == BOT
     assert result["seed"] == "strength-test" and "--seed strength-test" in result["reproduce"]
 
 
