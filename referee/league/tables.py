@@ -2,7 +2,8 @@
 goes through ``play_game`` like every arena game, is written to a log of its own (one
 file per table: its rules and clock are its own) and to the ladder in the store, so the
 people at it are rated under their display names; the live page watches it and lists
-its replay once it is over.
+its replay once it is over. The people's pages show every seat's clock as the table may
+see it (``human/clocks.py``), kept from the game's public messages and the people's moves.
 """
 
 from __future__ import annotations
@@ -10,13 +11,17 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+import trio
+
 from .ladder import ensure_ladder, store_ladder_game
+from ..human.clocks import PublicClocks
 from ..records.matchlog import MatchLogWriter, fresh_log_path, timestamp, utc_now
 from ..seats.players import BuiltinPlayer, Player, parse_bot_spec, unique_names
 from ..table.match import MatchResult, BotStats, play_game
 from ..table.runner import log_header
 from ..web.live import replay_header
 from ..web.lobby import LobbyTable
+from ..web.seat import BrowserSeat
 
 
 async def play_table(arena: Any, table: LobbyTable) -> None:
@@ -51,10 +56,28 @@ async def play_table(arena: Any, table: LobbyTable) -> None:
     if arena.log_dir is not None:
         writer = MatchLogWriter(fresh_log_path(arena.log_dir, f"table-{timestamp()}"))
         writer.write(dict(log_header(players, config), lobby_table=table.number))
+    tc = config.tc
+    people = [p for p in players if isinstance(p, BrowserSeat)]
+    clocks = PublicClocks(len(players), tc.base, tc.increment, tc.move,
+                          {players.index(p) for p in people}, trio.current_time())
+
+    def show_clocks() -> None:
+        for person in people:
+            person.publish()
+
+    clocks.on_change = show_clocks
+    for person in people:
+        person.clocks = clocks
+
+    async def watch(message: dict[str, Any]) -> None:
+        clocks.follow(message, trio.current_time())
+        if arena.live is not None:
+            await arena.live.watch(message)
+
     try:
         started = utc_now()
         record = await play_game(players, config, index=index, seed=deal, dealer=len(players) - 1,
-                                 watch=None if arena.live is None else arena.live.watch)
+                                 watch=watch)
         with arena.store.transaction():
             for p in players:
                 arena.store.ensure_bot(p.name, "human" if p.spec.kind == "human" else p.spec.text)

@@ -163,3 +163,47 @@ def test_a_second_person_joins_a_three_seat_table_with_a_bot(
         serve.close()
     (log_path,) = (tmp_path / "logs").glob("table-*.jsonl")
     assert [b["name"] for b in read_log(log_path).header["bots"]] == ["Cat", "Dan", "greedy"]
+
+
+def test_each_person_sees_the_others_clock_run_on_their_move(
+        tmp_path: Path, browser: Any, browser_page: RecordedPage) -> None:
+    # Two people at a 300+5 table: whoever is not on move sees the mover's clock beside
+    # the mover's name, marked on move and ticking down from 5:00; their own stands.
+    serve = Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", tmp_path / "a.sqlite",
+                    "--log-dir", tmp_path / "logs", "--http", "127.0.0.1:0")
+    first = browser_page.page
+    second = RecordedPage.open(browser)
+    try:
+        lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
+        first.goto(lobby)
+        first.wait_for_function("document.getElementById('status').textContent === 'live'")
+        first.fill("[data-testid=name]", "Eve")
+        first.select_option("[data-testid=seat-1]", "open")
+        first.fill("[data-testid=clock]", "300+5")
+        first.click("[data-testid=create]")
+        first.wait_for_url("**/table/*")
+        second.page.goto(first.url.replace("127.0.0.1", "localhost"))
+        second.page.fill("[data-testid=name]", "Fay")
+        second.page.click("[data-testid=join]")
+        mine = "() => document.getElementById('turn').dataset.yourMove === 'yes'"
+        seats = {0: first, 1: second.page}
+        first.wait_for_function(f"() => ({mine})() || document.querySelector('[data-testid=clock-1].on-move')")
+        mover = 0 if first.evaluate(mine) else 1
+        watcher = seats[1 - mover]
+        clock = watcher.locator(f"[data-testid=clock-{mover}]")
+        watcher.wait_for_function(
+            f"() => document.querySelector('[data-testid=clock-{mover}]').classList.contains('on-move')")
+        shown = clock.inner_text()
+        assert shown.startswith(("5:00", "4:5")), shown
+        watcher.wait_for_function(  # it ticks (the page counts down from what it was sent)
+            f"() => document.querySelector('[data-testid=clock-{mover}]').textContent !== {json.dumps(shown)}",
+            timeout=15000)
+        assert "your clock: 5:00" in watcher.locator("#clock").inner_text()
+        seats[mover].locator(CONTROL).first.click()
+        watcher.wait_for_function(  # the move is made: the mover's clock stops, 5 s up
+            f"() => !document.querySelector('[data-testid=clock-{mover}]').classList.contains('on-move')")
+        after = clock.inner_text()
+        assert after.startswith(("5:0", "4:5")), after
+    finally:
+        second.page.close()
+        serve.close()

@@ -34,10 +34,29 @@ function fmt(ms) {
   return s >= 60 ? Math.floor(s / 60) + ":" + String(Math.floor(s % 60)).padStart(2, "0") : s.toFixed(1) + " s";
 }
 
+// A seat's clock as the table sees it (view.clocks[seat]), ticking when its move is open.
+function seatClock(seat) {
+  const c = view && view.clocks && view.clocks[seat];
+  if (!c) return "";
+  const ran = c.running ? Date.now() - shownAt : 0;
+  const parts = [];
+  if (c.remaining_ms !== null) parts.push(fmt(c.remaining_ms - ran));
+  if (c.move_ms !== null) parts.push("move " + fmt(c.move_ms - ran));
+  if (c.paused) parts.push("paused");
+  return parts.join(" · ");
+}
+
 function tick() {
+  document.querySelectorAll("[data-clock-seat]").forEach((node) => {
+    node.textContent = seatClock(Number(node.dataset.clockSeat));
+  });
   const r = view && view.table && view.table.request;
   const node = document.getElementById("clock");
-  if (!r) { node.textContent = ""; return; }
+  if (!r) {
+    const mine = view && view.table && !view.table.end ? seatClock(view.table.seat) : "";
+    node.textContent = mine ? "your clock: " + mine : "";
+    return;
+  }
   const used = r.used_ms + (Date.now() - shownAt);
   const parts = [];
   if (r.clock && r.clock.move_ms !== null) parts.push("this move: " + fmt(r.clock.move_ms - used));
@@ -65,6 +84,9 @@ function render() {
       if (seat === t.defender) row.append(el("span", t.taking ? "takes" : "defends", { class: "role" }));
     }
     if (t.out[seat]) row.append(el("span", "out", { class: "role" }));
+    const clock = view.clocks && view.clocks[seat];
+    row.append(el("span", null, { class: "seat-clock" + (clock && (clock.running || clock.paused) ? " on-move" : ""),
+      "data-clock-seat": seat, "data-testid": "clock-" + seat }));
     row.append(Cards.hiddenHand(t.hand_sizes[seat], { known: t.known[seat] || [], trump: trumpSuit, max: 6 }));
     others.append(row);
   });
