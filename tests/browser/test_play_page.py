@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ WIDTH = "() => [document.documentElement.scrollWidth, window.innerWidth]"
 #: One enabled control of the person's move: a playable card, a cover target, a button.
 CONTROL = "#hand .playable, #pairs .target, #actions button:not([disabled])"
 NAME = "<svg onload=alert(1)>Ann"  #: 24 characters, the most a display name has
+TCP_BOT = Path(__file__).parent / "bots" / "slow_tcp_bot.py"
 
 
 def play_to_the_end(page: Any) -> None:
@@ -207,3 +210,52 @@ def test_each_person_sees_the_others_clock_run_on_their_move(
     finally:
         second.page.close()
         serve.close()
+
+
+def test_a_person_plays_a_registered_tcp_bot_at_a_lobby_table(
+        tmp_path: Path, browser_page: RecordedPage) -> None:
+    # A bot registered with the arena and connected over TCP is offered as a seat; the
+    # table plays it through the same loop as an arena game, to the end, and the bot is
+    # free again afterwards (offered for the next table).
+    db = tmp_path / "arena.sqlite"
+    registered = cli("register", "tina", "--db", db, "--json", cwd=tmp_path)
+    assert registered.returncode == 0, registered.stderr
+    serve = Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", db, "--log-dir",
+                    tmp_path / "logs", "--http", "127.0.0.1:0")
+    page = browser_page.page
+    bot = None
+    try:
+        lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
+        port = serve.wait_for(r"arena listening on 127\.0\.0\.1:(\d+)")[1]
+        bot = subprocess.Popen(
+            [sys.executable, str(TCP_BOT), "0.01", "--connect", f"127.0.0.1:{port}",
+             "--token", json.loads(registered.stdout)["token"], "--name", "tina"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        page.goto(lobby)
+        offered = "() => [...document.querySelectorAll('[data-testid=seat-1] option')].some(o => o.value === 'tcp:tina')"
+        page.wait_for_function(offered, timeout=30000)
+        page.fill("[data-testid=name]", "Pat")
+        page.select_option("[data-testid=seat-1]", "tcp:tina")
+        page.fill("[data-testid=clock]", "300+2")
+        page.click("[data-testid=create]")
+        page.wait_for_url("**/table/*")
+        assert "tina" in page.locator("[data-testid=seat-1]").inner_text()
+        play_to_the_end(page)
+        result = page.locator("#result").inner_text()
+        assert all(f"({kind})" not in result for kind in ("timeout", "crash", "protocol",
+                                                          "illegal", "disconnect")), result
+        page.wait_for_selector("[data-testid=replay]")
+        assert page.locator("[data-testid=clock-1]").inner_text().count(":") == 1  # its clock
+        page.goto(lobby)
+        page.wait_for_function(offered, timeout=30000)  # free again
+        browser_page.assert_clean(allowed=(lobby.removesuffix("/play"),))
+    finally:
+        if bot is not None:
+            bot.terminate()
+            bot.wait(timeout=30)
+        serve.close()
+    (log_path,) = (tmp_path / "logs").glob("table-*.jsonl")
+    log = read_log(log_path)
+    assert [b["name"] for b in log.header["bots"]] == ["Pat", "tina"]
+    verify = cli("replay", log_path, "--verify", cwd=tmp_path)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
