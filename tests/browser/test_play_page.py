@@ -259,3 +259,46 @@ def test_a_person_plays_a_registered_tcp_bot_at_a_lobby_table(
     assert [b["name"] for b in log.header["bots"]] == ["Pat", "tina"]
     verify = cli("replay", log_path, "--verify", cwd=tmp_path)
     assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def test_a_person_thinking_past_the_servers_keep_alive_timeout_keeps_the_stream(
+        tmp_path: Path, browser_page: RecordedPage) -> None:
+    # hypercorn closes a connection idle between requests after IDLE_TIMEOUT_S; the seat's
+    # stream is one response in flight, so it stays open while the person thinks longer
+    # (its heartbeat and the lobby's other limits: tests/web/test_idle_limits.py, on the
+    # virtual clock), and their next move's post opens a new connection if it must.
+    from referee.web.live import IDLE_TIMEOUT_S
+
+    serve = Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", tmp_path / "a.sqlite",
+                    "--log-dir", tmp_path / "logs", "--http", "127.0.0.1:0")
+    page = browser_page.page
+    try:
+        lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
+        page.goto(lobby)
+        page.wait_for_function("document.getElementById('status').textContent === 'live'")
+        page.fill("[data-testid=name]", "Gil")
+        page.select_option("[data-testid=seat-1]", "builtin:greedy")
+        page.click("[data-testid=create]")
+        page.wait_for_url("**/table/*")
+        page.wait_for_function("document.getElementById('status').textContent === 'live'")
+        page.evaluate("""() => { window.statuses = [];
+            new MutationObserver(() => window.statuses.push(document.getElementById('status').textContent))
+              .observe(document.getElementById('status'), {childList: true, characterData: true, subtree: true}); }""")
+        request = "() => view.table && view.table.request && view.table.request.id"
+        # (The game may start before the table page has opened its stream: that first
+        # wait for the page is a pause of its own, not one of these.)
+        page.wait_for_function("document.getElementById('turn').dataset.yourMove === 'yes'")
+        gone_before = [line for line in serve.lines if "browser left" in line]
+        for _ in range(2):
+            page.wait_for_function("document.getElementById('turn').dataset.yourMove === 'yes'")
+            asked = page.evaluate(request)
+            page.wait_for_timeout(int(1000 * (IDLE_TIMEOUT_S + 1.5)))
+            page.locator(CONTROL).first.click()
+            page.wait_for_function(f"() => ({request})() !== {asked}")  # the move was taken
+        assert page.evaluate("window.statuses") == [], "the seat's stream dropped"
+        play_to_the_end(page)
+        assert [line for line in serve.lines if "browser left" in line] == gone_before, serve.lines
+        result = page.locator("#result").inner_text()
+        assert "(timeout)" not in result and "(disconnect)" not in result, result
+    finally:
+        serve.close()
