@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from browserkit import LAPTOP, PHONE, RecordedPage
-from livekit import CARD, Running, hidden_to_seat_at_end
+from livekit import CARD, Running, check_live_stream, expected_views, hidden_to_seat_at_end
 from referee.records.matchlog import read_log
 from referee.rules.options import rules_from_dict
+from referee.table.match import MatchConfig
 from support import cli
 
 WIDTH = "() => [document.documentElement.scrollWidth, window.innerWidth]"
@@ -302,3 +303,57 @@ def test_a_person_thinking_past_the_servers_keep_alive_timeout_keeps_the_stream(
         assert "(timeout)" not in result and "(disconnect)" not in result, result
     finally:
         serve.close()
+
+
+def record_streams(page: Any) -> list[tuple[str, Any]]:
+    """Every Server-Sent Events message ``page`` receives from now on, as Chromium itself
+    reports it: (event, JSON data)."""
+    received: list[tuple[str, Any]] = []
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.on("Network.eventSourceMessageReceived",
+           lambda e: received.append((e["eventName"], json.loads(e["data"]))))
+    return received
+
+
+def test_the_lobby_and_the_live_page_watching_a_table_in_play_receive_no_hidden_card(
+        tmp_path: Path, browser: Any, browser_page: RecordedPage) -> None:
+    # While a person plays greedy, one page watches the lobby and one the live page.
+    # Every lobby message names no card at all (names, rules, results); every live page
+    # view is a spectator's view of its moment, naming no card hidden then.
+    serve = Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", tmp_path / "a.sqlite",
+                    "--log-dir", tmp_path / "logs", "--http", "127.0.0.1:0")
+    page = browser_page.page
+    lobby_page, live_page = RecordedPage.open(browser), RecordedPage.open(browser)
+    try:
+        live = serve.wait_for(r"^live page: (http://127\.0\.0\.1:\d+/)$")[1]
+        lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
+        in_lobby, on_live = record_streams(lobby_page.page), record_streams(live_page.page)
+        lobby_page.page.goto(lobby)
+        live_page.page.goto(live)
+        for watcher in (lobby_page.page, live_page.page):
+            watcher.wait_for_function("document.getElementById('status').textContent === 'live'")
+        page.goto(lobby)
+        page.fill("[data-testid=name]", "Hal")
+        page.select_option("[data-testid=seat-1]", "builtin:greedy")
+        page.click("[data-testid=create]")
+        page.wait_for_url("**/table/*")
+        play_to_the_end(page)
+        page.wait_for_selector("[data-testid=replay]")
+        lobby_page.page.wait_for_selector("[data-testid=table-1][data-state=over]")
+        live_page.page.wait_for_function("document.querySelectorAll('#recent li').length === 1")
+        for watcher in (lobby_page, live_page):
+            watcher.assert_clean(allowed=(live.rstrip("/"),))
+    finally:
+        lobby_page.page.close()
+        live_page.page.close()
+        serve.close()
+    (log_path,) = (tmp_path / "logs").glob("table-*.jsonl")
+    log = read_log(log_path)
+    (record,) = log.games
+    states = [t["state"] for name, data in in_lobby for t in data["tables"]]
+    assert "playing" in states and "over" in states, states  # it watched the game in play
+    for name, data in in_lobby:
+        assert name == "lobby" and not CARD.findall(json.dumps(data)), (name, data)
+    config = MatchConfig(rules=rules_from_dict(log.header["rules"], log.header["preset"]))
+    assert check_live_stream(on_live, {record["game"]: expected_views(record, config)}) >= 10
