@@ -172,9 +172,11 @@ if (token) {
   form.hidden = false;
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
-    const [ok, data] = await post("/api/tables/" + number + "/join", { name: form.name.value });
+    const person = localStorage.getItem("durak-person");  // the key to the names this browser took
+    const [ok, data] = await post("/api/tables/" + number + "/join", { name: form.name.value, person });
     if (!ok) { document.getElementById("join-error").textContent = data.error; return; }
     token = data.token;
+    localStorage.setItem("durak-person", data.person);
     localStorage.setItem(storeKey, token);
     form.hidden = true;
     follow();
