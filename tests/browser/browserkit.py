@@ -1,6 +1,7 @@
 """Chromium for tests and scripts: where it is, how it is launched, and a page wrapper
-that records what a page did. Used by tests/browser/conftest.py (the fixtures) and by
-docs/screenshots/make_screenshots.py, so both run the browser the same way.
+that records what a page did, and how a person's table is played to its end. Used by
+tests/browser/ (the fixtures, the play page's tests) and by
+docs/screenshots/make_screenshots.py, so both run the browser, and play, the same way.
 
 Playwright's own browser download cannot work here: the browser is Debian's
 ``/usr/bin/chromium`` (``DURAK_CHROMIUM`` overrides), launched with ``executable_path``.
@@ -30,6 +31,10 @@ CHROMIUM_FLAGS = [
 #: Sizes for layout tests and screenshots.
 LAPTOP = {"width": 1366, "height": 800}
 PHONE = {"width": 390, "height": 844}
+
+#: One enabled control of the person's move on the table page (/table/N): a playable
+#: card, a cover target, a button.
+CONTROL = "#hand .playable, #pairs .target, #actions button:not([disabled])"
 
 #: URL prefixes of requests that stay in the file (the page itself, inline data).
 LOCAL = ("file://", "data:", "blob:", "about:")
@@ -81,3 +86,20 @@ class RecordedPage:
         served page passes its own origin)."""
         assert not self.console_errors, f"console errors: {self.console_errors}"
         self.assert_no_request_left(allowed)
+
+
+def play_to_the_end(page: Any, prefer: tuple[str, ...] = ()) -> None:
+    """Play the person's seat of the table ``page`` shows to the game's end, clicking at
+    each of their moves the first enabled control (in page order: the buttons first), or
+    of the first of the ``prefer`` selectors that finds one. AssertionError past 600 clicks."""
+    over = "document.getElementById('result').textContent.startsWith('game over')"
+    for _ in range(600):
+        page.wait_for_function(
+            f"() => document.getElementById('turn').dataset.yourMove === 'yes' || {over}",
+            timeout=60000)
+        if page.evaluate(f"() => {over}"):
+            return
+        choice = next((c for c in prefer if page.locator(c).count()), CONTROL)
+        page.locator(choice).first.click()
+        page.wait_for_timeout(30)
+    raise AssertionError("the game did not end within 600 clicks")

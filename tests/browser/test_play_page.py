@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from browserkit import LAPTOP, PHONE, RecordedPage
+from browserkit import CONTROL, LAPTOP, PHONE, RecordedPage, play_to_the_end
 from livekit import CARD, Running, check_live_stream, expected_views, hidden_to_seat_at_end
 from referee.records.matchlog import read_log
 from referee.rules.options import rules_from_dict
@@ -23,24 +23,8 @@ from referee.table.match import MatchConfig
 from support import cli
 
 WIDTH = "() => [document.documentElement.scrollWidth, window.innerWidth]"
-#: One enabled control of the person's move: a playable card, a cover target, a button.
-CONTROL = "#hand .playable, #pairs .target, #actions button:not([disabled])"
 NAME = "<svg onload=alert(1)>Ann"  #: 24 characters, the most a display name has
 TCP_BOT = Path(__file__).parent / "bots" / "slow_tcp_bot.py"
-
-
-def play_to_the_end(page: Any) -> None:
-    for _ in range(600):
-        if page.locator("#result").inner_text().startswith("game over"):
-            return
-        page.wait_for_function(
-            "() => document.getElementById('turn').dataset.yourMove === 'yes' || "
-            "document.getElementById('result').textContent.startsWith('game over')", timeout=60000)
-        if page.locator("#result").inner_text().startswith("game over"):
-            return
-        page.locator(CONTROL).first.click()
-        page.wait_for_timeout(30)
-    raise AssertionError("the game did not end within 600 clicks")
 
 
 @pytest.mark.parametrize("size", [LAPTOP, PHONE], ids=["laptop", "phone"])
