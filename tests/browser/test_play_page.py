@@ -341,3 +341,38 @@ def test_the_lobby_and_the_live_page_watching_a_table_in_play_receive_no_hidden_
         assert name == "lobby" and not CARD.findall(json.dumps(data)), (name, data)
     config = MatchConfig(rules=rules_from_dict(log.header["rules"], log.header["preset"]))
     assert check_live_stream(on_live, {record["game"]: expected_views(record, config)}) >= 10
+
+
+def test_a_table_the_server_forgot_says_it_is_gone_and_leads_to_the_lobby(
+        tmp_path: Path, browser_page: RecordedPage) -> None:
+    # The server stops with a person at an open table and starts again on the same port:
+    # it knows no such seat now. The page stops "reconnecting…", says the table is gone,
+    # links to the lobby, and forgets the seat token.
+    args = ("serve", "--listen", "127.0.0.1:0", "--db", tmp_path / "a.sqlite", "--log-dir",
+            tmp_path / "logs")
+    serve = Running(tmp_path, *args, "--http", "127.0.0.1:0")
+    page = browser_page.page
+    again = None
+    try:
+        lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:(\d+)/play)$")
+        page.goto(lobby[1])
+        page.wait_for_function("document.getElementById('status').textContent === 'live'")
+        page.fill("[data-testid=name]", "Ida")
+        page.select_option("[data-testid=seat-1]", "open")
+        page.click("[data-testid=create]")
+        page.wait_for_url("**/table/*")
+        page.wait_for_function("document.getElementById('status').textContent === 'live'")
+        serve.process.send_signal(signal.SIGINT)  # an open table: nothing in play to wait for
+        assert serve.process.wait(timeout=60) == 0, serve.lines
+        again = Running(tmp_path, *args, "--http", f"127.0.0.1:{lobby[2]}")
+        again.wait_for(r"^lobby: ")
+        page.wait_for_selector("[data-testid=gone]", timeout=30000)
+        assert page.locator("#status").inner_text() == "table gone"
+        assert page.get_attribute("[data-testid=gone]", "href") == "/play"
+        assert page.evaluate("() => Object.keys(localStorage).filter(k => k.startsWith('durak-seat-'))") == []
+        page.click("[data-testid=gone]")
+        page.wait_for_url("**/play")
+    finally:
+        serve.close()
+        if again is not None:
+            again.close()

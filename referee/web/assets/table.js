@@ -152,11 +152,38 @@ function render() {
   tick();
 }
 
+// The seat is gone (the server was restarted, or it forgot the finished table): say so
+// and lead back to the lobby, instead of "reconnecting…" for ever.
+function gone() {
+  localStorage.removeItem(storeKey);
+  document.getElementById("status").textContent = "table gone";
+  const notice = document.getElementById("notice");
+  notice.replaceChildren(document.createTextNode("This table is gone (the server was restarted, or the finished table was forgotten). "),
+    el("a", "Back to the lobby", { href: "/play", "data-testid": "gone" }));
+  document.getElementById("turn").textContent = "";
+}
+
+// EventSource gives up for good on a refused stream: ask the server why. A seat it does
+// not know (403) is gone; anything else (busy, unreachable) is tried again shortly.
+async function checkSeat(url) {
+  const stop = new AbortController();
+  try {
+    const answer = await fetch(url, { signal: stop.signal });
+    stop.abort();
+    if (answer.status === 403) { gone(); return; }
+  } catch (e) { /* unreachable: try again */ }
+  setTimeout(follow, 2000);
+}
+
 function follow() {
   const status = document.getElementById("status");
-  const source = new EventSource("/seat/events?token=" + encodeURIComponent(token));
+  const url = "/seat/events?token=" + encodeURIComponent(token);
+  const source = new EventSource(url);
   source.addEventListener("open", () => { status.textContent = "live"; });
-  source.addEventListener("error", () => { status.textContent = "reconnecting…"; });
+  source.addEventListener("error", () => {
+    status.textContent = "reconnecting…";
+    if (source.readyState === EventSource.CLOSED) checkSeat(url);
+  });
   source.addEventListener("seat", (e) => {
     view = JSON.parse(e.data);
     shownAt = Date.now();
