@@ -376,3 +376,61 @@ def test_a_table_the_server_forgot_says_it_is_gone_and_leads_to_the_lobby(
         serve.close()
         if again is not None:
             again.close()
+
+
+#: The fullest table the table page can show, drawn over the page's own view: four seats
+#: of 24-character names, the person holding 40 cards of a 52-card deck, every other
+#: seat's cards known, six covered attacks, a long hint, notice and events, and a cover
+#: of slot 5 offered for every card in hand.
+WORST_TABLE = """() => {
+  const deck = [];
+  for (const s of "CDHS") for (const r of "23456789TJQKA") deck.push(r + s);
+  const names = [0, 1, 2, 3].map((i) => "a_person_named_at_length" .slice(0, 23) + i);
+  const hand = deck.slice(12, 52);
+  const legal = [{type: "take"}, ...hand.map((card) => ({type: "cover", slot: 5, card}))];
+  const line = names[1] + " throws in the ace of spades and says a great many words";
+  view = {name: names[0], replay: null, notice: null,
+    clocks: names.map((_, i) => ({remaining_ms: 3599000, move_ms: i === 0 ? 3599000 : null,
+                                  running: i === 0, paused: false})),
+    table: {game: 1, names, seat: 0, trump: "2H", trump_holder: null, talon: 0, discard: 0,
+      hand_sizes: [40, 30, 30, 30], known: [[], deck.slice(0, 30), deck.slice(0, 30), deck.slice(0, 30)],
+      out: [false, false, false, false], attacker: 1, defender: 0, taking: false, bout: 99,
+      table: deck.slice(0, 6).map((c, i) => [c, deck[6 + i]]), end: null, notice: line,
+      last: Array(8).fill(line), hand,
+      request: {id: 9, legal, clock: {remaining_ms: 3599000, increment_ms: 5000, move_ms: 3599000},
+                phase: "defend", used_ms: 0, hint: {bot: "ismcts", text: "cover 7D with 8D", why: line}}}};
+  shownAt = Date.now();
+  render();
+}"""
+
+
+def test_the_fullest_table_fits_a_phone_with_its_controls_on_the_first_screen(
+        tmp_path: Path, browser_page: RecordedPage) -> None:
+    # Whatever moment a game is in, the table page at 390x844 never scrolls sideways and
+    # shows the move's buttons and the hand's first cards without scrolling: drawn here
+    # at its fullest, not sampled from a game.
+    serve = Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", tmp_path / "a.sqlite",
+                    "--http", "127.0.0.1:0")
+    page = browser_page.page
+    page.set_viewport_size(PHONE)
+    try:
+        lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
+        page.goto(lobby)
+        page.wait_for_function("document.getElementById('status').textContent === 'live'")
+        page.fill("[data-testid=name]", "Jo")
+        page.select_option("[data-testid=seat-1]", "open")  # nothing plays: the view is ours
+        page.click("[data-testid=create]")
+        page.wait_for_url("**/table/*")
+        page.wait_for_function("document.getElementById('status').textContent === 'live'")
+        page.evaluate(WORST_TABLE)
+        page.screenshot(path=str(tmp_path / "table-phone-worst.png"), full_page=True)
+        width = page.evaluate(WIDTH)
+        assert width[0] <= width[1], f"the fullest table is {width[0]}px wide on a {width[1]}px phone"
+        assert page.locator("#hand .playable").count() == 40
+        for control in ("[data-testid=action-take]", "#hand .playable"):
+            box = page.locator(control).first.bounding_box()
+            assert box is not None and 0 <= box["x"] and box["x"] + box["width"] <= PHONE["width"], (control, box)
+            assert 0 <= box["y"] and box["y"] + box["height"] <= PHONE["height"], (control, box)
+        assert page.locator("[data-testid=action-take]").is_enabled()
+    finally:
+        serve.close()
