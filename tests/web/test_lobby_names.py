@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 
 from livekit import Running
+from referee.records.store import open_store
 from support import cli
 
 
@@ -30,6 +31,8 @@ def serving(tmp_path: Path, db: Path) -> tuple[Running, str]:
 def test_a_name_is_the_first_persons_to_sit_under_it_and_a_bots_name_is_nobodys(tmp_path: Path) -> None:
     db = tmp_path / "arena.sqlite"
     assert cli("register", "tina", "--db", db, cwd=tmp_path).returncode == 0
+    with open_store(db) as store, store.transaction():  # rated before names were claimed
+        store.ensure_bot("Old", "human")
     open_table = {"seats": ["you", "open"]}
     serve, base = serving(tmp_path, db)
     try:
@@ -46,8 +49,13 @@ def test_a_name_is_the_first_persons_to_sit_under_it_and_a_bots_name_is_nobodys(
         # The browser that took it: at another table too.
         status, answer = post(base, "/api/tables", {**open_table, "name": "Ann", "person": ann})
         assert status == 200 and answer["person"] == ann, answer
+        status, old = post(base, "/api/tables", {**open_table, "name": "Old"})
+        assert status == 200, old  # an unclaimed rated name goes to the first browser back
+        join = f"/api/tables/{first['table']}/join"  # (an address holds at most 3 tables)
+        status, answer = post(base, join, {"name": "Old"})
+        assert status == 409 and "another person's name" in answer["error"], answer
         for bot in ("greedy", "Greedy", "builtin:random", "tcp:tina", "tina"):
-            status, answer = post(base, "/api/tables", {**open_table, "name": bot})
+            status, answer = post(base, join, {"name": bot})
             assert status == 409 and "bot" in answer["error"], (bot, answer)
     finally:
         serve.close()
