@@ -200,7 +200,7 @@ class BrowserSeat(Player):
         self.timing = (self._asked_at + self._paused_s, answered)
         legal = request["legal"]
         if self.clocks is not None:
-            self.clocks.answered(self.table.seat, answered - self.timing[0],
+            self.clocks.answered(self.table.seat, answered - self._asked_at - self._paused_s,
                                  is_public_answer(request, legal[self._choice]), answered)
         self.table.answered()
         self.publish()
