@@ -101,7 +101,7 @@ def shoot_play(context: Any, work: Path) -> None:
         page = rec.page
         page.set_viewport_size(LAPTOP)
         page.goto(lobby)
-        page.wait_for_function("document.getElementById('status').textContent === 'live'")
+        page.wait_for_function("() => document.getElementById('status').textContent === 'live'")
         page.fill("[data-testid=name]", "Ann")
         page.select_option("[data-testid=seat-1]", "builtin:greedy")
         page.fill("[data-testid=clock]", "300+5")

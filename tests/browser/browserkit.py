@@ -9,6 +9,7 @@ Playwright's own browser download cannot work here: the browser is Debian's
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,18 +89,51 @@ class RecordedPage:
         self.assert_no_request_left(allowed)
 
 
+#: The table page's move state: the game is over; the open request's id (None: not the
+#: person's move); a card is chosen and waits for the attack it covers.
+MOVE_STATE = """() => ({
+  over: document.getElementById('result').textContent.startsWith('game over'),
+  asked: typeof view !== 'undefined' && view && view.table && view.table.request ? view.table.request.id : null,
+  choosing: document.querySelector('#pairs .target') !== null})"""
+
+
+def wants_a_click(state: dict[str, Any], last: int | None) -> bool:
+    """Whether a move state asks for a click: a request not yet answered (a page that has
+    not yet drawn the next view still shows the answered one), or a chosen card."""
+    return state["asked"] is not None and (state["asked"] != last or state["choosing"])
+
+
 def play_to_the_end(page: Any, prefer: tuple[str, ...] = ()) -> None:
     """Play the person's seat of the table ``page`` shows to the game's end, clicking at
-    each of their moves the first enabled control (in page order: the buttons first), or
-    of the first of the ``prefer`` selectors that finds one. AssertionError past 600 clicks."""
-    over = "document.getElementById('result').textContent.startsWith('game over')"
+    each of their moves the first enabled control (in page order), or of the first of
+    the ``prefer`` selectors that finds one. AssertionError past 600 clicks."""
+    last = None
     for _ in range(600):
         page.wait_for_function(
-            f"() => document.getElementById('turn').dataset.yourMove === 'yes' || {over}",
-            timeout=60000)
-        if page.evaluate(f"() => {over}"):
+            f"() => {{ const s = ({MOVE_STATE})(); return s.over || (s.asked !== null && "
+            f"(s.asked !== {json.dumps(last)} || s.choosing)); }}", timeout=60000)
+        state = page.evaluate(MOVE_STATE)
+        if state["over"]:
             return
         choice = next((c for c in prefer if page.locator(c).count()), CONTROL)
         page.locator(choice).first.click()
-        page.wait_for_timeout(30)
+        last = state["asked"]
     raise AssertionError("the game did not end within 600 clicks")
+
+
+def click_a_move(page: Any, answered: dict[int, int | None]) -> bool:
+    """One look at a person's table ``page`` among several: click its first enabled
+    control if it waits for one (``answered``: the last request clicked, by page).
+    Returns whether its game is over."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    state = page.evaluate(MOVE_STATE)
+    if state["over"]:
+        return True
+    if wants_a_click(state, answered.get(id(page))):
+        try:  # the view may be redrawn meanwhile: then look again
+            page.locator(CONTROL).first.click(timeout=5000)
+            answered[id(page)] = state["asked"]
+        except PlaywrightTimeout:
+            pass
+    return False

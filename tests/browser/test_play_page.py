@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from browserkit import CONTROL, LAPTOP, PHONE, RecordedPage, play_to_the_end
+from browserkit import CONTROL, LAPTOP, PHONE, RecordedPage, click_a_move, play_to_the_end
 from livekit import CARD, Running, check_live_stream, expected_views, hidden_to_seat_at_end
 from referee.records.matchlog import read_log
 from referee.rules.options import rules_from_dict
@@ -44,7 +44,7 @@ def test_a_person_plays_a_whole_game_against_greedy_by_clicking(
         cdp.on("Network.eventSourceMessageReceived", lambda e: received.append(e["data"]))
         page.on("dialog", lambda d: (_ for _ in ()).throw(AssertionError(f"a script ran: {d.message}")))
         page.goto(lobby)
-        page.wait_for_function("document.getElementById('status').textContent === 'live'")
+        page.wait_for_function("() => document.getElementById('status').textContent === 'live'")
         page.fill("[data-testid=name]", NAME)
         page.select_option("[data-testid=seat-1]", "builtin:greedy")
         page.click("[data-testid=create]")
@@ -88,19 +88,19 @@ def test_a_reload_mid_game_returns_to_the_same_seat_with_the_clock_paused(
     try:
         lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
         page.goto(lobby)
-        page.wait_for_function("document.getElementById('status').textContent === 'live'")
+        page.wait_for_function("() => document.getElementById('status').textContent === 'live'")
         page.fill("[data-testid=name]", "Bea")
         page.select_option("[data-testid=seat-1]", "builtin:greedy")
         page.fill("[data-testid=move-time]", "10")
         page.click("[data-testid=create]")
         page.wait_for_url("**/table/*")
         table_url = page.url
-        page.wait_for_function("document.getElementById('turn').dataset.yourMove === 'yes'")
+        page.wait_for_function("() => document.getElementById('turn').dataset.yourMove === 'yes'")
         page.goto("about:blank")
         serve.wait_for(r"Bea: the browser left at request \d+; game paused")
         page.wait_for_timeout(11000)  # past the 10 s move time: paused, not lost
         page.goto(table_url)
-        page.wait_for_function("document.getElementById('turn').dataset.yourMove === 'yes'")
+        page.wait_for_function("() => document.getElementById('turn').dataset.yourMove === 'yes'")
         serve.wait_for(r"Bea came back after")
         play_to_the_end(page)
         result = page.locator("#result").inner_text()
@@ -111,8 +111,6 @@ def test_a_reload_mid_game_returns_to_the_same_seat_with_the_clock_paused(
 
 def test_a_second_person_joins_a_three_seat_table_with_a_bot(
         tmp_path: Path, browser: Any, browser_page: RecordedPage) -> None:
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout  # (the fixture skips without it)
-
     serve = Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", tmp_path / "a.sqlite",
                     "--log-dir", tmp_path / "logs", "--http", "127.0.0.1:0")
     first = browser_page.page
@@ -120,7 +118,7 @@ def test_a_second_person_joins_a_three_seat_table_with_a_bot(
     try:
         lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
         first.goto(lobby)
-        first.wait_for_function("document.getElementById('status').textContent === 'live'")
+        first.wait_for_function("() => document.getElementById('status').textContent === 'live'")
         first.fill("[data-testid=name]", "Cat")
         first.select_option("[data-testid=players]", "3")
         first.select_option("[data-testid=seat-1]", "open")
@@ -131,19 +129,13 @@ def test_a_second_person_joins_a_three_seat_table_with_a_bot(
         second.page.goto(first.url.replace("127.0.0.1", "localhost"))
         second.page.fill("[data-testid=name]", "Dan")
         second.page.click("[data-testid=join]")
-        over = "() => document.getElementById('result').textContent.startsWith('game over')"
-        for _ in range(1200):
-            if first.evaluate(over) and second.page.evaluate(over):
+        answered: dict[int, int | None] = {}
+        for _ in range(2400):
+            done = [click_a_move(page, answered) for page in (first, second.page)]
+            if all(done):
                 break
-            for page in (first, second.page):
-                if page.evaluate("() => document.getElementById('turn').dataset.yourMove === 'yes'"):
-                    control = page.locator(CONTROL).first
-                    try:  # the move may have gone meanwhile (the view is redrawn): look again
-                        control.click(timeout=1000)
-                    except PlaywrightTimeout:
-                        pass
             first.wait_for_timeout(30)
-        assert first.evaluate(over) and second.page.evaluate(over)
+        assert all(done)
         names = first.locator("#others").inner_text()
         assert "Dan" in names and "greedy" in names, names
         second.assert_clean(allowed=(lobby.removesuffix("/play").replace("127.0.0.1", "localhost"),))
@@ -165,7 +157,7 @@ def test_each_person_sees_the_others_clock_run_on_their_move(
     try:
         lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
         first.goto(lobby)
-        first.wait_for_function("document.getElementById('status').textContent === 'live'")
+        first.wait_for_function("() => document.getElementById('status').textContent === 'live'")
         first.fill("[data-testid=name]", "Eve")
         first.select_option("[data-testid=seat-1]", "open")
         first.fill("[data-testid=clock]", "300+5")
@@ -261,22 +253,22 @@ def test_a_person_thinking_past_the_servers_keep_alive_timeout_keeps_the_stream(
     try:
         lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
         page.goto(lobby)
-        page.wait_for_function("document.getElementById('status').textContent === 'live'")
+        page.wait_for_function("() => document.getElementById('status').textContent === 'live'")
         page.fill("[data-testid=name]", "Gil")
         page.select_option("[data-testid=seat-1]", "builtin:greedy")
         page.click("[data-testid=create]")
         page.wait_for_url("**/table/*")
-        page.wait_for_function("document.getElementById('status').textContent === 'live'")
+        page.wait_for_function("() => document.getElementById('status').textContent === 'live'")
         page.evaluate("""() => { window.statuses = [];
             new MutationObserver(() => window.statuses.push(document.getElementById('status').textContent))
               .observe(document.getElementById('status'), {childList: true, characterData: true, subtree: true}); }""")
         request = "() => view.table && view.table.request && view.table.request.id"
         # (The game may start before the table page has opened its stream: that first
         # wait for the page is a pause of its own, not one of these.)
-        page.wait_for_function("document.getElementById('turn').dataset.yourMove === 'yes'")
+        page.wait_for_function("() => document.getElementById('turn').dataset.yourMove === 'yes'")
         gone_before = [line for line in serve.lines if "browser left" in line]
         for _ in range(2):
-            page.wait_for_function("document.getElementById('turn').dataset.yourMove === 'yes'")
+            page.wait_for_function("() => document.getElementById('turn').dataset.yourMove === 'yes'")
             asked = page.evaluate(request)
             page.wait_for_timeout(int(1000 * (IDLE_TIMEOUT_S + 1.5)))
             page.locator(CONTROL).first.click()
@@ -317,7 +309,7 @@ def test_the_lobby_and_the_live_page_watching_a_table_in_play_receive_no_hidden_
         lobby_page.page.goto(lobby)
         live_page.page.goto(live)
         for watcher in (lobby_page.page, live_page.page):
-            watcher.wait_for_function("document.getElementById('status').textContent === 'live'")
+            watcher.wait_for_function("() => document.getElementById('status').textContent === 'live'")
         page.goto(lobby)
         page.fill("[data-testid=name]", "Hal")
         page.select_option("[data-testid=seat-1]", "builtin:greedy")
@@ -326,7 +318,7 @@ def test_the_lobby_and_the_live_page_watching_a_table_in_play_receive_no_hidden_
         play_to_the_end(page)
         page.wait_for_selector("[data-testid=replay]")
         lobby_page.page.wait_for_selector("[data-testid=table-1][data-state=over]")
-        live_page.page.wait_for_function("document.querySelectorAll('#recent li').length === 1")
+        live_page.page.wait_for_function("() => document.querySelectorAll('#recent li').length === 1")
         for watcher in (lobby_page, live_page):
             watcher.assert_clean(allowed=(live.rstrip("/"),))
     finally:
@@ -357,12 +349,12 @@ def test_a_table_the_server_forgot_says_it_is_gone_and_leads_to_the_lobby(
     try:
         lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:(\d+)/play)$")
         page.goto(lobby[1])
-        page.wait_for_function("document.getElementById('status').textContent === 'live'")
+        page.wait_for_function("() => document.getElementById('status').textContent === 'live'")
         page.fill("[data-testid=name]", "Ida")
         page.select_option("[data-testid=seat-1]", "open")
         page.click("[data-testid=create]")
         page.wait_for_url("**/table/*")
-        page.wait_for_function("document.getElementById('status').textContent === 'live'")
+        page.wait_for_function("() => document.getElementById('status').textContent === 'live'")
         serve.process.send_signal(signal.SIGINT)  # an open table: nothing in play to wait for
         assert serve.process.wait(timeout=60) == 0, serve.lines
         again = Running(tmp_path, *args, "--http", f"127.0.0.1:{lobby[2]}")
@@ -417,12 +409,12 @@ def test_the_fullest_table_fits_a_phone_with_its_controls_on_the_first_screen(
     try:
         lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
         page.goto(lobby)
-        page.wait_for_function("document.getElementById('status').textContent === 'live'")
+        page.wait_for_function("() => document.getElementById('status').textContent === 'live'")
         page.fill("[data-testid=name]", "Jo")
         page.select_option("[data-testid=seat-1]", "open")  # nothing plays: the view is ours
         page.click("[data-testid=create]")
         page.wait_for_url("**/table/*")
-        page.wait_for_function("document.getElementById('status').textContent === 'live'")
+        page.wait_for_function("() => document.getElementById('status').textContent === 'live'")
         page.evaluate(WORST_TABLE)
         page.screenshot(path=str(tmp_path / "table-phone-worst.png"), full_page=True)
         width = page.evaluate(WIDTH)
