@@ -24,10 +24,10 @@ from ..web.lobby import LobbyTable
 from ..web.seat import BrowserSeat
 
 
-async def play_table(arena: Any, table: LobbyTable) -> None:
-    """Play ``table``'s one game (``arena``: the running ``arena.Arena``) and record it (log, store, live page); the result goes
-    on the table. A TCP bot of the table that is no longer free ends the table unplayed."""
-    config = table.config
+def _seat_players(arena: Any, table: LobbyTable) -> tuple[list[Player], list[Any]] | None:
+    """The players of ``table``'s seats (its people, its built-ins, its TCP bots taken from
+    the arena's idle ones), under unique names, and the TCP seats taken; None, with the
+    reason on the table and nothing taken, when a TCP bot is no longer free."""
     players: list[Player] = []
     taken: list[Any] = []
     for s in table.seats:
@@ -39,23 +39,20 @@ async def play_table(arena: Any, table: LobbyTable) -> None:
                 for t in taken:
                     t.busy = False
                 table.result = {"error": f"{s.bot} is no longer connected: create the table again"}
-                return
+                return None
             taken.append(seat)
             players.append(seat)
         else:
             assert s.bot is not None
             spec = parse_bot_spec(s.bot)
-            players.append(BuiltinPlayer(spec.name, spec, config.seed))
+            players.append(BuiltinPlayer(spec.name, spec, table.config.seed))
     for p, name in zip(players, unique_names([p.name for p in players])):
         p.name = name
-    index = arena.next_index()
-    table.game = index
-    deal = f"L{secrets.token_hex(16)}"
-    settings = ensure_ladder(arena.store)
-    writer = None
-    if arena.log_dir is not None:
-        writer = MatchLogWriter(fresh_log_path(arena.log_dir, f"table-{timestamp()}"))
-        writer.write(dict(log_header(players, config), lobby_table=table.number))
+    return players, taken
+
+
+def _show_clocks(players: list[Player], config: Any) -> PublicClocks:
+    """The table's public clocks, published to every person at the table on each change."""
     tc = config.tc
     people = [p for p in players if isinstance(p, BrowserSeat)]
     clocks = PublicClocks(len(players), tc.base, tc.increment, tc.move,
@@ -68,6 +65,26 @@ async def play_table(arena: Any, table: LobbyTable) -> None:
     clocks.on_change = show_clocks
     for person in people:
         person.clocks = clocks
+    return clocks
+
+
+async def play_table(arena: Any, table: LobbyTable) -> None:
+    """Play ``table``'s one game (``arena``: the running ``arena.Arena``) and record it (log, store, live page); the result goes
+    on the table. A TCP bot of the table that is no longer free ends the table unplayed."""
+    config = table.config
+    seated = _seat_players(arena, table)
+    if seated is None:
+        return
+    players, taken = seated
+    index = arena.next_index()
+    table.game = index
+    deal = f"L{secrets.token_hex(16)}"
+    settings = ensure_ladder(arena.store)
+    writer = None
+    if arena.log_dir is not None:
+        writer = MatchLogWriter(fresh_log_path(arena.log_dir, f"table-{timestamp()}"))
+        writer.write(dict(log_header(players, config), lobby_table=table.number))
+    clocks = _show_clocks(players, config)
 
     async def watch(message: dict[str, Any]) -> None:
         clocks.follow(message, trio.current_time())
