@@ -166,18 +166,18 @@ def test_each_person_sees_the_others_clock_run_on_their_move(
         second.page.goto(first.url.replace("127.0.0.1", "localhost"))
         second.page.fill("[data-testid=name]", "Fay")
         second.page.click("[data-testid=join]")
-        mine = "() => document.getElementById('turn').dataset.yourMove === 'yes'"
+        mine = "() => document.getElementById('turn')?.dataset.yourMove === 'yes'"
         seats = {0: first, 1: second.page}
         first.wait_for_function(f"() => ({mine})() || document.querySelector('[data-testid=clock-1].on-move')")
         mover = 0 if first.evaluate(mine) else 1
         watcher = seats[1 - mover]
         clock = watcher.locator(f"[data-testid=clock-{mover}]")
         watcher.wait_for_function(
-            f"() => document.querySelector('[data-testid=clock-{mover}]').classList.contains('on-move')")
+            f"() => !!document.querySelector('[data-testid=clock-{mover}]')?.classList.contains('on-move')")
         shown = clock.inner_text()
         assert re.match(r"[45]:\d\d", shown), shown  # minutes:seconds of a 5-minute clock
         watcher.wait_for_function(  # it ticks (the page counts down from what it was sent)
-            f"() => document.querySelector('[data-testid=clock-{mover}]').textContent !== {json.dumps(shown)}",
+            f"() => (document.querySelector('[data-testid=clock-{mover}]')?.textContent ?? {json.dumps(shown)}) !== {json.dumps(shown)}",
             timeout=15000)
         assert "your clock: 5:00" in watcher.locator("#clock").inner_text()
         seats[mover].locator(CONTROL).first.click()
