@@ -36,7 +36,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
-from browserkit import CHROMIUM, LAPTOP, PHONE, RecordedPage, launch, play_to_the_end  # noqa: E402
+from browserkit import (CHROMIUM, LAPTOP, PHONE, RecordedPage, create_table, launch,  # noqa: E402
+                        play_to_the_end)
 
 DURAK_REF = Path(sys.executable).parent / "durak-ref"
 
@@ -100,13 +101,7 @@ def shoot_play(context: Any, work: Path) -> None:
         rec = RecordedPage.open(context)
         page = rec.page
         page.set_viewport_size(LAPTOP)
-        page.goto(lobby)
-        page.wait_for_function("() => document.getElementById('status').textContent === 'live'")
-        page.fill("[data-testid=name]", "Ann")
-        page.select_option("[data-testid=seat-1]", "builtin:greedy")
-        page.fill("[data-testid=clock]", "300+5")
-        page.click("[data-testid=create]")
-        page.wait_for_url("**/table/*")
+        create_table(page, lobby, "Ann", {1: "builtin:greedy"}, clock="300+5")
         play_to_the_end(page, prefer=("#pairs .target", "#hand .playable"))  # cards, not take
         page.wait_for_selector("[data-testid=replay]")
         rec.assert_clean(allowed=(lobby.removesuffix("/play"),))

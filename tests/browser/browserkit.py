@@ -137,3 +137,39 @@ def click_a_move(page: Any, answered: dict[int, int | None]) -> bool:
         except PlaywrightTimeout:
             pass
     return False
+
+
+#: True once a page's event stream is open (the lobby's and the table page's status).
+LIVE = "() => document.getElementById('status').textContent === 'live'"
+
+
+def create_table(page: Any, lobby: str, name: str, seats: dict[int, str], *, players: int | None = None,
+                 clock: str | None = None, move_time: str | None = None, ready: str | None = None) -> None:
+    """As a person would: open the ``lobby``, wait for its stream (and for the ``ready``
+    predicate), sit as ``name`` at a new table of ``players`` (the form's default when
+    None) whose other seats are ``seats`` (seat -> a bot such as builtin:greedy, or
+    open), with the form's ``clock`` (e.g. 300+5) or ``move_time`` (seconds), and wait
+    until the browser is on the table's page."""
+    page.goto(lobby)
+    page.wait_for_function(LIVE)
+    if ready is not None:
+        page.wait_for_function(ready, timeout=30000)
+    page.fill("[data-testid=name]", name)
+    if players is not None:
+        page.select_option("[data-testid=players]", str(players))
+    for seat, who in seats.items():
+        page.select_option(f"[data-testid=seat-{seat}]", who)
+    if clock is not None:
+        page.fill("[data-testid=clock]", clock)
+    if move_time is not None:
+        page.fill("[data-testid=move-time]", move_time)
+    page.click("[data-testid=create]")
+    page.wait_for_url("**/table/*")
+
+
+def join_from_another_browser(page: Any, table_url: str, name: str) -> None:
+    """Join the table at ``table_url`` as ``name`` from another origin of the same server
+    (localhost for 127.0.0.1: its own localStorage, so another person's tokens)."""
+    page.goto(table_url.replace("127.0.0.1", "localhost"))
+    page.fill("[data-testid=name]", name)
+    page.click("[data-testid=join]")

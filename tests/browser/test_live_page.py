@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from browserkit import RecordedPage
+from browserkit import LIVE, RecordedPage
 from livekit import Running, check_live_stream, expected_views
 from referee.table.match import MatchConfig
 from referee.records.matchlog import read_log
@@ -54,7 +54,7 @@ def test_a_browser_watching_live_games_receives_no_hidden_card(
         cdp.on("Network.eventSourceMessageReceived",
                lambda e: received.append((e["eventName"], json.loads(e["data"]))))
         page.goto(url)
-        page.wait_for_function("() => document.getElementById('status').textContent === 'live'")
+        page.wait_for_function(LIVE)
         for name in ("alice", "bob"):
             bots.append(subprocess.Popen(
                 [sys.executable, str(SLOW_BOT), THINK, "--connect", f"127.0.0.1:{port}",

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from browserkit import CONTROL, LAPTOP, PHONE, RecordedPage, click_a_move, play_to_the_end
+from browserkit import (CONTROL, LAPTOP, LIVE, PHONE, RecordedPage, click_a_move, create_table,
+                        join_from_another_browser, play_to_the_end)
 from livekit import CARD, Running, check_live_stream, expected_views, hidden_to_seat_at_end
 from referee.records.matchlog import read_log
 from referee.rules.options import rules_from_dict
@@ -43,12 +44,7 @@ def test_a_person_plays_a_whole_game_against_greedy_by_clicking(
         cdp.send("Network.enable")
         cdp.on("Network.eventSourceMessageReceived", lambda e: received.append(e["data"]))
         page.on("dialog", lambda d: (_ for _ in ()).throw(AssertionError(f"a script ran: {d.message}")))
-        page.goto(lobby)
-        page.wait_for_function("() => document.getElementById('status').textContent === 'live'")
-        page.fill("[data-testid=name]", NAME)
-        page.select_option("[data-testid=seat-1]", "builtin:greedy")
-        page.click("[data-testid=create]")
-        page.wait_for_url("**/table/*")
+        create_table(page, lobby, NAME, {1: "builtin:greedy"})
         width = page.evaluate(WIDTH)
         assert width[0] <= width[1], width
         play_to_the_end(page)
@@ -87,13 +83,7 @@ def test_a_reload_mid_game_returns_to_the_same_seat_with_the_clock_paused(
     page = browser_page.page
     try:
         lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
-        page.goto(lobby)
-        page.wait_for_function("() => document.getElementById('status').textContent === 'live'")
-        page.fill("[data-testid=name]", "Bea")
-        page.select_option("[data-testid=seat-1]", "builtin:greedy")
-        page.fill("[data-testid=move-time]", "10")
-        page.click("[data-testid=create]")
-        page.wait_for_url("**/table/*")
+        create_table(page, lobby, "Bea", {1: "builtin:greedy"}, move_time="10")
         table_url = page.url
         page.wait_for_function("() => document.getElementById('turn').dataset.yourMove === 'yes'")
         page.goto("about:blank")
@@ -117,18 +107,8 @@ def test_a_second_person_joins_a_three_seat_table_with_a_bot(
     second = RecordedPage.open(browser)
     try:
         lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
-        first.goto(lobby)
-        first.wait_for_function("() => document.getElementById('status').textContent === 'live'")
-        first.fill("[data-testid=name]", "Cat")
-        first.select_option("[data-testid=players]", "3")
-        first.select_option("[data-testid=seat-1]", "open")
-        first.select_option("[data-testid=seat-2]", "builtin:greedy")
-        first.click("[data-testid=create]")
-        first.wait_for_url("**/table/*")
-        # Another browser: another origin of the same server (its own localStorage).
-        second.page.goto(first.url.replace("127.0.0.1", "localhost"))
-        second.page.fill("[data-testid=name]", "Dan")
-        second.page.click("[data-testid=join]")
+        create_table(first, lobby, "Cat", {1: "open", 2: "builtin:greedy"}, players=3)
+        join_from_another_browser(second.page, first.url, "Dan")
         answered: dict[int, int | None] = {}
         for _ in range(2400):
             done = [click_a_move(page, answered) for page in (first, second.page)]
@@ -156,16 +136,8 @@ def test_each_person_sees_the_others_clock_run_on_their_move(
     second = RecordedPage.open(browser)
     try:
         lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
-        first.goto(lobby)
-        first.wait_for_function("() => document.getElementById('status').textContent === 'live'")
-        first.fill("[data-testid=name]", "Eve")
-        first.select_option("[data-testid=seat-1]", "open")
-        first.fill("[data-testid=clock]", "300+5")
-        first.click("[data-testid=create]")
-        first.wait_for_url("**/table/*")
-        second.page.goto(first.url.replace("127.0.0.1", "localhost"))
-        second.page.fill("[data-testid=name]", "Fay")
-        second.page.click("[data-testid=join]")
+        create_table(first, lobby, "Eve", {1: "open"}, clock="300+5")
+        join_from_another_browser(second.page, first.url, "Fay")
         mine = "() => document.getElementById('turn')?.dataset.yourMove === 'yes'"
         seats = {0: first, 1: second.page}
         first.wait_for_function(f"() => ({mine})() || document.querySelector('[data-testid=clock-1].on-move')")
@@ -209,14 +181,8 @@ def test_a_person_plays_a_registered_tcp_bot_at_a_lobby_table(
             [sys.executable, str(TCP_BOT), "0.01", "--connect", f"127.0.0.1:{port}",
              "--token", json.loads(registered.stdout)["token"], "--name", "tina"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        page.goto(lobby)
         offered = "() => [...document.querySelectorAll('[data-testid=seat-1] option')].some(o => o.value === 'tcp:tina')"
-        page.wait_for_function(offered, timeout=30000)
-        page.fill("[data-testid=name]", "Pat")
-        page.select_option("[data-testid=seat-1]", "tcp:tina")
-        page.fill("[data-testid=clock]", "300+2")
-        page.click("[data-testid=create]")
-        page.wait_for_url("**/table/*")
+        create_table(page, lobby, "Pat", {1: "tcp:tina"}, clock="300+2", ready=offered)
         assert "tina" in page.locator("[data-testid=seat-1]").inner_text()
         play_to_the_end(page)
         result = page.locator("#result").inner_text()
@@ -252,13 +218,8 @@ def test_a_person_thinking_past_the_servers_keep_alive_timeout_keeps_the_stream(
     page = browser_page.page
     try:
         lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
-        page.goto(lobby)
-        page.wait_for_function("() => document.getElementById('status').textContent === 'live'")
-        page.fill("[data-testid=name]", "Gil")
-        page.select_option("[data-testid=seat-1]", "builtin:greedy")
-        page.click("[data-testid=create]")
-        page.wait_for_url("**/table/*")
-        page.wait_for_function("() => document.getElementById('status').textContent === 'live'")
+        create_table(page, lobby, "Gil", {1: "builtin:greedy"})
+        page.wait_for_function(LIVE)
         page.evaluate("""() => { window.statuses = [];
             new MutationObserver(() => window.statuses.push(document.getElementById('status').textContent))
               .observe(document.getElementById('status'), {childList: true, characterData: true, subtree: true}); }""")
@@ -309,12 +270,8 @@ def test_the_lobby_and_the_live_page_watching_a_table_in_play_receive_no_hidden_
         lobby_page.page.goto(lobby)
         live_page.page.goto(live)
         for watcher in (lobby_page.page, live_page.page):
-            watcher.wait_for_function("() => document.getElementById('status').textContent === 'live'")
-        page.goto(lobby)
-        page.fill("[data-testid=name]", "Hal")
-        page.select_option("[data-testid=seat-1]", "builtin:greedy")
-        page.click("[data-testid=create]")
-        page.wait_for_url("**/table/*")
+            watcher.wait_for_function(LIVE)
+        create_table(page, lobby, "Hal", {1: "builtin:greedy"})
         play_to_the_end(page)
         page.wait_for_selector("[data-testid=replay]")
         lobby_page.page.wait_for_selector("[data-testid=table-1][data-state=over]")
@@ -348,13 +305,8 @@ def test_a_table_the_server_forgot_says_it_is_gone_and_leads_to_the_lobby(
     again = None
     try:
         lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:(\d+)/play)$")
-        page.goto(lobby[1])
-        page.wait_for_function("() => document.getElementById('status').textContent === 'live'")
-        page.fill("[data-testid=name]", "Ida")
-        page.select_option("[data-testid=seat-1]", "open")
-        page.click("[data-testid=create]")
-        page.wait_for_url("**/table/*")
-        page.wait_for_function("() => document.getElementById('status').textContent === 'live'")
+        create_table(page, lobby[1], "Ida", {1: "open"})
+        page.wait_for_function(LIVE)
         serve.process.send_signal(signal.SIGINT)  # an open table: nothing in play to wait for
         assert serve.process.wait(timeout=60) == 0, serve.lines
         again = Running(tmp_path, *args, "--http", f"127.0.0.1:{lobby[2]}")
@@ -408,13 +360,8 @@ def test_the_fullest_table_fits_a_phone_with_its_controls_on_the_first_screen(
     page.set_viewport_size(PHONE)
     try:
         lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
-        page.goto(lobby)
-        page.wait_for_function("() => document.getElementById('status').textContent === 'live'")
-        page.fill("[data-testid=name]", "Jo")
-        page.select_option("[data-testid=seat-1]", "open")  # nothing plays: the view is ours
-        page.click("[data-testid=create]")
-        page.wait_for_url("**/table/*")
-        page.wait_for_function("() => document.getElementById('status').textContent === 'live'")
+        create_table(page, lobby, "Jo", {1: "open"})  # nothing plays: the view is ours
+        page.wait_for_function(LIVE)
         page.evaluate(WORST_TABLE)
         page.screenshot(path=str(tmp_path / "table-phone-worst.png"), full_page=True)
         width = page.evaluate(WIDTH)
