@@ -116,6 +116,33 @@ def expected_views(record: dict[str, Any], config: MatchConfig) -> list[tuple[di
     return views
 
 
+def check_live_stream(received: list[tuple[str, Any]],
+                      views: dict[int, list[tuple[dict, set[str]]]]) -> int:
+    """Check what a live page's stream carried (``received``: (event, data) pairs, in
+    order) against the engine: results and ratings name no card at all; every table view
+    is a spectator's view of its game (``views``: ``expected_views`` by game), in order,
+    naming no card hidden at its moment. Returns how many views were checked."""
+    position = {g: 0 for g in views}
+    checked = 0
+    for name, data in received:
+        if name in ("finished", "standings"):  # results and ratings: no card at all
+            assert not CARD.findall(json.dumps(data)), (name, data)
+            continue
+        assert name in ("snapshot", "table"), f"an event the page does not expect: {name}"
+        if name == "snapshot":
+            assert not CARD.findall(json.dumps([data["recent"], data["standings"]])), data
+        for view in data["tables"] if name == "snapshot" else [data]:
+            want = views[view["game"]]
+            at = position[view["game"]]
+            while at < len(want) and want[at][0] != view:
+                at += 1
+            assert at < len(want), ("not a public view of its game, or out of order", view)
+            assert not set(CARD.findall(json.dumps(view))) & want[at][1], view
+            position[view["game"]] = at
+            checked += 1
+    return checked
+
+
 def sse_events(data: bytes) -> list[tuple[str, Any]]:
     """The (event, JSON data) pairs of a Server-Sent Events byte stream."""
     events = []

@@ -6,9 +6,13 @@ tests/browser/browserkit.py)::
 
     .venv/bin/python docs/screenshots/make_screenshots.py            # every page
     .venv/bin/python docs/screenshots/make_screenshots.py replay     # only these
+    .venv/bin/python docs/screenshots/make_screenshots.py play       # the table page
 
 The pages are made from a fresh match with a fixed seed between the built-in bots, so the
-pictures change only when the pages do. To add a page, add one line to PAGES: its name,
+pictures change only when the pages do. ``play`` is the table page of ``serve --http``'s
+lobby: a person ("Ann") creates a table against builtin:greedy and plays it to the end by
+clicking a card where one is playable, else the first enabled control (as
+tests/browser/test_play_page.py plays); its deal is the lobby's own, a fresh one each time. To add a page, add one line to PAGES: its name,
 the ``durak-ref`` arguments that write it (``{log}``: the sample match log, ``{out}``:
 the HTML file to write, ``{work}``: a scratch directory, ``{tournament}``: the id of a
 sample tournament in ``logs/durak.sqlite``) and, optionally, the URL
@@ -18,17 +22,22 @@ fragment to open it at.
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
-from browserkit import CHROMIUM, LAPTOP, PHONE, RecordedPage, launch  # noqa: E402
+from browserkit import (CHROMIUM, LAPTOP, PHONE, RecordedPage, create_table, launch,  # noqa: E402
+                        play_to_the_end)
 
 DURAK_REF = Path(sys.executable).parent / "durak-ref"
 
@@ -49,6 +58,8 @@ PAGES = [
 ]
 
 SIZES = {"laptop": LAPTOP, "phone": PHONE}
+#: The served page made by ``shoot_play`` (not a file a command writes).
+PLAY = "play"
 
 
 def sample_log(work: Path) -> Path:
@@ -71,12 +82,50 @@ def sample_tournament(work: Path) -> str:
     return str(json.loads(done.stdout)["tournament"])
 
 
+def shoot_play(context: Any, work: Path) -> None:
+    """``play-laptop.png`` and ``play-phone.png``: a finished game at a lobby table."""
+    serve = subprocess.Popen([str(DURAK_REF), "serve", "--listen", "127.0.0.1:0", "--db", "arena.sqlite",
+                              "--log-dir", "logs", "--http", "127.0.0.1:0"], cwd=work, text=True,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert serve.stderr is not None
+        lobby = None
+        for line in serve.stderr:
+            found = re.match(r"lobby: (http://\S+/play)$", line.strip())
+            if found:
+                lobby = found[1]
+                break
+        if lobby is None:
+            raise SystemExit(f"make_screenshots: serve --http did not start (exit {serve.wait()})")
+        threading.Thread(target=serve.stderr.read, daemon=True).start()  # drained, never full
+        rec = RecordedPage.open(context)
+        page = rec.page
+        page.set_viewport_size(LAPTOP)
+        create_table(page, lobby, "Ann", {1: "builtin:greedy"}, clock="300+5")
+        play_to_the_end(page, prefer=("#pairs .target", "#hand .playable"))  # cards, not take
+        page.wait_for_selector("[data-testid=replay]")
+        rec.assert_clean(allowed=(lobby.removesuffix("/play"),))
+        for size_name, size in SIZES.items():
+            page.set_viewport_size(size)
+            png = HERE / f"{PLAY}-{size_name}.png"
+            page.screenshot(path=str(png), full_page=size_name == "phone")
+            print(f"{png.relative_to(ROOT)} ({png.stat().st_size // 1024} KiB)")
+        page.close()
+    finally:
+        serve.send_signal(signal.SIGINT)
+        try:
+            serve.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            serve.kill()
+            serve.wait()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="pages to make (default: all): "
-                        + ", ".join(p.name for p in PAGES))
+                        + ", ".join([p.name for p in PAGES] + [PLAY]))
     args = parser.parse_args()
-    unknown = set(args.names) - {p.name for p in PAGES}
+    unknown = set(args.names) - {p.name for p in PAGES} - {PLAY}
     if unknown:
         parser.error(f"no such page: {', '.join(sorted(unknown))}")
     if not CHROMIUM.exists():
@@ -86,8 +135,8 @@ def main() -> int:
 
     work = Path(tempfile.mkdtemp(prefix="durak-shots-"))
     try:
-        log = sample_log(work)
         wanted = [p for p in PAGES if not args.names or p.name in args.names]
+        log = sample_log(work) if wanted else Path()
         tournament = (sample_tournament(work) if any("{tournament}" in " ".join(p.command) for p in wanted)
                       else "")
         with sync_playwright() as pw:
@@ -109,6 +158,8 @@ def main() -> int:
                         rec.page.screenshot(path=str(png), full_page=size_name == "phone" or page.whole)
                         rec.page.close()
                         print(f"{png.relative_to(ROOT)} ({png.stat().st_size // 1024} KiB)")
+                if not args.names or PLAY in args.names:
+                    shoot_play(context, work)
             finally:
                 context.close()
     finally:

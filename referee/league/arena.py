@@ -414,6 +414,10 @@ def serve(arena: Arena, host: str, port: int, http: tuple[str, int] | None = Non
         return trio.run(main)
 
 
+#: What the store records a person's display name as: this, then their person token's hash.
+PERSON = "person:"
+
+
 def _open_lobby(arena: Arena, grace: float) -> Any:
     """The lobby of ``serve --http``: its tables are played by ``tables.play_table``."""
     from .tables import play_table
@@ -423,10 +427,25 @@ def _open_lobby(arena: Arena, grace: float) -> Any:
     def bots() -> list[str]:
         return [f"builtin:{b}" for b in BUILTINS] + arena.idle_bots()
 
-    def name_taken(name: str) -> bool:
-        return arena.store.bot_command(name) not in (None, "human")
+    def claim(name: str, person_key: str) -> str | None:
+        # A person's name is recorded as PERSON + their token's hash: theirs from the first
+        # seat they take under it. A name a person played under before names were claimed
+        # ("human") goes to the first browser that takes it again.
+        mine = PERSON + person_key
+        with arena.store.transaction():
+            command = arena.store.bot_command(name)
+            if command is None:
+                arena.store.ensure_bot(name, mine)
+            elif command == "human":
+                arena.store.set_bot_command(name, mine)
+            elif command != mine:
+                if command.startswith(PERSON):
+                    return (f"{name!r} is another person's name here (rated under it): choose "
+                            f"another, or play from the browser that first used it")
+                return f"{name!r} is a bot's name here: choose another display name"
+        return None
 
     async def play(table: Any) -> None:
         await play_table(arena, table)
 
-    return Lobby(play, bots, grace=grace, name_taken=name_taken, on_event=arena.on_event)
+    return Lobby(play, bots, grace=grace, claim=claim, on_event=arena.on_event)

@@ -2,7 +2,8 @@
 goes through ``play_game`` like every arena game, is written to a log of its own (one
 file per table: its rules and clock are its own) and to the ladder in the store, so the
 people at it are rated under their display names; the live page watches it and lists
-its replay once it is over.
+its replay once it is over. The people's pages show every seat's clock as the table may
+see it (``human/clocks.py``), kept from the game's public messages and the people's moves.
 """
 
 from __future__ import annotations
@@ -10,19 +11,23 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+import trio
+
 from .ladder import ensure_ladder, store_ladder_game
+from ..human.clocks import PublicClocks
 from ..records.matchlog import MatchLogWriter, fresh_log_path, timestamp, utc_now
 from ..seats.players import BuiltinPlayer, Player, parse_bot_spec, unique_names
 from ..table.match import MatchResult, BotStats, play_game
 from ..table.runner import log_header
 from ..web.live import replay_header
 from ..web.lobby import LobbyTable
+from ..web.seat import BrowserSeat
 
 
-async def play_table(arena: Any, table: LobbyTable) -> None:
-    """Play ``table``'s one game (``arena``: the running ``arena.Arena``) and record it (log, store, live page); the result goes
-    on the table. A TCP bot of the table that is no longer free ends the table unplayed."""
-    config = table.config
+def _seat_players(arena: Any, table: LobbyTable) -> tuple[list[Player], list[Any]] | None:
+    """The players of ``table``'s seats (its people, its built-ins, its TCP bots taken from
+    the arena's idle ones), under unique names, and the TCP seats taken; None, with the
+    reason on the table and nothing taken, when a TCP bot is no longer free."""
     players: list[Player] = []
     taken: list[Any] = []
     for s in table.seats:
@@ -34,15 +39,43 @@ async def play_table(arena: Any, table: LobbyTable) -> None:
                 for t in taken:
                     t.busy = False
                 table.result = {"error": f"{s.bot} is no longer connected: create the table again"}
-                return
+                return None
             taken.append(seat)
             players.append(seat)
         else:
             assert s.bot is not None
             spec = parse_bot_spec(s.bot)
-            players.append(BuiltinPlayer(spec.name, spec, config.seed))
+            players.append(BuiltinPlayer(spec.name, spec, table.config.seed))
     for p, name in zip(players, unique_names([p.name for p in players])):
         p.name = name
+    return players, taken
+
+
+def _show_clocks(players: list[Player], config: Any) -> PublicClocks:
+    """The table's public clocks, published to every person at the table on each change."""
+    tc = config.tc
+    people = [p for p in players if isinstance(p, BrowserSeat)]
+    clocks = PublicClocks(len(players), tc.base, tc.increment, tc.move,
+                          {players.index(p) for p in people}, trio.current_time())
+
+    def show_clocks() -> None:
+        for person in people:
+            person.publish()
+
+    clocks.on_change = show_clocks
+    for person in people:
+        person.clocks = clocks
+    return clocks
+
+
+async def play_table(arena: Any, table: LobbyTable) -> None:
+    """Play ``table``'s one game (``arena``: the running ``arena.Arena``) and record it (log, store, live page); the result goes
+    on the table. A TCP bot of the table that is no longer free ends the table unplayed."""
+    config = table.config
+    seated = _seat_players(arena, table)
+    if seated is None:
+        return
+    players, taken = seated
     index = arena.next_index()
     table.game = index
     deal = f"L{secrets.token_hex(16)}"
@@ -51,10 +84,17 @@ async def play_table(arena: Any, table: LobbyTable) -> None:
     if arena.log_dir is not None:
         writer = MatchLogWriter(fresh_log_path(arena.log_dir, f"table-{timestamp()}"))
         writer.write(dict(log_header(players, config), lobby_table=table.number))
+    clocks = _show_clocks(players, config)
+
+    async def watch(message: dict[str, Any]) -> None:
+        clocks.follow(message, trio.current_time())
+        if arena.live is not None:
+            await arena.live.watch(message)
+
     try:
         started = utc_now()
         record = await play_game(players, config, index=index, seed=deal, dealer=len(players) - 1,
-                                 watch=None if arena.live is None else arena.live.watch)
+                                 watch=watch)
         with arena.store.transaction():
             for p in players:
                 arena.store.ensure_bot(p.name, "human" if p.spec.kind == "human" else p.spec.text)

@@ -411,6 +411,10 @@ class Store:
             row = self.db.execute("SELECT command FROM bots WHERE name = ?", (name,)).fetchone()
         return row[0] if row else None
 
+    def set_bot_command(self, name: str, command: str) -> None:
+        """Set what ``name`` is recorded as (``ensure_bot``'s ``command``)."""
+        self.db.execute("UPDATE bots SET command = ? WHERE name = ?", (command, name))
+
     def set_token_hash(self, name: str, token_hash: str | None) -> None:
         """Set (None: revoke) the arena token of ``name``."""
         self.db.execute("UPDATE bots SET token_hash = ? WHERE name = ?", (token_hash, name))

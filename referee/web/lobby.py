@@ -21,6 +21,13 @@ Every request is the user's input: bodies are JSON maps of at most MAX_BODY byte
 posted as ``application/json`` from this origin; anything else is refused with a
 status and a sentence saying what to do. Table creation, joins and streams are limited
 per address (a flood from one address fills none of the others' room).
+
+Display names: a person is rated under their display name, so a name is theirs once
+they have used it: the first browser to take a seat under a name claims it (``claim``,
+kept with the ratings: the store), by a person token the lobby gives that browser and
+the browser keeps (``person`` in the create and join bodies and answers). Another
+browser is refused that name, with the reason. A name sits once at a table; a bot's name
+(a built-in's, ``builtin:...`` or ``tcp:...``, a registered bot's) is never a person's.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import trio
 
 from .live import Client, pump, refuse, response_headers, sse
 from .seat import BrowserSeat, new_seat_token, token_key
+from ..seats.players import BUILTINS
 from ..console.jsonout import dumps
 from ..human.hints import HINT_BOTS
 from ..rules.options import PRESETS, RulesError, make_rules
@@ -87,6 +95,21 @@ def display_name(raw: Any) -> str:
     if len(name) > NAME_MAX:
         raise LobbyError(400, f"a display name has at most {NAME_MAX} characters; this one has {len(name)}")
     return name
+
+
+def bot_like(name: str) -> str | None:
+    """Why ``name`` is a bot's and not a person's display name, or None: a bot spec
+    (``builtin:...``, ``tcp:...``) or a built-in bot's name (in any case)."""
+    if name.lower().startswith(("builtin:", "tcp:")):
+        return f"{name!r} is how a bot is named (builtin:NAME, tcp:NAME): choose a person's name"
+    if name.lower() in BUILTINS:
+        return f"{name!r} is a built-in bot's name: choose another display name"
+    return None
+
+
+def no_claim(name: str, person_key: str) -> str | None:
+    """A lobby without a store: every name is free (see ``Lobby``'s ``claim``)."""
+    return None
 
 
 @dataclass
@@ -154,14 +177,15 @@ def _recent(times: deque[float], now: float, window: float = 3600.0) -> int:
 class Lobby:
     """The lobby's tables and seats. ``play(table)`` plays a full table's game (and
     records it); ``bots()`` lists the bot specs a seat may take now (built-ins and
-    connected TCP bots); ``name_taken(name)``: whether a display name belongs to a bot
-    (a person may not take a bot's name or rating). ``grace``: the reconnect grace of
-    every person's seat, in seconds."""
+    connected TCP bots); ``claim(name, person_key)``: take display name ``name`` for the
+    person whose token hashes to ``person_key`` (``token_key``), or say why not (None:
+    it is theirs now; a registered bot's name or another person's is refused).
+    ``grace``: the reconnect grace of every person's seat, in seconds."""
 
     def __init__(self, play: Callable[[LobbyTable], Awaitable[None]], bots: Callable[[], list[str]],
-                 *, grace: float = 60.0, name_taken: Callable[[str], bool] = lambda name: False,
+                 *, grace: float = 60.0, claim: Callable[[str, str], str | None] = no_claim,
                  on_event: Callable[[str], None] | None = None) -> None:
-        self._play, self._bots, self._name_taken = play, bots, name_taken
+        self._play, self._bots, self._claim = play, bots, claim
         self.grace = grace
         self.on_event = on_event
         self.tables: dict[int, LobbyTable] = {}
@@ -183,9 +207,10 @@ class Lobby:
                 "bots": self._bots(), "presets": list(PRESETS), "hint_bots": list(HINT_BOTS),
                 "open": not self._stopping}
 
-    def create(self, body: Any, address: str) -> tuple[LobbyTable, int, str]:
+    def create(self, body: Any, address: str) -> tuple[LobbyTable, int, str, str]:
         """A new table from the create form's JSON, with its creator in their seat.
-        Returns (table, the creator's seat, their token). LobbyError for what cannot be."""
+        Returns (table, the creator's seat, their seat token, their person token).
+        LobbyError for what cannot be."""
         if self._stopping:
             raise LobbyError(503, "the server is stopping: no new tables")
         form = _form(body)
@@ -234,7 +259,7 @@ class Lobby:
             tc = TimeControl.parse(clock.strip() or None, float(move))
         except (RulesError, TimeControlError) as exc:
             raise LobbyError(400, str(exc)) from None
-        name = self._person_name(form.get("name"))
+        name, person = self._person_name(form, [])
         table = LobbyTable(next(self._numbers), MatchConfig(rules=rules, games=1, tc=tc),
                            preset, list(options), tc.describe(), hints, seats, address, now)
         self.tables[table.number] = table
@@ -243,11 +268,11 @@ class Lobby:
         token = self._seat(table, seat, name)
         self._say(f"lobby: table {table.number} created from {address} ({len(seats)} seats)")
         self._filled(table)
-        return table, seat, token
+        return table, seat, token, person
 
-    def join(self, number: int, body: Any, address: str) -> tuple[int, str]:
+    def join(self, number: int, body: Any, address: str) -> tuple[int, str, str]:
         """Take an open seat of table ``number`` (the first, or ``seat`` of the body).
-        Returns (seat, token). LobbyError for what cannot be."""
+        Returns (seat, seat token, person token). LobbyError for what cannot be."""
         form = _form(body)
         table = self.tables.get(number)
         if table is None or table.state != "open":
@@ -263,17 +288,29 @@ class Lobby:
         if type(wanted) is not int or wanted not in free:
             raise LobbyError(409, f"seat {str(wanted)[:12]} of table {number} is not open; "
                              f"open: {free}")
-        name = self._person_name(form.get("name"))
+        name, person = self._person_name(form, table.people)
         token = self._seat(table, wanted, name)
         mine.joins.append(now)
         self._filled(table)
-        return wanted, token
+        return wanted, token, person
 
-    def _person_name(self, raw: Any) -> str:
-        name = display_name(raw)
-        if self._name_taken(name):
-            raise LobbyError(409, f"{name!r} is a bot's name here: choose another display name")
-        return name
+    def _person_name(self, form: dict[str, Any], seated: list[BrowserSeat]) -> tuple[str, str]:
+        """The form's display name, claimed for its person (``person``: their token, or a
+        new one for a browser that has none yet) -> (name, person token). LobbyError 409
+        for a bot's name, a name at this table already, another person's name."""
+        name = display_name(form.get("name"))
+        why = bot_like(name)
+        if why is None and any(p.name == name for p in seated):
+            why = f"{name!r} already sits at this table: choose another display name"
+        if why is not None:
+            raise LobbyError(409, why)
+        person = form.get("person")
+        if not isinstance(person, str) or not 32 <= len(person) <= 64:
+            person = new_seat_token()
+        why = self._claim(name, token_key(person))
+        if why is not None:
+            raise LobbyError(409, why)
+        return name, person
 
     def _seat(self, table: LobbyTable, seat: int, name: str) -> str:
         token = new_seat_token()
@@ -414,12 +451,12 @@ class Lobby:
 
     def _post(self, path: str, body: Any, address: str) -> dict[str, Any]:
         if path == "/api/tables":
-            table, seat, token = self.create(body, address)
-            return {"table": table.number, "seat": seat, "token": token}
+            table, seat, token, person = self.create(body, address)
+            return {"table": table.number, "seat": seat, "token": token, "person": person}
         join = _JOIN.fullmatch(path)
         if join:
-            seat, token = self.join(int(join.group(1)), body, address)
-            return {"table": int(join.group(1)), "seat": seat, "token": token}
+            seat, token, person = self.join(int(join.group(1)), body, address)
+            return {"table": int(join.group(1)), "seat": seat, "token": token, "person": person}
         form = _form(body)
         found = self.seats.get(token_key(str(form.get("token", ""))))
         if found is None:

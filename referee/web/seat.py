@@ -30,6 +30,7 @@ from protocol.codec import decode
 
 from .live import Client, sse
 from ..human import hints
+from ..human.clocks import PublicClocks, is_public_answer, is_public_request
 from ..human.seatview import SeatTable, choose_answer
 from ..human.terminal import human_spec
 from ..seats.players import BotFailure, Player
@@ -69,6 +70,8 @@ class BrowserSeat(Player):
         self.replay: str | None = None  #: the finished game's replay link, once listed
         self.notice: str | None = None  #: why the table ended without a game, once it did
         self.on_event: Any = None  #: callable(str) for operator lines
+        #: The table's public clocks (set by whoever seats the game), told of this seat's moves
+        self.clocks: PublicClocks | None = None
         self._grace_left = grace
         self._wake = trio.Event()
         self._choice: int | None = None
@@ -112,8 +115,9 @@ class BrowserSeat(Player):
             used = trio.current_time() - self._asked_at - self._paused_s
             data["request"]["used_ms"] = max(0, int(1000 * used))
             data["request"]["hint"] = self._hint
+        clocks = None if self.clocks is None else self.clocks.view(trio.current_time())
         return {"name": self.name, "waiting": False, "table": data, "replay": self.replay,
-                "notice": self.notice}
+                "notice": self.notice, "clocks": clocks}
 
     def publish(self) -> None:
         """Send the view now to every stream of the seat (a waiting one is replaced)."""
@@ -173,6 +177,8 @@ class BrowserSeat(Player):
                 f"{self.name}:{request['game']}")
         # The person's time starts when the request (with its hint) is on the page.
         self._asked_at = trio.current_time()
+        if self.clocks is not None and is_public_request(request):
+            self.clocks.asked(self.table.seat, self._asked_at)
         self.publish()
         while self._choice is None:
             if not self.connected:
@@ -193,6 +199,9 @@ class BrowserSeat(Player):
         # The person is charged from the request to the click, less the pauses.
         self.timing = (self._asked_at + self._paused_s, answered)
         legal = request["legal"]
+        if self.clocks is not None:
+            self.clocks.answered(self.table.seat, answered - self._asked_at - self._paused_s,
+                                 is_public_answer(request, legal[self._choice]), answered)
         self.table.answered()
         self.publish()
         return legal[self._choice]
@@ -204,6 +213,8 @@ class BrowserSeat(Player):
                   f"to {self._grace_left:.3g} s")
         began = trio.current_time()
         self.paused = True
+        if self.clocks is not None:
+            self.clocks.paused(began)
         try:
             with trio.move_on_after(self._grace_left):
                 while not self.connected:
@@ -214,6 +225,8 @@ class BrowserSeat(Player):
             away = trio.current_time() - began
             self._grace_left = max(0.0, self._grace_left - away)
             self._paused_s += away
+            if self.clocks is not None:
+                self.clocks.resumed(trio.current_time())
         if not self.connected:
             raise BotFailure("disconnect", f"{self.name} left the table: no browser came back "
                              f"within the grace of {self.grace:g} s (all pauses of a game "

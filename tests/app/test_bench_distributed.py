@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
 from pgserver import missing
 from referee.records.pgserver import pg_bin
 from referee.records.store import Store
-from support import cli
+from support import DURAK_REF, cli
 
 
 def test_bench_distributed_reports_games_per_s_per_worker_count_and_stores_every_game_once(
@@ -58,14 +61,20 @@ def test_bench_distributed_reports_games_per_s_per_worker_count_and_stores_every
 def test_bench_distributed_without_db_makes_and_removes_a_private_server(tmp_path: Path) -> None:
     if pg_bin("initdb") is None:
         missing("PostgreSQL's initdb/pg_ctl are not installed (apt-get install postgresql)")
-    tmp = Path(tempfile.gettempdir())
-    before = set(tmp.glob("durak-pg-*"))
-    run = cli("bench", "distributed", "--builtin-games", "2", "--rounds", "1", "--max-workers", "1",
-              "--json", cwd=tmp_path, timeout=300)
-    assert run.returncode == 0, run.stderr
-    r = json.loads(run.stdout)
-    assert r["server"].startswith("private") and r["builtin"]["runs"]["1"]["games"] == 6
-    assert set(tmp.glob("durak-pg-*")) <= before  # its directory is gone
+    # Its own short temporary directory (a server's socket path must stay short), so that
+    # other tests' private servers, made at the same time, are not counted as its own.
+    tmp = Path(tempfile.mkdtemp(prefix="bd-"))
+    tmp.chmod(0o755)  # the server runs as another user when the tests run as root
+    try:
+        run = subprocess.run([str(DURAK_REF), "bench", "distributed", "--builtin-games", "2", "--rounds", "1",
+                              "--max-workers", "1", "--json"], capture_output=True, text=True, cwd=tmp_path,
+                             env=dict(os.environ, TMPDIR=str(tmp), NO_COLOR="1"), timeout=300)
+        assert run.returncode == 0, run.stderr
+        r = json.loads(run.stdout)
+        assert r["server"].startswith("private") and r["builtin"]["runs"]["1"]["games"] == 6
+        assert not list(tmp.glob("durak-pg-*"))  # its directory is gone
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def test_bench_distributed_refuses_a_file_store_and_bad_counts(tmp_path: Path) -> None:

@@ -354,7 +354,7 @@ async def test_rotate_and_unregister_take_effect_while_the_arena_serves(tmp_path
             await wait_until(lambda: "carol connected from 127.0.9.3" in run.events, 5, "carol")
             gone = await trio.to_thread.run_sync(
                 lambda: _cli_json("unregister", "carol", "--db", db, cwd=tmp_path))
-            assert gone == {"name": "carol", "unregistered": True}
+            assert gone == {"command": "unregister", "version": 1, "name": "carol", "unregistered": True}
             revoked = "carol (127.0.9.3): its token was revoked; connection closed"
             await wait_until(lambda: any(e.startswith(revoked) for e in run.events), 10,
                              "carol's connection closed (after her game, if she was playing)")

@@ -17,7 +17,7 @@ def lobby() -> Lobby:
         await trio.sleep_forever()
 
     return Lobby(play, lambda: ["builtin:greedy", "builtin:random"],
-                 name_taken=lambda name: name == "alice")
+                 claim=lambda name, key: "a bot's name" if name == "alice" else None)
 
 
 def refused(call: Any, *args: Any) -> LobbyError:
@@ -41,6 +41,8 @@ GOOD = {"name": "Ann", "seats": ["you", "builtin:greedy"]}
     ({**GOOD, "move_time": True}, 400), ({**GOOD, "clock": "forever"}, 400),
     ({**GOOD, "hints": "greedy"}, 400), ({**GOOD, "name": ""}, 400), ({**GOOD, "name": 7}, 400),
     ({**GOOD, "name": "x" * 25}, 400), ({**GOOD, "name": "alice"}, 409),
+    ({**GOOD, "name": "greedy"}, 409), ({**GOOD, "name": "ISMCTS"}, 409),
+    ({**GOOD, "name": "builtin:greedy"}, 409), ({**GOOD, "name": "tcp:alice"}, 409),
 ], ids=lambda v: str(v)[:40])
 def test_a_bad_table_is_refused_with_a_reason(body: Any, status: int) -> None:
     error = refused(lobby().create, body, "10.0.0.1")
@@ -65,7 +67,7 @@ def test_a_seat_is_taken_once_and_a_full_table_has_no_open_seat() -> None:
     room = lobby()
 
     async def main() -> None:
-        table, seat, token = room.create({**GOOD, "seats": ["you", "open"]}, "10.0.0.1")
+        table, seat, token, _ = room.create({**GOOD, "seats": ["you", "open"]}, "10.0.0.1")
         assert seat == 0 and len(token) >= 32
         with pytest.raises(LobbyError) as caught:
             room.join(table.number, {"name": "Bo", "seat": 0}, "10.0.0.2")
@@ -195,7 +197,7 @@ def test_a_table_left_open_past_its_time_is_closed_and_its_person_told() -> None
         async with trio.open_nursery() as nursery:
             nursery.start_soon(room.run)
             await trio.testing.wait_all_tasks_blocked()
-            table, _, token = room.create({**GOOD, "seats": ["you", "open"]}, "10.0.0.1")
+            table, _, token, _ = room.create({**GOOD, "seats": ["you", "open"]}, "10.0.0.1")
             client = table.people[0].attach()
             assert client is not None and table.state == "open"
             await trio.sleep(OPEN_FOR_S - 5)

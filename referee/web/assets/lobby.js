@@ -64,11 +64,13 @@ document.getElementById("create").addEventListener("submit", async (e) => {
     move_time: Number(f.move_time.value), hints: f.hints.value || null,
     options: f.options.value.split(/\s+/).filter(Boolean),
     seats: [...document.querySelectorAll("#seats select")].map((s) => s.value),
+    person: localStorage.getItem("durak-person"),  // the key to the names this browser took
   };
   const answer = await fetch("/api/tables", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   const data = await answer.json();
   if (!answer.ok) { document.getElementById("create-error").textContent = data.error; return; }
   localStorage.setItem("durak-seat-" + data.table, data.token);
+  localStorage.setItem("durak-person", data.person);
   location.href = "/table/" + data.table;
 });
 

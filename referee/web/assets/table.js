@@ -34,10 +34,29 @@ function fmt(ms) {
   return s >= 60 ? Math.floor(s / 60) + ":" + String(Math.floor(s % 60)).padStart(2, "0") : s.toFixed(1) + " s";
 }
 
+// A seat's clock as the table sees it (view.clocks[seat]), ticking when its move is open.
+function seatClock(seat) {
+  const c = view && view.clocks && view.clocks[seat];
+  if (!c) return "";
+  const ran = c.running ? Date.now() - shownAt : 0;
+  const parts = [];
+  if (c.remaining_ms !== null) parts.push(fmt(c.remaining_ms - ran));
+  if (c.move_ms !== null) parts.push("move " + fmt(c.move_ms - ran));
+  if (c.paused) parts.push("paused");
+  return parts.join(" · ");
+}
+
 function tick() {
+  document.querySelectorAll("[data-clock-seat]").forEach((node) => {
+    node.textContent = seatClock(Number(node.dataset.clockSeat));
+  });
   const r = view && view.table && view.table.request;
   const node = document.getElementById("clock");
-  if (!r) { node.textContent = ""; return; }
+  if (!r) {
+    const mine = view && view.table && !view.table.end ? seatClock(view.table.seat) : "";
+    node.textContent = mine ? "your clock: " + mine : "";
+    return;
+  }
   const used = r.used_ms + (Date.now() - shownAt);
   const parts = [];
   if (r.clock && r.clock.move_ms !== null) parts.push("this move: " + fmt(r.clock.move_ms - used));
@@ -65,6 +84,9 @@ function render() {
       if (seat === t.defender) row.append(el("span", t.taking ? "takes" : "defends", { class: "role" }));
     }
     if (t.out[seat]) row.append(el("span", "out", { class: "role" }));
+    const clock = view.clocks && view.clocks[seat];
+    row.append(el("span", null, { class: "seat-clock" + (clock && (clock.running || clock.paused) ? " on-move" : ""),
+      "data-clock-seat": seat, "data-testid": "clock-" + seat }));
     row.append(Cards.hiddenHand(t.hand_sizes[seat], { known: t.known[seat] || [], trump: trumpSuit, max: 6 }));
     others.append(row);
   });
@@ -130,11 +152,38 @@ function render() {
   tick();
 }
 
+// The seat is gone (the server was restarted, or it forgot the finished table): say so
+// and lead back to the lobby, instead of "reconnecting…" for ever.
+function gone() {
+  localStorage.removeItem(storeKey);
+  document.getElementById("status").textContent = "table gone";
+  const notice = document.getElementById("notice");
+  notice.replaceChildren(document.createTextNode("This table is gone (the server was restarted, or the finished table was forgotten). "),
+    el("a", "Back to the lobby", { href: "/play", "data-testid": "gone" }));
+  document.getElementById("turn").textContent = "";
+}
+
+// EventSource gives up for good on a refused stream: ask the server why. A seat it does
+// not know (403) is gone; anything else (busy, unreachable) is tried again shortly.
+async function checkSeat(url) {
+  const stop = new AbortController();
+  try {
+    const answer = await fetch(url, { signal: stop.signal });
+    stop.abort();
+    if (answer.status === 403) { gone(); return; }
+  } catch (e) { /* unreachable: try again */ }
+  setTimeout(follow, 2000);
+}
+
 function follow() {
   const status = document.getElementById("status");
-  const source = new EventSource("/seat/events?token=" + encodeURIComponent(token));
+  const url = "/seat/events?token=" + encodeURIComponent(token);
+  const source = new EventSource(url);
   source.addEventListener("open", () => { status.textContent = "live"; });
-  source.addEventListener("error", () => { status.textContent = "reconnecting…"; });
+  source.addEventListener("error", () => {
+    status.textContent = "reconnecting…";
+    if (source.readyState === EventSource.CLOSED) checkSeat(url);
+  });
   source.addEventListener("seat", (e) => {
     view = JSON.parse(e.data);
     shownAt = Date.now();
@@ -150,9 +199,11 @@ if (token) {
   form.hidden = false;
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
-    const [ok, data] = await post("/api/tables/" + number + "/join", { name: form.name.value });
+    const person = localStorage.getItem("durak-person");  // the key to the names this browser took
+    const [ok, data] = await post("/api/tables/" + number + "/join", { name: form.name.value, person });
     if (!ok) { document.getElementById("join-error").textContent = data.error; return; }
     token = data.token;
+    localStorage.setItem("durak-person", data.person);
     localStorage.setItem(storeKey, token);
     form.hidden = true;
     follow();

@@ -1,0 +1,72 @@
+"""Display names at a real ``serve --http`` over HTTP: a person is rated under their
+name, so the first browser to sit under a name claims it (by the person token it is
+given and keeps); another browser is refused it, also after the server restarts; a name
+sits once at a table; a bot's name is never a person's."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from livekit import Running
+from referee.records.store import open_store
+from support import cli
+
+
+def post(base: str, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    answer = httpx.post(base + path, json=body, timeout=30)
+    return answer.status_code, answer.json()
+
+
+def serving(tmp_path: Path, db: Path) -> tuple[Running, str]:
+    serve = Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", db, "--http",
+                    "127.0.0.1:0")
+    return serve, serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+)/play$")[1]
+
+
+def test_a_name_is_the_first_persons_to_sit_under_it_and_a_bots_name_is_nobodys(tmp_path: Path) -> None:
+    db = tmp_path / "arena.sqlite"
+    assert cli("register", "tina", "--db", db, cwd=tmp_path).returncode == 0
+    with open_store(db) as store, store.transaction():  # rated before names were claimed
+        store.ensure_bot("Old", "human")
+    open_table = {"seats": ["you", "open"]}
+    serve, base = serving(tmp_path, db)
+    try:
+        status, first = post(base, "/api/tables", {**open_table, "name": "Ann"})
+        assert status == 200 and len(first["person"]) >= 32, first
+        ann = first["person"]
+        # Another browser under the same name: at the same table, at a new one.
+        status, answer = post(base, f"/api/tables/{first['table']}/join", {"name": "Ann"})
+        assert status == 409 and "already sits at this table" in answer["error"], answer
+        status, answer = post(base, "/api/tables", {**open_table, "name": "Ann"})
+        assert status == 409 and "another person's name" in answer["error"], answer
+        status, answer = post(base, "/api/tables", {**open_table, "name": "Ann", "person": "x" * 40})
+        assert status == 409, answer  # a made-up person token is another person
+        # The browser that took it: at another table too.
+        status, answer = post(base, "/api/tables", {**open_table, "name": "Ann", "person": ann})
+        assert status == 200 and answer["person"] == ann, answer
+        status, old = post(base, "/api/tables", {**open_table, "name": "Old"})
+        assert status == 200, old  # an unclaimed rated name goes to the first browser back
+        join = f"/api/tables/{first['table']}/join"  # (an address holds at most 3 tables)
+        status, answer = post(base, join, {"name": "Old"})
+        assert status == 409 and "another person's name" in answer["error"], answer
+        for bot in ("greedy", "Greedy", "builtin:random", "tcp:tina", "tina"):
+            status, answer = post(base, join, {"name": bot})
+            assert status == 409 and "bot" in answer["error"], (bot, answer)
+    finally:
+        serve.close()
+    serve, base = serving(tmp_path, db)  # the claim is kept with the ratings
+    try:
+        status, answer = post(base, "/api/tables", {**open_table, "name": "Ann"})
+        assert status == 409 and "another person's name" in answer["error"], answer
+        status, answer = post(base, "/api/tables", {**open_table, "name": "Ann", "person": ann})
+        assert status == 200, answer
+    finally:
+        serve.close()
+    with sqlite3.connect(db) as store:  # the store holds the token's hash, never the token
+        (command,) = store.execute("SELECT command FROM bots WHERE name = 'Ann'").fetchone()
+    assert command == "person:" + hashlib.sha256(ann.encode()).hexdigest()
