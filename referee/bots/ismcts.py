@@ -24,13 +24,17 @@ applied in simulations without a tree node, as the referee applies them.
 
 At the root the UCB value of the action ``greedy_choose`` would play gets a progressive
 bias ``bias / visits``: with few iterations the search leans on the heuristic, with many
-the bias fades.
+the bias fades. With ``tree_bias`` > 0 every node below the root leans the same way, by
+``tree_bias / visits``, toward the move greedy would play with the cards of the deal
+being simulated: the shared tree would otherwise have the other seats choose without
+regard to their own (determinized) hands.
 
 Parameters, from the bot spec (``builtin:ismcts:iterations=200,ms=40,c=0.7``):
 ``iterations`` per decision (default 150), ``ms`` a wall-time budget per decision
 (stops at whichever comes first; with ``ms`` alone only the time counts, and the play
 then depends on the machine's speed), ``c`` the UCB exploration constant (default 0.7),
-``bias`` the weight of the greedy hint (default 1, 0 for none).
+``bias`` the weight of the greedy hint (default 1, 0 for none), ``tree_bias`` that
+of the greedy lean below the root (default 0), ``solve_nodes`` the root solver's budget.
 With ``iterations`` alone a decision is a pure function of the seed, the observation
 and the legal list.
 """
@@ -82,23 +86,27 @@ class IsmctsParams:
     #: Positions the exact endgame solver may search at the root once the seat's own
     #: position is solvable (the talon empty, two seats in; 0: never asked).
     solve_nodes: int = 0
+    #: The weight of the lean toward greedy's move at every node below the root, for
+    #: whichever seat moves there (0: none).
+    tree_bias: float = 0.0
 
 
 #: Each parameter: (parse as int, smallest allowed value, whether that smallest is allowed, largest).
 _PARAM_RANGES: dict[str, tuple[bool, float, bool, float]] = {
     "iterations": (True, 0, False, MAX_ITERATIONS), "ms": (False, 0, False, MAX_MS),
     "c": (False, 0, False, 100.0), "bias": (False, 0, True, 100.0),
-    "solve_nodes": (True, 0, True, MAX_NODES),
+    "solve_nodes": (True, 0, True, MAX_NODES), "tree_bias": (False, 0, True, 100.0),
 }
 
 
 #: The search built-ins and their default parameters. ``expert`` is ismcts with a larger
-#: budget (about 40 ms of CPU per decision on this project's 2-core machine; the search
-#: costs about 1/6 of the time it did before its inner loop was compiled) and the exact
-#: endgame solver at the root.
+#: budget (about 45 ms of CPU per decision on this project's 2-core machine; the search
+#: costs about 1/6 of the time it did before its inner loop was compiled), the greedy
+#: lean in the whole tree and the exact endgame solver at the root (docs/STRENGTH.md
+#: has what each was measured to give).
 SEARCH_BOTS: dict[str, IsmctsParams] = {
     "ismcts": IsmctsParams(),
-    "expert": IsmctsParams(iterations=1600, solve_nodes=3000),
+    "expert": IsmctsParams(iterations=1600, solve_nodes=3000, tree_bias=1.0),
 }
 
 
@@ -267,7 +275,8 @@ class IsmctsStrategy:
                 continue  # cannot happen for an observation the referee sent; stay safe
             # (the first playout always completes, whatever the time)
             if not iterate(root, g, actions, hint, params.bias, params.c, rng.getrandbits(31),
-                           deadline if deadline is not None and done > 1 else 0.0):
+                           deadline if deadline is not None and done > 1 else 0.0,
+                           params.tree_bias):
                 break  # out of time
         best = max(range(len(actions)), key=lambda i: (
             root.children[actions[i]].visits if actions[i] in root.children else -1,

@@ -30,6 +30,7 @@ import time
 
 from ..rules.actions import ATTACK, COVER, PASS, TAKE, THROW_IN, TRANSFER
 from ..rules.game import DEFEND_PHASE, OVER, Game
+from .fastchoice import greedy_action
 
 #: The generator: state' = (A * state + C) mod 2**31; a draw is the state's top 15 bits.
 _LCG_A = 1103515245
@@ -79,11 +80,13 @@ def deal(template: Game, pool: list[int], fixed: list[int], need: list[int],
 
 
 def iterate(root: Node, g: Game, root_actions: list[int], hint: int, bias: float, c: float,
-            seed: int, deadline: float) -> bool:
+            seed: int, deadline: float, tree_bias: float) -> bool:
     """One iteration on the determinization ``g`` (played on), whose seat to move is the
     root's: descend from ``root`` over the actions legal in ``g`` (at the root only those
     of ``root_actions``, the request's list) by UCB1 (``hint``'s value raised by
-    ``bias / visits`` at the root), expand the first untried action, play out
+    ``bias / visits`` at the root; below it, with ``tree_bias`` > 0, the value of the
+    move ``greedy_action`` would play in ``g`` raised by ``tree_bias / visits``), expand
+    a random untried action, play out
     (``playout``) and back up. False, with nothing backed up, when the playout passed
     ``deadline`` (``playout``)."""
     node = root
@@ -118,11 +121,21 @@ def iterate(root: Node, g: Game, root_actions: list[int], hint: int, bias: float
             path.append(child)
             break
         best, best_value = legal[0], -1e300
+        # One tree serves every determinization, so a node's UCB values mix the deals of
+        # the mover's own hidden cards: alone they would have another seat choose as if
+        # it did not know its hand. Greedy's move is computed from this deal's hand: the
+        # lean makes each seat play, early on, what a seat holding these cards would.
+        if node is root:
+            lean, weight = hint, bias
+        elif tree_bias > 0.0:
+            lean, weight = greedy_action(g, seat, legal), tree_bias
+        else:
+            lean, weight = -1, 0.0
         for a in legal:
             child = children[a]
             value = child.ucb(c)
-            if node is root and a == hint:
-                value += bias / child.visits
+            if a == lean:
+                value += weight / child.visits
             if value > best_value:
                 best, best_value = a, value
         node = children[best]

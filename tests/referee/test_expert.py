@@ -74,12 +74,13 @@ def test_without_the_solver_budget_the_root_solver_is_not_asked() -> None:
 # ------------------------------------------------------------------ parameters
 
 
-def test_expert_defaults_are_ismcts_with_a_bigger_budget_and_the_solver() -> None:
+def test_expert_defaults_are_ismcts_with_a_bigger_budget_the_greedy_lean_and_the_solver() -> None:
     ismcts, expert = SEARCH_BOTS["ismcts"], SEARCH_BOTS["expert"]
     assert parse_params({}, "expert") == expert
     assert expert.iterations is not None and ismcts.iterations is not None
     assert expert.iterations > ismcts.iterations
     assert expert.solve_nodes > 0 and ismcts.solve_nodes == 0
+    assert expert.tree_bias > 0 and ismcts.tree_bias == 0
     assert (expert.c, expert.bias) == (ismcts.c, ismcts.bias)
     assert "expert" in BUILTINS
 
@@ -89,13 +90,15 @@ def test_expert_parameters_override_its_defaults() -> None:
     assert (p.iterations, p.solve_nodes, p.c, p.ms) == (200, 50, 0.5, None)
     timed = parse_params({"ms": "30"}, "expert")
     assert (timed.iterations, timed.ms, timed.solve_nodes) == (None, 30.0, SEARCH_BOTS["expert"].solve_nodes)
+    assert parse_params({"tree_bias": "0"}, "expert").tree_bias == 0
     spec = parse_bot_spec("deep=builtin:expert:iterations=300,solve_nodes=100")
     assert (spec.name, spec.argv) == ("deep", ("expert", "iterations=300", "solve_nodes=100"))
 
 
 @pytest.mark.parametrize(("items", "message"), [
-    ({"depth": "3"}, "unknown expert parameter 'depth'; parameters: iterations, ms, c, bias, solve_nodes"),
+    ({"depth": "3"}, "unknown expert parameter 'depth'; parameters: iterations, ms, c, bias, solve_nodes, tree_bias"),
     ({"solve_nodes": "-1"}, "expert parameter solve_nodes=-1: must be >= 0"),
+    ({"tree_bias": "-1"}, "expert parameter tree_bias=-1: must be >= 0"),
     ({"solve_nodes": "1.5"}, "expert parameter solve_nodes='1.5' is not a number (it takes a whole number)"),
     ({"iterations": "0"}, "expert parameter iterations=0: must be > 0"),
     ({"c": "nan"}, "expert parameter c=nan: must be > 0"),
