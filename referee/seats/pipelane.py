@@ -60,7 +60,10 @@ class Lane:
     player (each costs hundreds of instructions). ``StreamPlayer`` keeps its connection
     here and nowhere else (``StreamPlayer._lane``), so there is one copy."""
 
-    def __init__(self) -> None:
+    def __init__(self, player: Any = None) -> None:
+        #: The ``StreamPlayer`` whose connection this is (its interpreted slow path reads
+        #: an answer that is not the canonical one: ``_read_now``).
+        self.player: Any = player
         self.out = bytearray()  #: bytes queued for the bot, written before the next request
         #: Frames queued after ``out`` (``queue_frame``), written after it in this order:
         #: kept apart, not copied into ``out``, and written with the request in one
@@ -88,6 +91,18 @@ class Lane:
         #: What to call before a request is written (None: nothing): thaws a bot that
         #: was frozen while another was waited for (referee/seats/cgroups.py, Turns).
         self.wake: Callable[[], None] | None = None
+
+    def attempt(self, ask: Any) -> object:
+        """``StreamPlayer.attempt`` (its contract), compiled: ``decide_now`` for the
+        request of ``ask`` (a ``framelane.Ask``), with the answer's timing on it."""
+        answer = decide_now(self, self.player, ask.frame(), ask.id, ask.budget, ask.answers)
+        if answer is not None:
+            ask.timing = self.timing
+        return answer
+
+    def hear(self, frame: bytes) -> None:
+        """``StreamPlayer.hear`` (its contract), compiled: ``queue_frame``."""
+        queue_frame(self, frame)
 
 
 #: Request id -> the canonical bytes of an action message for it, up to its action map: a

@@ -245,8 +245,10 @@ class Player:
     #: The player has left the table for good (a person who closed their input): the
     #: match ends after the game in progress.
     left: bool = False
-    #: The bot decides inside the referee's process: its time is counted as its own CPU,
-    #: not the referee's (``GameRecord.inprocess_cpu_s``). A fact for the accounts only.
+    #: The bot is the referee's own code, deciding in its process: its time is counted as
+    #: its own CPU, not the referee's (``GameRecord.inprocess_cpu_s``), it is not told
+    #: why it lost, and an answer of it that is no legal action is the referee's bug
+    #: (raised, not a forfeit). Not a way of asking: every seat is asked the same way.
     in_process: bool = False
 
     def attempt(self, ask: Ask) -> Any:

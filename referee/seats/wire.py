@@ -85,7 +85,14 @@ class StreamPlayer(Player):
         # The lane holds the connection's fields from the start (a subclass may set
         # ``failure`` before any stream is attached), for the player's whole life.
         self = super().__new__(cls)
-        self._lane = Lane()
+        lane = self._lane = Lane(self)
+        # The loop calls ``attempt`` for every decision and ``hear`` for every event: where
+        # this class's own are in use they are bound to the lane's compiled twins, so such
+        # a call runs no interpreted code (a subclass that overrides one keeps its own).
+        if cls.attempt is StreamPlayer.attempt:
+            self.attempt = lane.attempt  # type: ignore[method-assign]
+        if cls.hear is StreamPlayer.hear:
+            self.hear = lane.hear  # type: ignore[method-assign]
         #: Canonical packed bytes of an action map -> the map, for the actions this bot
         #: answered ``decide`` with that were legal then (at most one per distinct action):
         #: such an answer skips the decoder.
@@ -231,7 +238,7 @@ class StreamPlayer(Player):
     def hear(self, frame: bytes) -> None:
         """Queue ``frame`` (written with the next request, or by ``flush``): nothing here
         waits. Raises the bot's failure, if it has one."""
-        queue_frame(self._lane, frame)
+        self._lane.hear(frame)
 
     async def flush(self) -> None:
         """Write everything queued now: one write when the pipe takes it all (nearly
@@ -253,11 +260,7 @@ class StreamPlayer(Player):
         judged, is due its periodic yield to trio, or the stream is not a pipe), or the
         request is open (written or partly queued, maybe with a message read for it),
         for ``finish`` to continue under the same deadline."""
-        lane = self._lane
-        answer = decide_now(lane, self, ask.frame(), ask.id, ask.budget, ask.answers)
-        if answer is not None:
-            ask.timing = lane.timing
-        return answer
+        return self._lane.attempt(ask)
 
     async def finish(self, ask: Ask) -> Any:
         """Write the request (or continue the one ``attempt`` left open) and read the

@@ -260,7 +260,9 @@ def settle(t: Table, game: Game, ask: Ask, answer: object) -> Decision | None:
     and legal; return the decision. An illegal answer with retries left
     (``--on-illegal retry:N``) is recorded in ``t.retries``, the seat is sent a
     non-fatal error, and None says the seat is to be asked again. Anything else raises
-    the seat's Forfeit: late (``timeout``), not an action (``protocol``), illegal."""
+    the seat's Forfeit: late (``timeout``), not an action (``protocol``), illegal. The
+    answer of a seat in the referee's process (``Player.in_process``) that is no legal
+    action raises the engine's error instead: a bug of ours, not a game result."""
     seat = ask.seat
     timing = ask.timing
     used = (t.time() - ask.asked) if timing is None else timing[1] - timing[0]
@@ -276,6 +278,9 @@ def settle(t: Table, game: Game, ask: Ask, answer: object) -> Decision | None:
     # or a map equal to an element of the legal list (bots copy one) needs no parse.
     if type(answer) is int:
         action = answer
+    elif t.in_process[seat] and type(answer) is not dict:
+        game.apply(answer)  # (raises: see below)
+        raise AssertionError("apply took an answer that is no action")
     else:
         action = _parse(ask, answer)
     if action in legal:
@@ -283,6 +288,11 @@ def settle(t: Table, game: Game, ask: Ask, answer: object) -> Decision | None:
         decision = Decision(seat, action, False, t.charged)
         t.charged, t.attempt = 0.0, 0
         return decision
+    if t.in_process[seat]:
+        # A bot in the referee's process is the referee's own code: its wrong answer is
+        # our bug, raised with the engine's error (never a game played on, nor a forfeit).
+        game.apply(action)
+        raise AssertionError("apply took an illegal action")
     reason = illegal_message(game, action, ask.id)
     if t.attempt >= t.illegal_retries:
         raise Forfeit(seat, "illegal", reason, {"received": _received(answer),

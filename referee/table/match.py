@@ -191,7 +191,7 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
         await trio.lowlevel.checkpoint()
         await _decisions(table, game, decisions, watch)
     except Forfeit as f:
-        if f.tell is not None:
+        if f.tell is not None and not table.in_process[f.seat]:  # (in-process: nobody to tell)
             await players[f.seat].tell(f.tell)
         forfeit = {"seat": f.seat, "bot": names[f.seat], "kind": f.kind, "reason": f.reason,
                    "decision": len(decisions), "evidence": f.evidence}
