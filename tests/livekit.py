@@ -67,6 +67,23 @@ def hidden_from_spectator(game: Game) -> set[str]:
     return {card_str(c) for c in iter_bits(hidden)}
 
 
+def hidden_to_seat_at_end(record: dict[str, Any], rules: Any, seat: int) -> set[str]:
+    """Cards seat ``seat`` never saw: those in other hands at the end not publicly known,
+    and the talon below the face-up trump."""
+    game = Game.new(rules, len(record["players"]), deck=[parse_card(c) for c in record["deck"]],
+                    dealer=record["dealer"])
+    for _, text, _, _ in record["decisions"]:
+        game.apply_legal(parse_action(text))
+    hidden = 0
+    for s, hand in enumerate(game.hands):
+        if s != seat:
+            hidden |= hand & ~game.known[s]
+    for c in game.talon:
+        if c != game.trump_card:
+            hidden |= 1 << c
+    return {card_str(c) for c in iter_bits(hidden)}
+
+
 def public_timeline(record: dict[str, Any], config: MatchConfig) -> list[tuple[dict, set[str]]]:
     """Re-play a finished game with the engine: each spectator message of it, in order,
     with the cards a spectator could not see right after it."""

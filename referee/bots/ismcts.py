@@ -261,10 +261,15 @@ class IsmctsStrategy:
         # The search applies a lone pass or take at once, whether or not the referee
         # asks for it (ask_forced): a node with one child is worth no iterations.
         self.rules, self.params = replace(rules, ask_forced=False), params
+        #: Of the last ``choose`` that searched: (simulated deals through the chosen move,
+        #: the share of them in which this seat was not the durak); None when it did not
+        #: search (one move, an exchange). What a hint says about the choice.
+        self.last_search: tuple[int, float] | None = None
 
     def choose(self, obs: dict[str, Any], legal: list[dict[str, Any]],
                rng: random.Random) -> dict[str, Any]:
         """One element of ``legal`` (the same dict object), from ``obs`` alone."""
+        self.last_search = None
         if len(legal) == 1 or obs["phase"] == "exchange":
             # The face-up trump is higher than the deck's lowest: always worth taking.
             return next((a for a in legal if a.get("type") == "exchange"), legal[0])
@@ -330,6 +335,9 @@ class IsmctsStrategy:
         best = max(range(len(actions)), key=lambda i: (
             root.children[actions[i]].visits if actions[i] in root.children else -1,
             root.children[actions[i]].reward if actions[i] in root.children else 0.0))
+        chosen = root.children.get(actions[best])
+        if chosen is not None and chosen.visits:
+            self.last_search = (chosen.visits, chosen.reward / chosen.visits)
         return legal[best]
 
 

@@ -107,6 +107,10 @@ def serve(
     set_: SetOption = None,
     log_dir: Annotated[Path, typer.Option(help="Where game logs go.")] = Path("logs"),
     http: HttpOption = None,
+    person_grace: Annotated[float, typer.Option(help="With --http: seconds a person's game waits, "
+                                                "paused, for their browser to come back (all "
+                                                "pauses of a game together); then it is their "
+                                                "forfeit (disconnect).")] = 60.0,
     as_json: Annotated[bool, typer.Option("--json", help="At the end, print games played and the ladder as JSON.")] = False,
 ) -> None:
     """Run the arena: registered bots connect over TCP and play rated games continuously.
@@ -118,7 +122,8 @@ def serve(
     Ratings go to the ladder in the store (`durak-ref ladder show`). Ctrl-C stops
     pairing and lets games in flight finish; a second Ctrl-C aborts them. With --http,
     a live page shows the games in play (public information only), the standings and
-    the recent games, each with its replay.
+    the recent games, each with its replay; and /play is a lobby where people create
+    and join tables of 2-4 and play bots (built-ins, connected TCP bots) and each other.
     """
     from ..league.arena import Arena, serve as serve_arena
     from ..records.matchlog import LogError
@@ -134,6 +139,7 @@ def serve(
     check_range(ping_interval, "--ping-interval", 0, WEEK_S, low_open=True)
     check_range(handshake_time, "--handshake-time", 0.1, WEEK_S)
     check_range(reconnect_grace, "--reconnect-grace", 0, WEEK_S)
+    check_range(person_grace, "--person-grace", 0, WEEK_S)
     if not is_loopback(host):
         err.print(f"durak-ref: note: listening on {host}, not loopback: other machines can connect "
                   "(tokens are checked)", markup=False)
@@ -141,7 +147,7 @@ def serve(
                        max_pending=max_pending, max_per_address=max_per_address,
                        max_per_network=max_per_network, ping_interval=ping_interval)
     with open_store_at(db) as store:
-        if not store.token_hashes():
+        if not store.token_hashes() and web is None:  # the lobby's built-ins need none
             fail(f"no bots are registered in {store_target(db)}; register one with: durak-ref register NAME")
         arena = Arena(store, config, limits, max_games_per_bot=max_games_per_bot, games=games,
                       log_dir=log_dir, duplicate=duplicate, reconnect_grace=reconnect_grace,
@@ -149,7 +155,7 @@ def serve(
         err.print(f"arena on {host}:{port}; bots: {', '.join(sorted(store.token_hashes()))}",
                   markup=False, highlight=False)
         try:
-            played = serve_arena(arena, host, port, http=web)
+            played = serve_arena(arena, host, port, http=web, person_grace=person_grace)
         except (ListenError, LogError, LiveError) as exc:
             fail(str(exc))
         if as_json:

@@ -25,6 +25,7 @@ flight finish and records them; nothing finished is lost.
 from __future__ import annotations
 
 import random
+from functools import partial
 import re
 import secrets
 from collections.abc import Callable
@@ -120,6 +121,26 @@ class Arena:
     live: LiveHub | None = None
     _stopping: trio.Event = field(default_factory=trio.Event)
     _book_seen: int = 0  #: the token book generation whose revocations were applied
+    _index: Any = None  #: the run's game numbers (arena pairs and lobby tables share them)
+
+    def next_index(self) -> int:
+        """The next game number of the ladder in the store (shared by every table)."""
+        if self._index is None:
+            self._index = next_ladder_index(self.store)
+        return int(next(self._index))
+
+    def take_idle(self, name: str) -> TcpSeat | None:
+        """A connected, idle seat of TCP bot ``name``, marked busy (the caller frees it)."""
+        for s in self.seats.get(name, []):
+            if s.connected and not s.busy and s.failure is None:
+                s.busy = True
+                return s
+        return None
+
+    def idle_bots(self) -> list[str]:
+        """The TCP bots with a connected idle seat, as ``tcp:NAME`` specs."""
+        return sorted(f"tcp:{n}" for n, ss in self.seats.items()
+                      if any(s.connected and not s.busy and s.failure is None for s in ss))
 
     def say(self, text: str) -> None:
         if self.on_event is not None:
@@ -197,7 +218,6 @@ class Arena:
                           "time_control": self.config.tc.as_dict(), "bots": [],
                           "seed": self.config.seed, "deal": DEAL_TEXT,
                           "deals": "duplicate" if self.duplicate else "independent"})
-        index = next_ladder_index(self.store)
         rng = random.SystemRandom()  # pairing ties only; deals come from secrets below
 
         async def play_pair(a: TcpSeat, b: TcpSeat) -> None:
@@ -210,7 +230,7 @@ class Arena:
                         deal_seed = f"A{secrets.token_hex(16)}"  # independent: a fresh deal
                     started = utc_now()
                     record: GameRecord = await play_game(
-                        list(table), self.config, index=next(index), seed=deal_seed,
+                        list(table), self.config, index=self.next_index(), seed=deal_seed,
                         dealer=1, watch=None if self.live is None else self.live.watch)
                     if writer is not None:
                         writer.write(record.as_dict())
@@ -319,11 +339,13 @@ class Arena:
         return self.played
 
 
-def serve(arena: Arena, host: str, port: int, http: tuple[str, int] | None = None) -> int:
+def serve(arena: Arena, host: str, port: int, http: tuple[str, int] | None = None,
+          person_grace: float = 60.0) -> int:
     """Run the arena under ``trio.run``. The first Ctrl-C stops pairing and lets the
     games in flight finish (they are recorded); a second one aborts them. ``http``:
-    also serve the live page there (referee/web/live.py) while the arena runs; it
-    closes with the arena."""
+    also serve the live page and the lobby there (referee/web/live.py, lobby.py: people
+    play at tables of 2-4 with bots; ``person_grace``: their reconnect grace, seconds)
+    while the arena runs; it closes with the arena, once the lobby's games are over."""
     import signal
 
     from ..web.live import LiveError, live_url, serve_live
@@ -331,18 +353,25 @@ def serve(arena: Arena, host: str, port: int, http: tuple[str, int] | None = Non
     async def main() -> int:
         async with trio.open_nursery() as nursery:
             result: list[int] = []
+            lobby = None
             if http is not None:
                 from .ladder import LADDER_ID
                 from .standings import LIVE_READ_AT_ONCE, StandingsTally
                 tally = StandingsTally(arena.store, LADDER_ID, LIVE_READ_AT_ONCE)
                 arena.live = LiveHub("durak-ref arena", standings=tally.update,
                                      deal_games=2 if arena.duplicate else 1)
-                bound = await nursery.start(serve_live, arena.live, *http)
+                lobby = _open_lobby(arena, person_grace)
+                nursery.start_soon(lobby.run)
+                bound = await nursery.start(partial(serve_live, arena.live, *http, site=lobby))
                 arena.say(f"live page: {live_url(http[0], bound)}")
+                arena.say(f"lobby: {live_url(http[0], bound)}play")
 
             async def run() -> None:
                 try:
                     result.append(await arena.run(host, port))
+                    if lobby is not None:
+                        lobby.stop()
+                        await lobby.finish()  # the people's games in play end first
                 finally:
                     if arena.live is not None:
                         arena.live.close()
@@ -369,3 +398,21 @@ def serve(arena: Arena, host: str, port: int, http: tuple[str, int] | None = Non
     from ..console.usererror import lifted
     with lifted(ListenError, LogError, StoreError, LiveError):
         return trio.run(main)
+
+
+def _open_lobby(arena: Arena, grace: float) -> Any:
+    """The lobby of ``serve --http``: its tables are played by ``tables.play_table``."""
+    from .tables import play_table
+    from ..seats.players import BUILTINS
+    from ..web.lobby import Lobby
+
+    def bots() -> list[str]:
+        return [f"builtin:{b}" for b in BUILTINS] + arena.idle_bots()
+
+    def name_taken(name: str) -> bool:
+        return arena.store.bot_command(name) not in (None, "human")
+
+    async def play(table: Any) -> None:
+        await play_table(arena, table)
+
+    return Lobby(play, bots, grace=grace, name_taken=name_taken, on_event=arena.on_event)

@@ -319,7 +319,8 @@ _GAME_PATH = re.compile(r"/game/([^/]*)")
 _LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 
 
-def _headers(content_type: str, csp: str = _PAGE_CSP, **extra: str) -> list[tuple[bytes, bytes]]:
+def response_headers(content_type: str, csp: str = _PAGE_CSP, **extra: str) -> list[tuple[bytes, bytes]]:
+    """The headers of every response: no framing, sniffing, caching or referrer; ``csp``."""
     base = {"content-type": content_type, "cache-control": "no-store",
             "x-content-type-options": "nosniff", "x-frame-options": "DENY",
             "referrer-policy": "no-referrer", "content-security-policy": csp, **extra}
@@ -333,8 +334,12 @@ class LiveApp:
     name a loopback host (``Host: localhost:PORT``, ``127.0.0.1``, ``[::1]``), so a web
     page elsewhere cannot reach the server through a DNS name rebound to 127.0.0.1."""
 
-    def __init__(self, hub: LiveHub, host: str = "127.0.0.1") -> None:
+    def __init__(self, hub: LiveHub, host: str = "127.0.0.1", site: Any = None) -> None:
+        """``site``: more of the site behind the same checks (the lobby of
+        ``referee/web/lobby.py``): an object whose ``async handle(scope, receive, send)``
+        answers the requests it serves and returns False for those it does not."""
         self.hub = hub
+        self.site = site
         self.loopback_only = is_loopback(host)
         self.pages = {path: ((_ASSETS / name).read_bytes(), kind)
                       for path, (name, kind) in _STATIC.items()}
@@ -351,6 +356,9 @@ class LiveApp:
         if scope["type"] != "http":  # a websocket: this server speaks SSE only
             await send({"type": "websocket.close", "code": 1003})
             return
+        if self.site is not None and self._host_ok(scope) \
+                and await self.site.handle(scope, receive, send):
+            return
         status, body, headers = self.route(scope)
         if status == 0:
             await self.stream(receive, send)
@@ -363,33 +371,33 @@ class LiveApp:
         text = "text/plain; charset=utf-8"
         if not self._host_ok(scope):
             return 400, b"bad Host header: this server answers to its loopback address only\n", \
-                _headers(text)
+                response_headers(text)
         path = scope["path"]
         if scope["method"] != "GET":
-            return 405, b"only GET is served here\n", _headers(text, allow="GET")
+            return 405, b"only GET is served here\n", response_headers(text, allow="GET")
         if path in self.pages:
             body, kind = self.pages[path]
-            return 200, body, _headers(kind)
+            return 200, body, response_headers(kind)
         if path == "/api/state":
-            return 200, dumps(self.hub.snapshot()).encode(), _headers("application/json")
+            return 200, dumps(self.hub.snapshot()).encode(), response_headers("application/json")
         if path == "/events":
             return 0, b"", []
         match = _GAME_PATH.fullmatch(path)
         if match:
             number = match.group(1)
             if not (number.isascii() and number.isdigit() and len(number) <= 12):
-                return 400, b"a game is named by its number: /game/N\n", _headers(text)
+                return 400, b"a game is named by its number: /game/N\n", response_headers(text)
             done = self.hub.replay(int(number))
             if done is None:
                 return 404, (f"game {int(number)} is not a finished game listed here (a game in "
                              f"play has no replay until it ends, and until every duplicate "
-                             f"game of its deal has ended)\n").encode(), _headers(text)
+                             f"game of its deal has ended)\n").encode(), response_headers(text)
             try:
                 page = replay_page(done)
             except ReplayHtmlError as exc:  # our record, our bug: say so, do not crash
-                return 500, f"cannot draw game {done.number}: {exc}\n".encode(), _headers(text)
-            return 200, page.encode(), _headers("text/html; charset=utf-8", _REPLAY_CSP)
-        return 404, b"not found\n", _headers(text)
+                return 500, f"cannot draw game {done.number}: {exc}\n".encode(), response_headers(text)
+            return 200, page.encode(), response_headers("text/html; charset=utf-8", _REPLAY_CSP)
+        return 404, b"not found\n", response_headers(text)
 
     def _host_ok(self, scope: dict[str, Any]) -> bool:
         if not self.loopback_only:
@@ -407,36 +415,50 @@ class LiveApp:
         falls too far behind, takes too long to accept a message, or the hub closes."""
         client = self.hub.subscribe()
         if client is None:
-            await send({"type": "http.response.start", "status": 503,
-                        "headers": _headers("text/plain; charset=utf-8", retry_after="30")})
-            await send({"type": "http.response.body",
-                        "body": b"too many live viewers; try again later\n"})
+            await refuse(send, 503, "too many live viewers; try again later", retry_after="30")
             return
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": _headers("text/event-stream; charset=utf-8")})
-        async with trio.open_nursery() as nursery:
-            async def until_disconnect() -> None:
-                while (await receive())["type"] != "http.disconnect":
-                    pass
-                nursery.cancel_scope.cancel()
+        await pump(client, receive, send, lambda: self.hub.unsubscribe(client))
 
-            nursery.start_soon(until_disconnect)
-            try:
-                while True:
-                    chunk: bytes | None = b": still here\n\n"
-                    with trio.move_on_after(HEARTBEAT_S):
-                        chunk = await client.take()
-                    if chunk is None:  # dropped, or the hub closed
-                        break
-                    with trio.move_on_after(SEND_TIMEOUT_S) as slow:
-                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                    if slow.cancelled_caught:
-                        break
-            finally:
-                self.hub.unsubscribe(client)
+
+async def refuse(send: Any, status: int, text: str, **headers: str) -> None:
+    """A plain-text answer ``text`` with ``status`` (an error: whose fault, what to do)."""
+    await send({"type": "http.response.start", "status": status,
+                "headers": response_headers("text/plain; charset=utf-8", **headers)})
+    await send({"type": "http.response.body", "body": f"{text}\n".encode()})
+
+
+async def pump(client: Client, receive: Any, send: Any, leave: Callable[[], None],
+               heartbeat_s: float | None = None) -> None:
+    """Serve one Server-Sent Events response from ``client``'s queue until the browser
+    leaves, the client is closed or dropped, or the browser takes longer than
+    SEND_TIMEOUT_S to accept a message; then ``leave()`` (always). A comment every
+    ``heartbeat_s`` (default HEARTBEAT_S) keeps an idle stream open through proxies."""
+    beat = HEARTBEAT_S if heartbeat_s is None else heartbeat_s
+    await send({"type": "http.response.start", "status": 200,
+                "headers": response_headers("text/event-stream; charset=utf-8")})
+    async with trio.open_nursery() as nursery:
+        async def until_disconnect() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
             nursery.cancel_scope.cancel()
-        with trio.move_on_after(SEND_TIMEOUT_S):
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+        nursery.start_soon(until_disconnect)
+        try:
+            while True:
+                chunk: bytes | None = b": still here\n\n"
+                with trio.move_on_after(beat):
+                    chunk = await client.take()
+                if chunk is None:  # dropped, or closed
+                    break
+                with trio.move_on_after(SEND_TIMEOUT_S) as slow:
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                if slow.cancelled_caught:
+                    break
+        finally:
+            leave()
+        nursery.cancel_scope.cancel()
+    with trio.move_on_after(SEND_TIMEOUT_S):
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def replay_page(done: Finished) -> str:
@@ -454,9 +476,10 @@ def replay_page(done: Finished) -> str:
 IDLE_TIMEOUT_S = 5.0
 
 
-async def serve_live(hub: LiveHub, host: str, port: int, *,
+async def serve_live(hub: LiveHub, host: str, port: int, *, site: Any = None,
                      task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-    """Serve ``hub``'s page on host:port with hypercorn's trio worker until ``hub.close()``.
+    """Serve ``hub``'s page (and ``site``'s: see LiveApp) on host:port with hypercorn's
+    trio worker until ``hub.close()``.
     ``task_status.started`` gets the port bound (useful with port 0). Raises LiveError
     when the address cannot be bound."""
     from hypercorn.config import Config
@@ -475,7 +498,7 @@ async def serve_live(hub: LiveHub, host: str, port: int, *,
     config.keep_alive_timeout = IDLE_TIMEOUT_S
     config.h11_max_incomplete_size = 8 * 1024  # request line and headers: small
     # Plain ASGI with dict messages; hypercorn's own annotations name each message type.
-    app: Any = LiveApp(hub, host)
+    app: Any = LiveApp(hub, host, site)
     try:
         async with trio.open_nursery() as nursery:
             binds = await nursery.start(partial(serve, app, config, shutdown_trigger=hub.closed.wait,

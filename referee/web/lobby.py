@@ -1,0 +1,507 @@
+"""The lobby of ``serve --http``: tables of 2 to 4 that people create and join in the
+browser, bots and people at one table.
+
+A person creates a table (players, rules preset and options, time control, a hint bot
+for a learning game, and for each seat: theirs, open to another person, or a bot: a
+built-in or a connected TCP bot of the arena) and takes a seat with a display name;
+others join its open seats from the lobby. Each person gets a seat token (kept in their
+browser: a reload or a short disconnection returns them to the same seat). When every
+seat is filled the game is played by the injected ``play`` (the arena's: the same match
+loop, logs and ratings as every game, referee/league/tables.py).
+
+The HTTP side (``handle``, behind ``LiveApp``'s Host check, one server with the live
+page): pages ``/play`` and ``/table/N``; ``GET /lobby/events`` (Server-Sent Events:
+the lobby, again at each change); ``POST /api/tables`` (create), ``POST
+/api/tables/N/join``, ``GET /seat/events?token=T`` (the seat's view, again at each
+change) and ``POST /api/act`` (a move). A browser holds one stream (lobby or seat) and
+posts its moves. What a seat's stream carries is ``BrowserSeat.state``: that seat's
+view only. What the lobby carries is public: names, bots, rules, results.
+
+Every request is the user's input: bodies are JSON maps of at most MAX_BODY bytes,
+posted as ``application/json`` from this origin; anything else is refused with a
+status and a sentence saying what to do. Table creation, joins and streams are limited
+per address (a flood from one address fills none of the others' room).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs
+
+import trio
+
+from .live import Client, pump, refuse, response_headers, sse
+from .seat import BrowserSeat, new_seat_token, token_key
+from ..console.jsonout import dumps
+from ..human.hints import HINT_BOTS
+from ..rules.options import PRESETS, RulesError, make_rules
+from ..table.clock import TimeControl, TimeControlError
+from ..table.match import MatchConfig
+
+MAX_TABLES = 32  #: tables open or in play at once
+TABLES_PER_ADDRESS = 3  #: tables open or in play that one address created
+CREATES_PER_HOUR = 20  #: tables one address may create in an hour
+JOINS_PER_HOUR = 60  #: seats one address may take in an hour
+STREAMS_PER_ADDRESS = 8  #: lobby and seat streams one address holds open
+MAX_STREAMS = 128  #: lobby and seat streams open in all
+MAX_BODY = 4096  #: bytes of a posted JSON body
+OPEN_FOR_S = 900.0  #: an open table whose seats are not all taken by then is closed
+KEEP_OVER = 20  #: finished tables kept (their seats' pages, their results)
+NAME_MAX = 24  #: characters of a display name
+DEFAULT_MOVE_TIME = 60.0  #: seconds per move at a table without a game clock
+MAX_MOVE_TIME = 3600.0
+LOBBY_EVERY_S = 2.0  #: the lobby is sent again this often when it changed (bots come and go)
+
+_ASSETS = resources.files("referee.web") / "assets"
+_PAGES = {"/play": ("lobby.html", "text/html; charset=utf-8"),
+          "/table": ("table.html", "text/html; charset=utf-8"),  # also every /table/N
+          "/assets/play.css": ("play.css", "text/css; charset=utf-8"),
+          "/assets/lobby.js": ("lobby.js", "text/javascript; charset=utf-8"),
+          "/assets/table.js": ("table.js", "text/javascript; charset=utf-8")}
+_TABLE_PAGE = re.compile(r"/table/(\d{1,9})")
+_JOIN = re.compile(r"/api/tables/(\d{1,9})/join")
+
+
+class LobbyError(Exception):
+    """A request the lobby refuses: ``status`` and what the person should do."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def display_name(raw: Any) -> str:
+    """A person's display name from what they typed: printable, spaces collapsed, at most
+    NAME_MAX characters. It is shown as text everywhere (never markup). LobbyError 400."""
+    if not isinstance(raw, str):
+        raise LobbyError(400, "a display name is text: type one")
+    name = " ".join("".join(c if c.isprintable() else " " for c in raw).split())
+    if not name:
+        raise LobbyError(400, "type a display name (any text, up to 24 characters)")
+    if len(name) > NAME_MAX:
+        raise LobbyError(400, f"a display name has at most {NAME_MAX} characters; this one has {len(name)}")
+    return name
+
+
+@dataclass
+class TableSeat:
+    """One seat of a lobby table: a bot (``bot``: its spec, ``builtin:NAME`` or
+    ``tcp:NAME``) or a person's (``person``: None while it is open)."""
+
+    bot: str | None = None
+    person: BrowserSeat | None = None
+    key: str | None = None  #: the person's token hash
+
+    def public(self) -> dict[str, Any]:
+        if self.bot is not None:
+            return {"kind": "bot", "name": self.bot}
+        if self.person is None:
+            return {"kind": "open", "name": None}
+        return {"kind": "person", "name": self.person.name}
+
+
+@dataclass
+class LobbyTable:
+    """A table: how it plays and who sits where. ``state``: open (seats to fill),
+    playing, over (``result``: durak, termination, replay; or ``error``)."""
+
+    number: int
+    config: MatchConfig
+    preset: str
+    options: list[str]
+    clock: str
+    hints: str | None
+    seats: list[TableSeat]
+    creator: str
+    created: float
+    state: str = "open"
+    game: int | None = None  #: the game's number in the run once it has started
+    result: dict[str, Any] | None = None
+
+    @property
+    def people(self) -> list[BrowserSeat]:
+        return [s.person for s in self.seats if s.person is not None]
+
+    def public(self) -> dict[str, Any]:
+        """What the lobby shows of it: no token, no card."""
+        return {"table": self.number, "state": self.state, "players": len(self.seats),
+                "preset": self.preset, "options": self.options, "clock": self.clock,
+                "hints": self.hints, "seats": [s.public() for s in self.seats],
+                "game": self.game, "result": self.result}
+
+
+@dataclass
+class _Address:
+    """What one address has done lately (for the per-address limits)."""
+
+    creates: deque[float] = field(default_factory=deque)
+    joins: deque[float] = field(default_factory=deque)
+    streams: int = 0
+
+
+def _recent(times: deque[float], now: float, window: float = 3600.0) -> int:
+    while times and times[0] < now - window:
+        times.popleft()
+    return len(times)
+
+
+class Lobby:
+    """The lobby's tables and seats. ``play(table)`` plays a full table's game (and
+    records it); ``bots()`` lists the bot specs a seat may take now (built-ins and
+    connected TCP bots); ``name_taken(name)``: whether a display name belongs to a bot
+    (a person may not take a bot's name or rating). ``grace``: the reconnect grace of
+    every person's seat, in seconds."""
+
+    def __init__(self, play: Callable[[LobbyTable], Awaitable[None]], bots: Callable[[], list[str]],
+                 *, grace: float = 60.0, name_taken: Callable[[str], bool] = lambda name: False,
+                 on_event: Callable[[str], None] | None = None) -> None:
+        self._play, self._bots, self._name_taken = play, bots, name_taken
+        self.grace = grace
+        self.on_event = on_event
+        self.tables: dict[int, LobbyTable] = {}
+        self.seats: dict[str, tuple[LobbyTable, BrowserSeat]] = {}  #: token hash -> seat
+        self.addresses: dict[str, _Address] = {}
+        self.streams = 0
+        self.watchers: set[Client] = set()
+        self._numbers = iter(range(1, 1 << 62))
+        self._nursery: trio.Nursery | None = None
+        self._changed = trio.Event()
+        self._stopping = False
+        self.pages = {path: ((_ASSETS / name).read_bytes(), kind) for path, (name, kind) in _PAGES.items()}
+
+    # ------------------------------------------------------------ tables and seats
+
+    def snapshot(self) -> dict[str, Any]:
+        """The lobby now, JSON-ready: the tables, and what a new table may use."""
+        return {"tables": [t.public() for t in sorted(self.tables.values(), key=lambda t: -t.number)],
+                "bots": self._bots(), "presets": list(PRESETS), "hint_bots": list(HINT_BOTS),
+                "open": not self._stopping}
+
+    def create(self, body: Any, address: str) -> tuple[LobbyTable, int, str]:
+        """A new table from the create form's JSON, with its creator in their seat.
+        Returns (table, the creator's seat, their token). LobbyError for what cannot be."""
+        if self._stopping:
+            raise LobbyError(503, "the server is stopping: no new tables")
+        form = _form(body)
+        now = trio.current_time()
+        mine = self._address(address)
+        live = [t for t in self.tables.values() if t.state in ("open", "playing")]
+        if len(live) >= MAX_TABLES:
+            raise LobbyError(503, f"the lobby is full ({MAX_TABLES} tables): join an open table "
+                             f"or try again when a game ends")
+        if sum(t.creator == address for t in live) >= TABLES_PER_ADDRESS:
+            raise LobbyError(429, f"you have {TABLES_PER_ADDRESS} tables open or in play: finish "
+                             f"one first")
+        if _recent(mine.creates, now) >= CREATES_PER_HOUR:
+            raise LobbyError(429, f"at most {CREATES_PER_HOUR} tables an hour from one address")
+        seats_in = form.get("seats")
+        if not isinstance(seats_in, list) or not 2 <= len(seats_in) <= 4:
+            raise LobbyError(400, "a table has 2 to 4 seats: give each one (you, open, or a bot)")
+        if sum(s == "you" for s in seats_in) != 1:
+            raise LobbyError(400, "take exactly one seat yourself (\"you\")")
+        bots = set(self._bots())
+        seats = []
+        for s in seats_in:
+            if s in ("you", "open"):
+                seats.append(TableSeat())
+            elif isinstance(s, str) and s in bots:
+                seats.append(TableSeat(bot=s))
+            else:
+                raise LobbyError(400, f"seat {str(s)[:40]!r}: not a bot here now; bots: "
+                                 f"{', '.join(sorted(bots))}")
+        preset = form.get("preset", "classic")
+        options = form.get("options", [])
+        if not isinstance(preset, str) or not isinstance(options, list) or \
+                not all(isinstance(o, str) for o in options) or len(options) > 20:
+            raise LobbyError(400, "rules: a preset name and a list of NAME=VALUE options")
+        hints = form.get("hints")
+        if hints is not None and hints not in HINT_BOTS:
+            raise LobbyError(400, f"hints come from {', '.join(HINT_BOTS)} (or none)")
+        clock = form.get("clock", "")
+        move = form.get("move_time", DEFAULT_MOVE_TIME)
+        if not isinstance(clock, str) or type(move) not in (int, float) or not 1 <= move <= MAX_MOVE_TIME:
+            raise LobbyError(400, f"time: a clock like 300+5 (or none) and seconds per move, "
+                             f"1 to {MAX_MOVE_TIME:g}")
+        try:
+            rules = make_rules(preset, options)
+            rules.check_table(len(seats))
+            tc = TimeControl.parse(clock.strip() or None, float(move))
+        except (RulesError, TimeControlError) as exc:
+            raise LobbyError(400, str(exc)) from None
+        name = self._person_name(form.get("name"))
+        table = LobbyTable(next(self._numbers), MatchConfig(rules=rules, games=1, tc=tc),
+                           preset, list(options), tc.describe(), hints, seats, address, now)
+        self.tables[table.number] = table
+        mine.creates.append(now)
+        seat = seats_in.index("you")
+        token = self._seat(table, seat, name)
+        self._say(f"lobby: table {table.number} created from {address} ({len(seats)} seats)")
+        self._filled(table)
+        return table, seat, token
+
+    def join(self, number: int, body: Any, address: str) -> tuple[int, str]:
+        """Take an open seat of table ``number`` (the first, or ``seat`` of the body).
+        Returns (seat, token). LobbyError for what cannot be."""
+        form = _form(body)
+        table = self.tables.get(number)
+        if table is None or table.state != "open":
+            raise LobbyError(404, f"table {number} is not open now: pick another in the lobby")
+        now = trio.current_time()
+        mine = self._address(address)
+        if _recent(mine.joins, now) >= JOINS_PER_HOUR:
+            raise LobbyError(429, f"at most {JOINS_PER_HOUR} seats an hour from one address")
+        free = [i for i, s in enumerate(table.seats) if s.bot is None and s.person is None]
+        if not free:
+            raise LobbyError(404, f"table {number} has no open seat now: pick another in the lobby")
+        wanted = form.get("seat", free[0] if free else None)
+        if type(wanted) is not int or wanted not in free:
+            raise LobbyError(409, f"seat {str(wanted)[:12]} of table {number} is not open; "
+                             f"open: {free}")
+        name = self._person_name(form.get("name"))
+        token = self._seat(table, wanted, name)
+        mine.joins.append(now)
+        self._filled(table)
+        return wanted, token
+
+    def _person_name(self, raw: Any) -> str:
+        name = display_name(raw)
+        if self._name_taken(name):
+            raise LobbyError(409, f"{name!r} is a bot's name here: choose another display name")
+        return name
+
+    def _seat(self, table: LobbyTable, seat: int, name: str) -> str:
+        token = new_seat_token()
+        person = BrowserSeat(name, grace=self.grace, hint_bot=table.hints)
+        person.on_event = self.on_event
+        table.seats[seat].person, table.seats[seat].key = person, token_key(token)
+        self.seats[token_key(token)] = (table, person)
+        self._touch()
+        return token
+
+    def _filled(self, table: LobbyTable) -> None:
+        if all(s.bot is not None or s.person is not None for s in table.seats) and self._nursery:
+            table.state = "playing"
+            self._nursery.start_soon(self._run_table, table)
+            self._touch()
+
+    async def _run_table(self, table: LobbyTable) -> None:
+        try:
+            await self._play(table)
+        except Exception as exc:  # our bug: the table says so, the server goes on
+            table.result = {"error": f"the game could not be played (a bug in durak-ref): "
+                                     f"{type(exc).__name__}: {exc}"}
+            self._say(f"lobby: table {table.number}: {table.result['error']}")
+        table.state = "over"
+        for person in table.people:
+            person.publish()
+        self._touch()
+        self._forget_over()
+
+    def _forget_over(self) -> None:
+        over = sorted((t for t in self.tables.values() if t.state in ("over", "closed")),
+                      key=lambda t: t.number)
+        for table in over[:max(0, len(over) - KEEP_OVER)]:
+            self._drop(table)
+
+    def _drop(self, table: LobbyTable) -> None:
+        self.tables.pop(table.number, None)
+        for s in table.seats:
+            if s.key is not None:
+                self.seats.pop(s.key, None)
+            if s.person is not None:
+                for client in list(s.person.streams):
+                    s.person.detach(client)
+
+    def _expire(self, now: float) -> None:
+        for table in list(self.tables.values()):
+            if table.state == "open" and now - table.created > OPEN_FOR_S:
+                table.state = "closed"
+                table.result = {"error": f"not every seat was taken within {OPEN_FOR_S / 60:g} "
+                                         f"minutes: the table was closed"}
+                for person in table.people:
+                    person.publish()
+                self._touch()
+        self._forget_over()
+
+    def _address(self, address: str) -> _Address:
+        if address not in self.addresses:
+            if len(self.addresses) > 4096:  # forget the quiet ones, not the busy
+                for key in [k for k, a in self.addresses.items() if not a.streams][:2048]:
+                    del self.addresses[key]
+            self.addresses[address] = _Address()
+        return self.addresses[address]
+
+    def _touch(self) -> None:
+        self._changed.set()
+
+    def _say(self, text: str) -> None:
+        if self.on_event is not None:
+            self.on_event(text)
+
+    async def run(self) -> None:
+        """Play the tables as they fill, send the lobby to its watchers when it changes,
+        close tables left open too long. Runs until cancelled; ``stop`` first to let
+        the games in play finish (``finish`` waits for them)."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            sent = ""
+            while True:
+                with trio.move_on_after(LOBBY_EVERY_S):
+                    await self._changed.wait()
+                self._changed = trio.Event()
+                self._expire(trio.current_time())
+                frame = dumps(self.snapshot())
+                if frame != sent:
+                    sent = frame
+                    data = sse("lobby", self.snapshot())
+                    for client in list(self.watchers):
+                        if not client.put(data, key="lobby"):
+                            client.close()
+
+    def stop(self) -> None:
+        """No new tables or seats; the games in play go on."""
+        self._stopping = True
+        self._touch()
+
+    async def finish(self) -> None:
+        """Wait until no table is in play."""
+        while any(t.state == "playing" for t in self.tables.values()):
+            await trio.sleep(0.1)
+
+    # ------------------------------------------------------------ HTTP
+
+    async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> bool:
+        """Answer a request of the lobby's; False for a path that is not the lobby's."""
+        path, method = scope["path"], scope["method"]
+        address = (scope.get("client") or ("?", 0))[0]
+        if path in self.pages or _TABLE_PAGE.fullmatch(path):
+            if method != "GET":
+                await refuse(send, 405, "only GET is served here", allow="GET")
+                return True
+            body, kind = self.pages[path if path in self.pages else "/table"]
+            await send({"type": "http.response.start", "status": 200, "headers": response_headers(kind)})
+            await send({"type": "http.response.body", "body": body})
+            return True
+        if path == "/lobby/events" or path == "/seat/events":
+            if method != "GET":
+                await refuse(send, 405, "only GET is served here", allow="GET")
+                return True
+            await self._stream(path, scope, receive, send, address)
+            return True
+        if path in ("/api/tables", "/api/act") or _JOIN.fullmatch(path):
+            if method != "POST":
+                await refuse(send, 405, "post a JSON body here", allow="POST")
+                return True
+            try:
+                status, answer = 200, self._post(path, await _json_body(scope, receive), address)
+            except LobbyError as exc:
+                status, answer = exc.status, {"error": exc.message}
+            await send({"type": "http.response.start", "status": status,
+                        "headers": response_headers("application/json")})
+            await send({"type": "http.response.body", "body": dumps(answer).encode()})
+            return True
+        return False
+
+    def _post(self, path: str, body: Any, address: str) -> dict[str, Any]:
+        if path == "/api/tables":
+            table, seat, token = self.create(body, address)
+            return {"table": table.number, "seat": seat, "token": token}
+        join = _JOIN.fullmatch(path)
+        if join:
+            seat, token = self.join(int(join.group(1)), body, address)
+            return {"table": int(join.group(1)), "seat": seat, "token": token}
+        form = _form(body)
+        found = self.seats.get(token_key(str(form.get("token", ""))))
+        if found is None:
+            raise LobbyError(403, "no seat has this token (its table may be gone): join a table "
+                             "in the lobby")
+        why = found[1].submit(form.get("request"), form.get("choice"))
+        if why is not None:
+            raise LobbyError(409, why)
+        return {"ok": True}
+
+    async def _stream(self, path: str, scope: dict[str, Any], receive: Any, send: Any,
+                      address: str) -> None:
+        mine = self._address(address)
+        if self.streams >= MAX_STREAMS or mine.streams >= STREAMS_PER_ADDRESS:
+            await refuse(send, 503, "too many open pages from here (or in all): close some "
+                         "and reload", retry_after="10")
+            return
+        if path == "/lobby/events":
+            client: Client | None = Client(8)
+            assert client is not None
+            client.put(sse("lobby", self.snapshot()), key="lobby")
+            self.watchers.add(client)
+            watcher = client
+
+            def leave() -> None:
+                self.watchers.discard(watcher)
+                watcher.close()
+        else:
+            token = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token", [""])[0]
+            found = self.seats.get(token_key(token))
+            if found is None:
+                await refuse(send, 403, "no seat has this token (its table may be gone): join a "
+                             "table in the lobby")
+                return
+            person = found[1]
+            client = person.attach()
+            if client is None:
+                await refuse(send, 503, "this seat is open in too many pages: close some")
+                return
+            seat_client = client
+
+            def leave() -> None:
+                person.detach(seat_client)
+        self.streams += 1
+        mine.streams += 1
+        try:
+            await pump(client, receive, send, leave)
+        finally:
+            self.streams -= 1
+            mine.streams -= 1
+
+
+def _form(body: Any) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise LobbyError(400, "the body is a JSON map")
+    return body
+
+
+def _header(scope: dict[str, Any], name: bytes) -> str | None:
+    values = [v for k, v in scope.get("headers", []) if k == name]
+    return values[0].decode("latin-1") if len(values) == 1 else None
+
+
+async def _json_body(scope: dict[str, Any], receive: Any) -> Any:
+    """The posted JSON, checked: posted as application/json from this page's origin (a
+    page elsewhere cannot post here: that type needs a CORS preflight, never granted),
+    at most MAX_BODY bytes. LobbyError otherwise."""
+    kind = (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        raise LobbyError(415, "post the body as application/json")
+    origin, host = _header(scope, b"origin"), _header(scope, b"host")
+    if origin is not None and origin.split("://", 1)[-1] != host:
+        raise LobbyError(403, "posts come from this site's own pages only")
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise LobbyError(400, "the request ended before its body")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise LobbyError(413, f"a body has at most {MAX_BODY} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            break
+    try:
+        return json.loads(b"".join(chunks))
+    except (ValueError, UnicodeDecodeError):
+        raise LobbyError(400, "the body is not JSON") from None
