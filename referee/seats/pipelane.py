@@ -191,35 +191,8 @@ def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: f
     head = answer_head(request_id)
     # (``timing``, ``expect`` and ``answers`` are set only where the request is left
     # open: the awaited path reads them, and a known answer taken here needs none.)
-    # Everything queued, then the request, in one writev: the queued frames are not
-    # copied into one buffer first.
-    queued = lane.queued
-    out = lane.out
-    if len(out) != 0:  # (bytes the awaited path queued: before the frames)
-        queued.insert(0, bytes(out))
-        out.clear()
-    queued.append(frame)
-    wake = lane.wake
-    if wake is not None:  # (a frozen bot: thawed before its request is written)
-        cast("Callable[[], None]", wake)()
-    total = 0
-    for part in queued:
-        total += len(part)
-    try:
-        sent: int = _writev(_fd(lane.out_holder, lane.out_fileno), queued)
-    except BlockingIOError:
-        sent = 0
-    except OSError:  # the bot is gone: StreamPlayer.finish writes again and says so
-        queued.pop()  # the request; what was queued before it stays queued
-        lane.unyielded -= 1
+    if not _write_request(lane, frame, request_id, head, answers):
         return None
-    if sent < total:  # the rest waits in ``out`` for StreamPlayer.finish's awaited write
-        rest = b"".join(queued)[sent:]
-        queued.clear()
-        out += rest
-        _leave_open(lane, request_id, None, head, answers)
-        return None
-    queued.clear()
     offset = lane.clock_offset
     now: Any = lane.now
     written: float = now() if offset is None else _clock() + cast(float, offset)
@@ -258,6 +231,42 @@ def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: f
             return action
     _leave_open(lane, request_id, written, head, answers)
     return player._read_now(chunk, request_id, written, answered)
+
+
+def _write_request(lane: Lane, frame: bytes, request_id: int, head: bytes,
+                   answers: Mapping[bytes, object]) -> bool:
+    """Write everything queued, then the request ``frame``, in one writev (the queued
+    frames are not copied into one buffer first). True when all of it was written;
+    else what the pipe did not take stays queued, in order (the request left open for
+    ``StreamPlayer.finish``), or, the bot being gone, only the request is dropped."""
+    queued = lane.queued
+    out = lane.out
+    if len(out) != 0:  # (bytes the awaited path queued: before the frames)
+        queued.insert(0, bytes(out))
+        out.clear()
+    queued.append(frame)
+    wake = lane.wake
+    if wake is not None:  # (a frozen bot: thawed before its request is written)
+        wake()
+    total = 0
+    for part in queued:
+        total += len(part)
+    try:
+        sent: int = _writev(_fd(lane.out_holder, lane.out_fileno), queued)
+    except BlockingIOError:
+        sent = 0
+    except OSError:  # the bot is gone: StreamPlayer.finish writes again and says so
+        queued.pop()  # the request; what was queued before it stays queued
+        lane.unyielded -= 1
+        return False
+    if sent < total:  # the rest waits in ``out`` for StreamPlayer.finish's awaited write
+        rest = b"".join(queued)[sent:]
+        queued.clear()
+        out += rest
+        _leave_open(lane, request_id, None, head, answers)
+        return False
+    queued.clear()
+    return True
 
 
 def _read_within(lane: Lane, milliseconds: int) -> bytes:

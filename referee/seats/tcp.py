@@ -730,24 +730,8 @@ class TcpGate:
                 await self._refuse(stream, peer, "protocol",
                                    f"no hello within {self.limits.handshake_s:g} s")
             return
-        assert self.throttle is not None
-        self.tokens.refresh()
-        self.token_checks += 1
-        if not self.tokens.check(hello.name, hello.token):
-            # The right token is admitted whatever the penalty (below); a wrong one made
-            # during a penalty is refused as throttled, and counts like any failure.
-            now = trio.current_time()
-            wait = self.throttle.penalty(peer, now)
-            self.throttle.failed(peer, now)
-            if wait > 0:
-                await self._throttled(stream, peer, self.throttle.penalty(peer, now), hello.name)
-                return
-            why = "no token" if hello.token is None else "wrong token or unknown name"
-            self.auth_report.add_failure(peer)
-            await self._refuse(stream, peer, "auth", f"authentication failed for {hello.name!r} "
-                               f"({why})", hello.name, quiet=True)
+        if not await self._authenticated(stream, peer, hello):
             return
-        self.throttle.succeeded(peer)
         self._unpend(key)
         if self.authenticated >= self.limits.max_connections:
             await self._refuse(stream, peer, "limit", f"too many connections "
@@ -767,6 +751,29 @@ class TcpGate:
             self._say(f"{hello.name} ({peer}) disconnected")
         finally:
             self.authenticated -= 1
+
+    async def _authenticated(self, stream: trio.SocketStream, peer: str, hello: msg.BotHello) -> bool:
+        """Whether ``hello`` holds the right token for its name; if not, the connection is
+        refused (throttled during a penalty) and the failure counted."""
+        assert self.throttle is not None
+        self.tokens.refresh()
+        self.token_checks += 1
+        if self.tokens.check(hello.name, hello.token):
+            self.throttle.succeeded(peer)
+            return True
+        # The right token is admitted whatever the penalty (below); a wrong one made
+        # during a penalty is refused as throttled, and counts like any failure.
+        now = trio.current_time()
+        wait = self.throttle.penalty(peer, now)
+        self.throttle.failed(peer, now)
+        if wait > 0:
+            await self._throttled(stream, peer, self.throttle.penalty(peer, now), hello.name)
+            return False
+        why = "no token" if hello.token is None else "wrong token or unknown name"
+        self.auth_report.add_failure(peer)
+        await self._refuse(stream, peer, "auth", f"authentication failed for {hello.name!r} "
+                           f"({why})", hello.name, quiet=True)
+        return False
 
     async def _throttled(self, stream: trio.SocketStream, peer: str, wait: float,
                          name: str | None = None) -> None:
