@@ -128,6 +128,10 @@ class Table:
         self.in_process: list[bool] = [bool(p.in_process) for p in self.players]
         #: The seats that are sent the game's messages (``Player.wants_events``).
         self.listeners: list[int] = [s for s in range(len(self.players)) if self.players[s].wants_events]
+        #: Per seat, its player's ``attempt`` and ``hear``, looked up once for the game
+        #: (the loop calls them at every decision and every event).
+        self.attempts: list[Any] = [p.attempt for p in self.players]
+        self.hears: list[Any] = [p.hear for p in self.players]
         self.watching = watching  #: a spectator watches: its messages are kept in ``seen``
         self.seen: list[dict[str, Any]] = []  #: spectator messages not shown yet
         self.retries: list[dict[str, Any]] = []  #: every illegal answer asked again
@@ -221,7 +225,7 @@ def play(t: Table, game: Game, decisions: list[Decision]) -> Ask | None:
     Returns the ``Ask`` a seat has not answered yet (the caller awaits its
     ``Player.finish`` and calls ``conclude``), or None: the game is over, or a spectator
     has messages to see (``t.seen``). Raises Forfeit."""
-    players = t.players
+    attempts = t.attempts
     while game.phase != OVER:
         legal = game.legal_actions()
         seat = game.seat_to_move()
@@ -234,7 +238,7 @@ def play(t: Table, game: Game, decisions: list[Decision]) -> Ask | None:
             continue
         ask = Ask(t, game, seat, legal)
         try:
-            answer = players[seat].attempt(ask)
+            answer = attempts[seat](ask)
         except BotFailure as exc:
             raise failed(seat, exc, ask.id) from None
         if answer is None:
@@ -300,7 +304,7 @@ def settle(t: Table, game: Game, ask: Ask, answer: object) -> Decision | None:
     t.attempt += 1
     t.retries.append({"seat": seat, "request": ask.id, "reason": reason})
     try:
-        t.players[seat].hear(encode(msg.error_msg("illegal", reason, False)))
+        t.hears[seat](encode(msg.error_msg("illegal", reason, False)))
     except BotFailure as exc:
         raise failed(seat, exc) from None
     return None
@@ -346,10 +350,10 @@ def deliver(t: Table, game: Game, forced: bool) -> None:
         return
     frames = t.events
     if frames is not None:
-        players = t.players
+        hears = t.hears
         for seat, frame in frames.frames(game, forced):
             try:
-                players[seat].hear(frame)
+                hears[seat](frame)
             except BotFailure as exc:
                 raise failed(seat, exc) from None
     if t.watching:

@@ -202,6 +202,19 @@ async def test_a_failed_write_keeps_what_was_queued_and_drops_only_the_request()
         assert player._lane.queued == [event(1)] and player._lane.out == b""
 
 
+def test_the_lane_reads_the_decoders_buffered_count_from_its_two_fields() -> None:
+    # decide_now reads FrameDecoder.buffered as len(_buf) - _pos (no interpreted call).
+    decoder = FrameDecoder()
+    frames = event(1) + event(2)
+    for fed in (b"", frames[:3], frames[3:10], frames[10:]):
+        if fed:
+            decoder.feed(fed)
+        assert decoder.buffered == len(decoder._buf) - decoder._pos
+        while decoder.next_message() is not None:
+            assert decoder.buffered == len(decoder._buf) - decoder._pos
+    assert decoder.buffered == 0 == len(decoder._buf) - decoder._pos
+
+
 async def test_a_decoder_holding_bytes_keeps_the_synchronous_lane_closed() -> None:
     async with pipes({1: answer(1, PASS)}) as (player, _):
         player._lane.quick = True
