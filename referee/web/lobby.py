@@ -299,7 +299,10 @@ class Lobby:
             self._say(f"lobby: table {table.number}: {table.result['error']}")
         table.state = "over"
         for person in table.people:
-            person.publish()
+            if table.result is not None and "error" in table.result:
+                person.table_ended(table.result["error"])
+            else:
+                person.publish()
         self._touch()
         self._forget_over()
 
@@ -325,7 +328,7 @@ class Lobby:
                 table.result = {"error": f"not every seat was taken within {OPEN_FOR_S / 60:g} "
                                          f"minutes: the table was closed"}
                 for person in table.people:
-                    person.publish()
+                    person.table_ended(table.result["error"])
                 self._touch()
         self._forget_over()
 
@@ -356,10 +359,11 @@ class Lobby:
                     await self._changed.wait()
                 self._changed = trio.Event()
                 self._expire(trio.current_time())
-                frame = dumps(self.snapshot())
+                snapshot = self.snapshot()
+                frame = dumps(snapshot)
                 if frame != sent:
                     sent = frame
-                    data = sse("lobby", self.snapshot())
+                    data = sse("lobby", snapshot)
                     for client in list(self.watchers):
                         if not client.put(data, key="lobby"):
                             client.close()

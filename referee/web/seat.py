@@ -67,6 +67,7 @@ class BrowserSeat(Player):
         self.paused = False  #: waiting for the person to come back, mid-decision
         self.reconnects = 0  #: streams opened again during a decision's pause
         self.replay: str | None = None  #: the finished game's replay link, once listed
+        self.notice: str | None = None  #: why the table ended without a game, once it did
         self.on_event: Any = None  #: callable(str) for operator lines
         self._grace_left = grace
         self._wake = trio.Event()
@@ -105,13 +106,14 @@ class BrowserSeat(Player):
         messages only), the hint of the open request, the time used on it so far, the
         replay once the game is over and listed."""
         if self.table is None:
-            return {"name": self.name, "waiting": True}
+            return {"name": self.name, "waiting": self.notice is None, "notice": self.notice}
         data = self.table.view()
         if data["request"] is not None:
             used = trio.current_time() - self._asked_at - self._paused_s
             data["request"]["used_ms"] = max(0, int(1000 * used))
             data["request"]["hint"] = self._hint
-        return {"name": self.name, "waiting": False, "table": data, "replay": self.replay}
+        return {"name": self.name, "waiting": False, "table": data, "replay": self.replay,
+                "notice": self.notice}
 
     def publish(self) -> None:
         """Send the view now to every stream of the seat (a waiting one is replaced)."""
@@ -119,6 +121,12 @@ class BrowserSeat(Player):
         for client in list(self.streams):
             if not client.put(frame, key="seat"):
                 self.detach(client)
+
+    def table_ended(self, why: str) -> None:
+        """The table ended without this seat's game (never filled, or it could not be
+        played): the page says ``why`` instead of waiting on."""
+        self.notice = why
+        self.publish()
 
     def finished(self, replay: str | None) -> None:
         """The game is recorded; its replay is at ``replay`` (None: none served)."""
@@ -157,10 +165,16 @@ class BrowserSeat(Player):
         request, timeout = ask.message(), ask.budget
         assert self.table is not None, "game_start comes before any request"
         self._choice, self._paused_s = None, 0.0
-        self._asked_at = trio.current_time()
         self.table.follow(request)
-        self._hint = None if self.hint_bot is None else hints.hint(
-            self.hint_bot, request, self.table.rules, f"{self.name}:{request['game']}")
+        self._hint = None
+        if self.hint_bot is not None:
+            # A search takes milliseconds of CPU: in a worker thread, not on the event loop,
+            # where it would stall every other table's bots (and so their clocks) meanwhile.
+            self._hint = await trio.to_thread.run_sync(
+                hints.hint, self.hint_bot, request, self.table.rules,
+                f"{self.name}:{request['game']}")
+        # The person's time starts when the request (with its hint) is on the page.
+        self._asked_at = trio.current_time()
         self.publish()
         while self._choice is None:
             if not self.connected:

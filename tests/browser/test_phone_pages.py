@@ -24,6 +24,18 @@ SLOW_BOT = Path(__file__).parents[1] / "web" / "bots" / "slow_bot.py"  # thinks 
 #: The layout facts a test checks, read in one call.
 RECT = "(sel) => { const e = document.querySelector(sel); if (!e) return null; const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; }"
 WIDTH = "() => [document.documentElement.scrollWidth, window.innerWidth]"
+#: Draws the widest table the live page can show, beside the games in play.
+WORST_TABLE = """() => {
+  const deck = [];
+  for (const s of "CDHS") for (const r of "6789TJQKA") deck.push(r + s);
+  const names = [0, 1, 2, 3, 4, 5].map((i) => "a_bot_with_a_very_long_name_number_" + i);
+  state.tables.set(99999, {game: 99999, bout: 99, names, out: [false, false, false, false, false, false],
+    attacker: 0, defender: 1, taking: false, hand_sizes: [36, 36, 36, 36, 36, 36],
+    known: [deck, [], deck.slice(0, 20), [], [], []], trump: "6H", talon: 0, discard: 0,
+    table: deck.slice(0, 6).map((c, i) => [c, deck[30 + i]]), end: null,
+    last: ["a_bot_with_a_very_long_name_number_0 attacks with the ace of spades and more words"]});
+  renderTables();
+}"""
 
 
 def on_phone(bp: RecordedPage, url: str) -> None:
@@ -142,6 +154,13 @@ def test_the_live_page_never_scrolls_sideways(browser_page: RecordedPage, tmp_pa
         page.screenshot(path=str(tmp_path / "live-phone.png"))
         width = page.evaluate(WIDTH)
         assert width[0] <= width[1], f"the live page is {width[0]}px wide on a {width[1]}px phone"
+        # The widest table a game can show, whichever moment the games above were caught
+        # at: six long names, a seat holding every card face up (all taken, so all known)
+        # and six attacks covered.
+        page.evaluate(WORST_TABLE)
+        page.screenshot(path=str(tmp_path / "live-phone-worst.png"))
+        width = page.evaluate(WIDTH)
+        assert width[0] <= width[1], f"the widest table is {width[0]}px wide on a {width[1]}px phone"
     finally:
         run.kill()
         run.wait()

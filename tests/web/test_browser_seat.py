@@ -124,3 +124,39 @@ def test_seat_tokens_are_long_random_and_filed_by_hash() -> None:
     assert len(tokens) == 200 and all(len(t) >= 32 for t in tokens)
     token = next(iter(tokens))
     assert token not in token_key(token) and len(token_key(token)) == 64
+
+
+def test_a_learning_games_hint_is_searched_off_the_event_loop(
+        monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An ismcts hint costs milliseconds of CPU: searched on the event loop it would stall
+    every other table's bots, whose clocks run meanwhile. It is searched in a worker
+    thread."""
+    import threading
+
+    from referee.human import hints
+
+    searched: list[bool] = []
+    real_hint = hints.hint
+
+    def slow_hint(*args, **kwargs):  # type: ignore[no-untyped-def]
+        searched.append(threading.current_thread() is threading.main_thread())
+        return real_hint(*args, **kwargs)
+
+    monkeypatch.setattr(hints, "hint", slow_hint)
+    rules = make_rules("classic", [])
+    config = MatchConfig(rules=rules, seed="browser-hint", tc=TimeControl.parse(None, 30))
+
+    async def main() -> dict:
+        seat = BrowserSeat("Ann", grace=5, hint_bot="ismcts")
+        greedy = BuiltinPlayer("greedy", parse_bot_spec("builtin:greedy"), config.seed)
+        states: list[str] = []
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(person, seat, states)
+            await trio.testing.wait_all_tasks_blocked()
+            record = await play_game([seat, greedy], config, index=0, seed="hint", dealer=1)
+        assert any('"why"' in s for s in states)  # the page got the hints
+        return record.as_dict()
+
+    record = trio.run(main)
+    assert record["termination"] not in FORFEITS, record["reason"]
+    assert searched and not any(searched)

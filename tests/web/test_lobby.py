@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from referee.web.lobby import TABLES_PER_ADDRESS, Lobby, LobbyError, display_name
 
@@ -81,3 +82,131 @@ def test_a_seat_is_taken_once_and_a_full_table_has_no_open_seat() -> None:
 def test_display_names_are_printable_text_of_at_most_24_characters() -> None:
     assert display_name("  Ann \x1b[31m  Lee\n") == "Ann [31m Lee"
     assert display_name("<script>x</script>") == "<script>x</script>"  # text: pages never parse it
+
+
+# ---------------------------------------------------------------- a hostile client over HTTP
+
+def request(method: str, path: str, *, client: str = "10.0.0.1", body: bytes = b"",
+            headers: dict[str, str] | None = None, query: bytes = b"") -> dict[str, Any]:
+    """An ASGI http scope as the server hands it to the lobby (host 127.0.0.1:8000)."""
+    given = {"host": "127.0.0.1:8000", **(headers or {})}
+    return {"type": "http", "method": method, "path": path, "query_string": query,
+            "client": (client, 5000), "headers": [(k.encode(), v.encode()) for k, v in given.items()],
+            "_body": body}
+
+
+async def answer(room: Lobby, scope: dict[str, Any]) -> tuple[int, bytes]:
+    """The lobby's status and body for one whole request (the body sent in 1 KB chunks)."""
+    body = scope.pop("_body")
+    chunks = [body[i:i + 1024] for i in range(0, len(body), 1024)] or [b""]
+    messages = [{"type": "http.request", "body": c, "more_body": i < len(chunks) - 1}
+                for i, c in enumerate(chunks)]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    assert await room.handle(scope, receive, send)
+    return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:])
+
+
+JSON = {"content-type": "application/json"}
+TABLE = b'{"name": "Ann", "seats": ["you", "builtin:greedy"]}'
+
+
+@pytest.mark.parametrize("scope, status", [
+    (request("GET", "/api/tables"), 405),
+    (request("POST", "/api/tables", body=TABLE), 415),
+    (request("POST", "/api/tables", body=TABLE, headers={"content-type": "text/plain"}), 415),
+    (request("POST", "/api/tables", body=TABLE, headers={**JSON, "origin": "http://evil.example"}), 403),
+    (request("POST", "/api/tables", body=b'{"name": "' + b"x" * 5000 + b'"}', headers=JSON), 413),
+    (request("POST", "/api/tables", body=b"{not json", headers=JSON), 400),
+    (request("POST", "/api/tables", body=b"\xff\xfe", headers=JSON), 400),
+    (request("POST", "/api/act", body=b'{"token": "guess", "request": 0, "choice": 0}', headers=JSON), 403),
+    (request("POST", "/api/act", body=b"[]", headers=JSON), 400),
+    (request("POST", "/lobby/events"), 405),
+    (request("GET", "/seat/events", query=b"token=guess"), 403),
+], ids=["get-a-post", "no-type", "text-type", "foreign-origin", "too-big", "not-json",
+        "not-utf8", "guessed-token", "act-not-a-map", "post-a-stream", "stream-guessed-token"])
+def test_a_hostile_request_is_refused_with_a_status_and_a_reason(scope: dict[str, Any],
+                                                                  status: int) -> None:
+    room = lobby()
+    got, body = trio.run(answer, room, scope)
+    assert got == status and body.strip()
+    assert room.tables == {}  # nothing was created by a refused post
+
+
+def test_the_sites_own_page_may_post_and_gets_a_seat_token() -> None:
+    room = lobby()
+    got, body = trio.run(answer, room, request("POST", "/api/tables", body=TABLE, headers={
+        **JSON, "origin": "http://127.0.0.1:8000"}))
+    assert got == 200 and b'"token"' in body and len(room.tables) == 1
+
+
+def test_one_address_holds_at_most_its_share_of_streams_and_leaving_frees_them() -> None:
+    from referee.web.lobby import STREAMS_PER_ADDRESS
+
+    room = lobby()
+
+    async def main() -> None:
+        leave = trio.Event()
+
+        async def held_open(address: str) -> None:
+            sent: list[dict[str, Any]] = []
+
+            async def receive() -> dict[str, Any]:
+                await leave.wait()
+                return {"type": "http.disconnect"}
+
+            async def send(message: dict[str, Any]) -> None:
+                sent.append(message)
+
+            await room.handle(request("GET", "/lobby/events", client=address), receive, send)
+
+        async with trio.open_nursery() as nursery:
+            for _ in range(STREAMS_PER_ADDRESS):
+                nursery.start_soon(held_open, "10.0.0.1")
+            await trio.testing.wait_all_tasks_blocked()
+            assert room.streams == STREAMS_PER_ADDRESS
+            status, _ = await answer(room, request("GET", "/lobby/events", client="10.0.0.1"))
+            assert status == 503  # the flooding address is refused ...
+            nursery.start_soon(held_open, "10.0.0.2")  # ... another address is not
+            await trio.testing.wait_all_tasks_blocked()
+            assert room.streams == STREAMS_PER_ADDRESS + 1
+            leave.set()
+        assert room.streams == 0 and room.addresses["10.0.0.1"].streams == 0
+
+    trio.run(main)
+
+
+def test_a_table_left_open_past_its_time_is_closed_and_its_person_told() -> None:
+    """The lobby's long run, on trio's virtual clock: a table whose seats are not all
+    taken within OPEN_FOR_S is closed (its seat's page learns it; its seat token then
+    leads nowhere once the table is forgotten), while the lobby goes on serving."""
+    from referee.web.lobby import OPEN_FOR_S
+    from referee.web.seat import token_key
+
+    room = lobby()
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(room.run)
+            await trio.testing.wait_all_tasks_blocked()
+            table, _, token = room.create({**GOOD, "seats": ["you", "open"]}, "10.0.0.1")
+            client = table.people[0].attach()
+            assert client is not None and table.state == "open"
+            await trio.sleep(OPEN_FOR_S - 5)
+            assert table.state == "open"  # not before its time
+            await trio.sleep(10)
+            assert table.state == "closed" and "closed" in table.result["error"]
+            chunk = await client.take()  # every update waiting, as one chunk
+            assert chunk is not None and b"closed" in chunk
+            assert token_key(token) in room.seats  # kept while the finished tables are shown
+            # The lobby still serves: a new table opens after the long idle time.
+            room.create({**GOOD, "seats": ["you", "open"]}, "10.0.0.2")
+            nursery.cancel_scope.cancel()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))

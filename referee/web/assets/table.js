@@ -48,7 +48,11 @@ function tick() {
 function render() {
   const t = view.table;
   document.getElementById("title").textContent = "table " + number + " · " + view.name;
-  if (!t) { document.getElementById("turn").textContent = "waiting for the other seats…"; return; }
+  if (!t) {
+    document.getElementById("turn").textContent = view.notice ? "" : "waiting for the other seats…";
+    document.getElementById("notice").textContent = view.notice || "";
+    return;
+  }
   const trumpSuit = t.trump.slice(-1);
   const others = document.getElementById("others");
   others.replaceChildren();
@@ -113,7 +117,7 @@ function render() {
   document.getElementById("turn").textContent = t.end ? "" : r ? "your move" : "waiting for the others";
   document.getElementById("turn").dataset.yourMove = r ? "yes" : "no";
   document.getElementById("hint").textContent = r && r.hint ? "hint (" + r.hint.bot + "): " + r.hint.text + " — " + r.hint.why : "";
-  document.getElementById("notice").textContent = t.notice || "";
+  document.getElementById("notice").textContent = view.notice || t.notice || "";
   const events = document.getElementById("events");
   events.replaceChildren(...t.last.map((line) => el("li", line)));
   const result = document.getElementById("result");
