@@ -29,15 +29,20 @@ from protocol.strategies import gentle_choose
 
 from ..bots.fastchoice import greedy_action, random_action
 from ..rules.game import Game
+from ..errors import UserError
 
 
-class BotSpecError(ValueError):
+class BotSpecError(UserError, ValueError):
     """The user's bot spec cannot be used (unknown builtin, empty command, bad name)."""
 
+    hint = "name a bot builtin:NAME, by its command line, or tcp:NAME (README, bot specs)"
 
-class BotStartError(RuntimeError):
+
+class BotStartError(UserError, RuntimeError):
     """A bot program could not be started at all (not found, not executable). The
     user's configuration is at fault, not a game result."""
+
+    hint = "run the bot's command by hand in the same directory to see why it does not start"
 
 
 class BotFailure(Exception):
@@ -54,7 +59,8 @@ class BotFailure(Exception):
 BUILTINS = {
     "random": "uniform random legal action (seeded)",
     "greedy": "lowest sensible card, saves trumps, takes rather than spend high trumps early",
-    "gentle": "one card at a time, never throws in, takes rather than cover high (long games)",
+    "gentle": "a patient casual player: one card at a time, spends trumps only on high cards "
+              "while the talon lasts, goes out with its last card (the published statistics' bots)",
     "ismcts": "information-set Monte Carlo tree search; parameters iterations=N (default 150), "
               "ms=M (time per decision), c=X (exploration), bias=B (greedy hint)",
 }
