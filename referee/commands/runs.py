@@ -16,13 +16,14 @@ from ..records.storedb import PgUrl
 from ..rules.options import RulesError, make_rules
 from ..seats.players import BotSpecError, BotStartError, parse_bot_spec, unique_names
 from ..table.clock import TimeControl, TimeControlError
+from ..table.adjudicator import parse_budget
 from ..table.match import MatchConfig
 from .common import (
     bot_limits, check_range, err, fail, http_address, note, out, print_seed, reproduce_fields,
     run_seed, sandbox_options, store_target,
 )
 from .options import (
-    BindOption, ClockOption, CpusOption, DEFAULT_DB, HttpOption, MaxMemoryOption, MaxProcsOption,
+    AdjudicateOption, BindOption, ClockOption, CpusOption, DEFAULT_DB, HttpOption, MaxMemoryOption, MaxProcsOption,
     MoveTimeOption, PonderFlag, RULES_HELP, RecoverFlag, RulesOption, RunLogDirOption, SANDBOX_HELP,
     SEED_HELP, SandboxOption, SeedOption, SetOption, WEEK_S, db_option,
 )
@@ -53,6 +54,7 @@ def tournament(
     tc: Annotated[str | None, typer.Option("--tc", help="Game clock BASE+INC in seconds.")] = None,
     move_time: MoveTimeOption = None,
     on_illegal: Annotated[str | None, typer.Option(help="forfeit or retry:N.")] = None,
+    adjudicate: AdjudicateOption = None,
     db: Annotated[str, db_option("The result store: every game as it finishes.")] = DEFAULT_DB,
     log_dir: RunLogDirOption = None,
     resume: Annotated[str | None, typer.Option(
@@ -108,7 +110,8 @@ def tournament(
                 given = [name for name, value in (
                     ("--bot", bot), ("--config", config), ("--format", format_), ("--players", players),
                     ("--games", games), ("--seed", seed), ("--rules", rules), ("--set", set_),
-                    ("--tc", tc), ("--move-time", move_time), ("--on-illegal", on_illegal))
+                    ("--tc", tc), ("--move-time", move_time), ("--on-illegal", on_illegal),
+                    ("--adjudicate", adjudicate))
                     if value] + (["--no-duplicate"] if no_duplicate else []) + (
                     ["--fresh-bots"] if fresh_bots else [])
                 if given:
@@ -135,7 +138,7 @@ def tournament(
                     {"format": format_, "players": players, "games": games,
                      "concurrency": concurrency, "seed": None if seed is None else run_seed(seed),
                      "preset": rules, "tc": tc,
-                     "move_time": move_time, "on_illegal": on_illegal,
+                     "move_time": move_time, "on_illegal": on_illegal, "adjudicate": adjudicate,
                      "duplicate": False if no_duplicate else None,
                      "fresh_bots": True if fresh_bots else None, "sandbox": sandbox,
                      "bind_extra": list(sandbox_options("auto", bind)[1])})
@@ -258,6 +261,7 @@ def sprt(
     sandbox: SandboxOption = "auto",
     bind: BindOption = None,
     recover: RecoverFlag = False,
+    adjudicate: AdjudicateOption = None,
     db: Annotated[str, db_option("The result store: the run and every game.")] = DEFAULT_DB,
     log_dir: RunLogDirOption = None,
     resume: Annotated[str | None, typer.Option(
@@ -299,7 +303,8 @@ def sprt(
     if resume is not None:
         given = [name for name, value in (
             ("BOT_A", bot_a), ("BOT_B", bot_b), ("--opponent", opponent), ("--seed", seed),
-            ("--set", set_), ("--tc", tc), ("--move-time", move_time)) if value] + [
+            ("--set", set_), ("--tc", tc), ("--move-time", move_time),
+            ("--adjudicate", adjudicate)) if value] + [
             name for name, value, default in (
                 ("--elo0", elo0, 0.0), ("--elo1", elo1, 10.0), ("--alpha", alpha, 0.05),
                 ("--beta", beta, 0.05), ("--max-pairs", max_pairs, 20000), ("--rules", rules, "classic"),
@@ -317,7 +322,8 @@ def sprt(
             if any(x.kind == "tcp" for x in specs):
                 raise BotSpecError("sprt starts its bots itself: give command lines or builtin:NAME, "
                                    "not tcp:NAME")
-            config = MatchConfig(rules=table_rules, tc=TimeControl.parse(tc, move_time), seed=run_seed(seed))
+            config = MatchConfig(rules=table_rules, tc=TimeControl.parse(tc, move_time), seed=run_seed(seed),
+                                 adjudicate=parse_budget(adjudicate))
             test = Sprt(elo0, elo1, alpha, beta)
         except (RulesError, BotSpecError, TimeControlError, ValueError) as exc:
             fail(str(exc))
