@@ -9,13 +9,14 @@ import typer
 
 from ..console.jsonout import emit_json
 from ..rules.options import RulesError, make_rules
+from ..table.adjudicator import AdjudicateError, parse_budget
 from ..table.clock import TimeControl, TimeControlError
 from ..table.match import MatchConfig
 from .common import (
     check_range, err, fail, http_address, open_store_at, out, store_target,
 )
 from .options import (
-    DEFAULT_DB, DbOption, HttpOption, ReconnectGraceOption, RulesOption, SetOption, WEEK_S,
+    AdjudicateOption, DEFAULT_DB, DbOption, HttpOption, ReconnectGraceOption, RulesOption, SetOption, WEEK_S,
 )
 from .ladder import ladder_rows, print_ladder
 
@@ -107,6 +108,7 @@ def serve(
     set_: SetOption = None,
     log_dir: Annotated[Path, typer.Option(help="Where game logs go.")] = Path("logs"),
     http: HttpOption = None,
+    adjudicate: AdjudicateOption = None,
     person_grace: Annotated[float, typer.Option(help="With --http: seconds a person's game waits, "
                                                 "paused, for their browser to come back (all "
                                                 "pauses of a game together); then it is their "
@@ -133,8 +135,9 @@ def serve(
     web = http_address(http)
     try:
         host, port = parse_listen(listen)
-        config = MatchConfig(rules=make_rules(rules, set_ or []), tc=TimeControl.parse(None, move_time))
-    except (ListenError, RulesError, TimeControlError) as exc:
+        config = MatchConfig(rules=make_rules(rules, set_ or []), tc=TimeControl.parse(None, move_time),
+                             adjudicate=parse_budget(adjudicate))
+    except (ListenError, RulesError, TimeControlError, AdjudicateError) as exc:
         fail(str(exc))
     check_range(ping_interval, "--ping-interval", 0, WEEK_S, low_open=True)
     check_range(handshake_time, "--handshake-time", 0.1, WEEK_S)

@@ -12,6 +12,7 @@ from ..console.progress import progress_for
 from ..console.usererror import lifted
 from ..rules.options import RulesError, make_rules
 from ..seats.players import BotStartError
+from ..table.adjudicator import AdjudicateError, parse_budget
 from ..table.clock import TimeControl, TimeControlError
 from ..table.match import MatchConfig
 from .common import (
@@ -19,7 +20,7 @@ from .common import (
     sandbox_options, store_target,
 )
 from .options import (
-    BindOption, CpusOption, DEFAULT_DB, DbOption, JsonFlag, LogDirOption, MaxMemoryOption,
+    AdjudicateOption, BindOption, CpusOption, DEFAULT_DB, DbOption, JsonFlag, LogDirOption, MaxMemoryOption,
     MaxProcsOption, MoveTimeOption, PonderFlag, RecoverFlag, RulesOption, SEED_HELP, SandboxOption,
     SetOption,
 )
@@ -58,6 +59,7 @@ def run(
     sandbox: SandboxOption = "auto",
     bind: BindOption = None,
     recover: RecoverFlag = False,
+    adjudicate: AdjudicateOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print games played and the ladder as JSON.")] = False,
     max_memory: MaxMemoryOption = None,
     max_procs: MaxProcsOption = 64,
@@ -79,8 +81,8 @@ def run(
 
     try:
         config = MatchConfig(rules=make_rules(rules, set_ or []), seed=run_seed(seed),
-                             tc=TimeControl.parse(None, move_time))
-    except (RulesError, TimeControlError) as exc:
+                             tc=TimeControl.parse(None, move_time), adjudicate=parse_budget(adjudicate))
+    except (RulesError, TimeControlError, AdjudicateError) as exc:
         fail(str(exc))
     from ..table.failfast import ForfeitTally, forfeit_line
     tally = ForfeitTally()  # this run's games and forfeits per bot, for the summary
