@@ -116,7 +116,7 @@ def endgames(count: int, seed: int, min_cards: int = 0) -> list[Game]:
     """Seeded two-seat games played at random up to their first solvable position with
     at least ``min_cards`` cards in the hands."""
     rng = random.Random(seed)
-    out = []
+    out: list[Game] = []
     while len(out) < count:
         g = Game.new(CLASSIC, 2, seed=rng.randrange(1 << 30))
         while not g.is_over and not solvable(g):
@@ -130,7 +130,7 @@ def endgames(count: int, seed: int, min_cards: int = 0) -> list[Game]:
 async def match(specs: tuple[str, str], budget: str, games: int = 16, seed: int = 11,
                 tc: TimeControl = TimeControl()) -> list[GameRecord]:
     players = [BuiltinPlayer(f"p{i}", parse_bot_spec(s), seed=seed) for i, s in enumerate(specs)]
-    config = MatchConfig(rules=CLASSIC, games=games, seed=seed, tc=tc, adjudicate=parse_budget(budget))
+    config = MatchConfig(rules=CLASSIC, games=games, seed=str(seed), tc=tc, adjudicate=parse_budget(budget))
     records: list[GameRecord] = []
     await play_match(players, config, on_game=lambda r, _: records.append(r))
     return records
@@ -204,7 +204,7 @@ async def test_a_seat_is_told_the_game_ended_adjudicated_and_is_asked_nothing_mo
     async def first_legal(request: dict[str, Any]) -> dict[str, Any]:
         return request["legal"][0]
 
-    config = MatchConfig(rules=CLASSIC, games=6, seed=5, adjudicate=parse_budget("50000nodes"),
+    config = MatchConfig(rules=CLASSIC, games=6, seed="5", adjudicate=parse_budget("50000nodes"),
                          max_restarts=0)
     records: list[GameRecord] = []
     async with trio.open_nursery() as nursery:
