@@ -61,6 +61,7 @@ UNKEYED_FIELDS = {
     "_action_cap": "from the rules", "_bout_cap": "from the rules", "_first_cap": "from the rules",
     "_all_ranks": "from the rules", "_transfers": "from the rules",
     "_throw_ranks": "derived from the table on entering the throw-in phase",
+    "_ask_backwards": "from the rules", "_draw_backwards": "from the rules",
 }
 
 

@@ -298,11 +298,14 @@ def stats(
     Per player count: the durak rate by the number of trumps in the opening hand (0-6),
     for every seat and for the opener alone; the durak rate by position after the
     dealer; the draw rate; the mean bouts per game. Forfeited games are counted apart
-    and left out. docs/STATS.md compares the built-in bots with published figures.
+    and left out. Then the published reference figures (about 6,900 games of gentle bots,
+    rules classic with first_bout_limit=on) beside ours: each figure, the difference,
+    whether it is within 30% (draws: within 1 point), and whether each effect the
+    reference shows goes the same way here. docs/STATS.md discusses them.
     """
     from ..league.stats import (
-        StatsInputError, collect_logs, collect_tournament, export_form, export_text, summarize,
-        write_export,
+        StatsInputError, collect_logs, collect_tournament, compare_reference, export_form,
+        export_text, summarize, write_export,
     )
 
     if bool(logs) == (tournament_id is not None):
@@ -322,16 +325,17 @@ def stats(
         except StatsInputError as exc:
             fail(str(exc))
     table = summarize(collected.facts)
+    comparison = compare_reference(table)
     if as_json:
         emit_json({"sources": collected.sources, "games": collected.games,
                    "forfeited": collected.forfeited, "export": str(export) if export else None,
-                   "by_players": table})
+                   "rules": collected.rules, "by_players": table, "reference": comparison})
         return
-    from ..printing.report import stats_tables
+    from ..printing.report import reference_tables, stats_tables
     out.print(f"{collected.games} games from {len(collected.sources)} log(s)"
               + (f"; {collected.forfeited} forfeited games left out" if collected.forfeited else ""),
               markup=False, highlight=False)
-    for item in stats_tables(table):
+    for item in [*stats_tables(table), *reference_tables(comparison, collected.rules)]:
         if isinstance(item, str):
             out.print(item, markup=False, highlight=False)
         else:

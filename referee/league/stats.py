@@ -7,7 +7,8 @@ game's bouts and the seat's result. ``summarize`` turns facts into the quoted ta
 per player count: the durak rate by opening trumps (0-6), for every seat and for the
 opener alone, the durak rate by position after the dealer, the draw rate and the mean
 bouts per game, each with a 95% interval (Wilson's score interval for rates; the
-normal interval of the mean for bouts).
+normal interval of the mean for bouts). ``compare_reference`` sets that table beside the
+published reference figures (``REFERENCE``) that docs/STATS.md discusses.
 
 Games that ended by a forfeit (a timeout, a crash, an illegal action ...) say nothing
 about the cards: they are counted apart (``forfeited``) and left out of every figure.
@@ -19,7 +20,7 @@ import csv
 import io
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -92,12 +93,14 @@ def game_facts(source: str, rules: Any, record: dict[str, Any]) -> list[SeatFact
 
 @dataclass
 class Collected:
-    """Facts of every usable game, and how many forfeited games were left out."""
+    """Facts of every usable game, how many forfeited games were left out, and the
+    rules of the logs (``Rules.describe()``, each once, in the order met)."""
 
     facts: list[SeatFact]
     games: int
     forfeited: int
     sources: list[str]
+    rules: list[str] = field(default_factory=list)
 
 
 def collect_logs(paths: Sequence[Path], lines: dict[Path, set[int]] | None = None) -> Collected:
@@ -105,6 +108,7 @@ def collect_logs(paths: Sequence[Path], lines: dict[Path, set[int]] | None = Non
     records on those lines of each log are used (the games a store names). Raises
     StatsInputError for an unreadable or damaged log (naming file and line)."""
     facts: list[SeatFact] = []
+    described: list[str] = []
     games = forfeited = 0
     for path in paths:
         try:
@@ -117,6 +121,8 @@ def collect_logs(paths: Sequence[Path], lines: dict[Path, set[int]] | None = Non
             rules = log_rules(contents.header)
         except Divergence as exc:
             raise StatsInputError(f"{path}: {exc}") from None
+        if rules.describe() not in described:
+            described.append(rules.describe())
         wanted = None if lines is None else lines.get(path, set())
         for record in contents.games:
             if wanted is not None and record["_line"] not in wanted:
@@ -126,7 +132,7 @@ def collect_logs(paths: Sequence[Path], lines: dict[Path, set[int]] | None = Non
                 continue
             games += 1
             facts.extend(game_facts(str(path), rules, record))
-    return Collected(facts, games, forfeited, [str(p) for p in paths])
+    return Collected(facts, games, forfeited, [str(p) for p in paths], described)
 
 
 def collect_tournament(db: Path | PgUrl, tid: str) -> Collected:
@@ -221,6 +227,109 @@ def _durak_rate(rows: list[SeatFact]) -> dict[str, Any]:
 def _by_trumps(rows: list[SeatFact]) -> list[dict[str, Any]]:
     return [{"trumps": k, **_durak_rate([f for f in rows if f.opening_trumps == k])}
             for k in range(MAX_TRUMPS + 1)]
+
+
+# --------------------------------------------------------------------------- reference
+
+#: The published reference: statistics of about 6,900 games between simple "gentle" bots
+#: on 36 cards, the lowest trump opening and the first bout capped at five cards (our
+#: ``classic`` rules with ``first_bout_limit=on``). Each row: the statistic (a key of
+#: ``summarize``'s table: ``bouts``, ``draw_rate``, ``opener_durak``, or ``trumps:K``
+#: for the durak rate of hands with K opening trumps), the player count, the figure. The
+#: reference gives no intervals and no figure where this table has none.
+REFERENCE_SOURCE = ("published reference: about 6,900 games of gentle bots, 36 cards, lowest "
+                    "trump opens, first bout at most five cards")
+REFERENCE_RULES = "classic first_bout_limit=on"
+REFERENCE: tuple[tuple[str, int, float], ...] = (
+    ("bouts", 2, 30.0), ("bouts", 3, 36.0), ("bouts", 4, 42.0),
+    ("trumps:0", 2, 0.55), ("trumps:3", 2, 0.45),
+    ("trumps:0", 3, 0.37), ("trumps:3", 3, 0.26),
+    ("trumps:0", 4, 0.31), ("trumps:3", 4, 0.18),
+    ("opener_durak", 2, 0.477),
+    ("draw_rate", 2, 0.02), ("draw_rate", 4, 0.01),
+)
+#: How close a figure must come to count as matching: within 30% of the reference's
+#: figure, draws within one percentage point (a rate near zero has no useful ratio).
+RELATIVE_TOLERANCE = 0.30
+DRAW_TOLERANCE = 0.01
+
+
+def _figure(block: dict[str, Any], statistic: str) -> dict[str, Any]:
+    """One statistic of a ``summarize`` block as ``{"value", "low", "high", "n"}``."""
+    if statistic == "bouts":
+        b = block["bouts"]
+        return {"value": b["mean"], "low": b["low"], "high": b["high"], "n": b["n"]}
+    if statistic.startswith("trumps:"):
+        rate = block["durak_by_trumps"][int(statistic[7:])]
+    else:
+        rate = block[statistic]
+    return {"value": rate["rate"], "low": rate["low"], "high": rate["high"], "n": rate["n"]}
+
+
+def compare_reference(table: list[dict[str, Any]]) -> dict[str, Any]:
+    """``summarize``'s table beside ``REFERENCE``.
+
+    ``rows``: per reference figure, ``statistic``, ``players``, ``reference``, ``ours``
+    (``{"value", "low", "high", "n"}``, value None without games), ``difference`` (ours
+    minus the reference), ``tolerance`` (``"30%"`` or ``"1 point"``) and ``within``
+    (None without games). ``effects``: the direction of each effect the reference shows,
+    ``effect``, ``reference`` and ``ours`` (what it says, in words) and ``holds`` (None
+    without the games to tell): fewer opening trumps lose more often (per player count),
+    the 2-player opener is the durak less than half the time, 2-player draws outnumber
+    4-player ones, and games grow longer with more players."""
+    blocks = {b["players"]: b for b in table}
+    rows = []
+    for statistic, players, published in REFERENCE:
+        block = blocks.get(players)
+        ours = (_figure(block, statistic) if block else
+                {"value": None, "low": None, "high": None, "n": 0})
+        got = ours["value"]
+        draw = statistic == "draw_rate"
+        within = None if got is None else (
+            abs(got - published) <= DRAW_TOLERANCE if draw
+            else abs(got / published - 1) <= RELATIVE_TOLERANCE)
+        rows.append({"statistic": statistic, "players": players, "reference": published, "ours": ours,
+                     "difference": None if got is None else got - published,
+                     "tolerance": "1 point" if draw else f"{RELATIVE_TOLERANCE:.0%}",
+                     "within": within})
+
+    def value(statistic: str, players: int) -> float | None:
+        block = blocks.get(players)
+        return _figure(block, statistic)["value"] if block else None
+
+    def effect(name: str, says: str, a: float | None, b: float | None, shown: str) -> dict[str, Any]:
+        """The effect holds when ``a < b``; ``shown`` formats our ``a`` and ``b``."""
+        holds = None if a is None or b is None else a < b
+        return {"effect": name, "reference": says,
+                "ours": "-" if holds is None else shown.format(a=a, b=b), "holds": holds}
+
+    ref = value_of_reference
+    effects = []
+    for players in sorted({p for _, p, _ in REFERENCE}):
+        effects.append(effect(
+            f"{players} players: 3 opening trumps lose less often than 0",
+            f"{ref('trumps:3', players):.0%} vs {ref('trumps:0', players):.0%}",
+            value("trumps:3", players), value("trumps:0", players), "{a:.1%} vs {b:.1%}"))
+    effects.append(effect("2 players: the opener loses under half the time",
+                          f"{ref('opener_durak', 2):.1%}", value("opener_durak", 2),
+                          0.5 if 2 in blocks else None, "{a:.1%}"))
+    effects.append(effect("draws: rarer with 4 players than with 2",
+                          f"{ref('draw_rate', 4):.0%} vs {ref('draw_rate', 2):.0%}",
+                          value("draw_rate", 4), value("draw_rate", 2), "{a:.2%} vs {b:.2%}"))
+    for fewer, more in ((2, 3), (3, 4)):
+        effects.append(effect(
+            f"bouts: more with {more} players than with {fewer}",
+            f"{ref('bouts', more):.0f} vs {ref('bouts', fewer):.0f}",
+            value("bouts", fewer), value("bouts", more), "{b:.1f} vs {a:.1f}"))
+    return {"source": REFERENCE_SOURCE, "rules": REFERENCE_RULES, "rows": rows, "effects": effects}
+
+
+def value_of_reference(statistic: str, players: int) -> float:
+    """The reference's figure of ``statistic`` at ``players`` (KeyError if it has none)."""
+    for s, p, v in REFERENCE:
+        if s == statistic and p == players:
+            return v
+    raise KeyError((statistic, players))
 
 
 # --------------------------------------------------------------------------- export

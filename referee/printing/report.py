@@ -258,6 +258,72 @@ def stats_tables(table: list[dict[str, Any]]) -> list[Any]:
     return out
 
 
+#: How ``reference_tables`` names each statistic of ``compare_reference``'s rows.
+_STATISTIC_NAMES = {"bouts": "bouts per game", "draw_rate": "draws",
+                    "opener_durak": "opener is the durak"}
+
+
+def _statistic_name(statistic: str) -> str:
+    if statistic.startswith("trumps:"):
+        return f"durak, {statistic[7:]} trumps"
+    return _STATISTIC_NAMES[statistic]
+
+
+def _figure_text(statistic: str, figure: dict[str, Any] | float | None) -> str:
+    """A figure of the comparison: bouts as a number, rates as a percentage, with the
+    interval when it has one; ``-`` for none."""
+    value, low, high = ((figure["value"], figure["low"], figure["high"])
+                        if isinstance(figure, dict) else (figure, None, None))
+    if value is None:
+        return "-"
+    scale, unit, digits = ((1, "", 1) if statistic == "bouts" else
+                           (100, "%", 2 if statistic == "draw_rate" else 1))
+    text = f"{scale * value:.{digits}f}{unit}"
+    if low is None or high is None:
+        return text
+    return text + f" [{scale * low:.{digits}f}, {scale * high:.{digits}f}]"
+
+
+def _yes_no(flag: bool | None) -> str:
+    return "-" if flag is None else "yes" if flag else "NO"
+
+
+def reference_tables(comparison: dict[str, Any], rules: list[str]) -> list[Any]:
+    """``referee.league.stats.compare_reference``'s result as a line naming the reference
+    (and a warning when the logs were played under other rules) and two rich tables: the
+    figures side by side, and the direction of each effect."""
+    out: list[Any] = [f"Beside the {comparison['source']}:"]
+    other = [r for r in rules if r != comparison["rules"]]
+    if other:
+        out.append(f"warning: the reference's rules are {comparison['rules']}; these logs were "
+                   f"played under {', '.join(other)}, so the comparison is not like for like")
+    t = Table(title="the reference's figures and ours (95% intervals; durak rates by opening "
+                    "trumps)", title_justify="left")
+    for col, justify in (("statistic", "left"), ("players", "right"), ("reference", "right"),
+                         ("ours", "right"), ("difference", "right"), ("within", "right")):
+        t.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for row in comparison["rows"]:
+        statistic, diff = row["statistic"], row["difference"]
+        if diff is None:
+            diff_text = "-"
+        elif statistic == "draw_rate":  # judged in points: no ratio
+            diff_text = f"{100 * diff:+.2f} points"
+        else:
+            size = f"{diff:+.1f}" if statistic == "bouts" else f"{100 * diff:+.1f} points"
+            diff_text = f"{size} ({diff / row['reference']:+.0%})"
+        t.add_row(_statistic_name(statistic), str(row["players"]),
+                  _figure_text(statistic, row["reference"]), _figure_text(statistic, row["ours"]),
+                  diff_text, f"{_yes_no(row['within'])} ({row['tolerance']})")
+    out.append(t)
+    e = Table(title="the direction of each effect the reference shows", title_justify="left")
+    for col in ("effect", "reference", "ours", "same way"):
+        e.add_column(col)
+    for row in comparison["effects"]:
+        e.add_row(row["effect"], row["reference"], row["ours"], _yes_no(row["holds"]))
+    out.append(e)
+    return out
+
+
 def stderr_where(files: list[str] | None) -> str | None:
     """Where a bot's stderr went, for a summary line: its log, the first of several
     (``(+N more)``: one per process it ran in), or None (not logged)."""

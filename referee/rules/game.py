@@ -9,7 +9,8 @@ How a game runs (docs/RULES.md states the same rules for people):
   defender covers one uncovered card, transfers, shows a trump, or takes. THROW_IN:
   once every attack card is covered (or the defender takes), the attackers are asked
   in ``order`` (main attacker first, then in the direction of play, never the defender;
-  play is clockwise until a ``transfer=reflect`` reflection reverses it); each throws
+  play is clockwise until a ``transfer=reflect`` reflection reverses it, and
+  ``throw_in_order=counter_clockwise`` asks against it); each throws
   in one card or passes. A new card sends the play back to the defender (unless they
   are taking) and restarts the asking at the main attacker. The bout ends when every
   attacker has passed in a row, or when no attacker can legally add a card.
@@ -96,7 +97,7 @@ STATE_FIELDS = (
     "shown", "limit", "first_bout", "exchange_seat", "action_count", "pickup_streak", "direction",
     "outcome", "history", "events", "out_order", "_legal_at", "_legal",
     "_any_timing", "_action_cap", "_bout_cap", "_first_cap", "_all_ranks", "_transfers",
-    "_throw_ranks",
+    "_throw_ranks", "_ask_backwards", "_draw_backwards",
 )
 
 
@@ -176,6 +177,11 @@ class Game:
     #: In phase THROW_IN: ``_rank_mask()``, taken when the phase was entered (the table
     #: gains no card until the phase is entered again or left).
     _throw_ranks: int
+    #: throw_in_order == "counter_clockwise": ``order`` runs backwards from the main
+    #: attacker; and whether the other attackers draw in the reverse of ``order`` (the
+    #: draw direction, draw_others, differs from the asking direction).
+    _ask_backwards: bool
+    _draw_backwards: bool
 
     # ------------------------------------------------------------------ creation
 
@@ -241,9 +247,10 @@ class Game:
         g.phase = ATTACK_PHASE
         g._start_bout(g._first_attacker())
         # Trump exchange is offered after the opener is fixed: it cannot change who opens.
+        # Only for a face-up card above the exchanged one (a swap down is no offer).
         if rules.trump_exchange and g.talon:
-            low = make_card(DECK_LOW_RANK[rules.deck], g.trump_suit)
-            if low != g.trump_card:
+            low = make_card(rules.exchange_rank_index(), g.trump_suit)
+            if low < g.trump_card:
                 for seat in range(players):
                     if hands[seat] >> low & 1 and rules.may_exchange(seat):
                         g.exchange_seat = seat
@@ -392,6 +399,8 @@ class Game:
         self._all_ranks = rules.throw_in_ranks == "all"
         self._transfers = rules.transfer != "off"
         self._throw_ranks = 0
+        self._ask_backwards = rules.throw_in_order == "counter_clockwise"
+        self._draw_backwards = (rules.draw_others == "counter_clockwise") != self._ask_backwards
 
     def _first_attacker(self) -> int:
         fa = self.rules.first_attacker
@@ -725,7 +734,7 @@ class Game:
             self.known[seat] |= bit
             self._pass_on(seat)
         elif kind == EXCHANGE:
-            low = make_card(DECK_LOW_RANK[self.rules.deck], self.trump_suit)
+            low = make_card(self.rules.exchange_rank_index(), self.trump_suit)
             taken = self.trump_card
             self.hands[seat] ^= (1 << low) | (1 << taken)
             self.known[seat] |= 1 << taken
@@ -765,7 +774,8 @@ class Game:
     def _set_roles(self, attacker: int) -> None:
         """``attacker`` (a seat still in) is the main attacker: the next seat in defends;
         ``order`` is the attacker, then every other seat still in, from the defender's
-        next in the direction of play (``next_in``, walked once round the table)."""
+        next in the direction of play (``next_in``, walked once round the table), or with
+        ``throw_in_order=counter_clockwise`` from the attacker's other neighbour against it."""
         n, out, step = self.players, self.out, self.direction
         self.attacker = attacker
         d = (attacker + step) % n
@@ -776,11 +786,18 @@ class Game:
         # and right after a transfer nothing is covered, so that is the hand size now.
         self.limit = min(self._cap(), self.hands[d].bit_count())
         order = [attacker]
-        s = (d + step) % n
-        while s != attacker:
-            if not out[s]:
-                order.append(s)
-            s = (s + step) % n
+        if self._ask_backwards:  # from the main attacker's other side round to the defender
+            s = (attacker - step) % n
+            while s != d:
+                if not out[s]:
+                    order.append(s)
+                s = (s - step) % n
+        else:
+            s = (d + step) % n
+            while s != attacker:
+                if not out[s]:
+                    order.append(s)
+                s = (s + step) % n
         self.order = order
 
     def _start_bout(self, attacker: int) -> None:
@@ -816,13 +833,13 @@ class Game:
         self.attacks, self.covers = [], []
         if ev is not None:
             ev.append(("bout_end", defender, "taken" if taken else "beaten"))
-        # Draw: main attacker, the other attackers clockwise (or counter-clockwise), the
-        # defender last.
+        # Draw: main attacker, the other attackers clockwise (or counter-clockwise: draw_others,
+        # whatever the asking order), the defender last.
         talon, hands = self.talon, self.hands
         talon_was_empty = not talon  # the stalemate guard counts bouts played without a talon
         if talon:
             order = self.order
-            if self.rules.draw_others == "counter_clockwise":
+            if self._draw_backwards:
                 order = order[:1] + order[:0:-1]
             for s in (*order, defender):
                 need = HAND_SIZE - hands[s].bit_count()

@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .cards import DECK_LOW_RANK, RANKS
+
 
 class RulesError(ValueError):
     """The user asked for rules that do not exist: an unknown preset or option, a bad
@@ -92,6 +94,17 @@ def _exchange_seats(text: str) -> bool | tuple[int, ...]:
                      "(the listed seats, 0..5)")
 
 
+def _exchange_rank(text: str) -> str:
+    t = text.strip().upper()
+    if t == "LOWEST":
+        return "lowest"
+    if t == "10":
+        t = "T"
+    if len(t) == 1 and t in RANKS:
+        return t
+    raise ValueError(f"expected lowest, or one rank of {' '.join(RANKS)} (10 for T)")
+
+
 @dataclass(frozen=True)
 class Option:
     """One table rule: its name, default, the values it allows, and what it means."""
@@ -124,8 +137,9 @@ OPTIONS: tuple[Option, ...] = (
            "the dealer's next seat, the holder of 2C, else 2D, 2H, 2S (52 cards only; else "
            "dealer's next seat), or seat N every game.", _first_attacker),
     Option("trump_exchange", False, "on, off, seats:N,M,...",
-           "Before the first attack, the holder of the deck's lowest trump may swap it for the "
-           "face-up trump: on for every seat, off for nobody, or only the listed seats.",
+           "Before the first attack, the holder of the deck's lowest trump (or of the "
+           "exchange_rank trump) may swap it for the face-up trump: on for every seat, off for "
+           "nobody, or only the listed seats.",
            _exchange_seats),
     Option("throw_in_ranks", "all", "all, attacks",
            "Ranks that may be thrown in: any rank on the table, or attack cards' ranks only.",
@@ -174,6 +188,14 @@ OPTIONS: tuple[Option, ...] = (
            "When attackers may add cards: once every card is covered (or the defender takes), "
            "or any time, asked after every card laid, before the defender answers.",
            _choice("covered", "any"), quiet=True),
+    Option("throw_in_order", "clockwise", "clockwise, counter_clockwise",
+           "The order the attackers are asked to throw in: the main attacker first, then the "
+           "others in this direction from the main attacker (relative to the direction of "
+           "play), the defender never.", _choice("clockwise", "counter_clockwise"), quiet=True),
+    Option("exchange_rank", "lowest", "lowest, a rank 2..A",
+           "The trump that trump_exchange swaps for the face-up trump: the deck's lowest rank "
+           "(the 6 in 36 cards, the 9 in 24, the 2 in 52) or the named rank (e.g. 6), which "
+           "the deck must hold.", _exchange_rank, quiet=True),
 )
 
 OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
@@ -199,6 +221,8 @@ class Rules:
     defender_fairness: bool = False
     lead: str = "one"
     throw_in_timing: str = "covered"
+    throw_in_order: str = "clockwise"
+    exchange_rank: str = "lowest"
     preset: str = "classic"
 
     def as_dict(self) -> dict[str, Any]:
@@ -213,6 +237,11 @@ class Rules:
         diffs = [f"{o.name}={o.format(getattr(self, o.name))}" for o in OPTIONS
                  if getattr(self, o.name) != base.get(o.name, o.default)]
         return self.preset + (" " + " ".join(diffs) if diffs else "")
+
+    def exchange_rank_index(self) -> int:
+        """The rank index (0 for 2 ... 12 for A) of the trump ``trump_exchange`` swaps."""
+        er = self.exchange_rank
+        return DECK_LOW_RANK[self.deck] if er == "lowest" else RANKS.index(er)
 
     def may_exchange(self, seat: int) -> bool:
         """Whether ``seat``, holding the deck's lowest trump, is offered the trump exchange."""
@@ -281,6 +310,11 @@ def _check_combination(rules: Rules) -> None:
     if rules.first_attacker == "two_of_clubs" and rules.deck != 52:
         raise RulesError(f"first_attacker=two_of_clubs needs the 52-card deck (deck={rules.deck} "
                          "has no twos); add --set deck=52")
+    if rules.exchange_rank != "lowest" and rules.exchange_rank_index() < DECK_LOW_RANK[rules.deck]:
+        low = RANKS[DECK_LOW_RANK[rules.deck]]
+        raise RulesError(f"exchange_rank={rules.exchange_rank}: the {rules.deck}-card deck has no "
+                         f"rank {rules.exchange_rank} (its ranks are {low}..A); name one of those, "
+                         "or --set deck=52")
 
 
 def rules_from_dict(data: Mapping[str, Any], preset: str = "classic") -> Rules:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.league.stats import SeatFact, export_text, summarize, wilson
+from referee.league.stats import REFERENCE, SeatFact, compare_reference, export_text, summarize, wilson
 from tests.support import cli
 
 
@@ -124,3 +124,67 @@ def test_wilson_interval_matches_the_textbook() -> None:
     assert round(r["low"], 3) == 0.356 and round(r["high"], 3) == 0.548
     assert wilson(0, 0)["rate"] is None
     assert summarize([]) == []
+
+
+def facts_of(players: int, games: list[tuple[list[int], int | None, int]]) -> list[SeatFact]:
+    """Facts of hand-made games: per game the opening trumps by seat (seat 0 opens), the
+    durak seat (None: a draw) and the bouts."""
+    out = []
+    for i, (trumps, durak, bouts) in enumerate(games):
+        for seat, k in enumerate(trumps):
+            result = "draw" if durak is None else "durak" if durak == seat else "safe"
+            out.append(SeatFact(source="x", game=i, players=players, seat=seat, bot="b", dealer=0,
+                                position=1, trump="6S", opening_trumps=k, opener=seat == 0,
+                                opener_seat=0, bouts=bouts, termination="normal", result=result))
+    return out
+
+
+def test_the_reference_side_by_side_differences_tolerances_and_directions() -> None:
+    # 2 players: four games; seat 0 (3 trumps) loses one, seat 1 (0 trumps) two, one draw
+    two = facts_of(2, [([3, 0], 1, 30), ([3, 0], 1, 30), ([3, 0], 0, 40), ([3, 0], None, 40)])
+    # 4 players: two games of 50 bouts, no draws
+    four = facts_of(4, [([3, 0, 1, 2], 1, 50), ([3, 0, 1, 2], 2, 50)])
+    comparison = compare_reference(summarize(two + four))
+    rows = {(r["statistic"], r["players"]): r for r in comparison["rows"]}
+    assert [(r["statistic"], r["players"]) for r in comparison["rows"]] == [
+        (s, p) for s, p, _ in REFERENCE]
+    bouts2 = rows["bouts", 2]
+    assert bouts2["ours"]["value"] == 35 and bouts2["difference"] == 5 and bouts2["within"] is True
+    assert rows["bouts", 4]["ours"]["value"] == 50 and rows["bouts", 4]["within"] is True  # +19%
+    assert rows["bouts", 3]["ours"] == {"value": None, "low": None, "high": None, "n": 0}
+    assert rows["bouts", 3]["within"] is None and rows["bouts", 3]["difference"] is None
+    t0 = rows["trumps:0", 2]
+    assert t0["ours"]["value"] == 0.5 and t0["ours"]["n"] == 4 and t0["within"] is True
+    assert rows["trumps:3", 2]["ours"]["value"] == 0.25 and rows["trumps:3", 2]["within"] is False
+    assert rows["opener_durak", 2]["ours"]["value"] == 0.25
+    draws2 = rows["draw_rate", 2]
+    assert draws2["ours"]["value"] == 0.25 and draws2["tolerance"] == "1 point"
+    assert draws2["within"] is False and rows["draw_rate", 4]["within"] is True  # 0% vs 1%
+    effects = {e["effect"]: e for e in comparison["effects"]}
+    assert effects["2 players: 3 opening trumps lose less often than 0"]["holds"] is True
+    assert effects["2 players: 3 opening trumps lose less often than 0"]["ours"] == "25.0% vs 50.0%"
+    assert effects["3 players: 3 opening trumps lose less often than 0"]["holds"] is None
+    assert effects["4 players: 3 opening trumps lose less often than 0"]["holds"] is True  # 0% vs 50%
+    assert effects["2 players: the opener loses under half the time"]["holds"] is True
+    assert effects["draws: rarer with 4 players than with 2"]["holds"] is True
+    assert effects["bouts: more with 3 players than with 2"]["holds"] is None
+    assert effects["bouts: more with 4 players than with 3"]["holds"] is None
+
+
+def test_stats_prints_and_reports_the_reference_beside_ours(two_logs: list[Path], tmp_path: Path) -> None:
+    data = stats_json(*two_logs, cwd=tmp_path)
+    assert data["rules"] == ["classic first_bout_limit=on"]
+    assert data["reference"] == compare_reference(data["by_players"])
+    r = cli("stats", *two_logs, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "Beside the published reference" in r.stdout and "warning" not in r.stdout
+    assert "bouts: more with 4 players than with 3" in r.stdout
+
+
+def test_stats_warns_when_the_logs_rules_are_not_the_references(tmp_path: Path) -> None:
+    r = cli("match", "builtin:gentle", "builtin:gentle", "--games", "4", "--seed", "w",
+            "--log-dir", tmp_path, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = cli("stats", *tmp_path.glob("match-*.jsonl"), cwd=tmp_path)
+    assert r.returncode == 0 and "warning: the reference's rules are classic first_bout_limit=on; " \
+        "these logs were played under classic, so the comparison is not like for like" in r.stdout

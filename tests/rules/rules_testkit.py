@@ -74,6 +74,8 @@ def random_rules(rng: random.Random, preset: str, deck: int, players: int):
     choices = {
         "trump_exchange": ["on", "off", f"seats:{rng.randrange(players)}"],
         "draw_others": ["clockwise", "counter_clockwise"],
+        "throw_in_order": ["clockwise", "counter_clockwise"],
+        "exchange_rank": ["lowest", "T"] + (["6"] if deck >= 36 else []),
         "defender_fairness": ["on", "off"],
         "lead": ["one", "same_rank"],
         "throw_in_timing": ["covered", "any"],

@@ -88,6 +88,64 @@ def test_after_all_covered_attackers_are_asked_main_first_then_clockwise_never_t
     assert table(g) == ""
 
 
+CCW_ASKING = make_rules("classic", ["throw_in_order=counter_clockwise"])
+
+
+def test_throw_in_order_counter_clockwise_asks_the_main_attacker_then_backwards_from_it():
+    g = p4(CCW_ASKING)
+    assert g.order == [0, 3, 2]
+    play(g, "attack 6S", "cover 0 9S")
+    assert g.current_seat == 0 and legal(g) == {"pass"}
+    play(g, "pass")
+    assert g.current_seat == 3 and legal(g) == {"throw_in 6H", "throw_in 9H", "pass"}
+    play(g, "pass")
+    assert g.current_seat == 2 and legal(g) == {"throw_in 6D", "pass"}
+    play(g, "pass")
+    assert g.attacker == 1 and g.defender == 2 and g.order == [1, 0, 3]
+
+
+def test_throw_in_order_counter_clockwise_restarts_at_the_main_attacker_after_a_new_card():
+    g = p4(CCW_ASKING)
+    play(g, "attack 6S", "cover 0 9S")
+    assert seats_asked(g, "pass", "throw_in 6H") == [0, 3]
+    assert g.current_seat == 1 and legal(g) == {"cover 1 7C", "cover 1 8C", "take"}
+    play(g, "cover 1 7C")
+    assert g.current_seat == 0 and legal(g) == {"throw_in 7S", "pass"}
+    play(g, "pass")
+    assert g.current_seat == 3 and legal(g) == {"throw_in 7H", "throw_in 9H", "pass"}
+    play(g, "pass")
+    assert g.current_seat == 2 and legal(g) == {"throw_in 6D", "throw_in 7D", "pass"}
+
+
+def test_throw_in_order_skips_seats_that_are_out_either_way():
+    hands = ["6S 7S", "9S TS JS", "6D 7D", "", "6H 7H"]
+    for rules, order in ((CLASSIC, [0, 2, 4]), (CCW_ASKING, [0, 4, 2])):
+        g = Game.from_position(rules, hands, trump="AC", out=(3,))
+        assert g.order == order
+        play(g, "attack 6S", "cover 0 9S")
+        assert seats_asked(g, "pass", "pass", "pass") == order
+
+
+def test_throw_in_order_changes_nothing_with_two_or_three_players():
+    for hands in (["6S 7S", "9S TS"], ["6S 7S", "9S TS", "6D 7D"]):
+        orders = {tuple(Game.from_position(r, hands, trump="AC").order) for r in (CLASSIC, CCW_ASKING)}
+        assert orders == {(0,)} or orders == {(0, 2)}
+
+
+def test_throw_in_order_does_not_change_the_drawing_order():
+    # drawing stays main attacker, then clockwise, defender last (draw_others decides it)
+    g = p4(CCW_ASKING)
+    play(g, "attack 6S", "cover 0 9S", "pass", "pass", "pass")
+    assert hand(g, 0) == cards("7S 8H 9C TC JC QC")
+    assert hand(g, 2) == cards("6D 7D 8D KC AC")         # the talon ran out here
+    assert hand(g, 3) == cards("6H 7H 9H")
+    both = make_rules("classic", ["throw_in_order=counter_clockwise", "draw_others=counter_clockwise"])
+    g = p4(both)
+    play(g, "attack 6S", "cover 0 9S", "pass", "pass", "pass")
+    assert hand(g, 3) == cards("6H 7H 9H KC AC")
+    assert hand(g, 2) == cards("6D 7D 8D")
+
+
 def test_throw_in_only_of_ranks_on_the_table_attack_or_cover_cards():
     g = p4()
     play(g, "attack 6S", "cover 0 9S")

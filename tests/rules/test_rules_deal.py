@@ -400,6 +400,72 @@ def test_exchange_only_for_the_decks_lowest_trump(size, not_low):
     assert g.observe(0)["phase"] == "attack"
 
 
+# seat 0 holds 6S (and 2S, the deck's lowest trump); the face-up trump is KS
+SIX_HANDS = ["2S 6S 3C 4C 5C 7C", "3D 4D 5D 6D 7D 8D"]
+
+
+def test_exchange_rank_names_the_trump_offered_on_the_52_card_deck():
+    rules = make_rules("classic", ["trump_exchange=on", "deck=52", "exchange_rank=6"])
+    g = Game.new(rules, 2, deck=deck_for(52, SIX_HANDS, "KS"), record_events=True)
+    assert g.current_seat == 0 and legal(g) == {"exchange", "pass"}
+    play(g, "exchange")
+    assert hand(g, 0) == cards("2S KS 3C 4C 5C 7C")
+    assert g.observe(1)["trump"] == "6S" and g.observe(1)["known"][0] == ["KS"]
+    assert g.public_event(g.events[0], 1) == {"type": "exchange", "seat": 0, "card": "6S", "trump": "KS"}
+    # the opener was fixed before: seat 0 holds the lowest trump, 2S
+    assert g.attacker == 0 and legal(g) == {f"attack {c}" for c in "2S KS 3C 4C 5C 7C".split()}
+
+
+def test_exchange_rank_lowest_is_the_default_and_offers_the_2_on_52_cards():
+    for extra in ([], ["exchange_rank=lowest"]):
+        g = Game.new(make_rules("classic", ["trump_exchange=on", "deck=52", *extra]), 2,
+                     deck=deck_for(52, SIX_HANDS, "KS"))
+        play(g, "exchange")
+        assert hand(g, 0) == cards("6S KS 3C 4C 5C 7C") and g.observe(1)["trump"] == "2S"
+
+
+def test_exchange_rank_is_offered_to_whoever_holds_that_rank():
+    # seat 1 holds 6S; seat 0 the lowest trump 2S, which is not offered
+    hands = ["2S 3C 4C 5C 7C 8C", "6S 3D 4D 5D 6D 7D"]
+    rules = make_rules("classic", ["trump_exchange=on", "deck=52", "exchange_rank=6"])
+    g = Game.new(rules, 2, deck=deck_for(52, hands, "KS"))
+    assert g.current_seat == 1 and g.attacker == 0 and legal(g) == {"exchange", "pass"}
+    play(g, "pass")
+    assert g.current_seat == 0 and legal(g) == {f"attack {c}" for c in hands[0].split()}
+
+
+def test_exchange_rank_no_offer_when_the_face_up_trump_is_not_above_it():
+    rules = make_rules("classic", ["trump_exchange=on", "deck=52", "exchange_rank=6"])
+    for face_up in ("6S", "4S"):  # that very card, or a lower one: no swap up to be had
+        hands = ["2S 3C 4C 5C 7C 8C", "3D 4D 5D 6D 7D 8D"] if face_up == "6S" else SIX_HANDS
+        g = Game.new(rules, 2, deck=deck_for(52, hands, face_up))
+        assert g.observe(0)["phase"] == "attack"
+        assert legal(g) == {f"attack {c}" for c in hands[0].split()}
+
+
+@pytest.mark.parametrize("text, value", [("6", "6"), ("t", "T"), ("10", "T"), ("A", "A"),
+                                         ("lowest", "lowest"), (" Lowest ", "lowest")])
+def test_exchange_rank_values_parse_and_round_trip_through_a_log_header(text, value):
+    from referee.rules.options import rules_from_dict
+    rules = make_rules("classic", ["deck=52", f"exchange_rank={text}"])
+    assert rules.exchange_rank == value
+    assert rules_from_dict(rules.as_dict()) == rules
+    assert ("exchange_rank" in rules.as_dict()) == (value != "lowest")  # quiet at its default
+
+
+@pytest.mark.parametrize("text", ["1", "11", "X", "66", "", "low"])
+def test_exchange_rank_bad_values_are_named(text):
+    with pytest.raises(RulesError, match="bad value .* for rules option exchange_rank: expected lowest"):
+        make_rules("classic", [f"exchange_rank={text}"])
+
+
+@pytest.mark.parametrize("deck, rank", [(36, "2"), (36, "5"), (24, "8"), (24, "6")])
+def test_exchange_rank_must_be_in_the_deck(deck, rank):
+    with pytest.raises(RulesError, match=f"exchange_rank={rank}: the {deck}-card deck has no rank {rank}"):
+        make_rules("classic", [f"deck={deck}", f"exchange_rank={rank}"])
+    make_rules("classic", [f"deck={deck}", "exchange_rank=A"])
+
+
 def test_no_exchange_when_the_face_up_card_is_the_lowest_trump():
     g = Game.new(EX, 2, deck=deck_for(36, ["7H 6C 7C 8C 9C TC", "8H 6D 7D 8D 9D TD"], "6H"))
     assert g.observe(0)["phase"] == "attack"

@@ -20,7 +20,7 @@ def test_classic_is_every_default():
 
 #: Options added after logs and bots existed: left out of as_dict while at their default.
 QUIET = {"draw_others": "clockwise", "defender_fairness": False, "lead": "one",
-         "throw_in_timing": "covered"}
+         "throw_in_timing": "covered", "throw_in_order": "clockwise", "exchange_rank": "lowest"}
 
 
 def test_as_dict_has_every_option_but_quiet_ones_at_their_default():
@@ -31,7 +31,9 @@ def test_as_dict_has_every_option_but_quiet_ones_at_their_default():
 @pytest.mark.parametrize("name, text, value", [("draw_others", "counter_clockwise", "counter_clockwise"),
                                               ("defender_fairness", "on", True),
                                               ("lead", "same_rank", "same_rank"),
-                                              ("throw_in_timing", "any", "any")])
+                                              ("throw_in_timing", "any", "any"),
+                                              ("throw_in_order", "counter_clockwise", "counter_clockwise"),
+                                              ("exchange_rank", "Q", "Q")])
 def test_a_quiet_option_away_from_its_default_is_logged_and_round_trips(name, text, value):
     r = make_rules("classic", {name: text})
     assert r.as_dict() == {**DEFAULTS, name: value}

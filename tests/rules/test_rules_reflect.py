@@ -111,6 +111,16 @@ def test_four_players_the_roles_and_orders_follow_the_reversed_direction():
     assert (g.attacker, g.defender) == (1, 0) and g.order == [1, 3, 2]
 
 
+def test_after_a_reflection_throw_in_order_counter_clockwise_asks_against_the_new_direction():
+    rules = make_rules("classic", ["transfer=reflect", "throw_in_order=counter_clockwise"])
+    g = Game.from_position(rules, ["6S 8C 9C", "6D 7S", "8D 9D TD", "TH JH QH"], trump="AS",
+                           talon="QC KC AS")
+    assert g.order == [0, 3, 2]
+    play(g, "attack 6S", "transfer 6D")
+    # play now runs counter-clockwise, so asking against it runs clockwise from seat 1
+    assert (g.attacker, g.defender) == (1, 0) and g.order == [1, 2, 3]
+
+
 def test_counter_clockwise_positions_can_be_set_up():
     g = Game.from_position(REFLECT, ["6S 8C 9C", "6D 7S", "8D 9D TD"], trump="AH",
                            talon=TALON, counter_clockwise=True)
