@@ -32,20 +32,25 @@ Card value (``card_cost``): rank order ``23456789TJQKA``; a trump (suit ==
 
 ``gentle_choose`` heuristic
 ---------------------------
-A patient, polite player: long games, few cards on the table at once.
+A patient, polite player: long games, few cards on the table at once, trumps kept for
+when they matter.
 
 * exchange offered: exchange. attack: the cheapest card, one at a time.
-* throw_in: never (pass); transfer and show_trump: never.
-* defend while the talon lasts (and up to bout 40): cover only with a non-trump of
-  rank <= K at a 2-player table, two ranks lower per extra player (J for 3, 9 for 4);
-  otherwise take.
-* defend once the talon is empty (or after bout 40, so a game cannot cycle through
-  takes for ever): cover with the cheapest card, but never with a trump when it is
-  the last card in hand; otherwise take.
+* throw_in: only heads-up (two players left) with the talon empty: the cheapest card
+  that fits, trumps too; otherwise pass. transfer and show_trump: never.
+* defend while the talon lasts (and up to bout 30): cover a non-trump with a non-trump
+  up to K at a 2-player table, up to Q at 3 and only up to a 6 at 4 or more (at a fuller
+  table a taken card is soon played on again); spend a trump only on a trump or on a
+  non-trump of rank J or higher (at 3 players only on an ace); otherwise take.
+* defend once the talon is empty (or after bout 30, so a game cannot cycle through
+  takes for ever): cover with the cheapest card that beats, going out with the last
+  card whatever it is, but keep the last trump in hand for later rather than spend it
+  on a non-trump, and heads-up take a non-trump below Q rather than cover it with a
+  trump; otherwise take.
 
 Tuned so that under the reference rules (36 cards, lowest trump opens, first bout
-capped at five: ``--set first_bout_limit=on``) its mean bouts per game come near the
-published 30/36/42 for 2/3/4 players (docs/STATS.md has the measured figures).
+capped at five: ``--set first_bout_limit=on``) its statistics go the reference's way
+and land near its figures (docs/STATS.md has the measured table).
 """
 
 from __future__ import annotations
@@ -277,9 +282,15 @@ def _choose_throw_in(obs: dict, throws: list[dict], trump: str, talon: int) -> d
 
 # --------------------------------------------------------------------------- gentle
 
-_GENTLE_COVER_MAX = _RANK_INDEX["K"]  # two players: cover with a non-trump up to K ...
-_GENTLE_COVER_STEP = 2                # ... two ranks lower per extra player (3: J, 4: 9)
-_GENTLE_LATE_BOUT = 40                # from this bout on, play as if the talon were empty
+#: While the talon lasts: the highest non-trump gentle covers a non-trump with, by the
+#: players at the table (more players: it takes more) ...
+_GENTLE_COVER_MAX = {2: _RANK_INDEX["K"], 3: _QUEEN}
+_GENTLE_COVER_MAX_FULL = _RANK_INDEX["6"]  # ... 4 players or more
+#: ... and the lowest non-trump it spends a trump on.
+_GENTLE_TRUMP_FOR = {2: _JACK, 3: _RANK_INDEX["A"]}
+_GENTLE_TRUMP_FOR_FULL = _JACK
+_GENTLE_HEADS_UP_TRUMP_FOR = _QUEEN  # talon gone, two left: take anything lower
+_GENTLE_LATE_BOUT = 30  # from this bout on, play as if the talon were empty
 
 
 def gentle_choose(obs: dict, legal: list[dict]) -> dict:
@@ -290,30 +301,57 @@ def gentle_choose(obs: dict, legal: list[dict]) -> dict:
     trump = obs.get("trump_suit") or card_suit(obs.get("trump") or "?")
     talon = obs.get("talon") or 0
     players = obs.get("players") or 2
-    hand = obs.get("hand") or []
+    out = obs.get("out") or []
+    still_in = sum(1 for gone in out if not gone) if out else players
 
     by_type: dict[str, list[dict]] = {}
     for action in legal:
         by_type.setdefault(str(action.get("type")), []).append(action)
 
+    def cheapest(actions: list[dict]) -> dict:
+        return min(actions, key=lambda a: (*_card_key(a["card"], trump), a.get("slot", 0)))
+
     if "exchange" in by_type:
         return by_type["exchange"][0]
     if "attack" in by_type:
-        return min(by_type["attack"], key=lambda a: _card_key(a["card"], trump))
+        return cheapest(by_type["attack"])
+    if "throw_in" in by_type and talon == 0 and still_in == 2:
+        # Heads-up at the end every card counts: load the defender with what fits.
+        return cheapest(by_type["throw_in"])
     if "cover" in by_type:
+        table = obs.get("table") or []
         late = talon == 0 or (obs.get("bout") or 0) > _GENTLE_LATE_BOUT
-        if late:
-            # Covering is the only way to shed cards now (taking forever would stall
-            # the game), but the last card is not spent on a trump.
-            allowed = [a for a in by_type["cover"]
-                       if not is_trump(a["card"], trump) or len(hand) > 1]
-        else:
-            top = max(0, _GENTLE_COVER_MAX - _GENTLE_COVER_STEP * (players - 2))
-            allowed = [a for a in by_type["cover"]
-                       if not is_trump(a["card"], trump) and card_rank(a["card"]) <= top]
+        allowed = [a for a in by_type["cover"]
+                   if _gentle_covers(a["card"], _attack_card(table, a.get("slot")), trump=trump,
+                                     hand=obs.get("hand") or [], late=late, players=players,
+                                     heads_up=still_in == 2)]
         if allowed:
-            return min(allowed, key=lambda a: (*_card_key(a["card"], trump), a["slot"]))
+            return cheapest(allowed)
     for kind in ("pass", "take"):
         if kind in by_type:
             return by_type[kind][0]
     return legal[0]
+
+
+def _attack_card(table: list, slot: object) -> str | None:
+    """The attack card in ``slot`` of the observed table (None if there is none)."""
+    if isinstance(slot, int) and 0 <= slot < len(table) and table[slot]:
+        return table[slot][0]
+    return None
+
+
+def _gentle_covers(card: str, attack: str | None, *, trump: str, hand: list, late: bool,
+                   players: int, heads_up: bool) -> bool:
+    """Whether gentle is willing to cover ``attack`` with ``card`` (the rules of the
+    module docstring; an unknown attack card counts as a low non-trump)."""
+    spends_trump = is_trump(card, trump) and not (attack and is_trump(attack, trump))
+    attack_rank = card_rank(attack) if attack else -1
+    if late:
+        if not spends_trump or len(hand) == 1:
+            return True
+        if sum(1 for c in hand if is_trump(c, trump)) <= 1:
+            return False  # the last trump stays in reserve
+        return not heads_up or attack_rank >= _GENTLE_HEADS_UP_TRUMP_FOR
+    if spends_trump:
+        return attack_rank >= _GENTLE_TRUMP_FOR.get(players, _GENTLE_TRUMP_FOR_FULL)
+    return is_trump(card, trump) or card_rank(card) <= _GENTLE_COVER_MAX.get(players, _GENTLE_COVER_MAX_FULL)

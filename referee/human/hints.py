@@ -17,7 +17,7 @@ from protocol.strategies import gentle_choose
 from . import view
 
 #: The bots a learning game may take hints from, and what each is like.
-HINT_BOTS = {"gentle": "a patient player: one card at a time, covers only low while the talon lasts",
+HINT_BOTS = {"gentle": "a patient player: one card at a time, covers low and keeps its trumps for high cards",
              "ismcts": "a search over the deals your seat cannot rule out (150 per move)"}
 
 
@@ -32,12 +32,14 @@ def gentle_reason(action: Mapping[str, Any], obs: Mapping[str, Any]) -> str:
     if kind == "cover":
         if talon == 0:
             return "the talon is empty: cover to shed cards, the cheapest card that beats it"
-        return "a low non-trump covers it cheaply while the talon lasts"
+        return "a cheap card covers it, or a trump is worth spending on a card that high"
+    if kind == "throw_in":
+        return "heads-up with the talon gone: load the defender with every card that fits"
     if kind == "pass":
-        return "never throw in: a gentle player lets the defender off"
+        return "no throwing in while others are still in or the talon lasts: let the defender off"
     if kind == "take":
         return ("covering would cost a trump or a high card while the talon lasts: take"
-                if talon else "no card you may spend covers it: take")
+                if talon else "no card you would spend covers it (keep the last trump): take")
     return "the only sensible move"
 
 

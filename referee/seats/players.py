@@ -56,7 +56,8 @@ class BotFailure(Exception):
 BUILTINS = {
     "random": "uniform random legal action (seeded)",
     "greedy": "lowest sensible card, saves trumps, takes rather than spend high trumps early",
-    "gentle": "one card at a time, never throws in, takes rather than cover high (long games)",
+    "gentle": "a patient casual player: one card at a time, spends trumps only on high cards "
+              "while the talon lasts, goes out with its last card (the published statistics' bots)",
     "ismcts": "information-set Monte Carlo tree search; parameters iterations=N (default 150), "
               "ms=M (time per decision), c=X (exploration), bias=B (greedy hint)",
     "solver": "perfect play in two-seat endgames (talon empty) when the endgame solver proves "
