@@ -317,3 +317,26 @@ def test_a_position_too_big_to_re_prove_is_reported_unchecked_not_passed() -> No
     with pytest.raises(Divergence, match="could not be re-proved within 10 positions"):
         verify_adjudication(game, record, max_nodes=10)
     verify_adjudication(game, record)
+
+
+@pytest.mark.parametrize("command", [
+    ("match", "builtin:greedy", "builtin:random", "--no-log"),
+    ("tournament", "--bot", "a=builtin:greedy", "--bot", "b=builtin:random", "--db", "t.sqlite"),
+    ("sprt", "builtin:greedy", "builtin:random", "--db", "s.sqlite"),
+])
+def test_a_bad_budget_on_the_command_line_is_the_users_error_naming_the_forms(
+        tmp_path: Path, command: tuple[str, ...]) -> None:
+    res = cli(*command, "--adjudicate", "soon", cwd=tmp_path)
+    assert res.returncode == 2
+    assert "--adjudicate 'soon': expected off, on (100ms)" in " ".join(res.stderr.split())
+
+
+def test_bench_solver_reports_its_figures_as_json(tmp_path: Path) -> None:
+    res = cli("bench", "solver", "-n", "3", "--budget-ms", "50", "--json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    figures = json.loads(res.stdout)
+    assert figures["benchmark"] == "solver" and figures["endgames"] == 3
+    assert figures["decided_at_talon_empty"] in range(4) and figures["adjudicated"] in range(4)
+    assert figures["positions_per_s"] > 0
+    bad = cli("bench", "solver", "--play", "perfect", cwd=tmp_path)
+    assert bad.returncode == 2 and "--play 'perfect': one of greedy, random" in bad.stderr
