@@ -54,7 +54,70 @@ def _no_clock() -> float:
     raise RuntimeError("no stream attached yet")
 
 
-class Lane:
+class Request:
+    """The fields of one decision that a seat's ``attempt`` reads at every decision, in
+    compiled form: the base of the loop's ``framelane.Ask`` (the whole contract:
+    ``players.Ask``), so the lane reads them without an attribute lookup by name. Made
+    as it is (its frame given), it is a request as a tool or a test asks it."""
+
+    def __init__(self, request_id: int, budget: float | None, answers: dict[bytes, Any],
+                 frame: bytes | None = None) -> None:
+        self.id = request_id  #: the request id
+        self.budget = budget  #: seconds the answer may take (None: no limit)
+        self.answers = answers  #: canonical packed action maps -> the action they name
+        #: (written, answered): run-clock times of the request fully written and of the
+        #: answer complete, set by a player that knows them; None: the loop times the call.
+        self.timing: tuple[float, float] | None = None
+        self._frame = frame
+
+    def frame(self) -> bytes:
+        """The request's frame (``encode`` of the request message)."""
+        frame = self._frame
+        if frame is None:
+            raise ValueError("a request made without its frame")
+        return frame
+
+
+class Seat:
+    """The synchronous half of ``players.Player``'s interface as the loop calls it: its
+    ``attempt`` and ``hear``. ``Lane`` is one (a pipe bot's, called natively); ``seat_of``
+    wraps any other player's two methods in ``Forwarding``."""
+
+    def attempt(self, ask: Request) -> object:
+        """``Player.attempt`` (its contract)."""
+        return None
+
+    def hear(self, frame: bytes) -> None:
+        """``Player.hear`` (its contract)."""
+
+
+class Forwarding(Seat):
+    """A player's own ``attempt`` and ``hear``, called as they are."""
+
+    def __init__(self, attempt: Any, hear: Any) -> None:
+        self._attempt = attempt
+        self._hear = hear
+
+    def attempt(self, ask: Request) -> object:
+        result: object = self._attempt(ask)
+        return result
+
+    def hear(self, frame: bytes) -> None:
+        self._hear(frame)
+
+
+def seat_of(player: Any) -> Seat:
+    """The ``Seat`` the loop calls for ``player``: the ``Seat`` both its ``attempt`` and
+    its ``hear`` are bound to (a ``StreamPlayer``'s lane), else its methods forwarded."""
+    attempt = player.attempt
+    hear = player.hear
+    owner = getattr(attempt, "__self__", None)
+    if isinstance(owner, Seat) and getattr(hear, "__self__", None) is owner:
+        return cast(Seat, owner)
+    return Forwarding(attempt, hear)
+
+
+class Lane(Seat):
     """The state of one bot connection that a decision reads and writes, kept in a
     compiled object so that the lane reaches it without an attribute lookup on the
     player (each costs hundreds of instructions). ``StreamPlayer`` keeps its connection
@@ -92,7 +155,7 @@ class Lane:
         #: was frozen while another was waited for (referee/seats/cgroups.py, Turns).
         self.wake: Callable[[], None] | None = None
 
-    def attempt(self, ask: Any) -> object:
+    def attempt(self, ask: Request) -> object:
         """``StreamPlayer.attempt`` (its contract), compiled: ``decide_now`` for the
         request of ``ask`` (a ``framelane.Ask``), with the answer's timing on it."""
         answer = decide_now(self, self.player, ask.frame(), ask.id, ask.budget, ask.answers)

@@ -202,7 +202,8 @@ def free_name(wanted: str, taken: set[str]) -> str:
 class Ask(Protocol):
     """One decision asked of a seat (the table's ``framelane.Ask``): what a player reads
     to answer it. Valid while the decision is open (its frame and message read the
-    game as it is then)."""
+    game as it is then). Its request fields (``id``, ``budget``, ``answers``, ``timing``,
+    ``frame``) are a compiled ``pipelane.Request``'s, which a pipe player requires."""
 
     game: Game  #: the game in play (the seat may read only what it may see)
     seat: int  #: the seat asked

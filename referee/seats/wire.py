@@ -40,8 +40,8 @@ from protocol.errors import RemoteProtocolError, UnsupportedVersionError
 
 from .. import __version__
 from .pipelane import (QUICK_ANSWER_S, QUICK_WAIT_MS, READ_CHUNK, YIELD_EVERY, Lane,  # noqa: F401
-                       answer_head as _answer_head, clock_offset, decide_now, flush_now, pending,
-                       queue_frame, yield_due)
+                       Request, answer_head as _answer_head, clock_offset, decide_now, flush_now,
+                       pending, queue_frame, yield_due)
 from .players import Ask, BotFailure, Player
 
 #: Seconds a write to a bot may block (the bot not reading its input) before the bot
@@ -88,9 +88,10 @@ class StreamPlayer(Player):
         lane = self._lane = Lane(self)
         # The loop calls ``attempt`` for every decision and ``hear`` for every event: where
         # this class's own are in use they are bound to the lane's compiled twins, so such
-        # a call runs no interpreted code (a subclass that overrides one keeps its own).
+        # a call runs no interpreted code (a subclass that overrides one keeps its own; the
+        # loop calls the lane itself: ``pipelane.seat_of``).
         if cls.attempt is StreamPlayer.attempt:
-            self.attempt = lane.attempt  # type: ignore[method-assign]
+            self.attempt = lane.attempt  # type: ignore[method-assign, assignment]
         if cls.hear is StreamPlayer.hear:
             self.hear = lane.hear  # type: ignore[method-assign]
         #: Canonical packed bytes of an action map -> the map, for the actions this bot
@@ -259,8 +260,11 @@ class StreamPlayer(Player):
         (the bot was not quick, has a failure, sent something unasked that must be
         judged, is due its periodic yield to trio, or the stream is not a pipe), or the
         request is open (written or partly queued, maybe with a message read for it),
-        for ``finish`` to continue under the same deadline."""
-        return self._lane.attempt(ask)
+        for ``finish`` to continue under the same deadline.
+
+        ``ask`` is a ``pipelane.Request`` (the loop's ``framelane.Ask`` is one; a tool or
+        a test makes one with its frame): the compiled lane reads its fields natively."""
+        return self._lane.attempt(cast(Request, ask))
 
     async def finish(self, ask: Ask) -> Any:
         """Write the request (or continue the one ``attempt`` left open) and read the

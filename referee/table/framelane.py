@@ -5,11 +5,12 @@ budget) and calls the seat's ``Player.attempt(ask)``, which may finish the decis
 once (a built-in choosing from the engine, a pipe bot that answers within a
 millisecond) or say "not yet" (None). ``play`` goes on so, decision after decision,
 without a coroutine, until a seat says "not yet" (it returns that ``Ask``), a spectator
-has messages to see, or the game is over (or adjudicated). ``match.play_game`` then awaits the seat's
-``Player.finish(ask)`` and hands the answer to ``conclude``, exactly where ``play``
-hands its own: one judge (``settle``: the clock, the budget, the answer's form, its
-legality, the retries) and one point where an applied decision is recorded, its
-events go out and the game may be adjudicated (``record``; table/adjudicator.py). Only ``finish`` and the spectator's hook are awaited.
+has messages to see, or the game is over (or adjudicated). ``match.play_game`` then
+awaits the seat's ``Player.finish(ask)`` and hands the answer to ``conclude``, exactly
+where ``play`` hands its own: one judge (``settle``: the clock, the budget, the answer's
+form, its legality, the retries) and one point where an applied decision is recorded,
+its events go out and the game may be adjudicated (``record``; table/adjudicator.py).
+Only ``finish`` and the spectator's hook are awaited.
 
 This module imports no trio (a test enforces that): it is compiled by mypyc (setup.py),
 and correct and tested as plain Python too. Bot data is typed ``object``: a compiled
@@ -28,6 +29,7 @@ from protocol.codec import encode
 from ..rules.actions import MalformedAction, action_from_wire, action_str, shared_wire
 from ..rules.game import OVER, Game
 from ..rules.options import Rules
+from ..seats.pipelane import Request, Seat, seat_of
 from ..seats.players import BotFailure
 from .clock import Clock
 from .forfeit import Forfeit, failed, illegal_message, late
@@ -128,10 +130,10 @@ class Table:
         self.in_process: list[bool] = [bool(p.in_process) for p in self.players]
         #: The seats that are sent the game's messages (``Player.wants_events``).
         self.listeners: list[int] = [s for s in range(len(self.players)) if self.players[s].wants_events]
-        #: Per seat, its player's ``attempt`` and ``hear``, looked up once for the game
-        #: (the loop calls them at every decision and every event).
-        self.attempts: list[Any] = [p.attempt for p in self.players]
-        self.hears: list[Any] = [p.hear for p in self.players]
+        #: Per seat, its player's ``attempt`` and ``hear`` as one ``Seat``, looked up once
+        #: for the game (the loop calls them at every decision and every event; a pipe
+        #: bot's lane is called natively).
+        self.seats: list[Seat] = [seat_of(p) for p in self.players]
         self.watching = watching  #: a spectator watches: its messages are kept in ``seen``
         self.seen: list[dict[str, Any]] = []  #: spectator messages not shown yet
         self.retries: list[dict[str, Any]] = []  #: every illegal answer asked again
@@ -168,31 +170,27 @@ class Table:
         return frames
 
 
-class Ask:
+class Ask(Request):
     """One decision asked of one seat: what ``Player.attempt`` and ``Player.finish`` read
     (their contract: ``referee/seats/players.py``). Valid while the decision is open:
-    its frame and message read the game as it is then."""
+    its frame and message read the game as it is then. (Its ``Request`` fields are
+    read by the compiled pipe lane natively.)"""
 
     def __init__(self, table: Table, game: Game, seat: int, legal: list[int]) -> None:
-        table.ids[seat] += 1
+        request_id = table.ids[seat] + 1
+        table.ids[seat] = request_id
         clock = table.clocks[seat]
+        # (answers: every action's canonical bytes; the frame is made on first use)
+        super().__init__(request_id, clock.budget(), ACTIONS_BY_BYTES)
         self.game = game
         self.seat = seat
         self.index = table.index  #: the game's number in its match
-        self.id = table.ids[seat]  #: the request id
         self.legal = legal  #: the legal actions (ints)
         self.clock = clock
-        self.budget: float | None = clock.budget()  #: seconds the answer may take (None: no limit)
-        #: Packed action maps -> the action they name (canonical bytes, for a fast reader).
-        self.answers: dict[bytes, int] = ACTIONS_BY_BYTES
-        #: (written, answered): run-clock times of the request fully written and of the
-        #: answer complete, set by a player that knows them; None: the loop times the call.
-        self.timing: tuple[float, float] | None = None
         self.asked = table.time()  #: when the loop asked (the start of an untimed answer)
         self.used = 0.0  #: the seconds charged for the answer (set by ``settle``)
         self.cpu = -1.0  #: the in-process CPU seconds of an awaited answer (-1: its time)
         self._table = table
-        self._frame: bytes | None = None
         self._message: dict[str, Any] | None = None
 
     def frame(self) -> bytes:
@@ -228,7 +226,7 @@ def play(t: Table, game: Game, decisions: list[Decision]) -> Ask | None:
     Returns the ``Ask`` a seat has not answered yet (the caller awaits its
     ``Player.finish`` and calls ``conclude``), or None: the game is over or adjudicated,
     or a spectator has messages to see (``t.seen``). Raises Forfeit."""
-    attempts = t.attempts
+    seats = t.seats
     while game.phase != OVER:
         legal = game.legal_actions()
         seat = game.seat_to_move()
@@ -241,7 +239,7 @@ def play(t: Table, game: Game, decisions: list[Decision]) -> Ask | None:
             continue
         ask = Ask(t, game, seat, legal)
         try:
-            answer = attempts[seat](ask)
+            answer = seats[seat].attempt(ask)
         except BotFailure as exc:
             raise failed(seat, exc, ask.id) from None
         if answer is None:
@@ -307,7 +305,7 @@ def settle(t: Table, game: Game, ask: Ask, answer: object) -> Decision | None:
     t.attempt += 1
     t.retries.append({"seat": seat, "request": ask.id, "reason": reason})
     try:
-        t.hears[seat](encode(msg.error_msg("illegal", reason, False)))
+        t.seats[seat].hear(encode(msg.error_msg("illegal", reason, False)))
     except BotFailure as exc:
         raise failed(seat, exc) from None
     return None
@@ -360,10 +358,10 @@ def deliver(t: Table, game: Game, forced: bool) -> None:
         return
     frames = t.events
     if frames is not None:
-        hears = t.hears
+        seats = t.seats
         for seat, frame in frames.frames(game, forced):
             try:
-                hears[seat](frame)
+                seats[seat].hear(frame)
             except BotFailure as exc:
                 raise failed(seat, exc) from None
     if t.watching:

@@ -17,6 +17,7 @@ import trio.testing
 
 from protocol import messages as msg
 from protocol.codec import FrameDecoder, encode, pack
+from referee.seats.pipelane import Request
 from referee.seats.players import BotFailure, BotSpec, parse_bot_spec
 from referee.seats.wire import YIELD_EVERY, StreamPlayer
 
@@ -134,16 +135,9 @@ def frame_of(request_id: int, legal: list[dict] | None = None, **observation: ob
                                   legal=legal or [PASS, TAKE]))
 
 
-class FrameAsk:
+def FrameAsk(request_id: int, budget: float, **observation: object) -> Request:
     """A request as a table asks it (``players.Ask``: what a stream player reads)."""
-
-    def __init__(self, request_id: int, budget: float, **observation: object) -> None:
-        self.id, self.budget, self.answers = request_id, budget, KNOWN
-        self.timing: tuple[float, float] | None = None
-        self._frame = frame_of(request_id, **observation)
-
-    def frame(self) -> bytes:
-        return self._frame
+    return Request(request_id, budget, KNOWN, frame_of(request_id, **observation))
 
 
 async def decide_both_lanes(player: PipePlayer, request_id: int, budget: float, **obs: object) -> object:
@@ -254,3 +248,28 @@ def test_a_stream_player_subclass_that_overrides_hear_or_attempt_is_called_itsel
     assert "attempt" not in vars(ProcessPlayer) and "hear" not in vars(ProcessPlayer)
     bot = ProcessPlayer("bob", parse_bot_spec("./bot"))
     assert (bot.attempt, bot.hear) == (bot._lane.attempt, bot._lane.hear)
+
+
+def test_the_loop_calls_a_pipe_players_lane_itself_and_any_other_players_own_methods() -> None:
+    """The loop's seat for a player (``pipelane.seat_of``): the lane both its ``attempt``
+    and ``hear`` are bound to; a player with a method of its own (TcpSeat's ``hear``,
+    a built-in) is called through its own methods, each call reaching it unchanged."""
+    from referee.seats.pipelane import Forwarding, seat_of
+    from referee.seats.players import BuiltinPlayer
+    from referee.seats.process import ProcessPlayer
+    from referee.seats.tcp import TcpSeat
+
+    bot = ProcessPlayer("bob", parse_bot_spec("./bot"))
+    assert seat_of(bot) is bot._lane
+    tcp = seat_of(TcpSeat("alice"))
+    assert type(tcp) is Forwarding
+    heard: list[bytes] = []
+    asked: list[object] = []
+    builtin = BuiltinPlayer("carol", parse_bot_spec("builtin:gentle"))
+    builtin.hear = heard.append  # type: ignore[method-assign]
+    builtin.attempt = lambda ask: asked.append(ask) or 7  # type: ignore[method-assign]
+    seat = seat_of(builtin)
+    request = Request(3, 1.0, KNOWN, b"frame")
+    assert seat.attempt(request) == 7 and asked == [request]
+    seat.hear(b"event")
+    assert heard == [b"event"]

@@ -25,16 +25,10 @@ from tests.referee.test_known_answers import PASS, PipePlayer, answer, pipes, re
 KNOWN = {pack(PASS): "PASS"}
 
 
-class RawAsk:
+def RawAsk(frame: bytes, request_id: int, budget: float | None = 5.0,
+           answers: dict[bytes, Any] = KNOWN) -> pipelane.Request:
     """A request as a table asks it (``players.Ask``: what a stream player reads)."""
-
-    def __init__(self, frame: bytes, request_id: int, budget: float | None = 5.0,
-                 answers: dict[bytes, Any] = KNOWN) -> None:
-        self._frame, self.id, self.budget, self.answers = frame, request_id, budget, answers
-        self.timing: tuple[float, float] | None = None
-
-    def frame(self) -> bytes:
-        return self._frame
+    return pipelane.Request(request_id, budget, answers, frame)
 
 
 #: A value of the right type for each lane field, none equal to a fresh lane's.
