@@ -1,19 +1,54 @@
 """The ``durak-ref`` command line: the commands of referee/commands, put under one name.
 
 Exit codes: 0 success; 1 the job ran but failed its check; 2 the user's input was
-unusable (bad option, bot spec, file); 3 an internal error (a bug in durak-ref); 130
-interrupted (Ctrl-C, or SIGTERM for the long jobs: see referee/console/interrupt.py).
+unusable (bad option, bot spec, file: a ``UserError``, referee/errors); 3 an internal error
+(a bug in durak-ref); 130 interrupted (Ctrl-C, or SIGTERM for the long jobs: see
+referee/console/interrupt.py). docs/CLI.md tells the user the same.
+
+The user's errors are caught in one place, ``Commands.invoke``, so a test that runs a
+command in-process (typer's CliRunner) sees what a user sees; a bug escapes it and is
+caught by ``main``, which prints the traceback (what a bug report needs) and exits 3.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from .commands import arena, bench, checkbot, info, ladder, play, results, runs
-from .commands.common import err
+from .commands.common import err, print_error
+from .console.usererror import first_of
+from .errors import Interrupted, UserError
+
+
+class Commands(TyperGroup):
+    """The command group that reports the user's errors: a UserError raised by any
+    command (or the first one in a group of errors a run's tasks raised together: the
+    others follow from it) becomes one ``durak-ref: error:`` line on stderr and the
+    exit code of its class; Ctrl-C that reaches it (Interrupted, or a plain
+    KeyboardInterrupt) one ``durak-ref: interrupted`` line and exit 130. Anything else
+    propagates."""
+
+    def invoke(self, ctx: Any) -> Any:  # click's Context (typer vendors click privately)
+        try:
+            return super().invoke(ctx)
+        except UserError as exc:
+            reported: UserError = exc
+        except BaseExceptionGroup as group:
+            leaf = first_of(group, (UserError,))
+            if not isinstance(leaf, UserError):
+                raise
+            reported = leaf
+        except KeyboardInterrupt as stop:
+            # A job that ended cleanly on Ctrl-C or SIGTERM; what it kept, if it says.
+            err.print("durak-ref: interrupted" + (f"; {stop}" if str(stop) else ""),
+                      markup=False, highlight=False, soft_wrap=True)
+            raise typer.Exit(Interrupted.exit_code) from None
+        print_error(reported.line())
+        raise typer.Exit(reported.exit_code)
 
 
 def _group(help: str) -> typer.Typer:
@@ -23,7 +58,7 @@ def _group(help: str) -> typer.Typer:
 
 
 app = typer.Typer(name="durak-ref", help="Referee, protocol server and tournament runner for Durak bots.",
-                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                  cls=Commands, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   rich_markup_mode=None)
 bench_app = _group("Measure speed (figures to compare within one run, not verdicts).")
 app.add_typer(bench_app, name="bench")
@@ -82,11 +117,7 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("durak-ref: interrupted")
         sys.exit(130)
-    except Exception as exc:  # noqa: BLE001 - the last line of defence: say whose fault it is
-        from .records.store import StoreError
-        if isinstance(exc, StoreError):  # a damaged or unusable store, met wherever it was read
-            err.print(f"durak-ref: error: {exc}", highlight=False, markup=False, soft_wrap=True)
-            sys.exit(2)
+    except Exception:  # noqa: BLE001 - the last line of defence: say whose fault it is
         import traceback
         traceback.print_exc()
         err.print("durak-ref: internal error: this is a bug in durak-ref, not in your bots or "

@@ -67,6 +67,14 @@ def cli(*args: str | Path, cwd: Path, timeout: float = 60) -> subprocess.Complet
                           cwd=cwd, env=env, timeout=timeout)
 
 
+def standing(result: dict[str, Any], name: str, rows: str = "standings") -> dict[str, Any]:
+    """Bot ``name``'s row in a --json result's ``standings`` (or its list ``rows``: the
+    ``this_run`` of ``ladder run``), as docs/JSON.md describes them."""
+    found = [row for row in result[rows] if row["name"] == name]
+    assert len(found) == 1, f"{name!r} has {len(found)} rows in {rows}: {result[rows]}"
+    return found[0]
+
+
 def proc_stat(pid: int) -> tuple[str, int, int, int] | None:
     """(state, ppid, pgrp, session) of a process, zombies included; None if it is gone."""
     try:

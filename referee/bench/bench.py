@@ -15,6 +15,7 @@ import statistics
 import time
 from typing import Any
 
+from ..errors import UserError
 from ..rules import Game, make_rules
 from ..rules.game import OVER
 
@@ -322,8 +323,10 @@ BOT_PAIRS = {
 }
 
 
-class BenchBotsError(ValueError):
+class BenchBotsError(UserError, ValueError):
     """A ``--bots`` pair cannot be used (unknown name, the C bot not built). Says why."""
+
+    hint = "give a --bots pair the message lists (the C bots are built with make)"
 
 
 def bot_pair(name: str) -> list[list[str]] | None:

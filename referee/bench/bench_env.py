@@ -18,12 +18,15 @@ from typing import Any
 from ..rules.game import OVER, Game
 from ..rules.deal import deal_deck, deal_id
 from .bench import machine_info, pin_to_cpu
+from ..errors import UserError
 
 KINDS = ("raw_env", "env", "engine")
 
 
-class BenchEnvError(RuntimeError):
+class BenchEnvError(UserError, RuntimeError):
     """The env extra is not installed: the message says what to install."""
+
+    hint = "install the env extra: pip install 'durak-ref[env]'"
 
 
 def _env_round(make: Any, games: int, seed: str) -> tuple[float, int]:

@@ -50,6 +50,7 @@ from ..rules import (
 )
 from ..rules.cards import card_str, deck_cards, parse_card
 from ..rules.game import DEFEND_PHASE, THROW_IN_PHASE
+from ..errors import UserError
 
 DEFAULT_ITERATIONS = 150
 DEFAULT_C = 0.7
@@ -58,8 +59,10 @@ MAX_ITERATIONS = 1_000_000
 MAX_MS = 600_000.0
 
 
-class IsmctsParamError(ValueError):
+class IsmctsParamError(UserError, ValueError):
     """A ``builtin:ismcts:...`` parameter is unknown or out of range (the user's spec)."""
+
+    hint = "give builtin:ismcts:KEY=VALUE,... with the parameters the message lists"
 
 
 @dataclass(frozen=True)

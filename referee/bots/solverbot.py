@@ -21,6 +21,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..errors import UserError
 from ..rules.game import Game
 from .solver import Solver, SolverLimit, solvable
 
@@ -31,8 +32,10 @@ FALLBACKS = ("random", "greedy", "gentle", "ismcts")
 DEFAULT_FALLBACK = "greedy"
 
 
-class SolverBotParamError(ValueError):
+class SolverBotParamError(UserError, ValueError):
     """A ``builtin:solver:...`` parameter is unknown or out of range (the user's spec)."""
+
+    hint = "give builtin:solver:KEY=VALUE,... with the parameters the message lists"
 
 
 @dataclass(frozen=True)

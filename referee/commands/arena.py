@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from ..console.jsonout import emit_json
-from ..rules.options import RulesError, make_rules
-from ..table.adjudicator import AdjudicateError, parse_budget
-from ..table.clock import TimeControl, TimeControlError
+from ..printing.jsonresult import emit_result, ladder_rows
+from ..rules.options import make_rules
+from ..table.adjudicator import parse_budget
+from ..table.clock import TimeControl
 from ..table.match import MatchConfig
 from .common import (
     check_range, err, fail, http_address, open_store_at, out, store_target,
@@ -18,7 +18,7 @@ from .common import (
 from .options import (
     AdjudicateOption, DEFAULT_DB, DbOption, HttpOption, ReconnectGraceOption, RulesOption, SetOption, WEEK_S,
 )
-from .ladder import ladder_rows, print_ladder
+from .ladder import print_ladder
 
 
 def register(
@@ -34,15 +34,11 @@ def register(
     Only the token's hash is stored; the store is made readable by its owner only (0600).
     """
     from ..league.arena import register as register_bot
-    from ..records.store import StoreError
 
     with open_store_at(db) as store:
-        try:
-            token = register_bot(store, name, rotate=rotate)
-        except (ValueError, StoreError) as exc:
-            fail(str(exc))
+        token = register_bot(store, name, rotate=rotate)
     if as_json:
-        emit_json({"name": name, "token": token})
+        emit_result("register", {"name": name, "token": token})
         return
     out.print(f"{name}: token {token}", markup=False, highlight=False)
     err.print("Keep the token: only its hash is stored. Connect with e.g. "
@@ -64,14 +60,21 @@ def unregister(
     if isinstance(target, Path) and not target.exists():
         fail(f"{target}: no such store; give the --db where the bot was registered")
     with open_store_at(db) as store:
-        try:
-            unregister_bot(store, name)
-        except ValueError as exc:
-            fail(str(exc))
+        unregister_bot(store, name)
     if as_json:
-        emit_json({"name": name, "unregistered": True})
+        emit_result("unregister", {"name": name, "unregistered": True})
         return
     out.print(f"{name}: unregistered (its token no longer works)", markup=False, highlight=False)
+
+
+MaxPendingOption = Annotated[int, typer.Option(
+    "--max-pending", min=0, help="Unauthenticated connections in total, apart from the bots' room; "
+    "when full, the oldest silent one gives way. 0: sized by the file descriptor limit (raised "
+    "to its hard limit, at most 65536), less --max-connections and 128, within 16..16384.")]
+ArenaDuplicateFlag = Annotated[bool, typer.Option(
+    "--duplicate", help="Both games of a pairing share one deal (seats swapped) instead of two "
+    "secret deals. Unsound against untrusted bots: a remote bot that remembers the first game "
+    "knows its opponent's hand in the second.")]
 
 
 def serve(
@@ -83,12 +86,7 @@ def serve(
                                                    "(one connection each).")] = 1,
     max_connections: Annotated[int, typer.Option(min=1, help="Authenticated connections (bots) "
                                                  "in total.")] = 256,
-    max_pending: Annotated[int, typer.Option(min=0, help="Unauthenticated connections in total, "
-                                             "apart from the bots' room; when full, the oldest "
-                                             "silent one gives way. 0: sized by the file "
-                                             "descriptor limit (raised to its hard limit, at "
-                                             "most 65536), less --max-connections and 128, "
-                                             "within 16..16384.")] = 0,
+    max_pending: MaxPendingOption = 0,
     max_per_address: Annotated[int, typer.Option(min=1, help="Unauthenticated connections from "
                                                  "one address.")] = 8,
     max_per_network: Annotated[int, typer.Option(min=1, help="Unauthenticated connections from "
@@ -96,11 +94,7 @@ def serve(
     handshake_time: Annotated[float, typer.Option(min=0.1, help="Seconds a new connection has "
                                                   "for the whole handshake (however slowly its "
                                                   "bytes come).")] = 5.0,
-    duplicate: Annotated[bool, typer.Option("--duplicate", help="Both games of a pairing share "
-                                            "one deal (seats swapped) instead of two secret "
-                                            "deals. Unsound against untrusted bots: a remote bot "
-                                            "that remembers the first game knows its opponent's "
-                                            "hand in the second.")] = False,
+    duplicate: ArenaDuplicateFlag = False,
     ping_interval: Annotated[float, typer.Option(help="Seconds between pings of idle bots.")] = 15.0,
     reconnect_grace: ReconnectGraceOption = 0.0,
     move_time: Annotated[float, typer.Option(help="Seconds per decision.")] = 10.0,
@@ -128,17 +122,12 @@ def serve(
     and join tables of 2-4 and play bots (built-ins, connected TCP bots) and each other.
     """
     from ..league.arena import Arena, serve as serve_arena
-    from ..records.matchlog import LogError
-    from ..seats.tcp import ListenError, TcpLimits, is_loopback, parse_listen
-    from ..web.live import LiveError
+    from ..seats.tcp import TcpLimits, is_loopback, parse_listen
 
     web = http_address(http)
-    try:
-        host, port = parse_listen(listen)
-        config = MatchConfig(rules=make_rules(rules, set_ or []), tc=TimeControl.parse(None, move_time),
-                             adjudicate=parse_budget(adjudicate))
-    except (ListenError, RulesError, TimeControlError, AdjudicateError) as exc:
-        fail(str(exc))
+    host, port = parse_listen(listen)
+    config = MatchConfig(rules=make_rules(rules, set_ or []), tc=TimeControl.parse(None, move_time),
+                         adjudicate=parse_budget(adjudicate))
     check_range(ping_interval, "--ping-interval", 0, WEEK_S, low_open=True)
     check_range(handshake_time, "--handshake-time", 0.1, WEEK_S)
     check_range(reconnect_grace, "--reconnect-grace", 0, WEEK_S)
@@ -157,13 +146,11 @@ def serve(
                       on_event=lambda text: err.print(text, markup=False, highlight=False))
         err.print(f"arena on {host}:{port}; bots: {', '.join(sorted(store.token_hashes()))}",
                   markup=False, highlight=False)
-        try:
-            played = serve_arena(arena, host, port, http=web, person_grace=person_grace)
-        except (ListenError, LogError, LiveError) as exc:
-            fail(str(exc))
+        played = serve_arena(arena, host, port, http=web, person_grace=person_grace)
         if as_json:
-            emit_json({"played": played, "refusals": len(arena.gate.refusals) if arena.gate else 0,
-                       "ladder": ladder_rows(store)})
+            emit_result("serve", {"played": played,
+                                  "refusals": len(arena.gate.refusals) if arena.gate else 0,
+                                  "standings": ladder_rows(store.ladder())})
             return
         out.print(f"{played} games played", markup=False)
         print_ladder(store)

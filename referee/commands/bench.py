@@ -8,9 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
-from ..console.jsonout import emit_json
+from ..printing.jsonresult import emit_result, result as json_result
 from ..records.storedb import PgUrl
-from ..rules.options import RulesError, make_rules
+from ..rules.options import make_rules
 from .common import (
     err, fail, out, store_target,
 )
@@ -30,13 +30,10 @@ def engine(
     the checked apply (as for a bot's answer) and the unchecked one side by side."""
     from ..bench.bench import bench_engine
 
-    try:
-        make_rules(rules).check_table(players)
-    except RulesError as exc:
-        fail(str(exc))
+    make_rules(rules).check_table(players)
     result = bench_engine(games=games, repeats=rounds, players=players, preset=rules)
     if as_json:
-        emit_json(result)
+        emit_result("bench engine", result)
         return
     for label in ("unchecked", "checked"):
         r = result[label]
@@ -60,15 +57,12 @@ def env(
     actions, observation tensors included: the raw env, the env with PettingZoo's guards,
     and the bare engine on the same deals (median of alternating rounds; one core).
     Needs the env extra: pip install -e '.[env]'."""
-    from ..bench.bench_env import KINDS, BenchEnvError, bench_env
+    from ..bench.bench_env import KINDS, bench_env
 
-    try:
-        make_rules(rules).check_table(players)
-        result = bench_env(games, rounds, players, rules, None if cpu < 0 else cpu)
-    except (RulesError, BenchEnvError) as exc:
-        fail(str(exc))
+    make_rules(rules).check_table(players)
+    result = bench_env(games, rounds, players, rules, None if cpu < 0 else cpu)
     if as_json:
-        emit_json(result)
+        emit_result("bench env", result)
         return
     for kind in KINDS:
         r = result[kind]
@@ -101,14 +95,11 @@ def solver(
 
     if play not in PLAYS:
         fail(f"--play {play!r}: one of {', '.join(PLAYS)}")
-    try:
-        make_rules(rules)
-    except RulesError as exc:
-        fail(str(exc))
+    make_rules(rules)
     with progress_for(games, "bench solver", enabled=not as_json, console=err) as advance:
         r = bench_solver(games, budget_ms, seed, play, rules, on_game=lambda n: advance(""))
     if as_json:
-        emit_json(r)
+        emit_result("bench solver", r)
         return
 
     def pct(x: float | None) -> str:
@@ -145,17 +136,12 @@ def protocol(
 
     argv = None
     if bot is not None:
-        try:
-            argv = shlex.split(bot)
-        except ValueError as exc:
-            fail(f"--bot: cannot split the command line: {exc}")
-        if not argv:
-            fail("--bot: the command line is empty")
+        argv = bot_argv(bot)
         if shutil.which(argv[0]) is None:
             fail(f"--bot: cannot find the program {argv[0]!r} (not on PATH, or not executable)")
     result = bench_protocol(codec_n, round_trips, None if cpu < 0 else cpu, bot=argv)
     if as_json:
-        emit_json(result)
+        emit_result("bench protocol", result)
         return
     rt = result["round_trip_us_median"]
     out.print(f"codec: {result['codec_us_per_encode_decode']:.2f} µs per encode+decode of a "
@@ -196,14 +182,10 @@ def match(
     """Two bots over pipes: games/s, decisions/s, the referee's CPU and wall time per
     decision, the bots' CPU per decision, a bot's start-up time and its time per decision
     (sandboxed or not); with --freezing, what freezing the bot not on move costs."""
-    from ..bench.bench import BenchBotsError, bench_freezing, bench_match, bench_match_sandbox, bot_pair
-    from ..seats.sandbox import SandboxError
+    from ..bench.bench import bench_freezing, bench_match, bench_match_sandbox, bot_pair
 
     pin = None if cpu < 0 else cpu
-    try:
-        argvs = bot_pair(bots)
-    except BenchBotsError as exc:
-        fail(str(exc))
+    argvs = bot_pair(bots)
     if bot and bots != "python":
         fail("give either --bot (twice) or --bots, not both")
     if bots == "builtin" and sandbox == "both":
@@ -211,35 +193,20 @@ def match(
     if bot:
         if len(bot) != 2:
             fail(f"--bot: give exactly two bot command lines (got {len(bot)})")
-        try:
-            import shlex
-            argvs = [shlex.split(b) for b in bot]
-        except ValueError as exc:
-            fail(f"--bot: cannot split the command line: {exc}")
-        if not all(argvs):
-            fail("--bot: a command line is empty")
-    try:
-        if sandbox == "both":
-            both = bench_match_sandbox(games, pin, starts)
-            if as_json:
-                emit_json(both)
-                return
-            for mode, run in both["runs"].items():
-                out.print(f"{mode}: start-up {run['startup_ms_median']} ms (median of {starts}), "
-                          f"{run['decision_us_mean']} µs per decision, "
-                          f"{run['games_per_s']:.1f} games/s", markup=False, highlight=False)
-            ratio = both["ratio_bwrap_vs_none"]
-            out.print(f"bwrap/none: start-up x{ratio['startup_ms_median']}, per decision "
-                      f"x{ratio['decision_us_mean']}", markup=False, highlight=False)
-            return
-        r = bench_match(games, pin, bots=argvs, sandbox=sandbox, cold_starts=starts,
-                        builtin=bots == "builtin" and not bot)
-        compared = (bench_freezing(games, pin, bots=argvs, sandbox=sandbox, rounds=freezing)
-                    if freezing and bots != "builtin" else None)
-    except SandboxError as exc:
-        fail(str(exc))
+        argvs = [bot_argv(b) for b in bot]
+    if sandbox == "both":
+        both = bench_match_sandbox(games, pin, starts)
+        if as_json:
+            emit_result("bench match", both)
+        else:
+            _print_sandbox_both(both, starts)
+        return
+    r = bench_match(games, pin, bots=argvs, sandbox=sandbox, cold_starts=starts,
+                    builtin=bots == "builtin" and not bot)
+    compared = (bench_freezing(games, pin, bots=argvs, sandbox=sandbox, rounds=freezing)
+                if freezing and bots != "builtin" else None)
     if as_json:
-        emit_json(r if compared is None else dict(r, freezing=compared))
+        emit_result("bench match", r if compared is None else dict(r, freezing=compared))
         return
     out.print(f"bots {' vs '.join(r['bots'])}; sandbox {r['sandbox']}: bot start-up "
               f"{r['startup_ms_median']} ms (median), {r['decision_us_mean']} µs per decision "
@@ -253,16 +220,43 @@ def match(
     out.print(f"raw pipe round trip floor: {r['raw_pipe_floor_us']} µs; bot processes started: "
               f"{r['bot_processes_started']} for {r['games']} games")
     if compared is not None:
-        for name, text in (("frozen", "off-move frozen"), ("ponder", "--ponder")):
-            c = compared[name]
-            out.print(f"{text:>16}: {c['wall_us_per_decision']} µs per decision (wall, median of "
-                      f"{freezing}), referee CPU {c['referee_cpu_us_per_decision']} µs, "
-                      f"{c['decisions_per_s']:.0f} decisions/s, "
-                      f"{c['freezer_writes_per_decision']} freezer writes per decision",
-                      markup=False, highlight=False)
-        out.print(f"freezing costs {compared['freezing_cost_pct']}% of a decision",
-                  markup=False, highlight=False)
+        _print_freezing(compared, freezing)
     _print_native()
+
+
+def bot_argv(text: str) -> list[str]:
+    """A --bot command line split as a shell would; a UserError if it cannot be, or is empty."""
+    try:
+        argv = shlex.split(text)
+    except ValueError as exc:
+        fail(f"--bot: cannot split the command line: {exc}")
+    if not argv:
+        fail("--bot: the command line is empty")
+    return argv
+
+
+def _print_sandbox_both(both: dict[str, Any], starts: int) -> None:
+    """``bench match --sandbox both``: each mode's figures, then bwrap's over none's."""
+    for mode, run in both["runs"].items():
+        out.print(f"{mode}: start-up {run['startup_ms_median']} ms (median of {starts}), "
+                  f"{run['decision_us_mean']} µs per decision, "
+                  f"{run['games_per_s']:.1f} games/s", markup=False, highlight=False)
+    ratio = both["ratio_bwrap_vs_none"]
+    out.print(f"bwrap/none: start-up x{ratio['startup_ms_median']}, per decision "
+              f"x{ratio['decision_us_mean']}", markup=False, highlight=False)
+
+
+def _print_freezing(compared: dict[str, Any], rounds: int) -> None:
+    """``bench match --freezing N``: off-move freezing and --ponder side by side."""
+    for name, text in (("frozen", "off-move frozen"), ("ponder", "--ponder")):
+        c = compared[name]
+        out.print(f"{text:>16}: {c['wall_us_per_decision']} µs per decision (wall, median of "
+                  f"{rounds}), referee CPU {c['referee_cpu_us_per_decision']} µs, "
+                  f"{c['decisions_per_s']:.0f} decisions/s, "
+                  f"{c['freezer_writes_per_decision']} freezer writes per decision",
+                  markup=False, highlight=False)
+    out.print(f"freezing costs {compared['freezing_cost_pct']}% of a decision",
+              markup=False, highlight=False)
 
 
 def tournament(
@@ -278,7 +272,7 @@ def tournament(
 
     r = bench_tournament(games, builtin_games, rounds)
     if as_json:
-        emit_json(r)
+        emit_result("bench tournament", r)
         return
     for kind in ("builtin", "program"):
         for level, run in r[kind]["runs"].items():
@@ -332,7 +326,6 @@ def distributed(
     """
     from ..bench.bench_distributed import BenchDistributedError, bench_distributed
     from ..records.pgserver import PgServerError
-    from ..records.store import StoreError
 
     target = None if db is None else store_target(db)
     if target is not None and not isinstance(target, PgUrl):
@@ -346,15 +339,13 @@ def distributed(
     try:
         r = bench_distributed(target, builtin_games, games, rounds, max_workers,
                               ("builtin", "program") if programs else ("builtin",), on_run=heard)
-    except StoreError as exc:
-        fail(f"bench distributed: {exc}")
     except PgServerError as exc:
         fail(f"bench distributed: no --db given, and no private server could be made: {exc}",
              2 if exc.unavailable else 1)
     except BenchDistributedError as exc:
         fail(f"bench distributed: {exc}", 1)
     if as_json:
-        emit_json(r)
+        emit_result("bench distributed", r)
         return
     out.print(f"server: {r['server']}; workers play one game at a time each", markup=False, highlight=False)
     for kind in ("builtin", "program"):
@@ -393,7 +384,7 @@ def soak(
         except RuntimeError as exc:
             fail(f"bench soak --games-memory: {exc}", 3)
         if as_json:
-            emit_json(mem)
+            emit_result("bench soak", mem)
             return
         for games, run in mem["runs"].items():
             out.print(f"builtin match, {int(games):,} games: peak RSS {run['peak_rss_kib'] / 1024:.1f} MiB",
@@ -407,52 +398,57 @@ def soak(
     if json_file is not None:
         try:
             from ..console.jsonout import dumps
-            json_file.write_text(dumps(r, indent=2) + "\n", encoding="utf-8")
+            json_file.write_text(dumps(json_result("bench soak", r), indent=2) + "\n", encoding="utf-8")
         except OSError as exc:
             fail(f"--json-file {json_file}: cannot write: {exc.strerror or exc}")
     if as_json:
-        emit_json(r)
+        emit_result("bench soak", r)
     else:
-        out.print(f"soak: {r['games']} games in {r['wall_s']:.0f} s ({r['tournaments']} tournament(s), "
-                  f"concurrency {r['concurrency']}, move time {r['move_time_s']:g} s)",
-                  markup=False, highlight=False)
-        kinds = ", ".join(f"{k} {v}" for k, v in sorted(r["forfeits"].items())) or "none"
-        out.print(f"forfeits by kind: {kinds}", markup=False, highlight=False)
-        for label in ("start", "warm", "end"):
-            s = r[label]
-            if s is None:
-                out.print(f"{label}: no sample (run too short)", markup=False)
-                continue
-            out.print(f"{label} (t={s['at_s']:g} s, game {s['games']}): parent RSS "
-                      f"{s['parent_rss_kib'] / 1024:.1f} MiB, {s['parent_fds']} fds; {s['workers']} "
-                      f"workers RSS {s['workers_rss_kib'] / 1024:.1f} MiB, {s['workers_fds']} fds",
-                      markup=False, highlight=False)
-
-        def growths(g: dict[str, float | None]) -> str:
-            return ", ".join(f"{k} {v:+.2f}%" if v is not None else f"{k} n/a" for k, v in g.items())
-        if r["growth_pct"] is not None:
-            worst = max((v for k, v in r["growth_pct"].items() if v is not None and k != "workers_fds"),
-                        default=0.0)
-            verdict = "within" if worst < r["target_growth_pct"] else "ABOVE"
-            out.print(f"growth after warm-up ({r['warmup_s']:g} s): {growths(r['growth_pct'])} "
-                      f"({verdict} the {r['target_growth_pct']:g}% target for RSS and the parent's fds; the "
-                      f"workers' fds follow the bots alive at the sample)", markup=False, highlight=False)
-        if r["growth_from_start_pct"] is not None:
-            out.print(f"growth from the start (caches filling included): {growths(r['growth_from_start_pct'])}",
-                      markup=False, highlight=False)
-        out.print(f"leftover processes: {len(r['leftover_processes'])}"
-                  + ("" if r["leftover_tracking"] else " (not tracked on this system)"),
-                  markup=False, highlight=False)
-        for p in r["leftover_processes"]:
-            out.print(f"  {p['pid']} {p['state']} {p['cmdline']}", markup=False, highlight=False)
-        out.print(f"internal errors: {r['internal_errors']}", markup=False, highlight=False)
-        for e in r["errors"]:
-            out.print(e, markup=False, highlight=False)
+        _print_soak(r)
     if r["internal_errors"] or r["leftover_processes"]:
         raise typer.Exit(1)
     if r["interrupted"]:
         err.print("durak-ref: soak interrupted; the figures above cover the games played")
         raise typer.Exit(130)
+
+
+def _print_soak(r: dict[str, Any]) -> None:
+    """The soak's report as text: games, forfeits, samples, growth, leftovers, errors."""
+    out.print(f"soak: {r['games']} games in {r['wall_s']:.0f} s ({r['tournaments']} tournament(s), "
+              f"concurrency {r['concurrency']}, move time {r['move_time_s']:g} s)",
+              markup=False, highlight=False)
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(r["forfeits"].items())) or "none"
+    out.print(f"forfeits by kind: {kinds}", markup=False, highlight=False)
+    for label in ("start", "warm", "end"):
+        s = r[label]
+        if s is None:
+            out.print(f"{label}: no sample (run too short)", markup=False)
+            continue
+        out.print(f"{label} (t={s['at_s']:g} s, game {s['games']}): parent RSS "
+                  f"{s['parent_rss_kib'] / 1024:.1f} MiB, {s['parent_fds']} fds; {s['workers']} "
+                  f"workers RSS {s['workers_rss_kib'] / 1024:.1f} MiB, {s['workers_fds']} fds",
+                  markup=False, highlight=False)
+
+    def growths(g: dict[str, float | None]) -> str:
+        return ", ".join(f"{k} {v:+.2f}%" if v is not None else f"{k} n/a" for k, v in g.items())
+    if r["growth_pct"] is not None:
+        worst = max((v for k, v in r["growth_pct"].items() if v is not None and k != "workers_fds"),
+                    default=0.0)
+        verdict = "within" if worst < r["target_growth_pct"] else "ABOVE"
+        out.print(f"growth after warm-up ({r['warmup_s']:g} s): {growths(r['growth_pct'])} "
+                  f"({verdict} the {r['target_growth_pct']:g}% target for RSS and the parent's fds; the "
+                  f"workers' fds follow the bots alive at the sample)", markup=False, highlight=False)
+    if r["growth_from_start_pct"] is not None:
+        out.print(f"growth from the start (caches filling included): {growths(r['growth_from_start_pct'])}",
+                  markup=False, highlight=False)
+    out.print(f"leftover processes: {len(r['leftover_processes'])}"
+              + ("" if r["leftover_tracking"] else " (not tracked on this system)"),
+              markup=False, highlight=False)
+    for p in r["leftover_processes"]:
+        out.print(f"  {p['pid']} {p['state']} {p['cmdline']}", markup=False, highlight=False)
+    out.print(f"internal errors: {r['internal_errors']}", markup=False, highlight=False)
+    for e in r["errors"]:
+        out.print(e, markup=False, highlight=False)
 
 
 def tcp(
@@ -470,7 +466,7 @@ def tcp(
     except (OSError, RuntimeError) as exc:
         fail(f"bench tcp: {exc}", 1)
     if as_json:
-        emit_json(result)
+        emit_result("bench tcp", result)
         return
     rt = result["round_trip_us_median"]
     out.print(f"round trip (median of {round_trips}, same bot and request): pipes {rt['pipes']:.1f} µs, "

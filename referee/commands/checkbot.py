@@ -6,9 +6,8 @@ from typing import Annotated
 
 import typer
 
-from ..console.jsonout import emit_json
-from ..seats.players import BotSpecError, BotStartError, parse_bot_spec
-from ..table.clock import TimeControlError
+from ..printing.jsonresult import checkbot_body, emit_result
+from ..seats.players import parse_bot_spec
 from .common import (
     bot_limits, err, fail, out, sandbox_options,
 )
@@ -57,22 +56,16 @@ def check_bot(
     from rich.text import Text
 
     from ..conformance.checkbot import check_bot_sync, render
-    from ..seats.sandbox import Sandbox, SandboxError
+    from ..seats.sandbox import Sandbox
 
     mode, binds = sandbox_options(sandbox, bind)
 
-    try:
-        spec = parse_bot_spec(command)
-    except BotSpecError as exc:
-        fail(str(exc))
+    spec = parse_bot_spec(command)
     tcp = None
     if spec.kind == "tcp":
-        from ..seats.tcp import ListenError, new_token, parse_listen
+        from ..seats.tcp import new_token, parse_listen
         from ..conformance.checkbot import TcpCheck
-        try:
-            listen_at = parse_listen(listen)
-        except ListenError as exc:
-            fail(str(exc))
+        listen_at = parse_listen(listen)
         if token is None:
             token = new_token()
             err.print(f"token for tcp:{spec.name}: {token}", markup=False, highlight=False)
@@ -84,19 +77,17 @@ def check_bot(
     spinning = err.is_terminal and not as_json
     live = err.status("check-bot: starting the bot") if spinning else nullcontext()
     with live as status:
-        try:
-            report = check_bot_sync(
-                list(spec.argv) or [command], games_per_config=games, move_time=move_time,
-                startup_time=startup_time, seed=seed, sandbox=Sandbox(mode, binds, limits=bot_limits(max_memory, max_procs, cpus, False)),
-                tcp=tcp,
-                on_progress=None if status is None else lambda text: status.update(Text(f"check-bot: {text}")),
-                # Not on a terminal (a CI log, a pipe): a line per phase instead of a spinner.
-                on_phase=None if spinning else lambda text: err.print(
-                    f"check-bot: {text}", markup=False, highlight=False, soft_wrap=True))
-        except (BotStartError, TimeControlError, SandboxError) as exc:
-            fail(str(exc))
+        report = check_bot_sync(
+            list(spec.argv) or [command], games_per_config=games, move_time=move_time,
+            startup_time=startup_time, seed=seed,
+            sandbox=Sandbox(mode, binds, limits=bot_limits(max_memory, max_procs, cpus, False)),
+            tcp=tcp,
+            on_progress=None if status is None else lambda text: status.update(Text(f"check-bot: {text}")),
+            # Not on a terminal (a CI log, a pipe): a line per phase instead of a spinner.
+            on_phase=None if spinning else lambda text: err.print(
+                f"check-bot: {text}", markup=False, highlight=False, soft_wrap=True))
     if as_json:
-        emit_json(report.as_dict())
+        emit_result("check-bot", checkbot_body(report.as_dict()))
     else:
         render(report, out)
     raise typer.Exit(0 if report.ok else 1)

@@ -11,7 +11,8 @@ from typing import Any, NoReturn
 import typer
 
 from ..console.printable import TerminalConsole
-from ..records.storedb import PgUrl, TargetError, parse_target
+from ..errors import UserError
+from ..records.storedb import PgUrl, parse_target
 
 # Progress bars draw on ``err`` too, so that a line printed while one is live (a note,
 # the Ctrl-C message) goes above the bar instead of onto the bar's line.
@@ -19,27 +20,30 @@ out = TerminalConsole(soft_wrap=True)
 err = TerminalConsole(stderr=True, soft_wrap=True)
 
 
+def print_error(line: str) -> None:
+    """The one ``durak-ref: error:`` line on stderr (printed literally, however it reads)."""
+    err.print(f"durak-ref: error: {line}", highlight=False, markup=False, soft_wrap=True)
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
-    """One clear line on stderr, then exit (2: the user's input was unusable)."""
-    err.print(f"durak-ref: error: {message}", highlight=False, markup=False, soft_wrap=True)
+    """Stop the command with one error line: a UserError (exit 2: the user's input was
+    unusable; referee/cli.py reports it), or, for another ``code`` (1: the job ran but
+    failed; 3: it broke), the line printed here and that exit."""
+    if code == UserError.exit_code:
+        raise UserError(message)
+    print_error(message)
     raise typer.Exit(code)
 
 
 def store_target(text: str) -> Path | PgUrl:
-    """A --db value as a store location; exit 2 for a malformed URL."""
-    try:
-        return parse_target(text)
-    except TargetError as exc:
-        fail(str(exc))
+    """A --db value as a store location; TargetError for a malformed URL."""
+    return parse_target(text)
 
 
 def open_store_at(db: str) -> Any:
-    """The store of a --db value, opened (exit 2 if it cannot be)."""
-    from ..records.store import StoreError, open_store
-    try:
-        return open_store(store_target(db))
-    except StoreError as exc:
-        fail(str(exc))
+    """The store of a --db value, opened (StoreError if it cannot be)."""
+    from ..records.store import open_store
+    return open_store(store_target(db))
 
 
 def check_range(value: float | None, option: str, low: float, high: float, *, low_open: bool = False) -> None:
@@ -64,12 +68,13 @@ def name_value_pairs(items: list[str], option: str, form: str) -> list[tuple[str
 
 
 def run_seed(value: str | None) -> str:
-    """The run's seed: the user's --seed, checked (exit 2 if unusable), or a secret one."""
+    """The run's seed: the user's --seed, checked (SeedError naming --seed if unusable),
+    or a secret one."""
     from ..table.seeds import SeedError, seed_or_new
     try:
         return seed_or_new(value)
     except SeedError as exc:
-        fail(f"--seed: {exc}")
+        raise SeedError(f"--seed: {exc}") from None
 
 
 def reproduce_fields(seed: str, resumed: str | None = None) -> dict[str, str | None]:
@@ -95,27 +100,21 @@ def bot_limits(max_memory: int | None, max_procs: int, cpus: float, ponder: bool
 
 
 def sandbox_options(mode: str, bind: list[Path] | None) -> tuple[str, tuple[str, ...]]:
-    """--sandbox and --bind checked (exit 2 if unusable): (mode, absolute bind paths)."""
-    from ..seats.sandbox import Sandbox, SandboxError
+    """--sandbox and --bind checked (SandboxError if unusable): (mode, absolute bind paths)."""
+    from ..seats.sandbox import Sandbox
 
     binds = tuple(str(p.resolve()) for p in bind or [])
-    try:
-        Sandbox(mode, binds).check()
-    except SandboxError as exc:
-        fail(str(exc))
+    Sandbox(mode, binds).check()
     return mode, binds
 
 
 def http_address(text: str | None) -> tuple[str, int] | None:
-    """The --http address, checked (exit 2 if unusable), with the non-loopback warning."""
-    from ..web.live import LiveError, bind_warning, parse_http
+    """The --http address, checked (LiveError if unusable), with the non-loopback warning."""
+    from ..web.live import bind_warning, parse_http
 
     if text is None:
         return None
-    try:
-        host, port = parse_http(text)
-    except LiveError as exc:
-        fail(str(exc))
+    host, port = parse_http(text)
     warning = bind_warning(host)
     if warning is not None:
         err.print(warning, markup=False, highlight=False)

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from .. import __version__
-from ..console.jsonout import emit_json
+from ..printing.jsonresult import emit_result
 from ..rules.options import OPTIONS, PRESETS
 from .common import (
     out,
@@ -22,7 +22,7 @@ def rules(
 ) -> None:
     """List every table rule: name, default, allowed values, meaning; and the presets."""
     if as_json:
-        emit_json({
+        emit_result("rules", {
             "options": [{"name": o.name, "default": o.default, "allowed": o.allowed, "help": o.help}
                         for o in OPTIONS],
             "presets": PRESETS,
@@ -40,7 +40,7 @@ def version(as_json: JsonFlag = False) -> None:
     from ..native.loader import describe, status
     native = status()
     if as_json:
-        emit_json({"durak_ref": __version__, "protocol": PROTOCOL_VERSION,
+        emit_result("version", {"durak_ref": __version__, "protocol": PROTOCOL_VERSION,
                    "protocols_supported": list(SUPPORTED_VERSIONS), "native": native})
         return
     out.print(f"durak-ref {__version__}, protocol {PROTOCOL_VERSION}")

@@ -7,13 +7,12 @@ from typing import Annotated, Any
 
 import typer
 
-from ..console.jsonout import emit_json
 from ..console.progress import progress_for
-from ..console.usererror import lifted
-from ..rules.options import RulesError, make_rules
-from ..seats.players import BotStartError
-from ..table.adjudicator import AdjudicateError, parse_budget
-from ..table.clock import TimeControl, TimeControlError
+from ..league.runs import lock_run, stopping
+from ..printing.jsonresult import emit_result, ladder_rows, rows_of_tally
+from ..rules.options import make_rules
+from ..table.adjudicator import parse_budget
+from ..table.clock import TimeControl
 from ..table.match import MatchConfig
 from .common import (
     bot_limits, err, fail, open_store_at, out, print_seed, reproduce_fields, run_seed,
@@ -24,7 +23,6 @@ from .options import (
     MaxProcsOption, MoveTimeOption, PonderFlag, RecoverFlag, RulesOption, SEED_HELP, SandboxOption,
     SetOption,
 )
-from .runs import lock_run
 
 
 def add(
@@ -34,14 +32,9 @@ def add(
 ) -> None:
     """Register a bot on the ladder at the start rating."""
     from ..league.ladder import add_bot
-    from ..records.store import StoreError
-    from ..league.tournament import TournamentError
 
     with open_store_at(db) as store:
-        try:
-            add_bot(store, name, command)
-        except (TournamentError, StoreError) as exc:
-            fail(str(exc))
+        add_bot(store, name, command)
         rating = store.ladder_rating(name)
     out.print(f"{name} is on the ladder (rating {rating[0]:.0f}, {rating[1]} games)", markup=False)
 
@@ -73,17 +66,10 @@ def run(
     log beside the game log in --log-dir; the summary says where."""
     bot_limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
     from ..league.ladder import play_ladder
-    from ..records.matchlog import LogError
-    from ..seats.sandbox import SandboxError
-    from ..league.tournament import TournamentError
 
     mode, binds = sandbox_options(sandbox, bind)
-
-    try:
-        config = MatchConfig(rules=make_rules(rules, set_ or []), seed=run_seed(seed),
-                             tc=TimeControl.parse(None, move_time), adjudicate=parse_budget(adjudicate))
-    except (RulesError, TimeControlError, AdjudicateError) as exc:
-        fail(str(exc))
+    config = MatchConfig(rules=make_rules(rules, set_ or []), seed=run_seed(seed),
+                         tc=TimeControl.parse(None, move_time), adjudicate=parse_budget(adjudicate))
     from ..table.failfast import ForfeitTally, forfeit_line
     tally = ForfeitTally()  # this run's games and forfeits per bot, for the summary
 
@@ -92,33 +78,24 @@ def run(
         advance("")
 
     from ..league.ladder import LADDER_ID
-    from ..records.store import StoreError
 
     with open_store_at(db) as store:
         # One ladder run per store at a time: two would number their games alike and
         # overwrite each other's rating updates.
         lock = lock_run(store_target(db), store, LADDER_ID, what=f"the ladder of {store.name}",
-                                then="then run it again")
-        with lock, progress_for(games, "ladder", console=err) as advance:
-            try:
-                with lifted(LogError, StoreError, SandboxError, BotStartError):
-                    run = play_ladder(store, config, games=games, concurrency=concurrency,
-                                      log_dir=log_dir, on_game=on_game,
-                                      sandbox=mode, bind=binds, recover=recover)
-            except (TournamentError, BotStartError, LogError, SandboxError) as exc:
-                fail(f"{exc}; every finished game and rating is stored")
-            except StoreError as exc:
-                fail(f"{exc}; every game and rating committed before is stored")
-            except KeyboardInterrupt:
-                err.print("durak-ref: interrupted; every finished game and rating is stored")
-                raise typer.Exit(130) from None
+                        then="then run it again")
+        with lock, progress_for(games, "ladder", console=err) as advance, \
+                stopping("every finished game and rating is stored"):
+            run = play_ladder(store, config, games=games, concurrency=concurrency,
+                              log_dir=log_dir, on_game=on_game,
+                              sandbox=mode, bind=binds, recover=recover)
         if as_json:
             from ..seats.sandbox import Sandbox  # resolved as the run resolved it (cached, no warning)
-            emit_json({"played": run.played, "ladder": ladder_rows(store),
-                       "sandbox": Sandbox(mode, warn=False).resolve().mode,
-                       "bots": tally.as_dict(), "warnings": tally.warnings(),
-                       "log": run.log_path, "stderr_logs": run.stderr_logs,
-                       **reproduce_fields(config.seed)})
+            emit_result("ladder run", {
+                "played": run.played, "standings": ladder_rows(store.ladder()),
+                "sandbox": Sandbox(mode, warn=False).resolve().mode,
+                "this_run": rows_of_tally(tally.as_dict(), run.stderr_logs),
+                "warnings": tally.warnings(), "log": run.log_path, **reproduce_fields(config.seed)})
             return
         from ..printing.report import print_warnings, stderr_where
         print_warnings(tally.warnings(), out)
@@ -129,11 +106,6 @@ def run(
             out.print(forfeit_line(name, row["games"], row["forfeits"], stderr_where(run.stderr_logs.get(name))),
                       markup=False, highlight=False)
         print_seed(config.seed)
-
-
-def ladder_rows(store: Any) -> list[dict[str, Any]]:
-    return [{"rank": i + 1, "bot": b, "rating": round(r, 2), "games": g}
-            for i, (b, r, g) in enumerate(store.ladder())]
 
 
 def print_ladder(store: Any) -> None:
@@ -152,15 +124,11 @@ def show(
     as_json: JsonFlag = False,
 ) -> None:
     """The ladder table: rating and games per bot."""
-    from ..records.store import StoreError
     with open_store_at(db) as store:
-        try:
-            if as_json:
-                emit_json(ladder_rows(store))
-            else:
-                print_ladder(store)
-        except StoreError as exc:
-            fail(str(exc))
+        if as_json:
+            emit_result("ladder show", {"standings": ladder_rows(store.ladder())})
+        else:
+            print_ladder(store)
 
 
 def history(
@@ -169,18 +137,14 @@ def history(
     as_json: JsonFlag = False,
 ) -> None:
     """A bot's rating after each of its ladder games."""
-    from ..records.store import StoreError
     with open_store_at(db) as store:
-        try:
-            if store.ladder_rating(name) is None:
-                fail(f"{name!r} is not on the ladder; bots: "
-                     f"{', '.join(b for b, _, _ in store.ladder()) or 'none'}")
-            rows = store.history(name)
-        except StoreError as exc:
-            fail(str(exc))
+        if store.ladder_rating(name) is None:
+            fail(f"{name!r} is not on the ladder; bots: "
+                 f"{', '.join(b for b, _, _ in store.ladder()) or 'none'}")
+        rows = store.history(name)
     if as_json:
-        emit_json([{"game": g, "before": round(b, 2), "after": round(a, 2), "at": at}
-                   for _, g, b, a, at in rows])
+        emit_result("ladder history", {"name": name, "history": [
+            {"game": g, "before": round(b, 2), "after": round(a, 2), "at": at} for _, g, b, a, at in rows]})
         return
     for _, g, b, a, at in rows:
         out.print(f"{at}  game {g}: {b:.1f} -> {a:.1f} ({a - b:+.1f})", markup=False, highlight=False)

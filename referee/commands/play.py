@@ -9,12 +9,11 @@ from typing import Annotated
 import typer
 
 from ..console.progress import progress_for
-from ..console.usererror import lifted
-from ..rules.options import RulesError, make_rules
-from ..seats.players import BotSpecError, BotStartError, parse_bot_spec
-from ..table.clock import TimeControl, TimeControlError
-from ..table.adjudicator import AdjudicateError, parse_budget
-from ..table.match import MatchConfig, OnIllegalError, parse_on_illegal
+from ..rules.options import make_rules
+from ..seats.players import parse_bot_spec
+from ..table.adjudicator import parse_budget
+from ..table.clock import TimeControl
+from ..table.match import MatchConfig, parse_on_illegal
 from .common import (
     bot_limits, check_range, err, fail, name_value_pairs, out, run_seed, sandbox_options,
 )
@@ -23,6 +22,18 @@ from .options import (
     MaxProcsOption, MoveTimeOption, PonderFlag, ReconnectGraceOption, RecoverFlag, RulesOption,
     SandboxOption, SeedOption, SetOption, WEEK_S,
 )
+
+
+OnIllegalOption = Annotated[str, typer.Option(
+    "--on-illegal", help="forfeit: an illegal action loses the game; retry:N: the bot is told why "
+    "and asked again, up to N times.")]
+ListenOption = Annotated[str, typer.Option(
+    "--listen", help="For tcp:NAME seats: where to listen, HOST:PORT. Loopback unless you say otherwise.")]
+TokenOption = Annotated[list[str] | None, typer.Option(
+    "--token", help="For tcp:NAME seats: NAME=SECRET, the token that bot must send (repeat). A seat "
+    "without one gets a generated token, printed at the start.", show_default=False)]
+ConnectWaitOption = Annotated[float, typer.Option(
+    "--connect-wait", help="Seconds to wait for each TCP bot to connect (and to reconnect between games).")]
 
 
 def match(
@@ -35,9 +46,7 @@ def match(
     move_time: MoveTimeOption = None,
     startup_time: Annotated[float, typer.Option(
         help="Seconds a bot may take to start and answer the handshake.")] = 10.0,
-    on_illegal: Annotated[str, typer.Option(
-        help="forfeit: an illegal action loses the game; retry:N: the bot is told why and "
-        "asked again, up to N times.")] = "forfeit",
+    on_illegal: OnIllegalOption = "forfeit",
     max_restarts: Annotated[int, typer.Option(
         min=0, help="Restarts per bot per match after a crash, timeout or protocol error.")] = 3,
     max_memory: MaxMemoryOption = None,
@@ -53,14 +62,9 @@ def match(
         "with seats swapped), so the luck of the deal cancels out.")] = False,
     log_dir: Annotated[Path, typer.Option(help="Where the match log and bots' stderr go.")] = Path("logs"),
     no_log: Annotated[bool, typer.Option("--no-log", help="Write no match log.")] = False,
-    listen: Annotated[str, typer.Option(
-        help="For tcp:NAME seats: where to listen, HOST:PORT. Loopback unless you say otherwise.")
-    ] = "127.0.0.1:7724",
-    token: Annotated[list[str] | None, typer.Option(
-        help="For tcp:NAME seats: NAME=SECRET, the token that bot must send (repeat). A seat "
-        "without one gets a generated token, printed at the start.", show_default=False)] = None,
-    connect_wait: Annotated[float, typer.Option(
-        help="Seconds to wait for each TCP bot to connect (and to reconnect between games).")] = 120.0,
+    listen: ListenOption = "127.0.0.1:7724",
+    token: TokenOption = None,
+    connect_wait: ConnectWaitOption = 120.0,
     reconnect_grace: ReconnectGraceOption = 0.0,
     sandbox: SandboxOption = "auto",
     bind: BindOption = None,
@@ -77,26 +81,18 @@ def match(
     """
     from ..table.runner import SeatOptions, run_match
 
-    try:
-        table_rules = make_rules(rules, set_ or [])
-        specs = [parse_bot_spec(b) for b in bots]
-        table_rules.check_table(len(specs))
-        config = MatchConfig(
-            rules=table_rules, games=games, seed=run_seed(seed),
-            tc=TimeControl.parse(tc, move_time, startup_time),
-            illegal_retries=parse_on_illegal(on_illegal), max_restarts=max_restarts,
-            until_durak=until_durak, duplicate=duplicate, adjudicate=parse_budget(adjudicate))
-    except (RulesError, BotSpecError, TimeControlError, OnIllegalError, AdjudicateError) as exc:
-        fail(str(exc))
+    table_rules = make_rules(rules, set_ or [])
+    specs = [parse_bot_spec(b) for b in bots]
+    table_rules.check_table(len(specs))
+    config = MatchConfig(
+        rules=table_rules, games=games, seed=run_seed(seed),
+        tc=TimeControl.parse(tc, move_time, startup_time),
+        illegal_retries=parse_on_illegal(on_illegal), max_restarts=max_restarts,
+        until_durak=until_durak, duplicate=duplicate, adjudicate=parse_budget(adjudicate))
     check_range(connect_wait, "--connect-wait", 0, WEEK_S, low_open=True)
     check_range(reconnect_grace, "--reconnect-grace", 0, WEEK_S)
-    from ..records.matchlog import LogError
-    from ..seats.sandbox import SandboxError
-    from ..seats.tcp import ListenError, is_loopback, new_token, parse_listen
-    try:
-        listen_at = parse_listen(listen)
-    except ListenError as exc:
-        fail(str(exc))
+    from ..seats.tcp import is_loopback, new_token, parse_listen
+    listen_at = parse_listen(listen)
     tokens = dict(name_value_pairs(token or [], "--token", "NAME=SECRET"))
     for spec in specs:
         if spec.kind == "tcp" and spec.name not in tokens:
@@ -111,20 +107,24 @@ def match(
                              tokens=tuple(tokens.items()), connect_wait=connect_wait,
                              reconnect_grace=reconnect_grace, sandbox=mode, binds=binds)
     with progress_for(games, "match", enabled=not as_json, console=err) as advance:
-        try:
-            with lifted(BotStartError, ListenError, LogError, SandboxError):
-                result = run_match(specs, config, log_dir=None if no_log else log_dir,
-                                   options=options, recover=recover,
-                                   on_game=lambda record, res: advance(res.progress_text()),
-                                   on_tcp=lambda text: err.print(f"tcp: {text}", markup=False,
-                                                                 highlight=False))
-        except (BotStartError, ListenError, LogError, SandboxError) as exc:
-            fail(str(exc))
+        result = run_match(specs, config, log_dir=None if no_log else log_dir,
+                           options=options, recover=recover,
+                           on_game=lambda record, res: advance(res.progress_text()),
+                           on_tcp=lambda text: err.print(f"tcp: {text}", markup=False, highlight=False))
     from ..printing.report import show_match_result
     show_match_result(result.summary(), config.seed, sys.argv[1:], out, as_json=as_json)
     if result.interrupted:
         err.print("durak-ref: interrupted; the log holds every finished game")
         raise typer.Exit(130)
+
+
+PersonClockOption = Annotated[str | None, typer.Option(
+    "--tc", "--clock", help="Game clock per seat (yours too), BASE+INCREMENT in seconds, e.g. "
+    "300+5; the time left is shown with every move. Out of time is a lost game. Default: no "
+    "game clock.")]
+PersonMoveTimeOption = Annotated[float | None, typer.Option(
+    "--move-time", help="Limit for every single decision (yours too), in seconds. Default: none "
+    "worth the name (a week), so a program bot that hangs is stopped with Ctrl-C.")]
 
 
 def play(
@@ -141,13 +141,8 @@ def play(
     seed: SeedOption = None,
     rules: RulesOption = "classic",
     set_: SetOption = None,
-    tc: Annotated[str | None, typer.Option(
-        "--tc", "--clock", help="Game clock per seat (yours too), BASE+INCREMENT in seconds, e.g. "
-        "300+5; the time left is shown with every move. Out of time is a lost game. Default: no "
-        "game clock.")] = None,
-    move_time: Annotated[float | None, typer.Option(
-        help="Limit for every single decision (yours too), in seconds. Default: none worth "
-        "the name (a week), so a program bot that hangs is stopped with Ctrl-C.")] = None,
+    tc: PersonClockOption = None,
+    move_time: PersonMoveTimeOption = None,
     log_dir: Annotated[Path, typer.Option(help="Where the game log and bots' stderr go.")] = Path("logs"),
     no_log: Annotated[bool, typer.Option("--no-log", help="Write no game log.")] = False,
     sandbox: SandboxOption = "auto",
@@ -175,38 +170,29 @@ def play(
 
     if not is_seat_name(name):
         fail(f"--name {name!r}: use letters, digits, '_', '-', '.'")
-    try:
-        table_rules = make_rules(rules, set_ or [])
-        specs = [parse_bot_spec(b) for b in (bots or ["builtin:greedy"])]
-        if any(s.kind == "tcp" for s in specs):
-            fail("play seats built-in bots and bot programs; tcp:NAME seats are for `match` and `serve`")
-        if len(specs) > 5:
-            fail(f"a table has at most 6 seats: you and 1 to 5 bots, not {len(specs)} bots")
-        table_rules.check_table(len(specs) + 1)
-        if not 0 <= seat <= len(specs):
-            fail(f"--seat {seat}: a table of {len(specs) + 1} has seats 0..{len(specs)}")
-        time_control = TimeControl.parse(tc, move_time if move_time is not None or tc else MAX_SECONDS)
-        config = MatchConfig(rules=table_rules, games=games, seed=run_seed(seed), tc=time_control)
-    except (RulesError, BotSpecError, TimeControlError) as exc:
-        fail(str(exc))
-    from ..records.matchlog import LogError
+    table_rules = make_rules(rules, set_ or [])
+    specs = [parse_bot_spec(b) for b in (bots or ["builtin:greedy"])]
+    if any(s.kind == "tcp" for s in specs):
+        fail("play seats built-in bots and bot programs; tcp:NAME seats are for `match` and `serve`")
+    if len(specs) > 5:
+        fail(f"a table has at most 6 seats: you and 1 to 5 bots, not {len(specs)} bots")
+    table_rules.check_table(len(specs) + 1)
+    if not 0 <= seat <= len(specs):
+        fail(f"--seat {seat}: a table of {len(specs) + 1} has seats 0..{len(specs)}")
+    time_control = TimeControl.parse(tc, move_time if move_time is not None or tc else MAX_SECONDS)
+    config = MatchConfig(rules=table_rules, games=games, seed=run_seed(seed), tc=time_control)
     from ..table.runner import SeatOptions
-    from ..seats.sandbox import SandboxError
     mode, binds = sandbox_options(sandbox, bind)
     screen = stdout_writer(sys.stderr if as_json else sys.stdout)
-    try:
-        with lifted(BotStartError, LogError, SandboxError):
-            result = run_play(specs, seat, name, config, hints=hints, write=screen,
-                              log_dir=None if no_log else log_dir,
-                              options=SeatOptions(sandbox=mode, binds=binds))
-    except (BotStartError, LogError, SandboxError) as exc:
-        fail(str(exc))
+    result = run_play(specs, seat, name, config, hints=hints, write=screen,
+                      log_dir=None if no_log else log_dir,
+                      options=SeatOptions(sandbox=mode, binds=binds))
     from ..human.view import person_result_lines
     from ..printing.report import show_match_result
     from ..table.seeds import seed_lines
     summary = result.summary()
     if as_json:
-        show_match_result(summary, config.seed, sys.argv[1:], out, as_json=True)
+        show_match_result(summary, config.seed, sys.argv[1:], out, as_json=True, command="play")
     else:
         for line in person_result_lines(summary, name):
             out.print(line, markup=False, highlight=False)

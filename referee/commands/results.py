@@ -5,11 +5,11 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 
-from ..console.jsonout import emit_json
+from ..printing.jsonresult import emit_result, report_body, standings_body
 from ..console.progress import progress_for
 from ..records.storedb import PgUrl
 from .common import (
@@ -22,14 +22,11 @@ from .options import (
 
 def _replay_html(log: Path, html_out: Path, game: int | None, seat: int | None, as_json: bool) -> None:
     from ..records.matchlog import private_open
-    from ..web.replay_html import ReplayHtmlError, render_replay_html
+    from ..web.replay_html import render_replay_html
 
     if html_out.exists() and log.exists() and html_out.resolve() == log.resolve():
         fail(f"--html {html_out} is the log itself: give another file to write the page to")
-    try:
-        text = render_replay_html(log, game=game, seat=seat)
-    except ReplayHtmlError as exc:
-        fail(str(exc))
+    text = render_replay_html(log, game=game, seat=seat)
     try:
         # 0600 like the log it comes from: the omniscient view holds every hidden card.
         with private_open(html_out) as f:
@@ -37,7 +34,7 @@ def _replay_html(log: Path, html_out: Path, game: int | None, seat: int | None, 
     except OSError as exc:
         fail(f"--html {html_out}: cannot write: {exc.strerror or exc}")
     if as_json:
-        emit_json({"log": str(log), "html": str(html_out), "game": game, "seat": seat,
+        emit_result("replay", {"log": str(log), "html": str(html_out), "game": game, "seat": seat,
                    "bytes": len(text.encode("utf-8"))})
     else:
         view = "omniscient view" if seat is None else f"seat {seat}'s view"
@@ -73,13 +70,13 @@ def replay(
     is damaged (every complete game before the damage is still checked and shown).
     --html OUT.html: exit 2 if the log is damaged or a game diverges (no page is written).
     """
-    from ..records.matchlog import LogError, read_log
-    from ..replay.replay import Divergence, game_steps, verify_log
+    from ..records.matchlog import read_log
+    from ..replay.replay import Divergence, game_steps
 
     if db is not None:
         if not verify or game is not None:
             fail("--db cross-checks a store: use it with --verify (and without --game)")
-        _verify_store(store_target(db), [log] if log else [], None, as_json)
+        _verify_store(store_target(db), [log] if log else [], None, as_json, "replay")
     if log is None:
         fail("give a LOG to replay, or --verify --db STORE to check a store against its logs")
     if html_out is not None:
@@ -89,10 +86,7 @@ def replay(
         return
     if seat is not None and game is None:
         fail("--seat S shows a game as seat S saw it: give --game N too (or --html)")
-    try:
-        contents = read_log(log)
-    except LogError as exc:
-        fail(str(exc))
+    contents = read_log(log)
     games = contents.games
     damaged = contents.error
     if game is not None:
@@ -109,28 +103,10 @@ def replay(
             raise typer.Exit(1) from None
         return
     if verify:
-        try:
-            results = verify_log(contents.header, games)
-        except Divergence as exc:
-            fail(f"{log}: {exc}")
-        bad = [r for r in results if not r.ok]
-        if as_json:
-            emit_json({"log": str(log), "games": len(results), "ok": len(results) - len(bad),
-                       "divergences": [{"game": r.game, "message": r.message} for r in bad],
-                       "damaged": str(damaged) if damaged else None,
-                       "complete": contents.footer is not None})
-        else:
-            for r in bad:
-                err.print(f"game {r.game}: DIVERGES: {r.message}", markup=False)
-            out.print(f"{log}: {len(results) - len(bad)} of {len(results)} games verified"
-                      + ("" if contents.footer else " (no footer: the match did not finish)"),
-                      markup=False, highlight=False)
-        if damaged:
-            err.print(f"durak-ref: damaged log: {damaged}", markup=False)
-        raise typer.Exit(1 if bad or damaged else 0)
+        _verify_log(log, contents, as_json)
     if as_json:
-        emit_json({"log": str(log), "header": contents.header,
-                   "games": [{k: g[k] for k in ("game", "players", "termination", "durak")} for g in games],
+        emit_result("replay", {"log": str(log), "header": contents.header, "games": len(games),
+                   "results": [{k: g[k] for k in ("game", "players", "termination", "durak")} for g in games],
                    "damaged": str(damaged) if damaged else None})
     else:
         h = contents.header
@@ -144,6 +120,33 @@ def replay(
     if damaged:
         err.print(f"durak-ref: damaged log: {damaged}", markup=False)
         raise typer.Exit(1)
+
+
+def _verify_log(log: Path, contents: Any, as_json: bool) -> NoReturn:
+    """``replay LOG --verify``: every complete game of ``contents`` (the log read) replayed;
+    exit 1 if one diverges or the log is damaged."""
+    from ..replay.replay import Divergence, verify_log
+
+    damaged = contents.error
+    try:
+        results = verify_log(contents.header, contents.games)
+    except Divergence as exc:
+        fail(f"{log}: {exc}")
+    bad = [r for r in results if not r.ok]
+    if as_json:
+        emit_result("replay", {"log": str(log), "games": len(results), "ok": len(results) - len(bad),
+                   "divergences": [{"game": r.game, "message": r.message} for r in bad],
+                   "damaged": str(damaged) if damaged else None,
+                   "complete": contents.footer is not None})
+    else:
+        for r in bad:
+            err.print(f"game {r.game}: DIVERGES: {r.message}", markup=False)
+        out.print(f"{log}: {len(results) - len(bad)} of {len(results)} games verified"
+                  + ("" if contents.footer else " (no footer: the match did not finish)"),
+                  markup=False, highlight=False)
+    if damaged:
+        err.print(f"durak-ref: damaged log: {damaged}", markup=False)
+    raise typer.Exit(1 if bad or damaged else 0)
 
 
 def verify(
@@ -169,20 +172,18 @@ def verify(
         # A log checked on its own is replay's job: verify compares a store with its logs.
         fail(f"{target}: no such store; give the --db a tournament or ladder wrote, or check "
              f"the log on its own with: durak-ref replay {shlex.join(map(str, logs[:1]))} --verify")
-    _verify_store(target, logs or [], tournament_id, as_json)
+    _verify_store(target, logs or [], tournament_id, as_json, "verify")
 
 
-def _verify_store(db: Path | PgUrl, logs: list[Path], tournament_id: str | None, as_json: bool) -> NoReturn:
-    from ..league.verify import Verification, VerifyInputError
+def _verify_store(db: Path | PgUrl, logs: list[Path], tournament_id: str | None, as_json: bool,
+                  command: str) -> NoReturn:
+    from ..league.verify import Verification
 
-    try:
-        check = Verification(db, logs, tournament_id)
-    except VerifyInputError as exc:
-        fail(str(exc))
+    check = Verification(db, logs, tournament_id)
     with progress_for(check.total, "verify", enabled=not as_json, console=err) as advance:
         report = check.run(lambda: advance(""))
     if as_json:
-        emit_json(report.as_dict())
+        emit_result(command, report.as_dict())
     else:
         for d in report.differences:
             out.print(d.message(), markup=False, highlight=False)
@@ -203,34 +204,28 @@ def ratings(
     as_json: Annotated[bool, typer.Option("--json", help="Ratings, errors and the LOS matrix as JSON.")] = False,
 ) -> None:
     """Maximum-likelihood ratings (Elo scale, sum zero) with 95% errors and LOS."""
-    from ..scoring.ratings import RatingError, fit_ratings
-    from ..scoring.ratingsio import RatingsInputError, rating_report
+    from ..scoring.ratings import fit_ratings
+    from ..scoring.ratingsio import rating_report
 
-    try:
-        if from_ is not None:
-            from ..records.matchlog import rated_games
-            games, warning = rated_games(from_)
-            if warning:
-                err.print(f"durak-ref: warning: {warning}", markup=False, highlight=False)
-        else:
-            from ..records.store import StoreError, iter_rated, open_store
-            target = store_target(db)
-            if isinstance(target, Path) and not target.exists():
-                fail(f"no store at {target}; give --db PATH, or --from FILE to rate a JSON Lines file")
-            try:
-                with open_store(target, check=True) as store:
-                    if tournament_id:
-                        store.tournament(tournament_id)
-                    games = list(iter_rated(store.games(tournament_id)))
-            except StoreError as exc:
-                fail(str(exc))
-        if not games:
-            fail("no games to rate")
-        report = rating_report(games, fit_ratings(games))
-    except (RatingsInputError, RatingError) as exc:
-        fail(str(exc))
+    if from_ is not None:
+        from ..records.matchlog import rated_games
+        games, warning = rated_games(from_)
+        if warning:
+            err.print(f"durak-ref: warning: {warning}", markup=False, highlight=False)
+    else:
+        from ..records.store import iter_rated, open_store
+        target = store_target(db)
+        if isinstance(target, Path) and not target.exists():
+            fail(f"no store at {target}; give --db PATH, or --from FILE to rate a JSON Lines file")
+        with open_store(target, check=True) as store:
+            if tournament_id:
+                store.tournament(tournament_id)
+            games = list(iter_rated(store.games(tournament_id)))
+    if not games:
+        fail("no games to rate")
+    report = rating_report(games, fit_ratings(games))
     if as_json:
-        emit_json(report)
+        emit_result("ratings", standings_body(report))
         return
     from ..printing.report import ratings_table
     out.print(ratings_table(report))
@@ -249,17 +244,14 @@ def report(
     """A stored run's report: standings, ratings with 95% intervals, the crosstable (W-L-D
     at two-player tables, else each pair's games and durak shares), each bot's rating
     history over the games, and forfeits by bot and kind."""
-    from ..records.store import StoreError, open_store
+    from ..records.store import open_store
     from ..league.tourreport import report_data
 
     target = store_target(db)
     if isinstance(target, Path) and not target.exists():
         fail(f"no store at {target}; give --db PATH")
-    try:
-        with open_store(target, check=True) as store:
-            data = report_data(store, tournament_id)
-    except StoreError as exc:
-        fail(str(exc))
+    with open_store(target, check=True) as store:
+        data = report_data(store, tournament_id)
     if html is not None:
         from ..web.report_html import render_report_html
         try:
@@ -267,7 +259,7 @@ def report(
         except OSError as exc:
             fail(f"cannot write the page {html}: {exc.strerror or exc}")
     if as_json:
-        emit_json(dict(data, html=str(html) if html else None))
+        emit_result("report", dict(report_body(data), html=str(html) if html else None))
         return
     from ..printing.report import print_report
     print_report(data, out)
@@ -304,30 +296,24 @@ def stats(
     reference shows goes the same way here. docs/STATS.md discusses them.
     """
     from ..league.stats import (
-        StatsInputError, collect_logs, collect_tournament, compare_reference, export_form,
-        export_text, summarize, write_export,
+        collect_logs, collect_tournament, compare_reference, export_form, export_text, summarize,
+        write_export,
     )
 
     if bool(logs) == (tournament_id is not None):
         fail("give LOG files or --tournament ID (not both)")
-    try:
-        collected = (collect_tournament(store_target(db), tournament_id) if tournament_id is not None
-                     else collect_logs(logs or []))
-        form_ = export_form(export, form) if export is not None else None
-    except StatsInputError as exc:
-        fail(str(exc))
+    collected = (collect_tournament(store_target(db), tournament_id) if tournament_id is not None
+                 else collect_logs(logs or []))
+    form_ = export_form(export, form) if export is not None else None
     if export is not None and form_ is not None:
         if str(export) == "-":
             sys.stdout.write(export_text(collected.facts, form_))
             return
-        try:
-            write_export(export, collected.facts, form_)
-        except StatsInputError as exc:
-            fail(str(exc))
+        write_export(export, collected.facts, form_)
     table = summarize(collected.facts)
     comparison = compare_reference(table)
     if as_json:
-        emit_json({"sources": collected.sources, "games": collected.games,
+        emit_result("stats", {"sources": collected.sources, "games": collected.games,
                    "forfeited": collected.forfeited, "export": str(export) if export else None,
                    "rules": collected.rules, "by_players": table, "reference": comparison})
         return

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import math
-import shlex
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from ..console.jsonout import emit_json
-from ..console.progress import progress_for
+from ..console.progress import progress_for, status_line
+from ..printing.jsonresult import emit_result, sprt_body, standings_body
 from ..console.usererror import lifted
+from ..league.runs import hold_run, run_target, stopping
 from ..records.storedb import PgUrl
-from ..rules.options import RulesError, make_rules
-from ..seats.players import BotSpecError, BotStartError, parse_bot_spec, unique_names
-from ..table.clock import TimeControl, TimeControlError
+from ..rules.options import make_rules
+from ..seats.players import BotSpecError, parse_bot_spec, unique_names
 from ..table.adjudicator import parse_budget
+from ..table.clock import TimeControl
 from ..table.match import MatchConfig
 from .common import (
     bot_limits, check_range, err, fail, http_address, note, out, print_seed, reproduce_fields,
@@ -29,13 +29,24 @@ from .options import (
 )
 
 
+TournamentBotOption = Annotated[list[str] | None, typer.Option(
+    "--bot", help="A bot as NAME=CMD (CMD may be builtin:NAME); repeat for each bot.",
+    show_default=False)]
+ConfigOption = Annotated[Path | None, typer.Option(
+    "--config", help="A TOML file with bots (name, command, cwd, env), rules, time_control, format, "
+    "games...: every key in docs/CONFIG.md. Command-line options override it.")]
+TournamentFreshFlag = Annotated[bool, typer.Option(
+    "--fresh-bots", help="Restart program bots before every game, so no bot can remember "
+    "a deal it saw in another seat rotation (slower: one start-up per game).")]
+TournamentDistributedFlag = Annotated[bool, typer.Option(
+    "--distributed", help="Do not play here: queue the games in the --db PostgreSQL store "
+    "for `durak-ref worker` processes on any machines, and show progress until every game "
+    "is stored (see README, Several machines).")]
+
+
 def tournament(
-    bot: Annotated[list[str] | None, typer.Option(
-        "--bot", help="A bot as NAME=CMD (CMD may be builtin:NAME); repeat for each bot.",
-        show_default=False)] = None,
-    config: Annotated[Path | None, typer.Option(
-        help="A TOML file with bots (name, command, cwd, env), rules, time_control, format, "
-        "games...: every key in docs/CONFIG.md. Command-line options override it.")] = None,
+    bot: TournamentBotOption = None,
+    config: ConfigOption = None,
     format_: Annotated[str | None, typer.Option("--format", help="round-robin or gauntlet (the first bot "
                                                 "against each of the others).")] = None,
     players: Annotated[int | None, typer.Option(help="Players per table (2..6): every combination "
@@ -44,9 +55,7 @@ def tournament(
     concurrency: Annotated[int | None, typer.Option(min=1, help="Games played at once.")] = None,
     no_duplicate: Annotated[bool, typer.Option(
         "--no-duplicate", help="Deal every game afresh instead of once per seat rotation.")] = False,
-    fresh_bots: Annotated[bool, typer.Option(
-        "--fresh-bots", help="Restart program bots before every game, so no bot can remember "
-        "a deal it saw in another seat rotation (slower: one start-up per game).")] = False,
+    fresh_bots: TournamentFreshFlag = False,
     seed: Annotated[str | None, typer.Option(help=SEED_HELP + " A config file's seed counts as given; "
                                              "--resume keeps the stored seed.", show_default=False)] = None,
     rules: Annotated[str | None, typer.Option("--rules", help=RULES_HELP)] = None,
@@ -64,10 +73,7 @@ def tournament(
     bind: BindOption = None,
     recover: RecoverFlag = False,
     http: HttpOption = None,
-    distributed: Annotated[bool, typer.Option(
-        "--distributed", help="Do not play here: queue the games in the --db PostgreSQL store "
-        "for `durak-ref worker` processes on any machines, and show progress until every game "
-        "is stored (see README, Several machines).")] = False,
+    distributed: TournamentDistributedFlag = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the final table as JSON.")] = False,
     max_memory: MaxMemoryOption = None,
     max_procs: MaxProcsOption = 64,
@@ -84,109 +90,44 @@ def tournament(
     games in play (public information only), the standings and the recent games.
     """
     bot_limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
-    from ..seats.sandbox import SandboxError
-    from ..records.matchlog import LogError
-    from ..records.store import StoreError, open_store
-    from ..league.tournament import (
-        TournamentError, TournamentSettings, play_tournament, register_tournament, run_log_dir,
-        schedule_size, settings_from_options,
-    )
+    from ..records.store import open_store
     from ..league.standings import standings
-    from ..web.live import LiveError
+    from ..league.tournament import register_tournament
 
     web = http_address(http)
-
-    target = store_target(db)
-    if distributed and not isinstance(target, PgUrl):
-        fail(f"--distributed needs a PostgreSQL store every worker can reach (--db "
-             f"postgresql://USER@HOST:PORT/DB), not the file {target}")
-    try:
-        store = open_store(target, check=resume is not None)
-    except StoreError as exc:
-        fail(str(exc))
-    with store:
-        try:
-            if resume is not None:
-                given = [name for name, value in (
-                    ("--bot", bot), ("--config", config), ("--format", format_), ("--players", players),
-                    ("--games", games), ("--seed", seed), ("--rules", rules), ("--set", set_),
-                    ("--tc", tc), ("--move-time", move_time), ("--on-illegal", on_illegal),
-                    ("--adjudicate", adjudicate))
-                    if value] + (["--no-duplicate"] if no_duplicate else []) + (
-                    ["--fresh-bots"] if fresh_bots else [])
-                if given:
-                    raise TournamentError(f"--resume plays the stored settings; {', '.join(given)} "
-                                          f"cannot change them (only --concurrency, --db, --log-dir)")
-                _, saved, status = store.tournament(resume)
-                try:
-                    settings = TournamentSettings.from_dict(saved)
-                    settings.validate()
-                except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                    raise StoreError(f"{target}: damaged store: table tournaments, row ({resume!r}): "
-                                     f"the settings cannot be used ({type(exc).__name__}: {exc}); "
-                                     f"restore it from a backup") from None
-                if concurrency:
-                    settings.concurrency = concurrency
-                if sandbox is not None:  # how bots are confined, not what is played
-                    settings.sandbox = sandbox
-                if bind:
-                    settings.bind = [*settings.bind, *sandbox_options("auto", bind)[1]]
-                tid, fresh = resume, False
-            else:
-                settings = settings_from_options(
-                    config, bot or [], set_ or [],
-                    {"format": format_, "players": players, "games": games,
-                     "concurrency": concurrency, "seed": None if seed is None else run_seed(seed),
-                     "preset": rules, "tc": tc,
-                     "move_time": move_time, "on_illegal": on_illegal, "adjudicate": adjudicate,
-                     "duplicate": False if no_duplicate else None,
-                     "fresh_bots": True if fresh_bots else None, "sandbox": sandbox,
-                     "bind_extra": list(sandbox_options("auto", bind)[1])})
-                tid, fresh = register_tournament(store, settings), True
-            settings.validate()
-        except (TournamentError, StoreError) as exc:
-            fail(str(exc))
-        refuse_if_queued(store, tid, distributed, "tournament")
-        log_dir = run_log_dir(log_dir, store, resume)
-        resume_cmd = resume_command("tournament", tid, target, log_dir, distributed)
-        lock = lock_run(target, store, tid)
-        err.print(f"tournament {tid}; if interrupted, resume with: {resume_cmd}", markup=False,
-                  highlight=False)
-        with lock, progress_for(schedule_size(settings), f"tournament {tid}", enabled=not as_json,
-                                 console=err) as advance:
-            try:
-                if distributed:
-                    from ..league.distributed import coordinate_tournament
-                    err.print(f"queued for workers; start one per machine with: durak-ref worker "
-                              f"--db {target} --tournament {tid}", markup=False, highlight=False)
-                    progress = coordinate_tournament(
-                        settings, store, tid, log_dir=log_dir, fresh=fresh,
-                        on_game=lambda record, prog: advance(prog.progress_text()), on_note=note)
-                else:
-                    with lifted(LogError, StoreError, SandboxError, BotStartError):
-                        progress = play_tournament(settings, store, tid, log_dir=log_dir, fresh=fresh,
-                                                   hide=[config] if config else [], recover=recover,
-                                                   on_game=lambda record, prog: advance(prog.progress_text()),
-                                                   http=web, on_url=lambda url: err.print(
-                                                       f"live page: {url}", markup=False, highlight=False))
-            except KeyboardInterrupt:
-                err.print(f"durak-ref: interrupted; finished games are stored. Resume with: {resume_cmd}",
-                          markup=False, highlight=False)
-                raise typer.Exit(130) from None
-            except BotStartError as exc:
-                fail(f"{exc}. Finished games are stored; resume with {resume_cmd} once it is fixed "
-                     f"(add --recover to play on regardless)")
-            except (LogError, SandboxError, StoreError) as exc:
-                fail(f"{exc}. Finished games are stored; resume with {resume_cmd}")
-            except LiveError as exc:
-                fail(f"{exc}. No game was played; play it with: {resume_cmd} --http HOST:PORT")
+    target = run_target(db, distributed)
+    with open_store(target, check=resume is not None) as store:
+        if resume is not None:
+            refuse_changes("--concurrency, --db, --log-dir", [
+                ("--bot", bot), ("--config", config), ("--format", format_), ("--players", players),
+                ("--games", games), ("--seed", seed), ("--rules", rules), ("--set", set_), ("--tc", tc),
+                ("--move-time", move_time), ("--on-illegal", on_illegal), ("--adjudicate", adjudicate),
+                ("--no-duplicate", no_duplicate), ("--fresh-bots", fresh_bots)])
+            settings = resumed_tournament(store, resume, concurrency, sandbox, bind)
+            tid = resume
+        else:
+            settings = tournament_settings(config, bot, set_, format_, players, games, concurrency, seed,
+                                           rules, tc, move_time, on_illegal, no_duplicate, fresh_bots,
+                                           sandbox, bind, adjudicate)
+            tid = register_tournament(store, settings)
+        settings.validate()
+        with hold_run("tournament", store, target, tid, resumed=resume is not None, log_dir=log_dir,
+                      distributed=distributed) as run:
+            progress = _play_tournament(run, store, settings, fresh=resume is None, as_json=as_json,
+                                        hide=[config] if config else [], recover=recover, web=web)
         data = standings(store, tid)
         data.update(sandbox=progress.sandbox, duplicates=progress.duplicates,
                     stderr_logs=progress.stderr_logs, decisions_this_run=progress.decisions,
                     **progress.referee_cost())
     if as_json:
-        emit_json(dict(data, **reproduce_fields(settings.seed, resume)))
+        emit_result("tournament", dict(standings_body(data), **reproduce_fields(settings.seed, resume)))
         return
+    _print_tournament(data)
+    print_seed(settings.seed, resume)
+
+
+def _print_tournament(data: dict[str, Any]) -> None:
+    """A tournament's standings as text: warnings, the table, forfeits, the referee's cost."""
     from ..printing.report import print_warnings, referee_cost_text, standings_table, tournament_forfeits
     print_warnings(data["warnings"], out)
     out.print(standings_table(data))
@@ -196,81 +137,113 @@ def tournament(
                   + referee_cost_text(data), markup=False, highlight=False)
     if data["rating_error"]:
         err.print(f"durak-ref: ratings not computed: {data['rating_error']}", markup=False)
-    print_seed(settings.seed, resume)
 
 
-def refuse_if_queued(store: Any, tid: str, distributed: bool, command: str) -> None:
-    """Exit 2 if run ``tid`` is queued for workers but this run would play it here."""
-    if not distributed and store.path is None:
-        from ..league.distributed import is_queued
-        if is_queued(store, tid):
-            fail(f"{command} {tid} was queued for workers: resume it with --resume {tid} "
-                 f"--distributed (played here, its games would race theirs)")
+def resumed_tournament(store: Any, tid: str, concurrency: int | None, sandbox: str | None,
+                       bind: list[Path] | None) -> Any:
+    """Stored tournament ``tid``'s settings, with what a resume may change: how many games
+    at once and how bots are confined (not what is played)."""
+    from ..league.tournament import load_tournament
+    settings = load_tournament(store, tid)
+    if concurrency:
+        settings.concurrency = concurrency
+    if sandbox is not None:
+        settings.sandbox = sandbox
+    if bind:
+        settings.bind = [*settings.bind, *sandbox_options("auto", bind)[1]]
+    return settings
 
 
-def lock_run(db: Path | PgUrl, store: Any, tid: str, **wording: str) -> Any:
-    """Hold tournament ``tid`` (an sprt run, the ladder) for this run (see
-    referee/records/storelock.py; a PostgreSQL store's lock is on the server; ``wording``: its
-    message's ``what`` and ``then``); exit 2 if another run is playing it."""
-    from ..records.storelock import LockedError, hold_tournament
-    try:
-        if isinstance(db, PgUrl):
-            from ..league.distributed import hold_tournament_on_server
-            return hold_tournament_on_server(store, tid)
-        return hold_tournament(db, tid, **wording)
-    except LockedError as exc:
-        fail(str(exc))
-    except OSError as exc:
-        fail(f"cannot lock {wording.get('what', f'tournament {tid}')} beside {db}: {exc.strerror or exc}")
+def refuse_changes(allowed: str, given: list[tuple[str, object]]) -> None:
+    """A UserError naming each option of ``given`` (name, value) that was set, for a
+    ``--resume``, which plays the stored settings (only ``allowed`` may change)."""
+    named = [name for name, value in given if value]
+    if named:
+        fail(f"--resume plays the stored settings; {', '.join(named)} cannot change them "
+             f"(only {allowed})")
 
 
-def resume_command(command: str, tid: str, target: object, log_dir: Path, distributed: bool) -> str:
-    """The command that finishes an interrupted run: its store, and its log dir unless
-    that is the default (a resume finds it in the store anyway, but the printed command
-    should not depend on that)."""
-    from ..league.tournament import DEFAULT_LOG_DIR
-    words = ["durak-ref", command, "--resume", tid, "--db", str(target)]
-    if log_dir != DEFAULT_LOG_DIR:
-        words += ["--log-dir", str(log_dir)]
-    return shlex.join(words) + (" --distributed" if distributed else "")
+def tournament_settings(config: Path | None, bot: list[str] | None, set_: list[str] | None,
+                        format_: str | None, players: int | None, games: int | None,
+                        concurrency: int | None, seed: str | None, rules: str | None, tc: str | None,
+                        move_time: float | None, on_illegal: str | None, no_duplicate: bool,
+                        fresh_bots: bool, sandbox: str | None, bind: list[Path] | None,
+                        adjudicate: str | None = None) -> Any:
+    """A new tournament's settings: the config file's, overridden by the options given."""
+    from ..league.tournament import settings_from_options
+    return settings_from_options(
+        config, bot or [], set_ or [],
+        {"format": format_, "players": players, "games": games,
+         "concurrency": concurrency, "seed": None if seed is None else run_seed(seed),
+         "preset": rules, "tc": tc, "move_time": move_time, "on_illegal": on_illegal,
+         "adjudicate": adjudicate, "duplicate": False if no_duplicate else None,
+         "fresh_bots": True if fresh_bots else None, "sandbox": sandbox,
+         "bind_extra": list(sandbox_options("auto", bind)[1])})
+
+
+def _play_tournament(run: Any, store: Any, settings: Any, *, fresh: bool, as_json: bool,
+                     hide: list[Path], recover: bool, web: tuple[str, int] | None) -> Any:
+    """Play held tournament ``run`` here or by workers, with its progress bar; its Progress."""
+    from ..league.tournament import play_tournament, schedule_size
+
+    err.print(run.banner(), markup=False, highlight=False)
+    with progress_for(schedule_size(settings), f"tournament {run.tid}", enabled=not as_json,
+                      console=err) as advance, stopping("finished games are stored", run.resume_command):
+        if run.distributed:
+            from ..league.distributed import coordinate_tournament
+            err.print(run.workers_line(), markup=False, highlight=False)
+            return coordinate_tournament(
+                settings, store, run.tid, log_dir=run.log_dir, fresh=fresh,
+                on_game=lambda record, prog: advance(prog.progress_text()), on_note=note)
+        return play_tournament(settings, store, run.tid, log_dir=run.log_dir, fresh=fresh, hide=hide,
+                               recover=recover, on_game=lambda record, prog: advance(prog.progress_text()),
+                               http=web, on_url=lambda url: err.print(f"live page: {url}", markup=False,
+                                                                      highlight=False))
+
+
+BotAArgument = Annotated[str | None, typer.Argument(help="The baseline bot (a spec, as for match).",
+                                                   show_default=False)]
+BotBArgument = Annotated[str | None, typer.Argument(help="The candidate bot: is it stronger than A?",
+                                                   show_default=False)]
+OpponentOption = Annotated[list[str] | None, typer.Option(
+    help="Play A and B each against these opponents (repeat; the table is A or B plus "
+    "them) instead of head to head.", show_default=False)]
+SprtFreshFlag = Annotated[bool, typer.Option(
+    "--fresh-bots", help="Restart program bots before every game, so no bot can remember "
+    "the first game of a deal pair (slower: one start-up per game).")]
+SprtResumeOption = Annotated[str | None, typer.Option(
+    "--resume", help="Finish SPRT run ID from the store: its stored pairs count, the others are played.",
+    show_default=False)]
+SprtDistributedFlag = Annotated[bool, typer.Option(
+    "--distributed", help="Do not play here: queue the pairs in the --db PostgreSQL store for "
+    "`durak-ref worker` processes on any machines, decide from the pairs as they are stored, "
+    "and tell the workers to stop once decided (see README, Several machines).")]
 
 
 def sprt(
-    bot_a: Annotated[str | None, typer.Argument(help="The baseline bot (a spec, as for match).",
-                                                show_default=False)] = None,
-    bot_b: Annotated[str | None, typer.Argument(help="The candidate bot: is it stronger than A?",
-                                                show_default=False)] = None,
+    bot_a: BotAArgument = None,
+    bot_b: BotBArgument = None,
     elo0: Annotated[float, typer.Option(help="H0: B is stronger by this many Elo (logistic).")] = 0.0,
     elo1: Annotated[float, typer.Option(help="H1: B is stronger by this many Elo (logistic).")] = 10.0,
     alpha: Annotated[float, typer.Option(min=0.0001, max=0.5, help="False positive rate.")] = 0.05,
     beta: Annotated[float, typer.Option(min=0.0001, max=0.5, help="False negative rate.")] = 0.05,
     max_pairs: Annotated[int, typer.Option(min=1, help="Stop undecided after this many deal pairs.")] = 20000,
-    opponent: Annotated[list[str] | None, typer.Option(
-        help="Play A and B each against these opponents (repeat; the table is A or B plus "
-        "them) instead of head to head.",
-        show_default=False)] = None,
+    opponent: OpponentOption = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Pairs played at once.")] = 1,
     seed: SeedOption = None,
     rules: RulesOption = "classic",
     set_: SetOption = None,
     tc: ClockOption = None,
     move_time: MoveTimeOption = None,
-    fresh_bots: Annotated[bool, typer.Option(
-        "--fresh-bots", help="Restart program bots before every game, so no bot can remember "
-        "the first game of a deal pair (slower: one start-up per game).")] = False,
+    fresh_bots: SprtFreshFlag = False,
     sandbox: SandboxOption = "auto",
     bind: BindOption = None,
     recover: RecoverFlag = False,
     adjudicate: AdjudicateOption = None,
     db: Annotated[str, db_option("The result store: the run and every game.")] = DEFAULT_DB,
     log_dir: RunLogDirOption = None,
-    resume: Annotated[str | None, typer.Option(
-        help="Finish SPRT run ID from the store: its stored pairs count, the others are played.",
-        show_default=False)] = None,
-    distributed: Annotated[bool, typer.Option(
-        "--distributed", help="Do not play here: queue the pairs in the --db PostgreSQL store for "
-        "`durak-ref worker` processes on any machines, decide from the pairs as they are stored, "
-        "and tell the workers to stop once decided (see README, Several machines).")] = False,
+    resume: SprtResumeOption = None,
+    distributed: SprtDistributedFlag = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the final status as JSON.")] = False,
     max_memory: MaxMemoryOption = None,
     max_procs: MaxProcsOption = 64,
@@ -287,146 +260,135 @@ def sprt(
     fails its first start-up, unless --recover).
     """
     bot_limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
-    from ..league.abtest import load_sprt, register_sprt, run_sprt_sync, stored_settings
-    from ..records.matchlog import LogError
-    from ..console.progress import status_line
-    from ..seats.sandbox import SandboxError
+    from ..league.abtest import load_sprt, register_sprt
+    from ..records.store import open_store
+
+    test = sprt_test(elo0, elo1, alpha, beta)
+    mode, binds = sandbox_options(sandbox, bind)
+    if resume is not None:
+        refuse_changes("--concurrency, --sandbox, --bind, --db, --log-dir", [
+            ("BOT_A", bot_a), ("BOT_B", bot_b), ("--opponent", opponent), ("--seed", seed),
+            ("--set", set_), ("--tc", tc), ("--move-time", move_time), ("--elo0", elo0 != 0.0),
+            ("--elo1", elo1 != 10.0), ("--alpha", alpha != 0.05), ("--beta", beta != 0.05),
+            ("--max-pairs", max_pairs != 20000), ("--rules", rules != "classic"),
+            ("--fresh-bots", fresh_bots), ("--adjudicate", adjudicate)])
+    elif bot_a is None or bot_b is None:
+        fail("give the two bots, BOT_A and BOT_B (or --resume ID)")
+    else:
+        settings = new_sprt(bot_a, bot_b, opponent or [], rules, set_, tc, move_time, seed, test,
+                            max_pairs, mode, binds, fresh_bots, adjudicate)
+    target = run_target(db, distributed)
+    with open_store(target) as store:
+        if resume is None:
+            tid = register_sprt(store, settings)
+            extra_binds: tuple[str, ...] = ()
+        else:
+            tid, extra_binds = resume, binds
+        job = load_sprt(store, tid)  # a new run as it will be resumed, one form for both
+        with hold_run("sprt", store, target, tid, resumed=resume is not None, log_dir=log_dir,
+                      distributed=distributed) as held:
+            # How bots are confined is not what is played: a resume may change it.
+            run = _play_sprt(held, store, job, concurrency=concurrency, recover=recover, as_json=as_json,
+                             sandbox=job.settings.sandbox if sandbox == "auto" else mode,
+                             binds=(*job.settings.bind, *extra_binds))
+    status = dict(run.status(), a={"name": job.a.name, "command": job.a.command},
+                  b={"name": job.b.name, "command": job.b.command},
+                  opponents=[{"name": e.name, "command": e.command} for e in job.opponents])
+    if as_json:
+        emit_result("sprt", dict(sprt_body(status), **reproduce_fields(job.config.seed, resume)))
+    else:
+        _print_sprt(run, status, job, f"run {tid} in {target}", resume)
+    raise typer.Exit(0 if status["state"] == "accept_h1" else 1)
+
+
+def _play_sprt(held: Any, store: Any, job: Any, *, concurrency: int, recover: bool, as_json: bool,
+               sandbox: str, binds: tuple[str, ...]) -> Any:
+    """Play held SPRT run ``held`` (``job``: its stored settings) here or by workers, with
+    its status line; the SprtRun."""
+    from ..league.abtest import run_sprt_sync
+
+    err.print(held.banner(), markup=False, highlight=False)
+    with status_line(f"sprt {held.tid}", enabled=not as_json, console=err) as update, \
+            stopping("finished pairs are stored", held.resume_command):
+        if held.distributed:
+            from ..league.distributed import coordinate_sprt
+            err.print(held.workers_line(), markup=False, highlight=False)
+            return coordinate_sprt(job, store, held.tid, log_dir=held.log_dir, fresh=not held.resumed,
+                                   on_pair=lambda r: update(sprt_line(r)), on_note=note)
+        target = held.target
+        return run_sprt_sync(job.a, job.b, job.opponents, job.config, sprt=job.sprt,
+                             max_pairs=job.max_pairs, concurrency=concurrency,
+                             on_pair=lambda r: update(sprt_line(r)), seed=job.config.seed,
+                             sandbox=sandbox, bind=binds, fresh_bots=job.settings.fresh_bots,
+                             recover=recover, hide=[target] if isinstance(target, Path) else [],
+                             store=store, tid=held.tid, log_dir=held.log_dir)
+
+
+def _print_sprt(run: Any, status: dict[str, Any], job: Any, where: str, resumed: str | None) -> None:
+    """The SPRT's verdict as text: the decision, the Elo, the counts, each bot's
+    forfeits, where the run is stored, its seed."""
+    from ..printing.report import print_warnings, stderr_where
+    from ..table.failfast import forfeit_line
+
+    a, b = job.a.name, job.b.name
+    print_warnings(status["warnings"], out)
+    verdict = {"accept_h1": f"H1 accepted: {b} is stronger than {a}",
+               "accept_h0": f"H0 accepted: {b} is not {job.sprt.elo1:g} Elo stronger than {a}",
+               "continue": "undecided: the pair budget ran out"}[status["state"]]
+    elo = ("" if status["elo"] is None else
+           f"; Elo {status['elo']:+.1f} ± {status['elo_error95']:.1f} (95%), LOS {100 * status['los']:.1f}%"
+           if math.isfinite(status["elo"]) and math.isfinite(status["elo_error95"] or 0.0) else
+           "; Elo not finite (one bot scored every pair: no estimate)")
+    out.print(f"{verdict} after {run.pairs} pairs ({run.games} games); LLR {status['llr']:.2f} "
+              f"in [{status['lower']:.2f}, {status['upper']:.2f}]{elo}", markup=False, highlight=False)
+    out.print(f"pentanomial counts (B's pair score 0, 0.5, 1, 1.5, 2): {status['counts']}",
+              markup=False, highlight=False)
+    for name, row in status["bots"].items():
+        out.print(forfeit_line(name, row["games"], row["forfeits"], stderr_where(run.stderr_logs.get(name))),
+                  markup=False, highlight=False)
+    out.print(where + (f", log {run.log_path}" if run.log_path else ""), markup=False, highlight=False)
+    print_seed(job.config.seed, resumed)
+
+
+def sprt_test(elo0: float, elo1: float, alpha: float, beta: float) -> Any:
+    """The test the options ask for, checked (a UserError naming a bad one)."""
     from ..scoring.sprt import Sprt
-    from ..records.store import StoreError, open_store
-    from ..league.tournament import BotEntry, TournamentError, run_log_dir
 
     for value, option in ((elo0, "--elo0"), (elo1, "--elo1")):
         check_range(value, option, -2000, 2000)
     for value, option in ((alpha, "--alpha"), (beta, "--beta")):
         check_range(value, option, 0.0001, 0.5)
-    mode, binds = sandbox_options(sandbox, bind)
-    if resume is not None:
-        given = [name for name, value in (
-            ("BOT_A", bot_a), ("BOT_B", bot_b), ("--opponent", opponent), ("--seed", seed),
-            ("--set", set_), ("--tc", tc), ("--move-time", move_time),
-            ("--adjudicate", adjudicate)) if value] + [
-            name for name, value, default in (
-                ("--elo0", elo0, 0.0), ("--elo1", elo1, 10.0), ("--alpha", alpha, 0.05),
-                ("--beta", beta, 0.05), ("--max-pairs", max_pairs, 20000), ("--rules", rules, "classic"),
-                ("--fresh-bots", fresh_bots, False)) if value != default]
-        if given:
-            fail(f"--resume plays the stored settings; {', '.join(given)} cannot change them "
-                 f"(only --concurrency, --sandbox, --bind, --db, --log-dir)")
-    elif bot_a is None or bot_b is None:
-        fail("give the two bots, BOT_A and BOT_B (or --resume ID)")
-    else:
-        try:
-            table_rules = make_rules(rules, set_ or [])
-            specs = [parse_bot_spec(x) for x in (bot_a, bot_b, *(opponent or []))]
-            table_rules.check_table(len(specs) - 1 if opponent else 2)
-            if any(x.kind == "tcp" for x in specs):
-                raise BotSpecError("sprt starts its bots itself: give command lines or builtin:NAME, "
-                                   "not tcp:NAME")
-            config = MatchConfig(rules=table_rules, tc=TimeControl.parse(tc, move_time), seed=run_seed(seed),
-                                 adjudicate=parse_budget(adjudicate))
-            test = Sprt(elo0, elo1, alpha, beta)
-        except (RulesError, BotSpecError, TimeControlError, ValueError) as exc:
-            fail(str(exc))
-        names = unique_names([f"A-{specs[0].name}", f"B-{specs[1].name}"] + [x.name for x in specs[2:]])
-        entries = [BotEntry(name, spec.text) for name, spec in zip(names, specs)]
-    target = store_target(db)
-    if distributed and not isinstance(target, PgUrl):
-        fail(f"--distributed needs a PostgreSQL store every worker can reach (--db "
-             f"postgresql://USER@HOST:PORT/DB), not the file {target}")
-    try:
-        store = open_store(target)
-    except StoreError as exc:
-        fail(str(exc))
-    with store:
-        if resume is not None:
-            try:
-                job = load_sprt(store, resume)
-            except (StoreError, TournamentError) as exc:
-                fail(str(exc))
-            entries = [job.a, job.b, *job.opponents]
-            config, test, max_pairs = job.config, job.sprt, job.max_pairs
-            elo1 = test.elo1
-            fresh_bots = job.settings.fresh_bots
-            if sandbox == "auto":  # how bots are confined, not what is played
-                mode = job.settings.sandbox
-            binds = (*job.settings.bind, *binds)
-            tid = resume
-        else:
-            try:
-                tid = register_sprt(store, stored_settings(
-                    entries[0], entries[1], entries[2:], config, test, max_pairs, config.seed, mode,
-                    binds, fresh_bots))
-            except StoreError as exc:
-                fail(str(exc))
-        names = [e.name for e in entries]
-        refuse_if_queued(store, tid, distributed, "sprt")
-        log_dir = run_log_dir(log_dir, store, resume)
-        resume_cmd = resume_command("sprt", tid, target, log_dir, distributed)
-        lock = lock_run(target, store, tid, what=f"sprt run {tid}")  # two --resume ID at once
-        err.print(f"sprt {tid}; if interrupted, resume with: {resume_cmd}", markup=False,
-                  highlight=False)
+    return Sprt(elo0, elo1, alpha, beta)
 
-        def line(run: Any) -> str:
-            st = run.status()
-            elo = "" if st["elo"] is None else f"  Elo {st['elo']:+.1f} ± {st['elo_error95']:.1f}"
-            return (f"pairs {run.pairs}  games {run.games}  LLR {st['llr']:+.2f} "
-                    f"[{st['lower']:.2f}, {st['upper']:.2f}]{elo}")
 
-        with lock, status_line(f"sprt {tid}", enabled=not as_json, console=err) as update:
-            try:
-                if distributed:
-                    from ..league.distributed import coordinate_sprt
-                    err.print(f"queued for workers; start one per machine with: durak-ref worker "
-                              f"--db {target} --tournament {tid}", markup=False, highlight=False)
-                    run = coordinate_sprt(load_sprt(store, tid), store, tid, log_dir=log_dir,
-                                          fresh=resume is None, on_pair=lambda r: update(line(r)),
-                                          on_note=note)
-                else:
-                    with lifted(LogError, StoreError, SandboxError, BotStartError):
-                        run = run_sprt_sync(entries[0], entries[1], entries[2:], config, sprt=test,
-                                            max_pairs=max_pairs, concurrency=concurrency,
-                                            on_pair=lambda r: update(line(r)), seed=config.seed,
-                                            sandbox=mode, bind=binds, fresh_bots=fresh_bots,
-                                            recover=recover,
-                                            hide=[target] if isinstance(target, Path) else [],
-                                            store=store, tid=tid, log_dir=log_dir)
-            except (BotStartError, SandboxError, LogError, TournamentError) as exc:
-                fail(f"{exc}; resume with {resume_cmd} once it is fixed")
-            except StoreError as exc:
-                fail(str(exc))
-            except KeyboardInterrupt:
-                err.print(f"durak-ref: interrupted; finished pairs are stored. Resume with: {resume_cmd}",
-                          markup=False, highlight=False)
-                raise typer.Exit(130) from None
-    status = run.status()
-    status.update(a={"name": entries[0].name, "command": entries[0].command},
-                  b={"name": entries[1].name, "command": entries[1].command},
-                  opponents=[{"name": e.name, "command": e.command} for e in entries[2:]])
-    if as_json:
-        emit_json(dict(status, **reproduce_fields(config.seed, resume)))
-    else:
-        from ..printing.report import print_warnings
-        print_warnings(status["warnings"], out)
-        verdict = {"accept_h1": f"H1 accepted: {names[1]} is stronger than {names[0]}",
-                   "accept_h0": f"H0 accepted: {names[1]} is not {elo1:g} Elo stronger than {names[0]}",
-                   "continue": "undecided: the pair budget ran out"}[status["state"]]
-        elo = ("" if status["elo"] is None else
-               f"; Elo {status['elo']:+.1f} ± {status['elo_error95']:.1f} (95%), LOS {100 * status['los']:.1f}%"
-               if math.isfinite(status["elo"]) and math.isfinite(status["elo_error95"] or 0.0) else
-               "; Elo not finite (one bot scored every pair: no estimate)")
-        out.print(f"{verdict} after {run.pairs} pairs ({run.games} games); LLR {status['llr']:.2f} "
-                  f"in [{status['lower']:.2f}, {status['upper']:.2f}]{elo}", markup=False, highlight=False)
-        out.print(f"pentanomial counts (B's pair score 0, 0.5, 1, 1.5, 2): {status['counts']}",
-                  markup=False, highlight=False)
-        from ..table.failfast import forfeit_line
-        from ..printing.report import stderr_where
-        for name, row in status["bots"].items():
-            out.print(forfeit_line(name, row["games"], row["forfeits"], stderr_where(run.stderr_logs.get(name))),
-                      markup=False, highlight=False)
-        where = f"run {tid} in {target}" + (f", log {run.log_path}" if run.log_path else "")
-        out.print(where, markup=False, highlight=False)
-        print_seed(config.seed, tid if resume else None)
-    raise typer.Exit(0 if status["state"] == "accept_h1" else 1)
+def new_sprt(bot_a: str, bot_b: str, opponent: list[str], rules: str, set_: list[str] | None,
+             tc: str | None, move_time: float | None, seed: str | None, test: Any, max_pairs: int,
+             sandbox: str, binds: tuple[str, ...], fresh_bots: bool,
+             adjudicate: str | None = None) -> dict[str, Any]:
+    """A new SPRT run's settings as stored: its bots (A, B, the opponents; named A-...,
+    B-...), the match config, the test and how the bots run."""
+    from ..league.abtest import stored_settings
+    from ..league.tournament import BotEntry
+
+    table_rules = make_rules(rules, set_ or [])
+    specs = [parse_bot_spec(x) for x in (bot_a, bot_b, *opponent)]
+    table_rules.check_table(len(specs) - 1 if opponent else 2)
+    if any(x.kind == "tcp" for x in specs):
+        raise BotSpecError("sprt starts its bots itself: give command lines or builtin:NAME, not tcp:NAME")
+    config = MatchConfig(rules=table_rules, tc=TimeControl.parse(tc, move_time), seed=run_seed(seed),
+                         adjudicate=parse_budget(adjudicate))
+    names = unique_names([f"A-{specs[0].name}", f"B-{specs[1].name}"] + [x.name for x in specs[2:]])
+    entries = [BotEntry(name, spec.text) for name, spec in zip(names, specs)]
+    return stored_settings(entries[0], entries[1], entries[2:], config, test, max_pairs, config.seed,
+                           sandbox, binds, fresh_bots)
+
+
+def sprt_line(run: Any) -> str:
+    """An SPRT run's status line: pairs, games, LLR in its bounds, the Elo so far."""
+    st = run.status()
+    elo = "" if st["elo"] is None else f"  Elo {st['elo']:+.1f} ± {st['elo_error95']:.1f}"
+    return (f"pairs {run.pairs}  games {run.games}  LLR {st['llr']:+.2f} "
+            f"[{st['lower']:.2f}, {st['upper']:.2f}]{elo}")
 
 
 def worker(
@@ -461,7 +423,7 @@ def worker(
     bot_limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
     from ..league.distributed import WorkerOptions, run_worker
     from ..console.interrupt import run_interruptible
-    from ..records.store import StoreError, open_store
+    from ..records.store import open_store
 
     check_range(lease, "--lease", 0.1, WEEK_S)
     check_range(poll, "--poll", 0.01, 3600)
@@ -471,29 +433,16 @@ def worker(
              f"postgresql://USER@HOST:PORT/DB), not the file {target}")
     options = WorkerOptions(concurrency=concurrency, tournament=tournament_id,
                             exit_when_idle=exit_when_idle, lease_s=lease, poll_s=poll, log_dir=log_dir)
-    try:
-        store = open_store(target)
-    except StoreError as exc:
-        fail(str(exc))
-    with store:
+    with open_store(target) as store:
         if tournament_id is not None:
-            try:
-                store.tournament(tournament_id)
-            except StoreError as exc:
-                fail(str(exc))
+            store.tournament(tournament_id)
         err.print(f"worker {options.name} on {target}", markup=False, highlight=False)
         report = lambda text: err.print(f"durak-ref: {text}", markup=False, highlight=False)  # noqa: E731
-        try:
-            with lifted(KeyboardInterrupt, StoreError):
+        with stopping("its unfinished games return to the queue when their leases run out"):
+            with lifted(KeyboardInterrupt):
                 summary = run_interruptible(lambda: run_worker(store, options, report))
-        except StoreError as exc:
-            fail(str(exc))
-        except KeyboardInterrupt:
-            err.print("durak-ref: worker interrupted; its unfinished games return to the queue when "
-                      "their leases run out", markup=False, highlight=False)
-            raise typer.Exit(130) from None
     if as_json:
-        emit_json(summary.as_dict())
+        emit_result("worker", summary.as_dict())
         return
     out.print(f"worker {summary.worker}: {summary.stored} games stored, {summary.dropped} dropped "
               f"(stored by another worker first, or their run ended)", markup=False, highlight=False)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -220,8 +220,6 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
     goes to the store and, with ``log_dir``, to a log there; the pairs already stored
     count first (the state is rebuilt from them) and only the others are played.
     KeyboardInterrupt propagates after every bot is closed; finished pairs are stored."""
-    from .workerclient import WorkerClient
-
     n = 1 + len(opponents) if opponents else 2
     config.rules.check_table(n)
     seed = config.seed if seed is None else seed
@@ -233,108 +231,26 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
                   tid=tid)
     done: set[int] = set()
     writer: MatchLogWriter | None = None
-    log_path: Path | None = None
     if store is not None and tid is not None:
         done = restore_pairs(run, store, tid, a.name, b.name, bool(opponents))
         if sprt.state != "continue" or run.pairs >= max_pairs:
             store.set_status(tid, "finished")
             return run
         if log_dir is not None:
-            suffix = "" if not done else "-resumed-" + time.strftime("%H%M%S")
-            log_path = fresh_log_path(log_dir, f"sprt-{safe_name(tid)}{suffix}")
-            writer = MatchLogWriter(log_path)
-            run.log_path = str(log_path)
-            writer.write({"type": "header", "format": FORMAT, "tournament": tid, "kind": "sprt",
-                          "started": utc_now(), "preset": config.rules.preset,
-                          "rules": config.rules.as_dict(),
-                          "bots": [asdict(x) for x in settings.bots],
-                          "settings": store.tournament(tid)[1],
-                          "time_control": config.tc.as_dict(), "seed": seed,
-                          "sandbox": run.sandbox, "seccomp": seccomp_state(run.sandbox),
-                          "duplicates": run.duplicates, "deal": DEAL_TEXT,
-                          "confinement": run_header(run.sandbox)})
+            writer = _open_log(log_dir, tid, bool(done), store, settings, config, run)
+            run.log_path = str(writer.path)
     warn_unsound_duplicates(run.duplicates)
-    deals = iter(d for d in range(max_pairs) if d not in done)
-    stem = log_path.with_suffix("") if log_path else None
-    line = [1]
-    Played = tuple[GameRecord, str, str]  # the record, when it started and ended
-    PlayOne = Callable[[ScheduledGame], Awaitable[Played]]
-
-    def store_pair(played: list[tuple[ScheduledGame, Played]]) -> None:
-        """Log both games of a pair, then store them in one transaction."""
-        rows = []
-        for sg, (record, started, ended) in played:
-            log_line = None
-            if writer is not None:
-                line[0] += 1
-                log_line = line[0]
-                writer.write(record.as_dict())
-            assert tid is not None
-            rows.append(GameRow(tid, sg.index, sg.seed, sg.rotation, config.rules.as_dict(),
-                                str(log_path) if log_path else None, log_line, record.termination,
-                                None if record.durak is None else record.players[record.durak],
-                                started, ended, seat_rows(record)))
-        assert store is not None
-        with store.transaction():
-            for row in rows:  # a half-stored pair (never written by us, but) is replaced whole
-                store.delete_game(row.tournament_id, row.game_index)
-                store.insert_game(row)
-
-    async def play_pair(play_one: PlayOne, deal: int) -> tuple[float, float]:
-        games, watch = pair_games(a.name, b.name, [o.name for o in opponents], deal)
-        played = []
-        for sg in games:
-            played.append((sg, await play_one(sg)))
-        if store is not None:
-            store_pair(played)
-        scores = []
-        for g, (_, (record, _, _)) in enumerate(played):
-            run.games += 1
-            run.tally.add(record)
-            if record.forfeit:
-                key = f"{record.forfeit['bot']}:{record.forfeit['kind']}"
-                run.forfeits[key] = run.forfeits.get(key, 0) + 1
-            scores.append(record.score(watch[g]))
-        if not opponents:
-            return scores[0], scores[1]
-        # Paired difference: B's score in game 2, and 1 - A's score in game 1.
-        return scores[1], 1.0 - scores[0]
-
-    async def pairs(play_one: PlayOne, workers: trio.Nursery) -> None:
-        for deal in deals:
-            s1, s2 = await play_pair(play_one, deal)
-            run.pairs += 1
-            state = sprt.add_pair(s1, s2)
-            if on_pair is not None:
-                on_pair(run)
-            if state != "continue":
-                workers.cancel_scope.cancel()
-                return
-
-    async def in_process(pool: PlayerPool, workers: trio.Nursery) -> None:
-        async def play_one(sg: ScheduledGame) -> Played:
-            record, started = await pool.play(sg, fresh_bots)
-            return record, started, utc_now()
-        await pairs(play_one, workers)
-
-    async def in_worker(number: int, workers: trio.Nursery) -> None:
-        client = WorkerClient(number, settings, stem, box, recover)
-        try:
-            await client.start()
-
-            async def play_one(sg: ScheduledGame) -> Played:
-                record, _, started, ended = await client.play(sg)
-                return record, started, ended
-            await pairs(play_one, workers)
-        finally:
-            await client.close()
+    stem = None if writer is None else writer.path.with_suffix("")
+    play = _PairPlay(run, a.name, b.name, [o.name for o in opponents], on_pair,
+                     iter(d for d in range(max_pairs) if d not in done), store, tid, writer,
+                     config.rules.as_dict(), settings, stem, box, recover, fresh_bots)
 
     def start_tasks(pool: PlayerPool, tasks: trio.Nursery) -> None:
         if concurrency > 1:
             for number in range(concurrency):
-                tasks.start_soon(in_worker, number, tasks)
+                tasks.start_soon(play.in_worker, number, tasks)
         else:
-            tasks.start_soon(in_process, pool, tasks)
+            tasks.start_soon(play.in_process, pool, tasks)
 
     try:
         await with_pool(settings, config, stem, start_tasks, box, recover)
@@ -348,6 +264,127 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
     if store is not None and tid is not None and (sprt.state != "continue" or run.pairs >= max_pairs):
         store.set_status(tid, "finished")
     return run
+
+
+def _open_log(log_dir: Path, tid: str, resumed: bool, store: Store, settings: TournamentSettings,
+              config: MatchConfig, run: SprtRun) -> MatchLogWriter:
+    """A new game log of stored SPRT run ``tid`` in ``log_dir`` (a resumed run's is named
+    so), its header written."""
+    suffix = "" if not resumed else "-resumed-" + time.strftime("%H%M%S")
+    writer = MatchLogWriter(fresh_log_path(log_dir, f"sprt-{safe_name(tid)}{suffix}"))
+    writer.write({"type": "header", "format": FORMAT, "tournament": tid, "kind": "sprt",
+                  "started": utc_now(), "preset": config.rules.preset,
+                  "rules": config.rules.as_dict(),
+                  "bots": [asdict(x) for x in settings.bots],
+                  "settings": store.tournament(tid)[1],
+                  "time_control": config.tc.as_dict(), "seed": config.seed,
+                  "sandbox": run.sandbox, "seccomp": seccomp_state(run.sandbox),
+                  "duplicates": run.duplicates, "deal": DEAL_TEXT,
+                  "confinement": run_header(run.sandbox)})
+    return writer
+
+
+Played = tuple[GameRecord, str, str]  #: a game's record, when it started and ended
+PlayOne = Callable[[ScheduledGame], Awaitable[Played]]
+
+
+@dataclass
+class _PairPlay:
+    """Plays an SPRT run's pairs (``deals``: the deal numbers left) until the test
+    decides, in this process or in worker processes; logs and stores each pair as it
+    finishes and counts it in ``run``."""
+
+    run: SprtRun
+    a: str
+    b: str
+    opponents: list[str]
+    on_pair: Callable[[SprtRun], None] | None
+    deals: Iterator[int]
+    store: Store | None
+    tid: str | None
+    writer: MatchLogWriter | None
+    rules: dict[str, Any]
+    settings: TournamentSettings
+    stem: Path | None
+    box: Any
+    recover: bool
+    fresh_bots: bool
+    line: int = 1  #: the log's last line written
+
+    def store_pair(self, played: list[tuple[ScheduledGame, Played]]) -> None:
+        """Log both games of a pair, then store them in one transaction."""
+        rows = []
+        log_path = None if self.writer is None else str(self.writer.path)
+        for sg, (record, started, ended) in played:
+            log_line = None
+            if self.writer is not None:
+                self.line += 1
+                log_line = self.line
+                self.writer.write(record.as_dict())
+            assert self.tid is not None
+            rows.append(GameRow(self.tid, sg.index, sg.seed, sg.rotation, self.rules,
+                                log_path, log_line, record.termination,
+                                None if record.durak is None else record.players[record.durak],
+                                started, ended, seat_rows(record)))
+        assert self.store is not None
+        with self.store.transaction():
+            for row in rows:  # a half-stored pair (never written by us, but) is replaced whole
+                self.store.delete_game(row.tournament_id, row.game_index)
+                self.store.insert_game(row)
+
+    async def play_pair(self, play_one: PlayOne, deal: int) -> tuple[float, float]:
+        """Play, store and count the pair of ``deal``; B's two scores for the test."""
+        games, watch = pair_games(self.a, self.b, self.opponents, deal)
+        played = []
+        for sg in games:
+            played.append((sg, await play_one(sg)))
+        if self.store is not None:
+            self.store_pair(played)
+        scores = []
+        for g, (_, (record, _, _)) in enumerate(played):
+            self.run.games += 1
+            self.run.tally.add(record)
+            if record.forfeit:
+                key = f"{record.forfeit['bot']}:{record.forfeit['kind']}"
+                self.run.forfeits[key] = self.run.forfeits.get(key, 0) + 1
+            scores.append(record.score(watch[g]))
+        if not self.opponents:
+            return scores[0], scores[1]
+        # Paired difference: B's score in game 2, and 1 - A's score in game 1.
+        return scores[1], 1.0 - scores[0]
+
+    async def pairs(self, play_one: PlayOne, workers: trio.Nursery) -> None:
+        """Play pairs with ``play_one`` until none is left or the test decides (then
+        ``workers``, every task playing pairs, is cancelled)."""
+        for deal in self.deals:
+            s1, s2 = await self.play_pair(play_one, deal)
+            self.run.pairs += 1
+            state = self.run.sprt.add_pair(s1, s2)
+            if self.on_pair is not None:
+                self.on_pair(self.run)
+            if state != "continue":
+                workers.cancel_scope.cancel()
+                return
+
+    async def in_process(self, pool: PlayerPool, workers: trio.Nursery) -> None:
+        async def play_one(sg: ScheduledGame) -> Played:
+            record, started = await pool.play(sg, self.fresh_bots)
+            return record, started, utc_now()
+        await self.pairs(play_one, workers)
+
+    async def in_worker(self, number: int, workers: trio.Nursery) -> None:
+        from .workerclient import WorkerClient
+
+        client = WorkerClient(number, self.settings, self.stem, self.box, self.recover)
+        try:
+            await client.start()
+
+            async def play_one(sg: ScheduledGame) -> Played:
+                record, _, started, ended = await client.play(sg)
+                return record, started, ended
+            await self.pairs(play_one, workers)
+        finally:
+            await client.close()
 
 
 def restore_pairs(run: SprtRun, store: Store, tid: str, a: str, b: str, opponents: bool) -> set[int]:

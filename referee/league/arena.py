@@ -40,32 +40,40 @@ from ..table.match import GameRecord, MatchConfig, play_game
 from ..records.matchlog import FORMAT, MatchLogWriter, fresh_log_path, timestamp, utc_now
 from ..rules.deal import DEAL_TEXT
 from ..records.store import Store
+from ..errors import UserError
 from ..web.live import LiveHub, replay_header
 from ..seats.tcp import TcpGate, TcpLimits, TcpSeat, TokenBook, hash_token, new_token
 
 
+class ArenaError(UserError, ValueError):
+    """The user's register or unregister cannot be done: a bad bot name, a local bot of
+    that name, a name already registered or not registered. The message says which."""
+
+    hint = "`durak-ref ladder show` lists the bots; an arena name is 1-64 letters, digits, '_', '-' or '.'"
+
+
 def _arena_bot(store: Store, name: str) -> str | None:
-    """The name's command if it is a TCP bot; ValueError for a local bot."""
+    """The name's command if it is a TCP bot; ArenaError for a local bot."""
     command = store.bot_command(name)
     if command is not None and command != f"tcp:{name}":
-        raise ValueError(f"{name!r} is registered as a local bot ({command}), not an arena bot")
+        raise ArenaError(f"{name!r} is registered as a local bot ({command}), not an arena bot")
     return command
 
 
 def register(store: Store, name: str, rotate: bool = False) -> str:
     """Register a TCP bot, or with ``rotate`` give a registered one a new token (the old
     one stops working at once, also for a running ``serve``). Returns the new token
-    (shown once, stored hashed). ValueError: a bad name, a local bot of that name, a
+    (shown once, stored hashed). ArenaError: a bad name, a local bot of that name, a
     name already registered (without ``rotate``) or not registered (with it)."""
     if not re.fullmatch(r"[A-Za-z0-9_.\-]{1,64}", name):
-        raise ValueError(f"bot name {name!r}: use 1-64 letters, digits, '_', '-', '.'")
+        raise ArenaError(f"bot name {name!r}: use 1-64 letters, digits, '_', '-', '.'")
     settings = ensure_ladder(store)
     registered = _arena_bot(store, name) is not None and name in store.token_hashes()
     if rotate and not registered:
-        raise ValueError(f"{name!r} is not registered for the arena; register it first "
+        raise ArenaError(f"{name!r} is not registered for the arena; register it first "
                          f"(durak-ref register {name})")
     if registered and not rotate:
-        raise ValueError(f"{name!r} is already registered; for a new token (the old one then "
+        raise ArenaError(f"{name!r} is already registered; for a new token (the old one then "
                          f"stops working) use: durak-ref register --rotate {name}")
     token = new_token()
     with store.transaction():
@@ -79,10 +87,10 @@ def register(store: Store, name: str, rotate: bool = False) -> str:
 def unregister(store: Store, name: str) -> None:
     """Revoke a TCP bot's token: it can no longer connect (a running ``serve`` refuses it
     at once; a game it is playing finishes). Its games and rating stay in the store.
-    ValueError when no arena bot of that name is registered."""
+    ArenaError when no arena bot of that name is registered."""
     if _arena_bot(store, name) is None or name not in store.token_hashes():
         known = ", ".join(sorted(store.token_hashes())) or "none"
-        raise ValueError(f"{name!r} is not registered for the arena (registered: {known})")
+        raise ArenaError(f"{name!r} is not registered for the arena (registered: {known})")
     with store.transaction():
         store.set_token_hash(name, None)
 
@@ -209,52 +217,8 @@ class Arena:
         k, start = float(settings["k"]), float(settings["start"])
         tokens = store_book(self.store)
         gate = self.gate = TcpGate(tokens, self.claim, self.limits, on_event=self.say)
-        writer = None
-        if self.log_dir is not None:
-            path = fresh_log_path(self.log_dir, f"arena-{timestamp()}")
-            writer = MatchLogWriter(path)
-            writer.write({"type": "header", "format": FORMAT, "arena": True, "started": utc_now(),
-                          "preset": self.config.rules.preset, "rules": self.config.rules.as_dict(),
-                          "time_control": self.config.tc.as_dict(), "bots": [],
-                          "seed": self.config.seed, "deal": DEAL_TEXT,
-                          "deals": "duplicate" if self.duplicate else "independent"})
-        rng = random.SystemRandom()  # pairing ties only; deals come from secrets below
-
-        async def play_pair(a: TcpSeat, b: TcpSeat) -> None:
-            deal_seed = f"A{secrets.token_hex(16)}"
-            try:
-                for rotation, table in enumerate(((a, b), (b, a))):
-                    if any(s.failure is not None or self._revoked(s) for s in table):
-                        break
-                    if rotation and not self.duplicate:
-                        deal_seed = f"A{secrets.token_hex(16)}"  # independent: a fresh deal
-                    started = utc_now()
-                    record: GameRecord = await play_game(
-                        list(table), self.config, index=self.next_index(), seed=deal_seed,
-                        dealer=1, watch=None if self.live is None else self.live.watch)
-                    if writer is not None:
-                        writer.write(record.as_dict())
-                    if self.live is not None:
-                        self.live.finished(replay_header(self.config), record.as_dict())
-                    store_ladder_game(self.store, record, deal_seed, rotation, self.config, k=k,
-                                      start=start, started=started,
-                                      log_file=str(writer.path) if writer else None)
-                    self.played += 1
-                    self.say(f"game {record.index}: {table[0].name} v {table[1].name}: "
-                             f"{record.termination}, durak "
-                             f"{'-' if record.durak is None else record.players[record.durak]}")
-            finally:
-                if self.live is not None:  # a twin the pair stopped before is never played
-                    self.live.deal_over(deal_seed)
-                self.in_flight -= 1
-                for s in (a, b):
-                    s.busy = False
-                    if s.failure is not None:
-                        s.release()
-                    elif self._revoked(s):
-                        s.release()
-                        self.say(f"{s.name} ({s.peer}): its token was revoked; connection "
-                                 f"closed after its game")
+        writer = self._open_log()
+        rng = random.SystemRandom()  # pairing ties only; deals come from secrets (_play_pair)
 
         async def scheduler(games_nursery: trio.Nursery) -> None:
             while not self._stopping.is_set():
@@ -279,47 +243,16 @@ class Arena:
                     continue  # a drop between games costs no game: pair again without it
                 a.busy = b.busy = True
                 self.in_flight += 1
-                games_nursery.start_soon(play_pair, a, b)
-
-        async def ping_one(s: TcpSeat) -> None:
-            """Ping a seat the pinger has already marked busy; free it afterwards."""
-            try:
-                if not await s.ping(self.limits.ping_timeout):
-                    self.say(f"{s.name} did not answer a ping; dropped: {s.failure}")
-            finally:
-                s.busy = False
+                games_nursery.start_soon(self._play_pair, a, b, writer, k, start)
 
         pinger_done = trio.Event()
-
-        async def pinger() -> None:
-            try:
-                while True:
-                    with trio.move_on_after(self.limits.ping_interval):
-                        await self._stopping.wait()
-                    if self._stopping.is_set():
-                        return  # stopping: no new round (the bye must not cross a ping)
-                    async with trio.open_nursery() as pings:  # concurrently: one slow bot waits alone
-                        for seats in list(self.seats.values()):
-                            for s in seats:
-                                if s.connected and not s.busy:
-                                    # Busy now, not when ping_one starts: start_soon runs it
-                                    # later, and meanwhile the scheduler could seat it in a
-                                    # game whose first frame would cross the ping
-                                    # (BusyResourceError: the arena crashed).
-                                    s.busy = True
-                                    pings.start_soon(ping_one, s)
-                    for seats in self.seats.values():
-                        seats[:] = [s for s in seats if s.connected]
-            finally:
-                pinger_done.set()
-
         try:
             async with trio.open_nursery() as nursery:
                 self.port = await nursery.start(gate.serve, host, port)
                 self.say(f"arena listening on {host}:{self.port} (room for {gate.max_pending} "
                          f"unauthenticated connections, {self.limits.max_connections} bots)")
                 task_status.started(self.port)
-                nursery.start_soon(pinger)
+                nursery.start_soon(self._pinger, pinger_done)
                 async with trio.open_nursery() as games_nursery:
                     await scheduler(games_nursery)
                     # Stopping: the games in flight finish (this nursery waits for them).
@@ -338,6 +271,87 @@ class Arena:
                 writer.close()
         return self.played
 
+    def _open_log(self) -> MatchLogWriter | None:
+        """The arena's new game log in ``log_dir``, its header written (None: no log dir)."""
+        if self.log_dir is None:
+            return None
+        writer = MatchLogWriter(fresh_log_path(self.log_dir, f"arena-{timestamp()}"))
+        writer.write({"type": "header", "format": FORMAT, "arena": True, "started": utc_now(),
+                      "preset": self.config.rules.preset, "rules": self.config.rules.as_dict(),
+                      "time_control": self.config.tc.as_dict(), "bots": [],
+                      "seed": self.config.seed, "deal": DEAL_TEXT,
+                      "deals": "duplicate" if self.duplicate else "independent"})
+        return writer
+
+    async def _play_pair(self, a: TcpSeat, b: TcpSeat, writer: MatchLogWriter | None, k: float,
+                         start: float) -> None:
+        """Play a pairing of ``a`` and ``b`` (two games, seats swapped), each game logged
+        and rated on the ladder (``k``, ``start``) as it ends; free the seats after."""
+        deal_seed = f"A{secrets.token_hex(16)}"
+        try:
+            for rotation, table in enumerate(((a, b), (b, a))):
+                if any(s.failure is not None or self._revoked(s) for s in table):
+                    break
+                if rotation and not self.duplicate:
+                    deal_seed = f"A{secrets.token_hex(16)}"  # independent: a fresh deal
+                started = utc_now()
+                record: GameRecord = await play_game(
+                    list(table), self.config, index=self.next_index(), seed=deal_seed,
+                    dealer=1, watch=None if self.live is None else self.live.watch)
+                if writer is not None:
+                    writer.write(record.as_dict())
+                if self.live is not None:
+                    self.live.finished(replay_header(self.config), record.as_dict())
+                store_ladder_game(self.store, record, deal_seed, rotation, self.config, k=k,
+                                  start=start, started=started,
+                                  log_file=str(writer.path) if writer else None)
+                self.played += 1
+                self.say(f"game {record.index}: {table[0].name} v {table[1].name}: "
+                         f"{record.termination}, durak "
+                         f"{'-' if record.durak is None else record.players[record.durak]}")
+        finally:
+            if self.live is not None:  # a twin the pair stopped before is never played
+                self.live.deal_over(deal_seed)
+            self.in_flight -= 1
+            for s in (a, b):
+                s.busy = False
+                if s.failure is not None:
+                    s.release()
+                elif self._revoked(s):
+                    s.release()
+                    self.say(f"{s.name} ({s.peer}): its token was revoked; connection "
+                             f"closed after its game")
+
+    async def _ping_one(self, s: TcpSeat) -> None:
+        """Ping a seat the pinger has already marked busy; free it afterwards."""
+        try:
+            if not await s.ping(self.limits.ping_timeout):
+                self.say(f"{s.name} did not answer a ping; dropped: {s.failure}")
+        finally:
+            s.busy = False
+
+    async def _pinger(self, done: trio.Event) -> None:
+        """Ping every idle seat each ping interval until stopping; ``done`` is set at the end."""
+        try:
+            while True:
+                with trio.move_on_after(self.limits.ping_interval):
+                    await self._stopping.wait()
+                if self._stopping.is_set():
+                    return  # stopping: no new round (the bye must not cross a ping)
+                async with trio.open_nursery() as pings:  # concurrently: one slow bot waits alone
+                    for seats in list(self.seats.values()):
+                        for s in seats:
+                            if s.connected and not s.busy:
+                                # Busy now, not when ping_one starts: start_soon runs it
+                                # later, and meanwhile the scheduler could seat it in a
+                                # game whose first frame would cross the ping
+                                # (BusyResourceError: the arena crashed).
+                                s.busy = True
+                                pings.start_soon(self._ping_one, s)
+                for seats in self.seats.values():
+                    seats[:] = [s for s in seats if s.connected]
+        finally:
+            done.set()
 
 def serve(arena: Arena, host: str, port: int, http: tuple[str, int] | None = None,
           person_grace: float = 60.0) -> int:

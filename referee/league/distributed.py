@@ -510,13 +510,6 @@ async def run_worker(store: Store, options: WorkerOptions,
             report(f"worker {options.name}: not playing run {tid}: {why}")
             await db(add_note, options.name, tid, f"not playing this run: {why}")
 
-    def load_run(s: Store, tid: str) -> tuple[TournamentSettings, dict[str, Any], Any]:
-        _, saved, _ = s.tournament(tid)
-        data = {k: v for k, v in saved.items() if k != "sprt"}
-        settings = TournamentSettings.from_dict(data)
-        config = settings.validate()
-        return settings, config.rules.as_dict(), resolve_sandbox(settings, options.log_dir, pgpass)
-
     async def slot(number: int) -> None:
         client: WorkerClient | None = None
         client_tid: str | None = None
@@ -533,7 +526,7 @@ async def run_worker(store: Store, options: WorkerOptions,
                     continue
                 if c.tid not in runs:
                     try:
-                        runs[c.tid] = await db(load_run, c.tid)
+                        runs[c.tid] = await db(_load_run, c.tid, options.log_dir, pgpass)
                     except (StoreError, TournamentError, SandboxError, KeyError, TypeError,
                             ValueError) as exc:
                         await refuse(c.tid, f"its settings cannot be used here ({exc})")
@@ -543,10 +536,7 @@ async def run_worker(store: Store, options: WorkerOptions,
                 if client_tid != c.tid:
                     if client is not None:
                         await client.close()
-                    stem = None
-                    if options.log_dir is not None:
-                        stem = options.log_dir / f"worker-{safe_name(options.name)}-{safe_name(c.tid)}"
-                    client = WorkerClient(number, settings, stem, sandbox)
+                    client = WorkerClient(number, settings, _stderr_stem(options, c.tid), sandbox)
                     client_tid = c.tid
                     await client.start()
                 assert client is not None
@@ -563,12 +553,7 @@ async def run_worker(store: Store, options: WorkerOptions,
                     await client.close()  # it was cut off mid-game
                     client = client_tid = None
                     continue
-                record, seats, started, ended = played
-                row = GameRow(c.tid, c.game.index, c.game.seed, c.game.rotation, rules, None, None,
-                              record.termination,
-                              None if record.durak is None else record.players[record.durak],
-                              started, ended, seats)
-                if await db(store_result, options.name, row, record.as_dict()):
+                if await _store_played(db, options.name, c, rules, played):
                     summary.stored += 1
                 else:
                     summary.dropped += 1
@@ -587,6 +572,34 @@ async def run_worker(store: Store, options: WorkerOptions,
         for number in range(options.concurrency):
             nursery.start_soon(slot, number)
     return summary
+
+
+def _load_run(store: Store, tid: str, log_dir: Path | None,
+              pgpass: Path) -> tuple[TournamentSettings, dict[str, Any], Any]:
+    """A queued run's settings, its rules (as stored with each game) and the sandbox its
+    program bots run in here (``log_dir`` and the password file hidden from them)."""
+    _, saved, _ = store.tournament(tid)
+    settings = TournamentSettings.from_dict({k: v for k, v in saved.items() if k != "sprt"})
+    config = settings.validate()
+    return settings, config.rules.as_dict(), resolve_sandbox(settings, log_dir, pgpass)
+
+
+def _stderr_stem(options: WorkerOptions, tid: str) -> Path | None:
+    """Where this worker's bots of run ``tid`` write their stderr logs (None: nowhere)."""
+    if options.log_dir is None:
+        return None
+    return options.log_dir / f"worker-{safe_name(options.name)}-{safe_name(tid)}"
+
+
+async def _store_played(db: _Db, worker: str, c: Claim, rules: dict[str, Any],
+                        played: tuple[GameRecord, list[SeatRow], str, str]) -> bool:
+    """Store claimed game ``c`` as played, with its log record; False if another worker
+    stored it first or its run ended (store_result)."""
+    record, seats, started, ended = played
+    row = GameRow(c.tid, c.game.index, c.game.seed, c.game.rotation, rules, None, None,
+                  record.termination, None if record.durak is None else record.players[record.durak],
+                  started, ended, seats)
+    return bool(await db(store_result, worker, row, record.as_dict()))
 
 
 async def _play_holding(db: _Db, client: Any, c: Claim,

@@ -119,6 +119,39 @@ class LadderRun:
     stderr_logs: dict[str, list[str]] = field(default_factory=dict)
 
 
+def local_ladder_bots(store: Store) -> dict[str, str]:
+    """The ladder's local bots (name -> command); TournamentError if fewer than two. TCP
+    bots share the ladder's ratings but play only when connected: in durak-ref serve."""
+    bots = {name: cmd for name, cmd, _ in store.bots()
+            if store.ladder_rating(name) is not None and not cmd.startswith("tcp:")}
+    if len(bots) < 2:
+        raise TournamentError("ladder run needs at least two local bots: durak-ref ladder add "
+                              "NAME CMD (TCP bots play in durak-ref serve)")
+    return bots
+
+
+def _note_run(store: Store, settings: dict[str, Any], seed: str) -> None:
+    """Record this run's seed, for reproducing its deals: with the games, out of the bots'
+    reach (the ladder's ``settings`` gain it, stored)."""
+    first = max(store.finished_indices(LADDER_ID), default=-1) + 1
+    settings["runs"] = [*settings.get("runs", []), {"first_game": first, "seed": seed,
+                                                    "started": utc_now()}]
+    store.set_settings(LADDER_ID, settings)
+
+
+def _open_log(log_dir: Path, config: MatchConfig, entries: list[BotEntry], box: Any) -> MatchLogWriter:
+    """A new ladder game log in ``log_dir``, its header written."""
+    writer = MatchLogWriter(fresh_log_path(log_dir, f"ladder-{timestamp()}"))
+    mode = None if box is None else box.mode
+    writer.write({"type": "header", "format": FORMAT, "ladder": True, "started": utc_now(),
+                  "preset": config.rules.preset, "rules": config.rules.as_dict(),
+                  "bots": [{"name": e.name, "command": e.command} for e in entries],
+                  "time_control": config.tc.as_dict(), "seed": config.seed,
+                  "deal": DEAL_TEXT, "sandbox": mode, "seccomp": seccomp_state(mode),
+                  "confinement": run_header(box)})
+    return writer
+
+
 async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurrency: int = 1,
                      log_dir: Path | None = None,
                      on_game: Callable[[GameRecord], None] | None = None,
@@ -132,40 +165,20 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
     played before is stored; see referee/table/failfast.py)."""
     settings = ensure_ladder(store)
     k, start = float(settings["k"]), float(settings["start"])
-    # TCP bots share the ladder's ratings but play only when connected: in durak-ref serve.
-    bots = {name: cmd for name, cmd, _ in store.bots()
-            if store.ladder_rating(name) is not None and not cmd.startswith("tcp:")}
-    if len(bots) < 2:
-        raise TournamentError("ladder run needs at least two local bots: durak-ref ladder add "
-                              "NAME CMD (TCP bots play in durak-ref serve)")
+    bots = local_ladder_bots(store)
     entries = [BotEntry(name, cmd) for name, cmd in sorted(bots.items())]
     pool_settings = TournamentSettings(entries, seed=config.seed, sandbox=sandbox, bind=list(bind))
     box = resolve_sandbox(pool_settings, log_dir, getattr(store, "path", None))
     warn_unsound_duplicates(duplicate_soundness(True, None if box is None else box.mode, False))
     next_index = next_ladder_index(store)
-    first = max(store.finished_indices(LADDER_ID), default=-1) + 1
-    # The run's seed, for reproducing its deals: with the games, out of the bots' reach.
-    settings["runs"] = [*settings.get("runs", []), {"first_game": first, "seed": config.seed,
-                                                    "started": utc_now()}]
-    store.set_settings(LADDER_ID, settings)
+    _note_run(store, settings, config.seed)
     rng = random.Random(f"{config.seed}:pairing")  # ties; string seeding hashes the seed
     busy: set[str] = set()
     run = LadderRun()
     reserved = 0  # games handed to a worker (played or in flight)
-    writer = None
-    stem = None
-    if log_dir is not None:
-        path = fresh_log_path(log_dir, f"ladder-{timestamp()}")
-        writer = MatchLogWriter(path)
-        run.log_path = str(path)
-        stem = path.with_suffix("")  # the bots' stderr logs are named after the game log
-        writer.write({"type": "header", "format": FORMAT, "ladder": True, "started": utc_now(),
-                      "preset": config.rules.preset, "rules": config.rules.as_dict(),
-                      "bots": [{"name": e.name, "command": e.command} for e in entries],
-                      "time_control": config.tc.as_dict(), "seed": config.seed,
-                      "deal": DEAL_TEXT, "sandbox": None if box is None else box.mode,
-                      "seccomp": seccomp_state(None if box is None else box.mode),
-                      "confinement": run_header(box)})
+    writer = None if log_dir is None else _open_log(log_dir, config, entries, box)
+    run.log_path = None if writer is None else str(writer.path)
+    stem = None if writer is None else writer.path.with_suffix("")  # the bots' stderr logs' names
 
     async def play_one(pool: PlayerPool, table: list[str], deal_seed: str | None,
                        rotation: int) -> str:

@@ -30,13 +30,16 @@ from ..records.storedb import PgUrl
 from ..replay.replay import Divergence, log_rules
 from ..rules import Game, RulesError
 from ..rules.cards import CardError, card_str, iter_bits, parse_card
+from ..errors import UserError
 
 Z95 = 1.959963984540054  # the two-sided 95% quantile of the normal distribution
 MAX_TRUMPS = 6
 
 
-class StatsInputError(ValueError):
+class StatsInputError(UserError, ValueError):
     """A log or store cannot be used for statistics (the message names it and where)."""
+
+    hint = "give logs or a --tournament ID that durak-ref runs wrote"
 
 
 @dataclass(frozen=True)

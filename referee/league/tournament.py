@@ -29,7 +29,7 @@ import math
 import secrets
 import time
 import tomllib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,14 +54,17 @@ from ..seats.sandbox import (Sandbox, SandboxError, duplicate_soundness, seccomp
                              warn_unsound_duplicates)
 from .results import FinishedGame, ResultSink
 from .standings import LIVE_READ_AT_ONCE, StandingsTally
-from ..records.store import GameRow, Store
+from ..records.store import GameRow, Store, StoreError
+from ..errors import UserError
 
 FORMATS = ("round-robin", "gauntlet")
 
 
-class TournamentError(ValueError):
+class TournamentError(UserError, ValueError):
     """The user's tournament settings are unusable (bad config file, unknown format, too
     few bots, ...). The message names the setting."""
+
+    hint = "fix the setting the message names (docs/CONFIG.md lists every key)"
 
 
 @dataclass
@@ -296,6 +299,20 @@ def register_tournament(store: Store, settings: TournamentSettings) -> str:
     return tid
 
 
+def load_tournament(store: Store, tid: str) -> TournamentSettings:
+    """The settings of stored tournament ``tid``, checked; StoreError if there is no such
+    tournament or its row cannot be used (a damaged store)."""
+    _, saved, _ = store.tournament(tid)
+    try:
+        settings = TournamentSettings.from_dict(saved)
+        settings.validate()
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise StoreError(f"{store.name}: damaged store: table tournaments, row ({tid!r}): "
+                         f"the settings cannot be used ({type(exc).__name__}: {exc}); "
+                         f"restore it from a backup") from None
+    return settings
+
+
 @dataclass(frozen=True)
 class ScheduledGame:
     """One game of the schedule: the bots in seat order, and the deal's id (``seed``,
@@ -477,6 +494,24 @@ class Progress:
     cpu_s: float = 0.0
     overhead_s: float = 0.0
 
+    def count(self, game: FinishedGame) -> None:
+        """Count one game this run stored (whoever played it)."""
+        self.done += 1
+        self.decisions += game.decisions
+        self.overhead_s += game.overhead_s
+        # A worker's CPU comes with its game; this process's own is measured at the end.
+        self.cpu_s += game.cpu_s
+        for seat, name in enumerate(game.players):
+            self.games[name] = self.games.get(name, 0) + 1
+            self.durak[name] = self.durak.get(name, 0) + (seat == game.durak)
+
+    def count_stored(self, rows: Iterable[GameRow]) -> None:
+        """Count the games a run stored before this one (a resumed run's)."""
+        for row in rows:
+            for s in row.seats:
+                self.games[s.bot] = self.games.get(s.bot, 0) + 1
+                self.durak[s.bot] = self.durak.get(s.bot, 0) + (s.result == "durak")
+
     def referee_cost(self) -> dict[str, float | None]:
         """The referee_cpu/wall_us_per_decision of this run's games (match.referee_cost)."""
         return referee_cost(self.cpu_s, self.overhead_s, self.decisions)
@@ -532,6 +567,22 @@ def resolve_sandbox(settings: TournamentSettings, *hide: str | Path | None) -> S
     return settings.sandbox_policy(*hide).resolve()
 
 
+def _open_log(log_dir: Path, tid: str, fresh: bool, settings: TournamentSettings, config: MatchConfig,
+              progress: Progress) -> MatchLogWriter:
+    """A new game log of tournament ``tid`` in ``log_dir`` (a resumed run's is named so),
+    its header written."""
+    suffix = "" if fresh else "-resumed-" + time.strftime("%H%M%S")
+    writer = MatchLogWriter(fresh_log_path(log_dir, f"tournament-{safe_name(tid)}{suffix}"))
+    writer.write({"type": "header", "format": FORMAT, "tournament": tid, "started": utc_now(),
+                  "preset": config.rules.preset, "rules": config.rules.as_dict(),
+                  "bots": [asdict(b) for b in settings.bots], "settings": settings.as_dict(),
+                  "time_control": config.tc.as_dict(), "seed": settings.seed,
+                  "sandbox": progress.sandbox, "seccomp": seccomp_state(progress.sandbox),
+                  "duplicates": progress.duplicates, "confinement": run_header(progress.sandbox),
+                  "deal": DEAL_TEXT})
+    return writer
+
+
 async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *,
                          log_dir: Path | None,
                          on_game: Callable[[FinishedGame, Progress], None] | None = None,
@@ -557,41 +608,14 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
     todo = total - len(done)  # how many are left; the games themselves are made one at a time
     progress = Progress(total, len(done), time.monotonic(),
                         sandbox=None if sandbox is None else sandbox.mode, duplicates=soundness)
-    for row in store.games(tid):
-        for s in row.seats:
-            progress.games[s.bot] = progress.games.get(s.bot, 0) + 1
-            progress.durak[s.bot] = progress.durak.get(s.bot, 0) + (s.result == "durak")
+    progress.count_stored(store.games(tid))
     if not todo:
         # Everything is stored (e.g. killed between the last game and the status update).
         store.set_status(tid, "finished")
         return progress
     warn_unsound_duplicates(soundness)
-    log_path = None
-    writer = None
-    if log_dir is not None:
-        suffix = "" if fresh else "-resumed-" + time.strftime("%H%M%S")
-        log_path = fresh_log_path(log_dir, f"tournament-{safe_name(tid)}{suffix}")
-        writer = MatchLogWriter(log_path)
-        writer.write({"type": "header", "format": FORMAT, "tournament": tid, "started": utc_now(),
-                      "preset": config.rules.preset, "rules": config.rules.as_dict(),
-                      "bots": [asdict(b) for b in settings.bots], "settings": settings.as_dict(),
-                      "time_control": config.tc.as_dict(), "seed": settings.seed,
-                      "sandbox": progress.sandbox, "seccomp": seccomp_state(progress.sandbox),
-                      "duplicates": soundness, "confinement": run_header(progress.sandbox),
-                      "deal": DEAL_TEXT})
-    # Unbuffered: the feeder makes each game as a player takes it, so memory does not
-    # grow with the length of the schedule.
-    queue_send, queue_recv = trio.open_memory_channel[ScheduledGame](0)
-
-    handed_out = [0]
-
-    async def feed() -> None:
-        async with queue_send:
-            for g in iter_schedule(settings):
-                if g.index not in done:
-                    await queue_send.send(g)
-                    handed_out[0] += 1
-
+    writer = None if log_dir is None else _open_log(log_dir, tid, fresh, settings, config, progress)
+    log_path = None if writer is None else writer.path
     stem = log_path.with_suffix("") if log_path else None
     rules = config.rules.as_dict()
 
@@ -602,52 +626,15 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
                        game.started, game.ended, game.seats)
 
     def count(game: FinishedGame) -> None:
-        """Count one stored game (whoever played it)."""
-        progress.done += 1
-        progress.decisions += game.decisions
-        progress.overhead_s += game.overhead_s
-        # A worker's CPU comes with its game; this process's own is measured at the end.
-        progress.cpu_s += game.cpu_s
-        for seat, name in enumerate(game.players):
-            progress.games[name] = progress.games.get(name, 0) + 1
-            progress.durak[name] = progress.durak.get(name, 0) + (seat == game.durak)
+        progress.count(game)
         if on_game is not None:
             on_game(game, progress)
 
     # Logged and stored in batches, counted once committed: see referee/league/results.py.
     sink = ResultSink(store, writer, game_row, count)
 
-    async def in_process(pool: PlayerPool) -> None:
-        async for sg in queue_recv:
-            record, started = await pool.play(sg, settings.fresh_bots, watch)
-            sink.add(sg, FinishedGame.from_record(record, started, utc_now(), -record.inprocess_cpu_s))
-
-    workers_needed = min(settings.concurrency, todo)
-
-    def fair_chunk() -> int:
-        # Guided scheduling: chunks shrink as the schedule runs out, so that at its end
-        # no worker sits on a queue of games while another has none.
-        return max(1, (todo - handed_out[0]) // (4 * workers_needed))
-
-    async def in_worker(number: int) -> None:
-        await _drive_worker(number, settings, stem, queue_recv, sink.add, sandbox, recover,
-                            fair_chunk, watch)
-
-    async def play_all(pool: PlayerPool) -> None:
-        async with trio.open_nursery() as batching:
-            batching.start_soon(sink.run_timer)
-            async with trio.open_nursery() as games:
-                games.start_soon(feed)
-                if workers_needed > 1:
-                    # One referee process per worker: see referee/league/worker.py.
-                    for number in range(workers_needed):
-                        games.start_soon(in_worker, number)
-                else:
-                    games.start_soon(in_process, pool)
-            batching.cancel_scope.cancel()
-
     def start_tasks(pool: PlayerPool, tasks: trio.Nursery) -> None:
-        tasks.start_soon(play_all, pool)
+        tasks.start_soon(_play_schedule, pool, settings, done, todo, stem, sink, sandbox, recover, watch)
 
     cpu = time.process_time()
     try:
@@ -672,6 +659,50 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
 #: a chunk's results together: referee/league/worker.py). Games slower than this go one at a time.
 CHUNK_S = 0.25
 MAX_CHUNK = 16
+
+
+async def _play_schedule(pool: PlayerPool, settings: TournamentSettings, done: set[int], todo: int,
+                         stem: Path | None, sink: ResultSink, sandbox: Sandbox | None, recover: bool,
+                         watch: Watch | None) -> None:
+    """Play the scheduled games not in ``done`` (``todo`` of them), in this process with
+    ``pool`` or, at a concurrency above one, in worker processes, each game handed to
+    ``sink`` as it finishes (``sink``'s batches are committed on its timer meanwhile)."""
+    # Unbuffered: the feeder makes each game as a player takes it, so memory does not
+    # grow with the length of the schedule.
+    queue_send, queue_recv = trio.open_memory_channel[ScheduledGame](0)
+    handed_out = [0]
+
+    async def feed() -> None:
+        async with queue_send:
+            for g in iter_schedule(settings):
+                if g.index not in done:
+                    await queue_send.send(g)
+                    handed_out[0] += 1
+
+    async def in_process() -> None:
+        async for sg in queue_recv:
+            record, started = await pool.play(sg, settings.fresh_bots, watch)
+            sink.add(sg, FinishedGame.from_record(record, started, utc_now(), -record.inprocess_cpu_s))
+
+    workers_needed = min(settings.concurrency, todo)
+
+    def fair_chunk() -> int:
+        # Guided scheduling: chunks shrink as the schedule runs out, so that at its end
+        # no worker sits on a queue of games while another has none.
+        return max(1, (todo - handed_out[0]) // (4 * workers_needed))
+
+    async with trio.open_nursery() as batching:
+        batching.start_soon(sink.run_timer)
+        async with trio.open_nursery() as games:
+            games.start_soon(feed)
+            if workers_needed > 1:
+                # One referee process per worker: see referee/league/worker.py.
+                for number in range(workers_needed):
+                    games.start_soon(_drive_worker, number, settings, stem, queue_recv, sink.add, sandbox,
+                                     recover, fair_chunk, watch)
+            else:
+                games.start_soon(in_process)
+        batching.cancel_scope.cancel()
 
 
 async def _drive_worker(number: int, settings: TournamentSettings, stem: Path | None,

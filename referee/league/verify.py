@@ -32,6 +32,7 @@ from ..records.matchlog import LogContents, LogError, read_log
 from ..replay.replay import Divergence, log_rules, verify_game
 from ..records.storedb import PgUrl
 from ..records.store import GameRow, Store, StoreError
+from ..errors import UserError
 
 LADDER_ID = "ladder"  # the ladder's and the arena's games (referee/league/ladder.py)
 #: Log times have whole seconds and the store sums unrounded decision times, the log
@@ -39,10 +40,12 @@ LADDER_ID = "ladder"  # the ladder's and the arena's games (referee/league/ladde
 _TIME_SLACK_PER_DECISION = 1e-6
 
 
-class VerifyInputError(ValueError):
+class VerifyInputError(UserError, ValueError):
     """The user's input cannot be verified at all: no store at that path, a file that is
     not a durak-ref store, a log given on the command line that cannot be read or is
     not a tournament, ladder or arena log. The message names the file."""
+
+    hint = "give --db a store a durak-ref run wrote, and logs such runs wrote"
 
 
 @dataclass

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from ..table.failfast import forfeit_line
 from ..table.seeds import seed_fields, seed_lines
-from ..console.jsonout import emit_json
+from .jsonresult import emit_result, match_body
 from ..rules.options import OPTIONS, PRESET_HELP, PRESETS
 
 
@@ -76,13 +76,14 @@ def print_match(summary: dict[str, Any], console: Console) -> None:
 
 
 def show_match_result(summary: dict[str, Any], seed: str, argv: list[str], console: Console, *,
-                      as_json: bool, after: str | None = None) -> None:
-    """The result of ``durak-ref match`` or ``play`` (``argv``: its command line without the
-    program name). ``as_json``: one strict JSON object on stdout, the summary with its
-    ``seed`` and ``reproduce`` command. Else on ``console``: the summary (print_match),
-    the line ``after`` if any, then the seed and how to play the same deals again."""
+                      as_json: bool, command: str = "match", after: str | None = None) -> None:
+    """The result of ``durak-ref match`` or ``play`` (``command``; ``argv``: its command line
+    without the program name). ``as_json``: its --json object on stdout (jsonresult.match_body:
+    the summary with its ``seed`` and ``reproduce`` command). Else on ``console``: the
+    summary (print_match), the line ``after`` if any, then the seed and how to play the
+    same deals again."""
     if as_json:
-        emit_json(dict(summary, **seed_fields(seed, argv)))
+        emit_result(command, match_body(summary, seed_fields(seed, argv)))
         return
     print_match(summary, console)
     if after:
@@ -162,9 +163,9 @@ def ratings_table(data: dict[str, Any]) -> Table:
     for col, just in (("rank", "right"), ("bot", "left"), ("games", "right"),
                       ("rating ± 95%", "right"), ("LOS next", "right")):
         t.add_column(col, justify=just)  # type: ignore[arg-type]
-    for i, b in enumerate(data["table"]):
+    for b in data["table"]:
         los = "-" if b["los_next"] is None else f"{100 * b['los_next']:.1f}%"
-        t.add_row(str(i + 1), escape(b["bot"]), str(b["games"]), f"{b['rating']:+.1f} ± {b['error95']:.1f}", los)
+        t.add_row(str(b["rank"]), escape(b["bot"]), str(b["games"]), f"{b['rating']:+.1f} ± {b['error95']:.1f}", los)
     return t
 
 

@@ -15,11 +15,14 @@ from typing import Any
 
 from ..rules.actions import MalformedAction, parse_action
 from ..rules.cards import CardError, parse_card
+from ..errors import UserError
 
 
-class LogError(ValueError):
+class LogError(UserError, ValueError):
     """A log file cannot be read (missing, not JSON Lines, a bad or truncated record) or
     cannot be written. The message names the file, and the line where there is one."""
+
+    hint = "give a log a durak-ref run wrote; to write one, give a writable directory with space left"
 
 
 #: The most seats a table has (rules.options checks the table; this bounds a log's).

@@ -42,6 +42,7 @@ from typing import Any
 from ..console import jsonout
 from .matchlog import PRIVATE_FILE, private_mkdir, private_open, utc_now
 from .storedb import Backend, ConnectError, PgUrl, TargetError, connect, parse_target
+from ..errors import UserError
 
 SCHEMA_VERSION = 2
 MAX_NAME = 64  #: the longest bot name or tournament id the store keeps (VARCHAR(64))
@@ -159,9 +160,11 @@ _COLUMNS = {
 _SINCE = {"queue": 2, "game_records": 2, "worker_notes": 2}
 
 
-class StoreError(RuntimeError):
+class StoreError(UserError, RuntimeError):
     """The store cannot be used: not a database, from a newer durak-ref, unwritable,
     or a tournament that does not exist. The message names the file and what to do."""
+
+    hint = "give the --db a durak-ref run wrote, writable; restore a damaged one from a backup"
 
 
 @dataclass

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
+from ..errors import UserError
 
 PG_SCHEMES = ("postgresql", "postgres")
 #: The advisory-lock key (any fixed 64-bit number) that serialises schema creation and
@@ -44,8 +45,10 @@ def hide_credentials() -> None:
         os.environ.pop(name, None)
 
 
-class TargetError(ValueError):
+class TargetError(UserError, ValueError):
     """``--db`` names no usable store location (a malformed URL): the user's input."""
+
+    hint = "give --db a file path or postgresql://USER@HOST:PORT/DB"
 
 
 @dataclass(frozen=True)
@@ -220,8 +223,10 @@ class PgBackend(Backend):
         return int.from_bytes(hashlib.sha256(text.encode()).digest()[:7], "big")
 
 
-class ConnectError(RuntimeError):
+class ConnectError(UserError, RuntimeError):
     """The store's server cannot be reached or refuses us (the user's URL or server)."""
+
+    hint = "check that the server runs and that the URL, user and password are right"
 
 
 def _scrub(exc: BaseException, target: PgUrl) -> str:

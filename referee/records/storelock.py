@@ -18,10 +18,13 @@ import socket
 from pathlib import Path
 
 from .matchlog import PRIVATE_FILE, private_mkdir, utc_now
+from ..errors import UserError
 
 
-class LockedError(RuntimeError):
+class LockedError(UserError, RuntimeError):
     """Another live process is playing this tournament now (the user's error: two runs)."""
+
+    hint = "wait until the other run ends (or stop it), then run this again"
 
 
 def lock_path(db: Path, tid: str) -> Path:

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Final, cast
 
 from .cards import deck_cards
+from ..errors import UserError
 
 #: A seed is 1 to this many visible ASCII characters.
 SEED_MAX_LEN = 128
@@ -42,9 +43,11 @@ DEAL_TEXT = ("deck = rules.deal.deal_deck(header seed, game seed (the deal id), 
              "the deck order is recorded per game")
 
 
-class SeedError(ValueError):
+class SeedError(UserError, ValueError):
     """A seed given by the user (``--seed``, a config file) is not usable: the message
     says what a seed may be."""
+
+    hint = "give 1 to 128 visible ASCII characters, or leave the seed out for a secret one"
 
 
 def check_seed(value: object) -> str:

@@ -80,6 +80,28 @@ class PositionError(RulesError):
     """A position given to ``Game.from_position`` that no game could reach or continue
     from; the message names what is wrong. The caller's fault, never a bot's."""
 
+    hint = "fix what the message names in the position (hands, table, talon, turn)"
+
+
+def _check_seats(n: int, out: tuple[int, ...], attacker: int, dealer: int | None) -> None:
+    """PositionError unless a position's seats can be: 2 to 6 players, the out seats, the
+    attacker (still in) and the dealer at the table, at least two seats still in."""
+    if not 2 <= n <= 6:
+        raise PositionError(f"a table has 2 to 6 players, not {n}")
+    for s in out:
+        if not 0 <= s < n:
+            raise PositionError(f"out seat {s} does not exist at a {n}-player table (seats 0..{n - 1})")
+    if not 0 <= attacker < n:
+        raise PositionError(f"attacker seat {attacker} does not exist at a {n}-player table "
+                            f"(seats 0..{n - 1})")
+    if attacker in out:
+        raise PositionError(f"the attacker, seat {attacker}, is out; the main attacker must be "
+                            "a seat still in the game")
+    if n - len(set(out)) < 2:
+        raise PositionError("fewer than two seats are still in: the game would already be over")
+    if dealer is not None and not 0 <= dealer < n:
+        raise PositionError(f"dealer seat {dealer} does not exist at a {n}-player table")
+
 
 def shuffled_deck(size: int, seed: int | str) -> list[int]:
     """The deck order for ``seed``: deterministic across runs and Python versions >= 3.2."""
@@ -278,21 +300,7 @@ class Game:
         """
         from .cards import parse_card
         n = len(hands)
-        if not 2 <= n <= 6:
-            raise PositionError(f"a table has 2 to 6 players, not {n}")
-        for s in out:
-            if not 0 <= s < n:
-                raise PositionError(f"out seat {s} does not exist at a {n}-player table (seats 0..{n - 1})")
-        if not 0 <= attacker < n:
-            raise PositionError(f"attacker seat {attacker} does not exist at a {n}-player table "
-                                f"(seats 0..{n - 1})")
-        if attacker in out:
-            raise PositionError(f"the attacker, seat {attacker}, is out; the main attacker must be "
-                                "a seat still in the game")
-        if n - len(set(out)) < 2:
-            raise PositionError("fewer than two seats are still in: the game would already be over")
-        if dealer is not None and not 0 <= dealer < n:
-            raise PositionError(f"dealer seat {dealer} does not exist at a {n}-player table")
+        _check_seats(n, out, attacker, dealer)
         g = cls()
         g.rules, g.players, g.deck = rules, n, []
         g.dealer = n - 1 if dealer is None else dealer

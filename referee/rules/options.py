@@ -9,13 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from ..errors import UserError
 
 from .cards import DECK_LOW_RANK, RANKS
 
 
-class RulesError(ValueError):
+class RulesError(UserError, ValueError):
     """The user asked for rules that do not exist: an unknown preset or option, a bad
     value, or an impossible table. The message lists what is valid. Not a bot's fault."""
+
+    hint = "`durak-ref rules` lists every option, its values and the presets"
 
 
 NONE_WORDS = ("none", "off", "no", "unlimited")

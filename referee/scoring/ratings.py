@@ -90,6 +90,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from ..errors import UserError
 
 __all__ = [
     "DEFAULT_K", "DEFAULT_START", "DEFAULT_PRIOR_SD", "Z95", "ELO_TO_NATURAL",
@@ -113,8 +114,10 @@ ELO_TO_NATURAL = math.log(10.0) / 400.0
 _MIN_SEATS, _MAX_SEATS = 2, 6
 
 
-class RatingError(ValueError):
+class RatingError(UserError, ValueError):
     """Bad input for a rating computation (e.g. a pool that is not connected)."""
+
+    hint = "rate games in which every bot is linked to every other through opponents"
 
 
 @dataclass(frozen=True)

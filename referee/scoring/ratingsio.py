@@ -12,10 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from .ratings import RatedGame, RatingError, RatingFit
+from ..errors import UserError
 
 
-class RatingsInputError(ValueError):
+class RatingsInputError(UserError, ValueError):
     """The games file is unreadable or a line is not a valid game; names file and line."""
+
+    hint = "give a JSON Lines file of games, one game per line; fix the line named"
 
 
 def read_games_jsonl(path: Path) -> list[RatedGame]:
@@ -54,7 +57,7 @@ def rating_report(games: list[RatedGame], fit: RatingFit) -> dict[str, Any]:
     order = sorted(fit.players, key=lambda p: -fit.ratings[p])
     table = []
     for i, p in enumerate(order):
-        table.append({"bot": p, "games": counts.get(p, 0), "rating": round(fit.ratings[p], 2),
+        table.append({"rank": i + 1, "bot": p, "games": counts.get(p, 0), "rating": round(fit.ratings[p], 2),
                       "error95": round(fit.error95(p), 2),
                       "los_next": round(fit.los(p, order[i + 1]), 4) if i + 1 < len(order) else None})
     return {"games": len(games), "table": table,

@@ -38,6 +38,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import UserError
 from referee.scoring.ratings import elo_from_pentanomial, elo_from_wdl, elo_to_score
 
 __all__ = [
@@ -56,16 +57,23 @@ PENTANOMIAL_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)
 CONTINUE, ACCEPT_H0, ACCEPT_H1 = "continue", "accept_h0", "accept_h1"
 
 
+class SprtParamError(UserError, ValueError):
+    """The user's test cannot be run: its Elo hypotheses are not finite with elo0 < elo1,
+    or its error rates not 0 < alpha, beta with alpha + beta < 1."""
+
+    hint = "give --elo0 below --elo1, and --alpha and --beta that sum to less than 1"
+
+
 def _check(elo0: float, elo1: float) -> None:
     if not (math.isfinite(elo0) and math.isfinite(elo1) and elo0 < elo1):
-        raise ValueError(f"SPRT needs finite elo0 < elo1, got [{elo0}, {elo1}]")
+        raise SprtParamError(f"SPRT needs finite elo0 < elo1, got [{elo0}, {elo1}]")
 
 
 def sprt_bounds(alpha: float, beta: float) -> tuple[float, float]:
     """Wald's bounds ``(ln(beta/(1-alpha)), ln((1-beta)/alpha))``; needs 0 < alpha, beta and
-    alpha + beta < 1 (ValueError otherwise)."""
+    alpha + beta < 1 (SprtParamError otherwise)."""
     if not (0.0 < alpha < 1.0 and 0.0 < beta < 1.0 and alpha + beta < 1.0):
-        raise ValueError(f"need 0 < alpha, beta and alpha + beta < 1, got {alpha}, {beta}")
+        raise SprtParamError(f"need 0 < alpha, beta and alpha + beta < 1, got {alpha}, {beta}")
     return math.log(beta / (1.0 - alpha)), math.log((1.0 - beta) / alpha)
 
 

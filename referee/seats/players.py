@@ -31,15 +31,20 @@ from protocol.strategies import gentle_choose
 from ..bots.fastchoice import greedy_action, random_action
 from ..bots.solverbot import SolverChooser
 from ..rules.game import Game
+from ..errors import UserError
 
 
-class BotSpecError(ValueError):
+class BotSpecError(UserError, ValueError):
     """The user's bot spec cannot be used (unknown builtin, empty command, bad name)."""
 
+    hint = "name a bot builtin:NAME, by its command line, or tcp:NAME (README, bot specs)"
 
-class BotStartError(RuntimeError):
+
+class BotStartError(UserError, RuntimeError):
     """A bot program could not be started at all (not found, not executable). The
     user's configuration is at fault, not a game result."""
+
+    hint = "run the bot's command by hand in the same directory to see why it does not start"
 
 
 class BotFailure(Exception):

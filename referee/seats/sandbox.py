@@ -69,6 +69,7 @@ from .sandbox_view import (CommandView, bind_args, bot_environment, drop_args, i
                            inside, merge_binds, proc_args, program_files, project_root,
                            system_args, unreadable)
 from .cgroups import Limits, default_limits
+from ..errors import UserError
 
 MODES = ("auto", "bwrap", "none")
 SANDBOX_ID = 65534  #: uid and gid of a bot ("nobody"; outside too when the referee is root)
@@ -81,9 +82,11 @@ SHM_MB = 64  #: size cap of a bot's private /dev/shm (inside its memory limit: t
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 
 
-class SandboxError(ValueError):
+class SandboxError(UserError, ValueError):
     """The user's sandbox options are unusable (``--sandbox bwrap`` where bwrap cannot
     run, a ``--bind`` path that does not exist, an unknown mode). Exit code 2."""
+
+    hint = "install bubblewrap (bwrap) or give --sandbox none; give --bind only existing paths"
 
 
 @dataclass(frozen=True)

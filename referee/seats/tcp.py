@@ -58,14 +58,17 @@ from .. import __version__
 from ..records.matchlog import utc_now
 from .players import Ask, BotFailure, BotSpec
 from .wire import TOLD_FAILURES, StreamPlayer
+from ..errors import UserError
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7724
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
-class ListenError(ValueError):
+class ListenError(UserError, ValueError):
     """The user's --listen address is malformed, or the port cannot be bound."""
+
+    hint = "give HOST:PORT with a port that is free on this machine"
 
 
 def parse_listen(text: str) -> tuple[str, int]:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from time import perf_counter
 from typing import Any
 
+from ..errors import UserError
 from ..bots.solver import Solver, SolverLimit, line_text, solvable
 from ..rules.game import Game
 
@@ -44,8 +45,10 @@ DEFAULT_BUDGET = "100ms"
 _BUDGET_RE = re.compile(r"^(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|nodes)$")
 
 
-class AdjudicateError(ValueError):
+class AdjudicateError(UserError, ValueError):
     """The user's ``--adjudicate`` value is not a budget (the message says what is)."""
+
+    hint = "give --adjudicate off, on, a time such as 100ms, or a number of positions such as 20000nodes"
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from ..errors import UserError
 
 
 #: The per-decision limit when the user sets neither a game clock nor a move time.
@@ -27,8 +28,10 @@ DEFAULT_MOVE_TIME = 10.0
 MAX_SECONDS = 7 * 24 * 3600.0
 
 
-class TimeControlError(ValueError):
+class TimeControlError(UserError, ValueError):
     """The user's time control text cannot be parsed (e.g. ``--tc 60+x``)."""
+
+    hint = "write the clock as BASE+INC in seconds (--tc 60+1) and --move-time in seconds"
 
 
 def _seconds_ok(x: float, *, zero: bool = False) -> bool:

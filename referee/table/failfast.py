@@ -30,6 +30,8 @@ class BotFirstStartError(BotStartError):
     the user's configuration is at fault). ``bot``, ``command``, ``kind``, ``stderr_tail``
     and ``stderr_log`` are the facts the message states."""
 
+    hint = "run `durak-ref check-bot` on the bot to see where its start-up goes wrong"
+
     def __init__(self, bot: str, command: str, failure: BotFailure, stderr_tail: list[str],
                  stderr_log: str | None) -> None:
         self.bot, self.command, self.kind = bot, command, failure.kind

@@ -43,13 +43,16 @@ from ..rules.deal import check_seed, deal_deck, deal_id
 from ..rules.match import first_dealer, next_dealer
 from .seeds import new_seed
 from . import spectator
+from ..errors import UserError
 
 #: A spectator's hook on one game (``play_game(watch=...)``): awaited with each public
 #: message of the game, in order (``referee/table/spectator.py`` says which).
 Watch = Callable[[dict[str, Any]], Awaitable[None]]
 
-class OnIllegalError(ValueError):
+class OnIllegalError(UserError, ValueError):
     """The user's --on-illegal value is not ``forfeit`` or ``retry:N``."""
+
+    hint = "give --on-illegal forfeit or retry:N"
 
 
 def parse_on_illegal(text: str) -> int:

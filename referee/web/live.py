@@ -46,6 +46,7 @@ from ..console.usererror import first_of, leaves
 from ..seats.tcp import ListenError, is_loopback, parse_listen
 from .replay_html import ReplayHtmlError
 from ..table.spectator import PublicTable
+from ..errors import UserError
 
 T = TypeVar("T")
 
@@ -57,8 +58,10 @@ STANDINGS_EVERY_S = 2.0  #: standings are recomputed at most this often (a fit c
 HEARTBEAT_S = 15.0  #: an SSE comment this often keeps proxies from closing an idle stream
 
 
-class LiveError(ValueError):
+class LiveError(UserError, ValueError):
     """Unusable --http input (a bad HOST:PORT, a port that cannot be bound): the user's."""
+
+    hint = "give --http HOST:PORT with a port that is free on this machine"
 
 
 def parse_http(text: str) -> tuple[str, int]:

@@ -32,16 +32,19 @@ from ..replay.replay import Divergence, dealt_game, replayed_decisions, event_te
 from ..rules.cards import card_str
 from ..console import jsonout
 from . import CARD_KIT, escape, json_script, page
+from ..errors import UserError
 
 #: At most this many games get their steps in one page (~40 KB a game for 3 seats);
 #: the others are listed with their results and the ``--game N`` that renders them.
 MAX_GAMES = 100
 
 
-class ReplayHtmlError(ValueError):
+class ReplayHtmlError(UserError, ValueError):
     """The log cannot be rendered: unreadable or damaged, no such game, no such seat,
     or a game that does not follow from its deck under the rules. The message names the
     file (and line or game) and what was wrong. A user error (exit 2)."""
+
+    hint = "give a log a durak-ref run wrote, and a game and seat it holds"
 
 
 def render_replay_html(log_path: Path, *, game: int | None = None, seat: int | None = None) -> str:

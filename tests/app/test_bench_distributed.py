@@ -22,6 +22,7 @@ def test_bench_distributed_reports_games_per_s_per_worker_count_and_stores_every
               "--max-workers", "2", "--programs", "--games", "2", "--json", cwd=tmp_path, timeout=600)
     assert run.returncode == 0, run.stderr
     r = json.loads(run.stdout)
+    assert (r["command"], r["version"]) == ("bench distributed", 1)  # docs/JSON.md
     assert r["benchmark"] == "distributed" and r["worker_counts"] == [1, 2] and r["rounds"] == 2
     assert r["server"] == "given (--db)"
     for kind in ("builtin", "program"):

@@ -20,6 +20,7 @@ def test_a_short_soak_plays_hostile_bots_and_leaves_nothing_behind(tmp_path: Pat
     assert result.returncode == 0, result.stdout + result.stderr
     report = json.loads(result.stdout)
     assert json.loads(out.read_text()) == report
+    assert (report["command"], report["version"]) == ("bench soak", 1)  # docs/JSON.md
     assert report["benchmark"] == "soak" and report["concurrency"] == 2
     assert report["games"] > 0 and report["games"] == sum(report["terminations"].values())
     assert {"crasher", "hanger", "garbage", "flooder", "greedy"} <= set(report["bots"])

@@ -45,25 +45,25 @@ def test_builtin_match_summary_is_readable(tmp_path: Path) -> None:
 
 def test_builtin_match_json_has_the_documented_keys(tmp_path: Path) -> None:
     data = match_json("builtin:random", "builtin:greedy", "--games", "30", "--seed", "1", tmp_path=tmp_path)
-    for key in ("games", "draws", "bots", "bouts_mean", "decisions", "wall_s"):
+    for key in ("command", "version", "games", "draws", "standings", "bouts_mean", "decisions", "wall_s"):
         assert key in data
     assert data["games"] == 30
-    assert [b["name"] for b in data["bots"]] == ["random", "greedy"]
-    assert sum(b["durak"] for b in data["bots"]) + data["draws"] == 30
+    assert [b["name"] for b in data["standings"]] == ["random", "greedy"]
+    assert sum(b["durak"] for b in data["standings"]) + data["draws"] == 30
     # greedy is a far stronger player than random
-    assert data["bots"][1]["durak"] < data["bots"][0]["durak"]
+    assert data["standings"][1]["durak"] < data["standings"][0]["durak"]
 
 
 def test_the_same_bot_twice_gets_unique_names(tmp_path: Path) -> None:
     data = match_json("builtin:greedy", "builtin:greedy", "builtin:random", "--games", "5",
                       tmp_path=tmp_path)
-    assert [b["name"] for b in data["bots"]] == ["greedy", "greedy#2", "random"]
+    assert [b["name"] for b in data["standings"]] == ["greedy", "greedy#2", "random"]
 
 
 def test_same_seed_same_match(tmp_path: Path) -> None:
     a = match_json("builtin:random", "builtin:greedy", "--games", "10", "--seed", "5", tmp_path=tmp_path)
     b = match_json("builtin:random", "builtin:greedy", "--games", "10", "--seed", "5", tmp_path=tmp_path)
-    assert [x["durak"] for x in a["bots"]] == [x["durak"] for x in b["bots"]]
+    assert [x["durak"] for x in a["standings"]] == [x["durak"] for x in b["standings"]]
     assert a["decisions"] == b["decisions"] and a["bouts_mean"] == b["bouts_mean"]
 
 
@@ -197,8 +197,8 @@ def test_every_example_bot_plays_complete_games(example: str, rules: str, tmp_pa
     data = match_json(bot, "builtin:greedy", "builtin:random", "--games", "6",
                       *EXAMPLE_RULES[rules], tmp_path=tmp_path)
     assert data["games"] == 6
-    assert all(not b["forfeits"] for b in data["bots"]), data["forfeit_details"]
-    assert data["bots"][0]["decisions"] > 0
+    assert all(not b["forfeits"] for b in data["standings"]), data["forfeit_details"]
+    assert data["standings"][0]["decisions"] > 0
     assert run("replay", data["log"], "--verify").returncode == 0
 
 
@@ -206,8 +206,8 @@ def test_all_example_bots_at_one_table(tmp_path: Path) -> None:
     bots = [EXAMPLES[name]() for name in ("javascript", "python-greedy", "c")]
     data = match_json(*bots, "--games", "10", tmp_path=tmp_path)
     assert data["terminations"].keys() <= {"normal", "draw", "stalemate"}
-    assert all(not b["forfeits"] for b in data["bots"])
-    names = [b["name"] for b in data["bots"]]  # each took its name from its hello
+    assert all(not b["forfeits"] for b in data["standings"])
+    names = [b["name"] for b in data["standings"]]  # each took its name from its hello
     assert names[0] == "js-bot" and names[2] == "c-bot"
 
 

@@ -1,6 +1,7 @@
 """The layers of DESIGN.md: the rules engine and the protocol are pure.
 
-``referee/rules`` may import only the standard library and itself; ``protocol`` the
+``referee/rules`` may import only the standard library, itself and ``referee/errors`` (the
+user's error base, which imports nothing); ``protocol`` the
 standard library and msgpack. Neither may import trio, typer, rich, sockets or
 subprocesses, and importing them must not pull those in indirectly either.
 """

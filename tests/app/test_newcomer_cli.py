@@ -58,7 +58,7 @@ def test_ratings_read_durak_refs_own_match_log(tmp_path: Path) -> None:
     assert rated.returncode == 0, rated.stderr
     report = json.loads(rated.stdout)
     assert report["games"] == 60
-    assert {r["bot"]: r["games"] for r in report["table"]} == {"random": 60, "greedy": 60}
+    assert {r["name"]: r["games"] for r in report["standings"]} == {"random": 60, "greedy": 60}
     # A log cut short: its complete games are rated, and a warning says what was dropped.
     lines = log.read_text().splitlines(keepends=True)
     cut = tmp_path / "cut.jsonl"

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "referee"
 #: The import order of the subpackages, lowest first.
 LAYERS = [
+    "errors",
     "native",
     "rules",
     "console",

@@ -59,7 +59,8 @@ def test_json_result(log: Path, tmp_path: Path) -> None:
     res = cli("replay", log, "--html", out, "--game", "1", "--seat", "0", "--json", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
-    assert data == {"log": str(log), "html": str(out), "game": 1, "seat": 0, "bytes": out.stat().st_size}
+    assert data == {"command": "replay", "version": 1, "log": str(log), "html": str(out), "game": 1,
+                    "seat": 0, "bytes": out.stat().st_size}
 
 
 def test_a_seat_view_holds_neither_the_seed_nor_another_seats_cards(log: Path, tmp_path: Path) -> None:

@@ -61,7 +61,7 @@ def test_runs_without_a_seed_deal_differently_and_the_printed_seed_reproduces(tm
     assert argv[0] == "durak-ref" and argv[-2:] == ["--seed", a["seed"]] and "--json" in argv
     again = json.loads(cli(*argv[1:], cwd=tmp_path).stdout)
     assert again["seed"] == a["seed"] and decks(tmp_path / again["log"]) == da
-    assert again["bots"][0]["durak"] == a["bots"][0]["durak"]
+    assert again["standings"][0]["durak"] == a["standings"][0]["durak"]
 
 
 def test_the_text_summary_ends_with_the_seed_and_the_command(tmp_path: Path) -> None:

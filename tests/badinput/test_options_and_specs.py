@@ -72,7 +72,7 @@ def test_match_and_sprt_take_name_equals_builtin(tmp_path: Path) -> None:
     r = cli("match", "alpha=builtin:greedy", "builtin:random", "-n", "2", "--no-log", "--json",
             cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert [b["name"] for b in json.loads(r.stdout)["bots"]] == ["alpha", "random"]
+    assert [b["name"] for b in json.loads(r.stdout)["standings"]] == ["alpha", "random"]
     r = cli("sprt", "alpha=builtin:greedy", "beta=builtin:random", "--max-pairs", "2", "--json",
             cwd=tmp_path)
     assert r.returncode in (0, 1), r.stderr  # 1: the test did not accept H1

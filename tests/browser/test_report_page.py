@@ -29,9 +29,9 @@ def test_the_report_page_shows_the_stores_standings_crosstable_and_plots(tmp_pat
     browser_page.goto_file(page)
     standings = cells(browser_page, "standings")[1:]
     assert [(row[0], row[1], row[2]) for row in standings] == [
-        (str(b["rank"]), b["bot"], str(b["games"])) for b in data["standings"]["table"]]
-    assert [row[4] for row in standings] == [f"{b['rating']:+.1f} ± {b['error95']:.1f}"
-                                             for b in data["standings"]["table"]]
+        (str(b["rank"]), b["name"], str(b["games"])) for b in data["standings"]]
+    assert [row[4] for row in standings] == [f"{b['elo']:+.1f} ± {b['elo_error95']:.1f}"
+                                             for b in data["standings"]]
     crosstable = cells(browser_page, "crosstable")
     bots = data["crosstable"]["bots"]
     assert crosstable[0][1:] == bots

@@ -65,7 +65,7 @@ def test_the_trained_agent_plays_a_match_in_the_referee(model: Path) -> None:
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    learned, rnd = result["bots"]
+    learned, rnd = result["standings"]
     assert learned["forfeits"] == {} and rnd["forfeits"] == {}
     assert learned["durak"] < rnd["durak"]  # 20 games: these weights lose about 1 in 20
 

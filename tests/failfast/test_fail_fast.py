@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from referee.console.jsonout import strict_loads
-from tests.support import cli, proc_stat
+from tests.support import cli, proc_stat, standing
 
 BOT = Path(__file__).parent / "bots" / "broken_bot.py"
 PY = sys.executable
@@ -73,10 +73,11 @@ def test_match_with_recover_plays_on_and_warns_loudly(tmp_path: Path) -> None:
     j = cli("match", "builtin:greedy", f"victim={broken('exit1')}", "-n", "2", "--recover", "--json",
             "--log-dir", tmp_path / "logs", cwd=tmp_path)
     data = strict_loads(j.stdout)
-    victim = data["bots"][1]
+    victim = data["standings"][1]
+    (stderr_log,) = victim["stderr_logs"]
     assert victim["forfeited_all"] is True and victim["forfeits"] == {"crash": 2}
-    assert "cannot load" not in victim["stderr_log"] and Path(tmp_path, victim["stderr_log"]).exists()
-    assert data["bots"][0]["forfeited_all"] is False
+    assert "cannot load" not in stderr_log and Path(tmp_path, stderr_log).exists()
+    assert data["standings"][0]["forfeited_all"] is False
     assert len(data["warnings"]) == 1 and "victim" in data["warnings"][0]
 
 
@@ -87,9 +88,9 @@ def test_with_recover_a_bot_that_never_started_is_not_restarted_game_after_game(
     r = cli("match", "builtin:greedy", f"victim={broken('mute')}", "-n", "20", "--recover",
             "--startup-time", "3", "--log-dir", tmp_path / "logs", "--json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    victim = strict_loads(r.stdout)["bots"][1]
+    victim = strict_loads(r.stdout)["standings"][1]
     assert victim["forfeits"] == {"timeout": 20}
-    stderr_log = Path(tmp_path, victim["stderr_log"]).read_text()
+    stderr_log = Path(tmp_path, *victim["stderr_logs"]).read_text()
     assert stderr_log.count("broken-bot mute: starting") == 1 and "restarted" not in stderr_log
 
 
@@ -99,7 +100,7 @@ def test_a_bot_that_crashes_in_game_3_is_a_game_result_not_an_early_stop(tmp_pat
     assert r.returncode == 0, r.stderr
     data = strict_loads(r.stdout)
     assert data["games"] == 6
-    crasher = data["bots"][1]
+    crasher = data["standings"][1]
     assert crasher["forfeits"].get("crash", 0) >= 1 and crasher["forfeited_all"] is False
     assert data["warnings"] == []
 
@@ -123,12 +124,12 @@ def test_tournament_stops_resumably_and_resume_with_recover_finishes(tmp_path: P
     assert done.returncode == 0, done.stderr
     data = strict_loads(done.stdout)
     assert data["games"] == 6  # from the store: every game of the 3 tables
-    rows = {b["bot"]: b for b in data["table"]}
-    assert rows["b"]["forfeited_all"] is True and rows["b"]["forfeits"] == {"crash": 4}
-    assert rows["a"]["forfeited_all"] is False
+    b = standing(data, "b")
+    assert b["forfeited_all"] is True and b["forfeits"] == {"crash": 4}
+    assert standing(data, "a")["forfeited_all"] is False
     assert any("WARNING: b forfeited every one of its 4 games" in w for w in data["warnings"])
-    assert data["stderr_logs"]["b"] and all(Path(p).exists() or Path(tmp_path, p).exists()
-                                            for p in data["stderr_logs"]["b"])
+    assert b["stderr_logs"] and all(Path(p).exists() or Path(tmp_path, p).exists()
+                                    for p in b["stderr_logs"])
 
 
 def test_tournament_text_summary_shows_forfeits_and_stderr_logs(tmp_path: Path) -> None:
@@ -158,8 +159,8 @@ def test_sprt_with_recover_names_the_bots_and_warns_in_strict_json(tmp_path: Pat
     assert data["a"] == {"name": "A-greedy", "command": "builtin:greedy"}
     assert data["b"] == {"name": "B-durak-bot", "command": MISSING}
     assert data["opponents"] == []
-    assert data["bots"]["B-durak-bot"]["forfeited_all"] is True
-    assert data["bots"]["A-greedy"]["forfeits"] == {}
+    assert standing(data, "B-durak-bot")["forfeited_all"] is True
+    assert standing(data, "A-greedy")["forfeits"] == {}
     assert data["warnings"] and "B-durak-bot forfeited every one" in data["warnings"][0]
 
     text = cli("sprt", "builtin:greedy", MISSING, "--recover", "--max-pairs", "300", cwd=tmp_path)
@@ -193,7 +194,7 @@ def test_a_tournament_with_the_default_store_in_the_log_dir_starts_its_sandboxed
             cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     data = strict_loads(r.stdout)
-    assert all(row["forfeits"] == {} for row in data["table"])
+    assert all(row["forfeits"] == {} for row in data["standings"])
 
 
 def _logged_file(where: str, cwd: Path) -> Path:
@@ -207,10 +208,10 @@ def test_sprt_summary_and_json_name_each_program_bots_stderr_log(tmp_path: Path)
             "--db", tmp_path / "s.sqlite", "--log-dir", logs, "--json", cwd=tmp_path)
     assert r.returncode == 1, r.stderr
     data = strict_loads(r.stdout)
-    (log,) = data["stderr_logs"]["B-x"][:1]  # sprt names the bots A-... and B-...
+    (log,) = standing(data, "B-x")["stderr_logs"][:1]  # sprt names the bots A-... and B-...
     assert "cannot load weights.bin" in _logged_file(log, tmp_path).read_text()
     assert _logged_file(log, tmp_path).parent == logs  # in the run's log dir
-    assert "A-greedy" not in data["stderr_logs"]  # a builtin bot has no process, no log
+    assert standing(data, "A-greedy")["stderr_logs"] == []  # a builtin bot has no process, no log
 
     text = cli("sprt", "builtin:greedy", f"x={broken('exit1')}", "--recover", "--max-pairs", "2",
                "--db", tmp_path / "s.sqlite", "--log-dir", logs, cwd=tmp_path)
@@ -228,9 +229,9 @@ def test_ladder_run_summary_and_json_name_each_program_bots_stderr_log(tmp_path:
     assert r.returncode == 0, r.stderr
     data = strict_loads(r.stdout)
     assert data["log"] and _logged_file(data["log"], tmp_path).parent == logs
-    (log, *_) = data["stderr_logs"]["x"]
+    (log, *_) = standing(data, "x", "this_run")["stderr_logs"]
     assert "cannot load weights.bin" in _logged_file(log, tmp_path).read_text()
-    assert "g" not in data["stderr_logs"]
+    assert standing(data, "g", "this_run")["stderr_logs"] == []
 
     text = cli("ladder", "run", "--db", db, "--games", "2", "--recover", "--log-dir", logs,
                cwd=tmp_path)

@@ -27,8 +27,8 @@ def names(tmp_path: Path, *bots: str) -> list[str]:
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     header = json.loads(Path(summary["log"]).read_text().splitlines()[0])
-    assert [b["name"] for b in header["bots"]] == [b["name"] for b in summary["bots"]]
-    return [b["name"] for b in summary["bots"]]
+    assert [b["name"] for b in header["bots"]] == [b["name"] for b in summary["standings"]]
+    return [b["name"] for b in summary["standings"]]
 
 
 def test_a_bot_that_says_hello_as_a_builtin_does_not_take_the_builtins_name(tmp_path: Path) -> None:

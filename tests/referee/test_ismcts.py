@@ -128,7 +128,7 @@ def test_a_match_against_ismcts_is_reproducible_and_replays(tmp_path) -> None:
                      "--rules", "perevodnoy", "--seed", "s1", "--log-dir", tmp_path / run, "--json",
                      cwd=tmp_path)
         assert result.returncode == 0, result.stderr
-        assert json.loads(result.stdout)["bots"][0]["forfeits"] == {}
+        assert json.loads(result.stdout)["standings"][0]["forfeits"] == {}
         logs.append(next((tmp_path / run).glob("match-*.jsonl")))
     assert cli("replay", logs[0], "--verify", cwd=tmp_path).returncode == 0
     games = [[json.loads(line)["decisions"] for line in log.read_text().splitlines()[1:-1]]

@@ -146,6 +146,6 @@ def test_the_solver_bot_plays_whole_matches_through_the_cli(tmp_path: Path) -> N
               "-n", "4", "--seed", "3", "--log-dir", tmp_path / "logs", "--json", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     summary = json.loads(res.stdout)
-    assert [b["name"] for b in summary["bots"]] == ["solver", "greedy"]
+    assert [b["name"] for b in summary["standings"]] == ["solver", "greedy"]
     verified = cli("replay", summary["log"], "--verify", cwd=tmp_path)
     assert verified.returncode == 0 and "4 of 4 games verified" in verified.stdout

@@ -24,7 +24,7 @@ def test_a_two_player_tournament_report_has_standings_wld_crosstable_history_and
     data = json.loads(done.stdout)
     assert data["games"] == 12 and data["players_per_table"] == [2]
     ct = data["crosstable"]
-    assert ct["two_player"] and ct["bots"] == [b["bot"] for b in data["standings"]["table"]]
+    assert ct["two_player"] and ct["bots"] == [b["name"] for b in data["standings"]]
     for a in ct["bots"]:
         for b in ct["bots"]:
             if a != b:
@@ -48,7 +48,8 @@ def test_bigger_tables_get_durak_shares_and_forfeits_are_counted_by_kind(tmp_pat
     assert not ct["two_player"]
     assert ct["cells"]["a"]["b"] == {"games": 4, "durak": 2, "opponent_durak": 1, "durak_share": 0.6667}
     assert ct["cells"]["c"]["a"]["durak_share"] == 0.0
-    assert data["forfeits"] == {"a": {"illegal": 1}, "b": {"timeout": 1}}
+    assert {b["name"]: b["forfeits"] for b in data["standings"]} == {
+        "a": {"illegal": 1}, "b": {"timeout": 1}, "c": {}}
 
 
 def test_names_from_the_store_are_escaped_in_the_page(tmp_path: Path) -> None:
@@ -85,7 +86,7 @@ def test_the_ladder_report_plots_the_ratings_the_ladder_stored(tmp_path: Path) -
     data = json.loads(cli("report", "--tournament", "ladder", "--db", db, "--json", cwd=tmp_path).stdout)
     assert data["history"]["source"] == "the ladder's stored ratings"
     shown = json.loads(cli("ladder", "show", "--db", db, "--json", cwd=tmp_path).stdout)
-    final = {row["bot"]: row["rating"] for row in (shown["ladder"] if isinstance(shown, dict) else shown)}
+    final = {row["name"]: row["elo"] for row in shown["standings"]}
     for bot, points in data["history"]["series"].items():
         assert round(final[bot], 1) == points[-1][1]
 
@@ -107,7 +108,7 @@ def test_match_of_two_bots_prints_the_elo_difference_and_los_like_cutechess(tmp_
     def refuse(constant: str) -> None:
         raise AssertionError(f"not strict JSON: {constant}")
     elo = json.loads(perfect.stdout, parse_constant=refuse)["elo"]
-    assert elo["losses"] == 0 and elo["elo"] is None and elo["error95"] is None  # +inf: null
+    assert elo["losses"] == 0 and elo["elo"] is None and elo["elo_error95"] is None  # +inf: null
     assert ("Elo difference (greedy over random): not finite: every game went one way; > -94 at 95%"
             in cli("match", "builtin:greedy", "builtin:random", "-n", "3", "--seed", "5", "--no-log",
                    cwd=tmp_path).stdout)

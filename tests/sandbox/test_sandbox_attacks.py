@@ -253,7 +253,7 @@ def test_a_sandboxed_bot_still_plays_long_after_its_start(tmp_path: Path) -> Non
     summary, logs, _ = match(tmp_path, bot("sleep", 13), "builtin:greedy", games=1,
                              extra=("--move-time", "60", "--sandbox", "bwrap"))
     assert one(attacks(logs), "sleep")["slept"] == 13
-    assert summary["bots"][0]["forfeits"] == {}
+    assert summary["standings"][0]["forfeits"] == {}
 
 
 # -- every command that starts bots ----------------------------------------------------------

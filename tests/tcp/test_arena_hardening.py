@@ -549,7 +549,9 @@ async def test_the_serve_command_end_to_end_while_a_guesser_knocks(tmp_path: Pat
                 proc.kill()
                 await proc.wait()
     text = err.decode()
-    assert json.loads(out)["played"] == 4
+    served = json.loads(out)  # one --json object (docs/JSON.md): the ladder as its standings
+    assert (served["command"], served["version"], served["played"]) == ("serve", 1, 4)
+    assert {(r["name"], r["games"]) for r in served["standings"]} == {("alice", 4), ("bob", 4)}
     assert "authentication failed" not in text and "throttled:" not in text
     [line] = re.findall(r"^auth: .*$", text, re.M)  # one aggregate line (serve ran < 60 s)
     found = re.fullmatch(r"auth: (\d+) failed tokens from 1 address in the last [\d.]+ s, "

@@ -107,6 +107,7 @@ def test_three_workers_play_exactly_the_local_schedule(pg_url: str, tmp_path: Pa
     import json
     summaries = [json.loads(r[1]) for r in results]
     assert sum(s["stored"] for s in summaries) == 18
+    assert all((s["command"], s["version"]) == ("worker", 1) for s in summaries)  # docs/JSON.md
     with Store(tmp_path / "local.sqlite") as store:
         tid = store.tournaments()[0][0]
         expected = comparable(store.games(tid))
@@ -115,8 +116,9 @@ def test_three_workers_play_exactly_the_local_schedule(pg_url: str, tmp_path: Pa
         assert comparable(store.games(dtid)) == expected
         assert store.tournament(dtid)[2] == "finished"
         assert store.db.execute("SELECT count(*) FROM game_records").fetchone()[0] == 18
-    def table(text: str) -> list[dict[str, Any]]:  # timings aside
-        return [{k: v for k, v in row.items() if k != "mean_decision_ms"} for row in json.loads(text)["table"]]
+    def table(text: str) -> list[dict[str, Any]]:  # timings and where stderr went aside
+        return [{k: v for k, v in row.items() if k not in ("mean_decision_ms", "stderr_logs")}
+                for row in json.loads(text)["standings"]]
 
     assert table(out) == table(local.stdout)
     # Every game is in the coordinator's log and agrees with the store.

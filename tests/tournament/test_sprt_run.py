@@ -57,7 +57,7 @@ def test_sprt_games_are_logged_and_stored_and_replay_and_verify(tmp_path: Path) 
     st, err = sprt_json("builtin:random", "builtin:greedy", "--tc", "30+0.5", "--seed", "s1",
                         "--elo1", "50", "--db", db, "--log-dir", logs, cwd=tmp_path, code=0)
     assert OLD_KEYS <= set(st), OLD_KEYS - set(st)  # every key it had, and the run's
-    tid = st["run"]
+    tid = st["tournament"]
     assert f"durak-ref sprt --resume {tid} --db {db}" in err  # printed at the start
     assert st["state"] == "accept_h1" and st["resumed_pairs"] == 0
     (kind, settings, status), games = stored(db, tid)
@@ -90,11 +90,11 @@ def test_a_tampered_sprt_game_fails_verify(tmp_path: Path) -> None:
                       "--db", db, "--log-dir", tmp_path, cwd=tmp_path)
     with sqlite3.connect(db) as con:
         (durak,) = con.execute("SELECT durak FROM games WHERE tournament_id = ? AND game_index = 1",
-                               (st["run"],)).fetchone()
+                               (st["tournament"],)).fetchone()
         (other,) = con.execute("SELECT bot FROM seats WHERE tournament_id = ? AND game_index = 1 "
-                               "AND bot IS NOT ?", (st["run"], durak)).fetchone()
+                               "AND bot IS NOT ?", (st["tournament"], durak)).fetchone()
         con.execute("UPDATE games SET durak = ? WHERE tournament_id = ? AND game_index = 1",
-                    (other, st["run"]))
+                    (other, st["tournament"]))
     checked = cli("verify", "--db", db, cwd=tmp_path)
     assert checked.returncode == 1 and "durak" in checked.stdout
 
@@ -102,7 +102,7 @@ def test_a_tampered_sprt_game_fails_verify(tmp_path: Path) -> None:
 def test_sprt_tc_and_move_time_are_parsed_as_for_match(tmp_path: Path) -> None:
     st, _ = sprt_json("builtin:random", "builtin:greedy", "--move-time", "2.5", "--max-pairs", "1",
                       "--db", tmp_path / "s.sqlite", "--log-dir", tmp_path, cwd=tmp_path)
-    (_, settings, _), _ = stored(tmp_path / "s.sqlite", st["run"])
+    (_, settings, _), _ = stored(tmp_path / "s.sqlite", st["tournament"])
     assert settings["move_time"] == 2.5 and settings["tc"] is None
     bad = cli("sprt", "builtin:random", "builtin:greedy", "--tc", "5x", "--db", tmp_path / "b.sqlite",
               cwd=tmp_path)
@@ -160,7 +160,7 @@ def test_sprt_resumes_after_ctrl_c_with_the_stored_pairs_counted_once(tmp_path: 
     assert f"durak-ref sprt --resume {tid}" in err
     assert not (tmp_path / "logs").exists()  # not scattered into ./logs
     assert len(list((tmp_path / "run-logs").glob(f"sprt-*{tid}*-resumed-*.jsonl"))) == 1
-    assert st["run"] == tid and st["state"] == "continue"
+    assert st["tournament"] == tid and st["state"] == "continue"
     assert st["resumed_pairs"] == first and st["pairs"] == st["n"] == 6 and st["games"] == 12
     (_, _, status), games = stored(db, tid)
     assert status == "finished" and [g[0] for g in games] == list(range(12))
@@ -176,7 +176,7 @@ def test_a_half_stored_pair_is_played_again_whole(tmp_path: Path) -> None:
     # Equal bots and a narrow test: undecided after 3 pairs, whatever the deals.
     st, _ = sprt_json("builtin:greedy", "builtin:greedy", "--max-pairs", "3", "--elo1", "5",
                       "--db", db, "--log-dir", tmp_path / "logs", cwd=tmp_path, code=1)
-    tid = st["run"]
+    tid = st["tournament"]
     with sqlite3.connect(db) as con:  # as if only game 2 of pair 1 had been stored
         con.execute("DELETE FROM seats WHERE tournament_id = ? AND game_index = 3", (tid,))
         con.execute("DELETE FROM games WHERE tournament_id = ? AND game_index = 3", (tid,))
@@ -192,7 +192,7 @@ def test_resume_refuses_new_settings_and_other_kinds(tmp_path: Path) -> None:
     db = tmp_path / "s.sqlite"
     st, _ = sprt_json("builtin:random", "builtin:greedy", "--max-pairs", "1", "--db", db,
                       "--log-dir", tmp_path, cwd=tmp_path)
-    bad = cli("sprt", "--resume", st["run"], "--elo1", "20", "--db", db, cwd=tmp_path)
+    bad = cli("sprt", "--resume", st["tournament"], "--elo1", "20", "--db", db, cwd=tmp_path)
     assert bad.returncode == 2 and "--elo1" in bad.stderr
     t = cli("tournament", "--bot", "a=builtin:random", "--bot", "b=builtin:greedy", "--games", "2",
             "--db", db, "--log-dir", tmp_path, cwd=tmp_path)
@@ -273,8 +273,8 @@ def test_a_damaged_stored_pair_is_the_users_error_on_resume(tmp_path: Path) -> N
                       "--db", db, "--log-dir", tmp_path, cwd=tmp_path, code=1)
     with sqlite3.connect(db) as con:
         con.execute("UPDATE seats SET result = 'won' WHERE tournament_id = ? AND game_index = 1",
-                    (st["run"],))
-    proc = cli("sprt", "--resume", st["run"], "--db", db, "--log-dir", tmp_path, cwd=tmp_path)
+                    (st["tournament"],))
+    proc = cli("sprt", "--resume", st["tournament"], "--db", db, "--log-dir", tmp_path, cwd=tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     # The store's row check names the row: (run, game 1, seat 0).
-    assert f"'{st['run']}', 1, 0)" in proc.stderr and "damaged" in proc.stderr
+    assert f"'{st['tournament']}', 1, 0)" in proc.stderr and "damaged" in proc.stderr

@@ -68,8 +68,8 @@ def test_valid_toml_config_runs(tmp_path: Path) -> None:
                "--json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert data["games"] == 4 and {b["bot"] for b in data["table"]} == {"rnd", "greedy", "sdk"}
-    assert all(not b["forfeits"] for b in data["table"]), data["table"]
+    assert data["games"] == 4 and {b["name"] for b in data["standings"]} == {"rnd", "greedy", "sdk"}
+    assert all(not b["forfeits"] for b in data["standings"]), data["standings"]
     with Store(db) as store:
         _, saved, status = store.tournament(data["tournament"])
         assert status == "finished"
@@ -168,22 +168,27 @@ def test_standings_table_and_json(tmp_path: Path) -> None:
     run_keys = ("decisions_this_run", "referee_cpu_us_per_decision", "referee_wall_us_per_decision")
     assert [data[k] for k in run_keys] == [0, None, None]
     assert {k: v for k, v in data.items()
-            if k not in ("sandbox", "duplicates", "stderr_logs", *run_keys)} == dict(
-        expected, seed=data["seed"], reproduce=None)
-    assert set(data) == {"tournament", "games", "table", "rating_error", "los", "seed", "reproduce",
-                         "sandbox", "duplicates", "warnings", "stderr_logs", *run_keys}
+            if k not in ("command", "version", "standings", "sandbox", "duplicates", *run_keys)} == dict(
+        {k: v for k, v in expected.items() if k != "table"}, seed=data["seed"], reproduce=None)
+    # The stored rows under docs/JSON.md's names, and where this run's stderr went (nowhere).
+    renamed = {"bot": "name", "rating": "elo", "error95": "elo_error95"}
+    assert [{k: v for k, v in b.items() if k != "stderr_logs"} for b in data["standings"]] == [
+        {renamed.get(k, k): v for k, v in b.items()} for b in expected["table"]]
+    assert all(b["stderr_logs"] == [] for b in data["standings"])
+    assert set(data) == {"command", "version", "tournament", "games", "standings", "rating_error", "los",
+                         "seed", "reproduce", "sandbox", "duplicates", "warnings", *run_keys}
     assert data["tournament"] == tid and data["games"] == 18 and data["rating_error"] is None
-    table = data["table"]
+    table = data["standings"]
     assert [b["rank"] for b in table] == [1, 2, 3]
     for b in table:
-        assert {"bot", "rank", "games", "durak", "draws", "durak_rate", "rating", "error95",
+        assert {"name", "rank", "games", "durak", "draws", "durak_rate", "elo", "elo_error95",
                 "los_next", "forfeits", "decisions", "mean_decision_ms"} <= set(b)
-        assert b["games"] == 12 and b["error95"] > 0
-    ratings = [b["rating"] for b in table]
+        assert b["games"] == 12 and b["elo_error95"] > 0
+    ratings = [b["elo"] for b in table]
     assert ratings == sorted(ratings, reverse=True)
     assert abs(sum(ratings)) < 0.5
     assert [b["los_next"] for b in table[:-1]] == [
-        data["los"][x["bot"]][y["bot"]] for x, y in zip(table, table[1:])]
+        data["los"][x["name"]][y["name"]] for x, y in zip(table, table[1:])]
     assert table[-1]["los_next"] is None
     for x in data["los"]:
         for y, p in data["los"][x].items():

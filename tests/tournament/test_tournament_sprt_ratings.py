@@ -17,8 +17,8 @@ from referee.league.standings import standings
 DURAK_REF = Path(sys.executable).parent / "durak-ref"
 STATUS_KEYS = {"elo0", "elo1", "alpha", "beta", "lower", "upper", "model", "counts", "n", "llr",
                "state", "decided_after", "elo", "elo_error95", "los", "pairs", "games", "forfeits",
-               "seed", "reproduce", "sandbox", "duplicates", "bots", "warnings", "a", "b", "opponents",
-               "run", "log", "resumed_pairs", "stderr_logs"}
+               "seed", "reproduce", "sandbox", "duplicates", "standings", "warnings", "a", "b", "opponents",
+               "tournament", "log", "resumed_pairs", "command", "version"}
 
 
 def cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -104,12 +104,13 @@ def test_ratings_from_jsonl_with_draws(tmp_path: Path) -> None:
     proc = cli("ratings", "--from", path, "--json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert set(data) == {"games", "table", "los"} and data["games"] == 6
-    table = data["table"]
-    assert {b["bot"]: b["games"] for b in table} == {"ann": 5, "bob": 5, "cid": 4}
-    ratings = [b["rating"] for b in table]
+    assert set(data) == {"command", "version", "games", "standings", "los"} and data["games"] == 6
+    table = data["standings"]
+    assert {b["name"]: b["games"] for b in table} == {"ann": 5, "bob": 5, "cid": 4}
+    ratings = [b["elo"] for b in table]
     assert ratings == sorted(ratings, reverse=True) and abs(sum(ratings)) < 0.1
-    assert all(b["error95"] > 0 for b in table) and table[-1]["los_next"] is None
+    assert [b["rank"] for b in table] == [1, 2, 3]
+    assert all(b["elo_error95"] > 0 for b in table) and table[-1]["los_next"] is None
     text = cli("ratings", "--from", path, cwd=tmp_path)
     assert text.returncode == 0 and "rating ± 95%" in text.stdout and "LOS next" in text.stdout
 
@@ -141,8 +142,8 @@ def test_ratings_of_a_tournament(tmp_path: Path) -> None:
     assert data["games"] == 12
     with Store(db) as store:
         table = {b["bot"]: b for b in standings(store, tid)["table"]}
-    for b in data["table"]:
-        assert b["games"] == table[b["bot"]]["games"] == 8
-        assert b["rating"] == pytest.approx(table[b["bot"]]["rating"], abs=0.06)
+    for b in data["standings"]:
+        assert b["games"] == table[b["name"]]["games"] == 8
+        assert b["elo"] == pytest.approx(table[b["name"]]["rating"], abs=0.06)
     line = one_error(cli("ratings", "--tournament", "t-none", "--db", db, cwd=tmp_path))
     assert "t-none" in line and tid in line
