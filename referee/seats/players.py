@@ -3,9 +3,10 @@
 A bot spec is what the user types on the command line:
 
 - ``builtin:NAME`` runs an in-process bot (``random``, ``greedy``, ``gentle``,
-  ``ismcts``); ``seat=builtin:NAME`` names its seat; a built-in that takes parameters
+  ``ismcts``, ``solver``); ``seat=builtin:NAME`` names its seat; a built-in that takes parameters
   takes them after a second colon, ``builtin:NAME:KEY=VALUE,KEY=VALUE``
-  (``builtin:ismcts:iterations=200``, ``builtin:ismcts:ms=40``);
+  (``builtin:ismcts:iterations=200``, ``builtin:ismcts:ms=40``,
+  ``builtin:solver:fallback=ismcts,iterations=200``);
 - anything else is a command line, split like a POSIX shell does, with an optional
   ``name=`` prefix: ``alice="./mybot --fast"``;
 - ``tcp:NAME`` is reserved for bots that connect over TCP (not yet served).
@@ -28,6 +29,7 @@ from typing import Any, Protocol
 from protocol.strategies import gentle_choose
 
 from ..bots.fastchoice import greedy_action, random_action
+from ..bots.solverbot import SolverChooser
 from ..rules.game import Game
 from ..errors import UserError
 
@@ -63,9 +65,13 @@ BUILTINS = {
               "while the talon lasts, goes out with its last card (the published statistics' bots)",
     "ismcts": "information-set Monte Carlo tree search; parameters iterations=N (default 150), "
               "ms=M (time per decision), c=X (exploration), bias=B (greedy hint)",
+    "solver": "perfect play in two-seat endgames (talon empty) when the endgame solver proves "
+              "them in time, else a fallback bot; parameters solve_ms=M (default 100), "
+              "solve_nodes=N, fallback=random|greedy|gentle|ismcts (default greedy) and the "
+              "fallback's own",
 }
 #: Built-ins that take ``:KEY=VALUE,...`` parameters.
-PARAMETRIC = ("ismcts",)
+PARAMETRIC = ("ismcts", "solver")
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _SCRIPT_RE = re.compile(r"^[^\s]+\.(py|js|mjs|cjs|ts|rb|pl|php|lua|jar|sh|exe)$")
 
@@ -155,7 +161,9 @@ def _builtin_params(builtin: str, text: str, spec: str) -> tuple[str, ...]:
 
 
 def _param_map(builtin: str, items: tuple[str, ...], spec: str) -> Any:
-    from ..bots.ismcts import IsmctsParamError, parse_params
+    """The parameters of built-in ``builtin`` (``PARAMETRIC``) from its ``KEY=VALUE``
+    items: its own parser's result. Raises BotSpecError naming ``spec``."""
+    from ..bots import ismcts, solverbot
     pairs: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
@@ -164,8 +172,13 @@ def _param_map(builtin: str, items: tuple[str, ...], spec: str) -> Any:
                                f"got {item!r}")
         pairs[key.strip()] = value.strip()
     try:
-        return parse_params(pairs)
-    except IsmctsParamError as exc:
+        if builtin == "solver":
+            params = solverbot.parse_params(pairs)
+            if params.fallback in PARAMETRIC:  # (the fallback's own parameters, checked)
+                _param_map(params.fallback, params.fallback_items, spec)
+            return params
+        return ismcts.parse_params(pairs)
+    except (ismcts.IsmctsParamError, solverbot.SolverBotParamError) as exc:
         raise BotSpecError(f"{spec!r}: {exc}") from None
 
 
@@ -329,7 +342,8 @@ class BuiltinPlayer(Player):
     at once, in ``attempt``: the same choice their request-reading strategies make.
     ``gentle`` and ``ismcts`` choose from the request map (built on demand), in
     ``finish``, after a look for a pending Ctrl-C (they never wait, so nothing else
-    would see one). ``random`` draws from a generator seeded by (seed, seat name, game
+    would see one). ``solver`` searches the engine's position in ``finish`` too and
+    hands what it cannot prove to its fallback built-in. ``random`` draws from a generator seeded by (seed, seat name, game
     index), so a game's moves do not depend on which games the same object played
     before: the same schedule gives the same games sequentially or concurrently.
     """
@@ -343,7 +357,16 @@ class BuiltinPlayer(Player):
         self._now = kind in ("random", "greedy")  #: chooses in ``attempt``
         self._game: int | None = None
         self._rng = random.Random()
-        self._params = _param_map(kind, spec.argv[1:], spec.text) if kind in PARAMETRIC else None
+        params: Any = _param_map(kind, spec.argv[1:], spec.text) if kind in PARAMETRIC else None
+        #: ``solver``: its solver, and the built-in that decides where the solver does not.
+        self._chooser: SolverChooser | None = None
+        self._fallback: BuiltinPlayer | None = None
+        if kind == "solver":
+            self._chooser = SolverChooser(params)
+            self._fallback = BuiltinPlayer(name, BotSpec(
+                "builtin", name, (params.fallback, *params.fallback_items), spec.text), seed)
+            params = None
+        self._params = params  #: ismcts's
         self._search: Any = None
         self._search_game: Game | None = None
 
@@ -361,6 +384,12 @@ class BuiltinPlayer(Player):
         await trio.lowlevel.checkpoint_if_cancelled()
         if self._now:  # (asked through finish alone: the same choice)
             return self.attempt(ask)
+        if self._chooser is not None:
+            action = self._chooser.choose(ask.game, ask.index, ask.budget)
+            if action is not None:
+                return action
+            assert self._fallback is not None
+            return await self._fallback.finish(ask)
         if self._params is not None:
             request = ask.message()
             obs, legal = request["observation"], request["legal"]

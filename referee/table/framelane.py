@@ -5,11 +5,12 @@ budget) and calls the seat's ``Player.attempt(ask)``, which may finish the decis
 once (a built-in choosing from the engine, a pipe bot that answers within a
 millisecond) or say "not yet" (None). ``play`` goes on so, decision after decision,
 without a coroutine, until a seat says "not yet" (it returns that ``Ask``), a spectator
-has messages to see, or the game is over. ``match.play_game`` then awaits the seat's
-``Player.finish(ask)`` and hands the answer to ``conclude``, exactly where ``play``
-hands its own: one judge (``settle``: the clock, the budget, the answer's form, its
-legality, the retries) and one point where an applied decision is recorded and its
-events go out (``record``). Only ``finish`` and the spectator's hook are awaited.
+has messages to see, or the game is over (or adjudicated). ``match.play_game`` then
+awaits the seat's ``Player.finish(ask)`` and hands the answer to ``conclude``, exactly
+where ``play`` hands its own: one judge (``settle``: the clock, the budget, the answer's
+form, its legality, the retries) and one point where an applied decision is recorded,
+its events go out and the game may be adjudicated (``record``; table/adjudicator.py).
+Only ``finish`` and the spectator's hook are awaited.
 
 This module imports no trio (a test enforces that): it is compiled by mypyc (setup.py),
 and correct and tested as plain Python too. Bot data is typed ``object``: a compiled
@@ -142,6 +143,9 @@ class Table:
         self.game: Game | None = None
         self.events: EventFrames | None = None
         self.requests: RequestFrames | None = None  #: made at the first request frame
+        #: The game's ``adjudicator.Adjudicator`` (None: adjudication off): asked after
+        #: every applied decision whether the solver has proved the outcome.
+        self.adjudicator: Any = None
 
     def start(self, game: Game, rules: Rules) -> None:
         """Bind the table to its freshly dealt ``game``."""
@@ -220,8 +224,8 @@ def play(t: Table, game: Game, decisions: list[Decision]) -> Ask | None:
     forced actions applied unasked (``Rules.ask_forced`` off), every other decision asked
     (``Player.attempt``) and its answer concluded, each appended to ``decisions``.
     Returns the ``Ask`` a seat has not answered yet (the caller awaits its
-    ``Player.finish`` and calls ``conclude``), or None: the game is over, or a spectator
-    has messages to see (``t.seen``). Raises Forfeit."""
+    ``Player.finish`` and calls ``conclude``), or None: the game is over or adjudicated,
+    or a spectator has messages to see (``t.seen``). Raises Forfeit."""
     seats = t.seats
     while game.phase != OVER:
         legal = game.legal_actions()
@@ -247,8 +251,8 @@ def play(t: Table, game: Game, decisions: list[Decision]) -> Ask | None:
 
 def conclude(t: Table, game: Game, ask: Ask, answer: object, decisions: list[Decision]) -> bool:
     """Judge ``answer`` to ``ask`` (``settle``), count an in-process seat's time, and
-    record the decision if it was applied. Returns whether a spectator has messages to
-    see. Raises Forfeit."""
+    record the decision if it was applied. Returns whether the loop stops (``record``).
+    Raises Forfeit."""
     decision = settle(t, game, ask, answer)
     if t.in_process[ask.seat]:
         t.inprocess_cpu_s += ask.used if ask.cpu < 0.0 else ask.cpu
@@ -329,12 +333,19 @@ def _received(answer: object) -> object:
 def record(t: Table, game: Game, decisions: list[Decision], decision: Decision) -> bool:
     """The one point where an applied decision (forced ones too) is recorded: appended to
     ``decisions``, and the events it caused sent to the seats that listen and kept for a
-    spectator (``deliver``). Returns whether a spectator has messages to see."""
+    spectator (``deliver``); then, with adjudication on, the solver gets its slice
+    (between decisions: no seat's clock runs). Returns whether the loop stops here: a
+    spectator has messages to see, or the game's outcome is proved
+    (``t.adjudicator.result``)."""
     decisions.append(decision)
+    seen = False
     if game.events:
         deliver(t, game, decision.forced)
-        return len(t.seen) != 0
-    return False
+        seen = len(t.seen) != 0
+    adjudicator = t.adjudicator
+    if adjudicator is not None and adjudicator.settles(game):
+        return True
+    return seen
 
 
 def deliver(t: Table, game: Game, forced: bool) -> None:

@@ -25,6 +25,7 @@ import trio
 
 from protocol import messages as msg
 
+from .adjudicator import ADJUDICATED, Adjudicator, Budget
 from .clock import Clock, TimeControl
 from .framelane import Decision, Table, all_seconds, charge_bots, conclude, deliver, play
 # (FORFEITS and illegal_message are read from here by the replay and the tests.)
@@ -78,6 +79,9 @@ class MatchConfig:
     max_restarts: int = 3
     until_durak: int | None = None
     duplicate: bool = False  #: each deal once per seat rotation (see play_match)
+    #: The solver's budget per game once the talon is empty (None: no adjudication;
+    #: referee/table/adjudicator.py).
+    adjudicate: Budget | None = None
 
     def __post_init__(self) -> None:
         # An int seed (tests, tools) keys the deals as its decimal text.
@@ -113,6 +117,9 @@ class GameRecord:
     #: For a game played in a worker process: that worker's own CPU seconds since its
     #: previous game (in-process bots excluded). Not logged.
     worker_cpu_s: float | None = None
+    #: For an ``adjudicated`` game: the proof (``Adjudication.as_dict``: the solver's line
+    #: from the last recorded decision to the end, what it cost); else None.
+    adjudication: dict[str, Any] | None = None
 
     @property
     def drawn_seats(self) -> tuple[int, ...]:
@@ -135,8 +142,8 @@ class GameRecord:
         return max(0.0, self.wall_s - sum(all_seconds(self.decisions)))
 
     def as_dict(self) -> dict[str, Any]:
-        """The log record of this game."""
-        return {
+        """The log record of this game (``adjudication`` only for an adjudicated one)."""
+        record = {
             "type": "game", "game": self.index, "seed": self.seed, "dealer": self.dealer,
             "players": self.players,
             "deck": [card_str(c) for c in self.deck],
@@ -147,6 +154,9 @@ class GameRecord:
             "wall_ms": round(self.wall_s * 1000, 3), "forfeit": self.forfeit,
             "retries": self.retries,
         }
+        if self.adjudication is not None:
+            record["adjudication"] = self.adjudication
+        return record
 
 
 def record_from_dict(data: dict[str, Any]) -> GameRecord:
@@ -159,7 +169,8 @@ def record_from_dict(data: dict[str, Any]) -> GameRecord:
         list(data["players"]),
         [Decision(seat, parse_action(text), forced, ms / 1000) for seat, text, forced, ms in data["decisions"]],
         data["termination"], data["durak"], tuple(data["last_out"]), data["reason"], data["bouts"],
-        data["wall_ms"] / 1000, data["forfeit"], list(data.get("retries", [])))
+        data["wall_ms"] / 1000, data["forfeit"], list(data.get("retries", [])),
+        adjudication=data.get("adjudication"))
 
 
 async def play_game(players: Sequence[Player], config: MatchConfig, *, index: int, seed: str,
@@ -178,10 +189,13 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
                     dealer=dealer, record_events=bool(table.listeners) or watch is not None)
     table.start(game, rules)
     names = [p.name for p in players]
+    if config.adjudicate is not None:
+        table.adjudicator = Adjudicator(config.adjudicate, names)
     if watch is not None:
         await watch(spectator.start_message(game, index, names))
     decisions: list[Decision] = []
     forfeit = None
+    adjudication = None
     durak: int | None
     last_out: tuple[int, ...]
     share_turns(players)  # only the seat asked to decide runs (unless --ponder)
@@ -202,15 +216,20 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
         termination, durak, last_out = f.kind, f.seat, ()
         reason = forfeit_reason(names[f.seat], f.kind, f.reason)
     else:
-        o = game.outcome
-        assert o is not None
-        termination, durak, last_out, reason = o.termination, o.durak, o.last_out, o.reason
+        proof = table.adjudicator.result if table.adjudicator is not None else None
+        if proof is not None:
+            termination, durak, last_out, reason = ADJUDICATED, proof.durak, proof.last_out, proof.reason
+            adjudication = proof.as_dict()
+        else:
+            o = game.outcome
+            assert o is not None
+            termination, durak, last_out, reason = o.termination, o.durak, o.last_out, o.reason
     await _end(table, watch, durak, termination, reason, forfeit is not None)
     for seat, p in enumerate(players):
         p.busy = was_busy[seat]
     return GameRecord(index, seed, dealer, list(game.deck), names, decisions, termination, durak,
                       last_out, reason, game.bout, trio.current_time() - started, forfeit,
-                      table.retries, table.inprocess_cpu_s)
+                      table.retries, table.inprocess_cpu_s, adjudication=adjudication)
 
 
 def _table(players: Sequence[Player], config: MatchConfig, index: int, watching: bool) -> Table:
@@ -245,7 +264,7 @@ async def _decisions(table: Table, game: Game, decisions: list[Decision],
             assert watch is not None
             for message in seen:
                 await watch(message)
-        if game.phase == OVER:
+        if game.phase == OVER or (table.adjudicator is not None and table.adjudicator.result is not None):
             return
         ask = play(table, game, decisions)
         if ask is None:

@@ -175,6 +175,8 @@ def log_header(players: Sequence[Player], config: MatchConfig) -> dict[str, Any]
         "deal": DEAL_TEXT, "sandbox": sandbox_used(players),
         "seccomp": seccomp_state(sandbox_used(players)),
         "confinement": confinement_used(players),
+        # (only when on: a log of a run without adjudication reads as it always did)
+        **({"adjudicate": config.adjudicate.text} if config.adjudicate is not None else {}),
     }
 
 
