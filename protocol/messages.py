@@ -66,7 +66,7 @@ PHASES = ("attack", "defend", "throw_in", "exchange")
 
 TERMINATIONS = (
     "normal", "draw", "stalemate", "action_cap", "timeout", "crash", "protocol", "illegal",
-    "disconnect",
+    "disconnect", "adjudicated",
 )
 """Values of ``game_end.termination``."""
 

@@ -11,7 +11,7 @@ half-width of its difference to the anchor.
 Time per decision, per bot: the CPU of its decisions where it can be told apart from the
 rest of the run: another built-in's own thread CPU (``BuiltinPlayer.decide_cpu_s``); for
 ``random`` and ``greedy``, which decide from the engine's state in microseconds, their
-charged clock time (it stands for their CPU: referee/table/match.py, ``ask_now``); for a
+charged clock time (it stands for their CPU: they choose in ``BuiltinPlayer.attempt``); for a
 program bot, the CPU of its reaped processes over the tables where it was the only
 program bot. Wall time per decision (what the referee charged) is given too.
 """
@@ -46,7 +46,7 @@ LADDER: tuple[tuple[str, str], ...] = (
     ("expert", "builtin:expert"),
 )
 ANCHOR = "greedy"
-#: The built-ins that decide from the engine's state in microseconds (BuiltinPlayer.decides_now).
+#: The built-ins that decide from the engine's state in microseconds (they choose in ``BuiltinPlayer.attempt``).
 FAST = ("random", "greedy")
 
 
@@ -68,7 +68,7 @@ class BotTally:
     wall_s: float = 0.0  #: their time as the referee charged it
     cpu_s: float | None = 0.0  #: their CPU (None: cannot be told apart; module docstring)
     cpu_decisions: int = 0
-    fast: bool = False  #: decides from the engine's state (``decides_now``): clock time is CPU
+    fast: bool = False  #: decides from the engine's state (in ``attempt``): clock time is CPU
 
     def row(self) -> dict[str, Any]:
         """Its standing row (referee/printing/jsonresult.py's keys), without the rating."""

@@ -164,7 +164,26 @@ class Solver:
         """(an action of best value for the seat to move, that value). A game in which one
         seat plays ``best_action`` at every decision ends no worse for it than the value.
         Raises SolverLimit."""
-        root = self._root(game)
+        return self._best(self._root(game))
+
+    def line(self, game: Game) -> list[int]:
+        """A principal variation: actions from ``game`` to the end of the game, each seat
+        playing a best action (``best_action``) at every decision. The budget holds for
+        the whole line, not for each of its steps. Raises SolverLimit."""
+        g = self._root(game)
+        actions = []
+        while not g.is_over:
+            legal = g.legal_actions()
+            action = legal[0] if len(legal) == 1 else self._best(g)[0]
+            g.apply_legal(action)
+            actions.append(action)
+        return actions
+
+    # ------------------------------------------------------------------ search
+
+    def _best(self, root: Game) -> tuple[int, int]:
+        """``best_action`` of ``root`` (a position ``_root`` made), within the budget
+        ``_root`` set."""
         seat = root.seat_to_move()
         v = self._solve(root.copy(), LOSS, WIN)
         legal = root.legal_actions()
@@ -180,20 +199,6 @@ class Solver:
             if self._solve(child, LOSS, WIN) == v:
                 return action, self._for(seat, v)
         raise AssertionError("no action reaches the position's value")
-
-    def line(self, game: Game) -> list[int]:
-        """A principal variation: actions from ``game`` to the end of the game, each seat
-        playing a best action (``best_action``) at every decision. Raises SolverLimit."""
-        g = self._root(game)
-        actions = []
-        while not g.is_over:
-            legal = g.legal_actions()
-            action = legal[0] if len(legal) == 1 else self.best_action(g)[0]
-            g.apply_legal(action)
-            actions.append(action)
-        return actions
-
-    # ------------------------------------------------------------------ search
 
     def _root(self, game: Game) -> Game:
         if not solvable(game):

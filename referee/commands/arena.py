@@ -9,13 +9,14 @@ import typer
 
 from ..printing.jsonresult import emit_result, ladder_rows
 from ..rules.options import make_rules
+from ..table.adjudicator import parse_budget
 from ..table.clock import TimeControl
 from ..table.match import MatchConfig
 from .common import (
     check_range, err, fail, http_address, open_store_at, out, store_target,
 )
 from .options import (
-    DEFAULT_DB, DbOption, HttpOption, ReconnectGraceOption, RulesOption, SetOption, WEEK_S,
+    AdjudicateOption, DEFAULT_DB, DbOption, HttpOption, ReconnectGraceOption, RulesOption, SetOption, WEEK_S,
 )
 from .ladder import print_ladder
 
@@ -101,6 +102,7 @@ def serve(
     set_: SetOption = None,
     log_dir: Annotated[Path, typer.Option(help="Where game logs go.")] = Path("logs"),
     http: HttpOption = None,
+    adjudicate: AdjudicateOption = None,
     person_grace: Annotated[float, typer.Option(help="With --http: seconds a person's game waits, "
                                                 "paused, for their browser to come back (all "
                                                 "pauses of a game together); then it is their "
@@ -124,7 +126,8 @@ def serve(
 
     web = http_address(http)
     host, port = parse_listen(listen)
-    config = MatchConfig(rules=make_rules(rules, set_ or []), tc=TimeControl.parse(None, move_time))
+    config = MatchConfig(rules=make_rules(rules, set_ or []), tc=TimeControl.parse(None, move_time),
+                         adjudicate=parse_budget(adjudicate))
     check_range(ping_interval, "--ping-interval", 0, WEEK_S, low_open=True)
     check_range(handshake_time, "--handshake-time", 0.1, WEEK_S)
     check_range(reconnect_grace, "--reconnect-grace", 0, WEEK_S)

@@ -77,6 +77,44 @@ def env(
     _print_native()
 
 
+def solver(
+    games: Annotated[int, typer.Option("--games", "-n", min=1, help="Seeded two-seat games.")] = 100,
+    budget_ms: Annotated[float, typer.Option(min=0.1, max=600_000, help="The solver's budget per "
+                                             "game, in milliseconds (as --adjudicate 100ms).")] = 100.0,
+    play: Annotated[str, typer.Option(help="How the games reach their endgame: greedy (both "
+                                      "seats greedy) or random.")] = "greedy",
+    seed: Annotated[int, typer.Option(help="Seeds the deals (and random play).")] = 1,
+    rules: RulesOption = "classic",
+    as_json: JsonFlag = False,
+) -> None:
+    """The endgame solver: positions per second, and the share of two-seat games it
+    decides within the budget once the talon is empty, in one search at that moment and
+    as --adjudicate does it (a slice after every decision). One core; figures depend on
+    the machine's speed."""
+    from ..bench.bench_solver import PLAYS, bench_solver
+    from ..console.progress import progress_for
+
+    if play not in PLAYS:
+        fail(f"--play {play!r}: one of {', '.join(PLAYS)}")
+    make_rules(rules)
+    with progress_for(games, "bench solver", enabled=not as_json, console=err) as advance:
+        r = bench_solver(games, budget_ms, seed, play, rules, on_game=lambda n: advance(""))
+    if as_json:
+        emit_result("bench solver", r)
+        return
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{100 * x:.1f}%"
+
+    out.print(f"solver: {r['positions_per_s']} positions/s; of {r['endgames']} endgames (median "
+              f"{r['cards_in_play_median']} cards in play) decided within {budget_ms:g} ms at talon "
+              f"empty: {r['decided_at_talon_empty']} ({pct(r['share_decided_at_talon_empty'])}; "
+              f"median {r['decided_ms_median']} ms, max {r['decided_ms_max']} ms); adjudicated "
+              f"with slices after each decision: {r['adjudicated']} ({pct(r['share_adjudicated'])}); "
+              f"{play} play, rules {rules}, seed {seed}", markup=False, highlight=False)
+    _print_native()
+
+
 def _print_native() -> None:
     """Which hot modules ran compiled: a benchmark's figures depend on it."""
     from ..native.loader import describe, status

@@ -11,6 +11,7 @@ from ..console.progress import progress_for
 from ..league.runs import lock_run, stopping
 from ..printing.jsonresult import emit_result, ladder_rows, rows_of_tally
 from ..rules.options import make_rules
+from ..table.adjudicator import parse_budget
 from ..table.clock import TimeControl
 from ..table.match import MatchConfig
 from .common import (
@@ -18,7 +19,7 @@ from .common import (
     sandbox_options, store_target,
 )
 from .options import (
-    BindOption, CpusOption, DEFAULT_DB, DbOption, JsonFlag, LogDirOption, MaxMemoryOption,
+    AdjudicateOption, BindOption, CpusOption, DEFAULT_DB, DbOption, JsonFlag, LogDirOption, MaxMemoryOption,
     MaxProcsOption, MoveTimeOption, PonderFlag, RecoverFlag, RulesOption, SEED_HELP, SandboxOption,
     SetOption,
 )
@@ -51,6 +52,7 @@ def run(
     sandbox: SandboxOption = "auto",
     bind: BindOption = None,
     recover: RecoverFlag = False,
+    adjudicate: AdjudicateOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print games played and the ladder as JSON.")] = False,
     max_memory: MaxMemoryOption = None,
     max_procs: MaxProcsOption = 64,
@@ -67,7 +69,7 @@ def run(
 
     mode, binds = sandbox_options(sandbox, bind)
     config = MatchConfig(rules=make_rules(rules, set_ or []), seed=run_seed(seed),
-                         tc=TimeControl.parse(None, move_time))
+                         tc=TimeControl.parse(None, move_time), adjudicate=parse_budget(adjudicate))
     from ..table.failfast import ForfeitTally, forfeit_line
     tally = ForfeitTally()  # this run's games and forfeits per bot, for the summary
 

@@ -53,6 +53,12 @@ HTTP_HELP = ("Also serve a live page at HOST:PORT (e.g. 127.0.0.1:8080; :PORT al
              "with public information only, standings, recent games with their replays. Use a "
              "loopback address unless other machines should watch (a warning says so).")
 DB_HELP = "The result store."
+ADJUDICATE_HELP = ("End a 2-seat endgame (talon empty, two seats holding cards) as soon as the "
+                   "endgame solver proves its outcome, scored as perfect play ends it; the log "
+                   "holds the solver's line and `replay --verify` re-proves it. The value is the "
+                   "solver's budget per game: on (100ms), a time such as 100ms or 0.5s, or a "
+                   "number of positions such as 20000nodes (the same games on any machine). The "
+                   "solver runs between decisions, never on a bot's clock. Default: off.")
 
 
 def db_option(help: str) -> Any:
@@ -60,6 +66,8 @@ def db_option(help: str) -> Any:
     return typer.Option("--db", help=f"{help} {DB_FORMS}", envvar="DURAK_DB", metavar="DB")
 
 
+AdjudicateOption = Annotated[str | None, typer.Option(help=ADJUDICATE_HELP, metavar="BUDGET",
+                                                      show_default=False)]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 ReportJsonFlag = Annotated[bool, typer.Option("--json", help="Print the report as JSON.")]
 DbOption = Annotated[str, db_option(DB_HELP)]

@@ -11,13 +11,14 @@ import typer
 from ..console.progress import progress_for
 from ..rules.options import make_rules
 from ..seats.players import parse_bot_spec
+from ..table.adjudicator import parse_budget
 from ..table.clock import TimeControl
 from ..table.match import MatchConfig, parse_on_illegal
 from .common import (
     bot_limits, check_range, err, fail, name_value_pairs, out, run_seed, sandbox_options,
 )
 from .options import (
-    BOTS_HELP, BindOption, ClockOption, CpusOption, GamesOption, MAX_CPU_S, MaxMemoryOption,
+    BOTS_HELP, AdjudicateOption, BindOption, ClockOption, CpusOption, GamesOption, MAX_CPU_S, MaxMemoryOption,
     MaxProcsOption, MoveTimeOption, PonderFlag, ReconnectGraceOption, RecoverFlag, RulesOption,
     SandboxOption, SeedOption, SetOption, WEEK_S,
 )
@@ -68,6 +69,7 @@ def match(
     sandbox: SandboxOption = "auto",
     bind: BindOption = None,
     recover: RecoverFlag = False,
+    adjudicate: AdjudicateOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")] = False,
 ) -> None:
     """Play a match between bots and print how often each was the durak.
@@ -86,7 +88,7 @@ def match(
         rules=table_rules, games=games, seed=run_seed(seed),
         tc=TimeControl.parse(tc, move_time, startup_time),
         illegal_retries=parse_on_illegal(on_illegal), max_restarts=max_restarts,
-        until_durak=until_durak, duplicate=duplicate)
+        until_durak=until_durak, duplicate=duplicate, adjudicate=parse_budget(adjudicate))
     check_range(connect_wait, "--connect-wait", 0, WEEK_S, low_open=True)
     check_range(reconnect_grace, "--reconnect-grace", 0, WEEK_S)
     from ..seats.tcp import is_loopback, new_token, parse_listen

@@ -15,6 +15,7 @@ from ..league.runs import hold_run, run_target, stopping
 from ..records.storedb import PgUrl
 from ..rules.options import make_rules
 from ..seats.players import BotSpecError, parse_bot_spec, unique_names
+from ..table.adjudicator import parse_budget
 from ..table.clock import TimeControl
 from ..table.match import MatchConfig
 from .common import (
@@ -22,7 +23,7 @@ from .common import (
     run_seed, sandbox_options, store_target,
 )
 from .options import (
-    BindOption, ClockOption, CpusOption, DEFAULT_DB, HttpOption, MaxMemoryOption, MaxProcsOption,
+    AdjudicateOption, BindOption, ClockOption, CpusOption, DEFAULT_DB, HttpOption, MaxMemoryOption, MaxProcsOption,
     MoveTimeOption, PonderFlag, RULES_HELP, RecoverFlag, RulesOption, RunLogDirOption, SANDBOX_HELP,
     SEED_HELP, SandboxOption, SeedOption, SetOption, WEEK_S, db_option,
 )
@@ -62,6 +63,7 @@ def tournament(
     tc: Annotated[str | None, typer.Option("--tc", help="Game clock BASE+INC in seconds.")] = None,
     move_time: MoveTimeOption = None,
     on_illegal: Annotated[str | None, typer.Option(help="forfeit or retry:N.")] = None,
+    adjudicate: AdjudicateOption = None,
     db: Annotated[str, db_option("The result store: every game as it finishes.")] = DEFAULT_DB,
     log_dir: RunLogDirOption = None,
     resume: Annotated[str | None, typer.Option(
@@ -99,14 +101,14 @@ def tournament(
             refuse_changes("--concurrency, --db, --log-dir", [
                 ("--bot", bot), ("--config", config), ("--format", format_), ("--players", players),
                 ("--games", games), ("--seed", seed), ("--rules", rules), ("--set", set_), ("--tc", tc),
-                ("--move-time", move_time), ("--on-illegal", on_illegal),
+                ("--move-time", move_time), ("--on-illegal", on_illegal), ("--adjudicate", adjudicate),
                 ("--no-duplicate", no_duplicate), ("--fresh-bots", fresh_bots)])
             settings = resumed_tournament(store, resume, concurrency, sandbox, bind)
             tid = resume
         else:
             settings = tournament_settings(config, bot, set_, format_, players, games, concurrency, seed,
                                            rules, tc, move_time, on_illegal, no_duplicate, fresh_bots,
-                                           sandbox, bind)
+                                           sandbox, bind, adjudicate)
             tid = register_tournament(store, settings)
         settings.validate()
         with hold_run("tournament", store, target, tid, resumed=resume is not None, log_dir=log_dir,
@@ -165,7 +167,8 @@ def tournament_settings(config: Path | None, bot: list[str] | None, set_: list[s
                         format_: str | None, players: int | None, games: int | None,
                         concurrency: int | None, seed: str | None, rules: str | None, tc: str | None,
                         move_time: float | None, on_illegal: str | None, no_duplicate: bool,
-                        fresh_bots: bool, sandbox: str | None, bind: list[Path] | None) -> Any:
+                        fresh_bots: bool, sandbox: str | None, bind: list[Path] | None,
+                        adjudicate: str | None = None) -> Any:
     """A new tournament's settings: the config file's, overridden by the options given."""
     from ..league.tournament import settings_from_options
     return settings_from_options(
@@ -173,7 +176,7 @@ def tournament_settings(config: Path | None, bot: list[str] | None, set_: list[s
         {"format": format_, "players": players, "games": games,
          "concurrency": concurrency, "seed": None if seed is None else run_seed(seed),
          "preset": rules, "tc": tc, "move_time": move_time, "on_illegal": on_illegal,
-         "duplicate": False if no_duplicate else None,
+         "adjudicate": adjudicate, "duplicate": False if no_duplicate else None,
          "fresh_bots": True if fresh_bots else None, "sandbox": sandbox,
          "bind_extra": list(sandbox_options("auto", bind)[1])})
 
@@ -236,6 +239,7 @@ def sprt(
     sandbox: SandboxOption = "auto",
     bind: BindOption = None,
     recover: RecoverFlag = False,
+    adjudicate: AdjudicateOption = None,
     db: Annotated[str, db_option("The result store: the run and every game.")] = DEFAULT_DB,
     log_dir: RunLogDirOption = None,
     resume: SprtResumeOption = None,
@@ -267,12 +271,12 @@ def sprt(
             ("--set", set_), ("--tc", tc), ("--move-time", move_time), ("--elo0", elo0 != 0.0),
             ("--elo1", elo1 != 10.0), ("--alpha", alpha != 0.05), ("--beta", beta != 0.05),
             ("--max-pairs", max_pairs != 20000), ("--rules", rules != "classic"),
-            ("--fresh-bots", fresh_bots)])
+            ("--fresh-bots", fresh_bots), ("--adjudicate", adjudicate)])
     elif bot_a is None or bot_b is None:
         fail("give the two bots, BOT_A and BOT_B (or --resume ID)")
     else:
         settings = new_sprt(bot_a, bot_b, opponent or [], rules, set_, tc, move_time, seed, test,
-                            max_pairs, mode, binds, fresh_bots)
+                            max_pairs, mode, binds, fresh_bots, adjudicate)
     target = run_target(db, distributed)
     with open_store(target) as store:
         if resume is None:
@@ -359,7 +363,8 @@ def sprt_test(elo0: float, elo1: float, alpha: float, beta: float) -> Any:
 
 def new_sprt(bot_a: str, bot_b: str, opponent: list[str], rules: str, set_: list[str] | None,
              tc: str | None, move_time: float | None, seed: str | None, test: Any, max_pairs: int,
-             sandbox: str, binds: tuple[str, ...], fresh_bots: bool) -> dict[str, Any]:
+             sandbox: str, binds: tuple[str, ...], fresh_bots: bool,
+             adjudicate: str | None = None) -> dict[str, Any]:
     """A new SPRT run's settings as stored: its bots (A, B, the opponents; named A-...,
     B-...), the match config, the test and how the bots run."""
     from ..league.abtest import stored_settings
@@ -370,7 +375,8 @@ def new_sprt(bot_a: str, bot_b: str, opponent: list[str], rules: str, set_: list
     table_rules.check_table(len(specs) - 1 if opponent else 2)
     if any(x.kind == "tcp" for x in specs):
         raise BotSpecError("sprt starts its bots itself: give command lines or builtin:NAME, not tcp:NAME")
-    config = MatchConfig(rules=table_rules, tc=TimeControl.parse(tc, move_time), seed=run_seed(seed))
+    config = MatchConfig(rules=table_rules, tc=TimeControl.parse(tc, move_time), seed=run_seed(seed),
+                         adjudicate=parse_budget(adjudicate))
     names = unique_names([f"A-{specs[0].name}", f"B-{specs[1].name}"] + [x.name for x in specs[2:]])
     entries = [BotEntry(name, spec.text) for name, spec in zip(names, specs)]
     return stored_settings(entries[0], entries[1], entries[2:], config, test, max_pairs, config.seed,

@@ -63,15 +63,16 @@ from typing import Any, Literal
 import trio
 
 from protocol import messages as msg
+from protocol.codec import decode
 from protocol.errors import RemoteProtocolError
 
 from ..table.clock import TimeControl
 from ..seats.leftovers import ProcInfo, Watch, subreaper
 from ..table.match import MatchConfig, play_game
-from ..seats.players import (BotFailure, BotSpec, BotStartError, Player, free_name, parse_bot_spec,
+from ..seats.players import (Ask, BotFailure, BotSpec, BotStartError, Player, free_name, parse_bot_spec,
                              unique_names)
 from ..rules import Game
-from ..rules.actions import MalformedAction, action_from_wire, action_str
+from ..rules.actions import MalformedAction, action_from_wire, action_str, shared_wire
 from ..rules.deal import deal_deck, deal_id
 from ..rules.match import first_dealer
 from ..rules.options import make_rules
@@ -357,12 +358,13 @@ class _Tap(Player):
     player and notes each request, answer, decision time and failure in order.
 
     It also probes for frames nobody asked for (``settle`` seconds each, twice that
-    after game_start, none when 0): after game_start (flushed at once, before any
+    after game_start, none when 0): after game_start (flushed before the first
     request of that game: an answer then is an answer before the question), after the
     first ``probes_per_game``
     answers of each game (a second answer), and on ``probe("bye")`` before bye. A probe
-    runs when the table next talks to the bot, not inside ``decide``, so its wait is
-    never charged to the bot's clock. What it finds is noted in ``unasked`` and taken
+    runs when the table next awaits the bot (its next request, the end of the game),
+    before the request is written, so its wait is never charged to the bot's clock
+    (the inner player's ``ask.timing``). What it finds is noted in ``unasked`` and taken
     off the stream, so the game goes on as if the bot had behaved."""
 
     def __init__(self, inner: Player, settle: float = 0.0, probes_per_game: int = 0) -> None:
@@ -377,55 +379,60 @@ class _Tap(Player):
         self.last: tuple[dict[str, Any], dict[str, Any]] | None = None
         self._asked_in_game = 0
         self._games = 0  #: game_starts sent (probes are made in the first PROBE_GAMES)
-        self._pending = False
+        self._due: list[str] = []  #: probes to make when the table next talks to the bot
 
-    async def send(self, message: dict[str, Any]) -> None:
+    def hear(self, frame: bytes) -> None:
+        kind = decode(frame).get("type")
         try:
-            await self._probe_pending()
-            await self.inner.send(message)
-            if message["type"] == "game_start":
-                self._asked_in_game = 0
-                self._games += 1
-                if self._games <= PROBE_GAMES:
-                    await self.probe("game_start")
+            self.inner.hear(frame)
         except BotFailure as exc:
-            self.trail.append((message["type"], exc))
+            self.trail.append((str(kind), exc))
+            raise
+        if kind == "game_start":
+            self._asked_in_game = 0
+            self._games += 1
+            if self._games <= PROBE_GAMES:
+                self._due.append("game_start")
+
+    async def flush(self) -> None:
+        try:
+            await self._probe_due()
+            await self.inner.flush()
+        except BotFailure as exc:
+            self.trail.append(("game_end", exc))
             raise
 
-    async def send_frame(self, frame: bytes) -> None:
-        try:
-            await self._probe_pending()
-            await self.inner.send_frame(frame)
-        except BotFailure as exc:
-            self.trail.append(("event", exc))
-            raise
-
-    async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+    async def finish(self, ask: Ask) -> Any:
+        request = ask.message()
         start = trio.current_time()
         try:
-            await self._probe_pending()
-            answer = await self.inner.decide(request, timeout)
-            self.timing = self.inner.timing
+            await self._probe_due()
+            answer = self.inner.attempt(ask)
+            if answer is None:
+                answer = await self.inner.finish(ask)
         except BotFailure as exc:
             self.trail.append(_Asked(request, None, trio.current_time() - start, exc))
             raise
-        self.trail.append(_Asked(request, answer, trio.current_time() - start, None))
-        self.last = (request, answer)
+        seen = dict(shared_wire(answer)) if type(answer) is int else answer
+        self.trail.append(_Asked(request, seen, trio.current_time() - start, None))
+        self.last = (request, seen)
         self._asked_in_game += 1
-        self._pending = self._asked_in_game <= self.probes_per_game and self._games <= PROBE_GAMES
+        if self._asked_in_game <= self.probes_per_game and self._games <= PROBE_GAMES:
+            self._due.append("answer")
         return answer
 
-    async def _probe_pending(self) -> None:
-        if self._pending:
-            self._pending = False
-            await self.probe("answer")
+    async def _probe_due(self) -> None:
+        """The probes due since the table last talked to the bot, in order."""
+        due, self._due = self._due, []
+        for when in due:
+            await self.probe(when)
 
     async def probe(self, when: str) -> None:
         """Write what is queued, then note every frame (pongs aside) that is already
         there or arrives within ``settle`` seconds. Raises BotFailure (protocol) for
         bytes that are not a frame."""
         inner: Any = self.inner  # a StreamPlayer: the probe reads its stream and decoder
-        decoder = getattr(inner, "_decoder", None)
+        decoder = getattr(inner, "decoder", None)
         stream = getattr(inner, "_receive_stream", None)
         if self.settle <= 0 or decoder is None or stream is None or getattr(inner, "failure", None):
             return

@@ -42,7 +42,7 @@ from gymnasium import spaces
 from ..rules.actions import action_to_wire
 from ..rules.deal import check_seed, deal_id
 from ..rules.options import Rules
-from ..seats.players import BotFailure, BotSpec, Player, parse_bot_spec
+from ..seats.players import Ask, BotFailure, BotSpec, Player, parse_bot_spec
 from ..table.clock import TimeControl
 from ..table.match import MatchConfig, play_game
 from ..table.runner import SeatOptions, make_players
@@ -57,19 +57,20 @@ _RESIGN = object()
 
 
 class _LearnerSeat(Player):
-    """The learner's player at the referee's table: ``decide`` hands the request to the
+    """The learner's player at the referee's table: ``finish`` hands the request to the
     env's thread and waits for its answer. Its spec is of kind "human", the seat the
     referee does not start (``runner.make_players``), as a person's at ``durak-ref play``."""
 
     def __init__(self, to_env: queue.Queue[tuple[str, Any]]) -> None:
-        super().__init__("learner", BotSpec("human", "learner", text="learner"), wants_events=False,
-                         in_process=True)
+        # Not ``in_process``: the learner's answer is judged as a bot's (an illegal one is
+        # its forfeit), where the referee's own in-process bots' wrong answers are our bugs.
+        super().__init__("learner", BotSpec("human", "learner", text="learner"), wants_events=False)
         self.info = {"name": "learner", "version": "env", "author": "referee.env"}
         self._to_env = to_env
         self.answers_in, self.answers = trio.open_memory_channel[Any](1)
 
-    async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-        self._to_env.put(("request", request))
+    async def finish(self, ask: Ask) -> dict[str, Any]:
+        self._to_env.put(("request", ask.message()))
         answer = await self.answers.receive()
         if answer is _RESIGN:
             raise BotFailure("disconnect", "the learner reset the environment during the game")

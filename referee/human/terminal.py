@@ -28,7 +28,7 @@ from protocol.strategies import greedy_choose
 from . import view
 from ..console.printable import printable
 from ..table.match import MatchConfig, MatchResult
-from ..seats.players import BotFailure, BotSpec, Player
+from ..seats.players import Ask, BotFailure, BotSpec, Player
 from ..table.runner import run_match
 
 def human_spec(name: str) -> BotSpec:
@@ -135,7 +135,9 @@ class HumanPlayer(Player):
         for line in lines:
             self._say(line)
 
-    async def send(self, message: dict[str, Any]) -> None:
+    def hear(self, frame: bytes) -> None:
+        """Show a message at once: the start of a game, an event, an error, the end."""
+        message = decode(frame)
         kind = message.get("type")
         if kind == "game_start":
             self._names, self._seat = list(message["names"]), message["seat"]
@@ -150,10 +152,10 @@ class HumanPlayer(Player):
         elif kind == "error":
             self._say(f"referee: {message.get('message')}")
 
-    async def send_frame(self, frame: bytes) -> None:
-        await self.send(decode(frame))
-
-    async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+    async def finish(self, ask: Ask) -> dict[str, Any]:
+        """Show the table and the menu, then wait for the person to choose (within the
+        budget): only an element of the legal list is ever answered."""
+        request, timeout = ask.message(), ask.budget
         obs = request["observation"]
         legal = view.menu_order(request["legal"], obs["trump_suit"])  # the same maps, in menu order
         self._show(view.table_lines(obs, self._names))

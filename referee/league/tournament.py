@@ -37,6 +37,7 @@ from typing import Any
 import trio
 
 from ..console.usererror import leaves
+from ..table.adjudicator import AdjudicateError, parse_budget
 from ..table.clock import TimeControl, TimeControlError
 from ..table.match import (
     GameRecord, MatchConfig, OnIllegalError, Watch, parse_on_illegal, play_game, referee_cost,
@@ -102,6 +103,7 @@ class TournamentSettings:
     move_time: float | None = None
     startup_time: float = 10.0
     on_illegal: str = "forfeit"
+    adjudicate: str | None = None  #: the solver's budget per game (``adjudicator.parse_budget``)
     max_restarts: int = 3
     concurrency: int = 1
     fresh_bots: bool = False  #: restart program bots before every game (no memory of deals)
@@ -161,20 +163,22 @@ class TournamentSettings:
             return MatchConfig(rules=rules, games=1, seed=self.seed,
                                tc=TimeControl.parse(self.tc, self.move_time, self.startup_time),
                                illegal_retries=parse_on_illegal(self.on_illegal),
-                               max_restarts=self.max_restarts)
-        except (BotSpecError, RulesError, TimeControlError, OnIllegalError, SandboxError) as exc:
+                               max_restarts=self.max_restarts,
+                               adjudicate=parse_budget(self.adjudicate))
+        except (BotSpecError, RulesError, TimeControlError, OnIllegalError, SandboxError,
+                AdjudicateError) as exc:
             raise TournamentError(str(exc)) from None
 
 
 _CONFIG_KEYS = {"bots", "format", "players", "games", "duplicate", "seed", "rules", "preset",
                 "time_control", "concurrency", "on_illegal", "max_restarts", "fresh_bots",
-                "sandbox", "bind"}
+                "sandbox", "bind", "adjudicate"}
 
 
 _CONFIG_TYPES: dict[str, type | tuple[type, ...]] = {
     "bots": list, "format": str, "players": int, "games": int, "duplicate": bool, "seed": (int, str),
     "rules": dict, "preset": str, "time_control": dict, "concurrency": int, "on_illegal": str,
-    "max_restarts": int, "fresh_bots": bool, "sandbox": str, "bind": list}
+    "max_restarts": int, "fresh_bots": bool, "sandbox": str, "bind": list, "adjudicate": str}
 _TC_TYPES: dict[str, type | tuple[type, ...]] = {
     "tc": str, "move_time": (int, float), "startup_time": (int, float)}
 _TYPE_NAMES = {list: "an array", str: "a string", int: "an integer", bool: "true or false",
@@ -212,7 +216,7 @@ def load_config(path: Path) -> dict[str, Any]:
             _check_type(path, f"bots[{i + 1}].env", b["env"], dict)
     out: dict[str, Any] = {k: data[k] for k in ("format", "players", "games", "duplicate", "seed",
                                                   "concurrency", "on_illegal", "max_restarts",
-                                                  "fresh_bots", "sandbox")
+                                                  "fresh_bots", "sandbox", "adjudicate")
                            if k in data}
     if "bind" in data:  # relative to the config file, like a bot's cwd
         out["bind"] = [str((path.parent / str(b)).resolve()) for b in data["bind"]]

@@ -141,6 +141,12 @@ def _check_game(r: dict[str, Any]) -> None:
                 _need(isinstance(forfeit[key], str), f"forfeit {key}", forfeit[key], "text")
     if "retries" in r:
         _need(isinstance(r["retries"], list), "retries", r["retries"], "a list")
+    if r.get("adjudication") is not None:
+        proof = r["adjudication"]
+        _need(isinstance(proof, dict) and isinstance(proof.get("line"), list), "adjudication",
+              proof, 'a map with a "line" of action texts')
+        for i, text in enumerate(proof["line"]):
+            _need(isinstance(text, str), f"adjudication line[{i}]", text, "action text")
     for key in ("bouts",):
         if key in r:
             _need(_is_int(r[key]) and r[key] >= 0, key, r[key], "a count >= 0")

@@ -13,7 +13,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..bots.solver import VALUE_NAMES, Solver, SolverLimit, solvable, terminal_value
 from ..table import observer
+from ..table.adjudicator import ADJUDICATED
 from ..table.match import FORFEITS, forfeit_reason
 from ..rules import Game, Rules
 from ..rules.actions import MalformedAction, action_from_wire, action_str, parse_action
@@ -100,6 +102,9 @@ def verify_game(rules: Rules, record: dict[str, Any]) -> Game:
                 raise Divergence(f"game {g}: {action_str(action)} by seat {forfeit.get('seat')} is "
                                  f"recorded as illegal, but it was legal")
         return game
+    if term == ADJUDICATED:
+        verify_adjudication(game, record)
+        return game
     if not game.is_over:
         raise Divergence(f"game {g}: the decisions end before the game does (termination {term})")
     o = game.outcome
@@ -110,6 +115,57 @@ def verify_game(rules: Rules, record: dict[str, Any]) -> Game:
     if list(o.last_out) != list(record.get("last_out", [])):
         raise Divergence(f"game {g}: last_out {record.get('last_out')} but the rules give {list(o.last_out)}")
     return game
+
+
+#: Positions a re-proof of an adjudicated game may search (about a minute of the solver's
+#: time): a proof the referee found within its budget takes far fewer; a log that names
+#: a position beyond it fails verification rather than hold ``--verify`` up for hours.
+VERIFY_NODES = 5_000_000
+
+
+def verify_adjudication(game: Game, record: dict[str, Any], max_nodes: int = VERIFY_NODES) -> None:
+    """Check an ``adjudicated`` record against ``game``, the position after its recorded
+    decisions: it is a solved endgame (``solvable``), the logged line is legal and ends
+    with the logged durak and ``last_out``, and the solver, searching afresh, proves that
+    same value. Raises Divergence saying which check failed."""
+    g = record["game"]
+    durak, last_out = record["durak"], list(record.get("last_out", []))
+    if not solvable(game):
+        raise Divergence(f"game {g}: adjudicated, but the position after the last decision is not "
+                         f"an endgame the solver decides (the talon must be empty and two seats "
+                         f"hold cards)")
+    proof = record.get("adjudication")
+    line = proof.get("line") if isinstance(proof, dict) else None
+    if not isinstance(line, list):
+        raise Divergence(f"game {g}: adjudicated, but the record has no adjudication line")
+    end = game.copy()
+    for i, text in enumerate(line):
+        try:
+            action = parse_action(text)
+        except (MalformedAction, TypeError) as exc:
+            raise Divergence(f"game {g}, adjudication line step {i}: {text!r} is not an action: {exc}") from None
+        reason = None if not end.is_over else "the game is already over"
+        reason = reason or end.illegal_reason(action)
+        if reason is not None:
+            raise Divergence(f"game {g}, adjudication line step {i}: {text} is illegal: {reason}")
+        end.apply_legal(action)
+    if not end.is_over:
+        raise Divergence(f"game {g}: the adjudication line ends before the game does")
+    o = end.outcome
+    assert o is not None
+    if (o.durak, list(o.last_out)) != (durak, last_out):
+        raise Divergence(f"game {g}: the log says durak {durak}, last_out {last_out}; its "
+                         f"adjudication line ends with durak {o.durak}, last_out {list(o.last_out)}")
+    side = min(s for s in range(game.players) if not game.out[s])
+    try:
+        proved = Solver(max_nodes=max_nodes).value(game, side)
+    except SolverLimit:
+        raise Divergence(f"game {g}: the adjudicated position could not be re-proved within "
+                         f"{max_nodes} positions; its result is unchecked") from None
+    claimed = terminal_value(end, side)
+    if proved != claimed:
+        raise Divergence(f"game {g}: adjudicated as a {VALUE_NAMES[claimed]} for seat {side}, but "
+                         f"perfect play from that position gives seat {side} a {VALUE_NAMES[proved]}")
 
 
 def verify_log(header: dict[str, Any], games: list[dict[str, Any]]) -> list[Verified]:
@@ -156,6 +212,9 @@ def game_steps(header: dict[str, Any], record: dict[str, Any], seat: int | None 
         if game.bout != last_bout or game.is_over:
             last_bout = game.bout
             yield from _state_lines(game, view)
+    proof = record.get("adjudication")
+    if record["termination"] == ADJUDICATED and isinstance(proof, dict):
+        yield f"  adjudicated; the solver's line: {', '.join(map(str, proof.get('line', [])))}"
     reason = record.get("reason", "")
     forfeit = record.get("forfeit")
     if forfeit and not observer.sees_private(view, observer.logged_seat(forfeit.get("seat"))):

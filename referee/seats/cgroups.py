@@ -585,9 +585,8 @@ def _say(text: str) -> None:
 
 class Turns:
     """The seats of one table whose bots are frozen while another seat is waited for.
-    A member has ``group`` (its bot's Group or None), ``lane`` (pipelane.Lane: its
-    ``wake`` is what to call before the bot's next request is written) and ``wake_up``
-    (thaw, and clear ``lane.wake``)."""
+    A member has ``group`` (its bot's Group or None) and ``frozen`` (told that its bot
+    was frozen: it thaws it before its next request is written, ``wire.StreamPlayer``)."""
 
     def __init__(self) -> None:
         self.members: list[Any] = []
@@ -603,7 +602,7 @@ class Turns:
                 group = p.group
                 if group is not None and not group.frozen:
                     group.freeze()
-                    p.lane.wake = p.wake_up
+                    p.frozen()
 
 
 def share_turns(players: Any) -> None:

@@ -1,21 +1,20 @@
 """The synchronous fast lane of a bot over pipes: one decision without trio.
 
-``decide_now(player, frame, request_id, budget, answers)`` is the body of
-``wire.StreamPlayer.decide_frame_now`` (its docstring is the contract): for a bot whose
+``decide_now(lane, player, frame, request_id, budget, answers)`` is the body of
+``wire.StreamPlayer.attempt`` (its docstring is the contract): for a bot whose
 last answer came quickly, it looks (a zero-timeout poll) that the bot sent nothing since
 its last answer, writes the queued bytes and the request in one ``os.write``, waits for
 the answer in the pipe's own poll for at most QUICK_WAIT_MS, reads it, and returns the
 value ``answers`` maps it to when it is exactly the canonical answer to this request.
 Everything else (a write that would block, a slow, partial, unknown or malformed answer,
-a failure) is left open for the awaited ``decide_frame`` to finish and judge
+a failure) is left open for the awaited ``StreamPlayer.finish`` to finish and judge
 (``_leave_open``), exactly as it finishes any request.
 
 ``flush_now(lane)`` writes what is queued (a game's end) the same way, without a
 coroutine; what the pipe does not take is left to the awaited ``StreamPlayer.flush``.
 
-It reads and writes the player's own fields (``_out``, ``_quick``, ``_unyielded``,
-``_open``, ``timing``, ...): one connection's state, in one place, the player. This
-module imports no trio (a test enforces that): it is compiled by mypyc (setup.py), so a
+It reads and writes the connection's state, which lives in one ``Lane`` per player
+(``StreamPlayer._lane``), read and written there by both. This module imports no trio (a test enforces that): it is compiled by mypyc (setup.py), so a
 decision of a quick program bot runs no interpreted code between the request frame and
 the answer. Bot data is typed ``object``.
 """
@@ -27,7 +26,7 @@ from collections.abc import Callable, Mapping
 from time import perf_counter
 from typing import Any, Final, cast
 
-from protocol.codec import HEADER_SIZE, encode
+from protocol.codec import HEADER_SIZE, FrameDecoder, encode
 
 # (Final, bound once: compiled, a module attribute that is not Final is looked up in its
 # module's dict at each use; these are C constants or statics. Tests empty _HEADS in place.)
@@ -51,45 +50,140 @@ QUICK_WAIT_MS: Final = 1
 #: A bot whose last answer came this soon after its request counts as quick.
 QUICK_ANSWER_S: Final = QUICK_WAIT_MS / 1000
 
-class Lane:
-    """The state of one bot connection that a decision reads and writes: the
-    ``StreamPlayer``'s own fields, kept in a compiled object so that the lane reaches
-    them without an attribute lookup on the player (each costs hundreds of
-    instructions). ``StreamPlayer`` exposes each as its old attribute (``_out``,
-    ``failure``, ``_quick``, ... : ``wire.LANE_FIELDS``), so there is one copy."""
+def _no_clock() -> float:
+    raise RuntimeError("no stream attached yet")
 
-    def __init__(self) -> None:
+
+class Request:
+    """The fields of one decision that a seat's ``attempt`` reads at every decision, in
+    compiled form: the base of the loop's ``framelane.Ask`` (the whole contract:
+    ``players.Ask``), so the lane reads them without an attribute lookup by name. Made
+    as it is (its frame given), it is a request as a tool or a test asks it."""
+
+    def __init__(self, request_id: int, budget: float | None, answers: dict[bytes, Any],
+                 frame: bytes | None = None) -> None:
+        self.id = request_id  #: the request id
+        self.budget = budget  #: seconds the answer may take (None: no limit)
+        self.answers = answers  #: canonical packed action maps -> the action they name
+        #: (written, answered): run-clock times of the request fully written and of the
+        #: answer complete, set by a player that knows them; None: the loop times the call.
+        self.timing: tuple[float, float] | None = None
+        self._frame = frame
+
+    def frame(self) -> bytes:
+        """The request's frame (``encode`` of the request message)."""
+        frame = self._frame
+        if frame is None:
+            raise ValueError("a request made without its frame")
+        return frame
+
+
+class Seat:
+    """The synchronous half of ``players.Player``'s interface as the loop calls it: its
+    ``attempt`` and ``hear``. ``Lane`` is one (a pipe bot's, called natively); ``seat_of``
+    wraps any other player's two methods in ``Forwarding``."""
+
+    def attempt(self, ask: Request) -> object:
+        """``Player.attempt`` (its contract)."""
+        return None
+
+    def hear(self, frame: bytes) -> None:
+        """``Player.hear`` (its contract)."""
+
+
+class Forwarding(Seat):
+    """A player's own ``attempt`` and ``hear``, called as they are."""
+
+    def __init__(self, attempt: Any, hear: Any) -> None:
+        self._attempt = attempt
+        self._hear = hear
+
+    def attempt(self, ask: Request) -> object:
+        result: object = self._attempt(ask)
+        return result
+
+    def hear(self, frame: bytes) -> None:
+        self._hear(frame)
+
+
+def seat_of(player: Any) -> Seat:
+    """The ``Seat`` the loop calls for ``player``: the ``Seat`` both its ``attempt`` and
+    its ``hear`` are bound to (a ``StreamPlayer``'s lane), else its methods forwarded."""
+    attempt = player.attempt
+    hear = player.hear
+    owner = getattr(attempt, "__self__", None)
+    if isinstance(owner, Seat) and getattr(hear, "__self__", None) is owner:
+        return cast(Seat, owner)
+    return Forwarding(attempt, hear)
+
+
+class Lane(Seat):
+    """The state of one bot connection that a decision reads and writes, kept in a
+    compiled object so that the lane reaches it without an attribute lookup on the
+    player (each costs hundreds of instructions). ``StreamPlayer`` keeps its connection
+    here and nowhere else (``StreamPlayer._lane``), so there is one copy."""
+
+    def __init__(self, player: Any = None) -> None:
+        #: The ``StreamPlayer`` whose connection this is (its interpreted slow path reads
+        #: an answer that is not the canonical one: ``_read_now``).
+        self.player: Any = player
         self.out = bytearray()  #: bytes queued for the bot, written before the next request
         #: Frames queued after ``out`` (``queue_frame``), written after it in this order:
         #: kept apart, not copied into ``out``, and written with the request in one
         #: ``os.writev``. ``pending`` joins them onto ``out`` for the awaited path.
         self.queued: list[bytes] = []
-        self.failure: object = None  #: the bot's BotFailure, once it has one
+        self.failure: Any = None  #: the bot's BotFailure, once it has one
         self.quick = False  #: its last answer came within QUICK_ANSWER_S
         self.unyielded = 0  #: decisions in a row that never waited in trio
-        self.open: object = None  #: the request left open: (id, written time or None)
-        self.stash: object = None  #: what was read for the open request, to be judged
-        self.expect: object = None  #: the answer head of the open request (known answers)
-        self.answers: object = None  #: the open request's known answer bytes -> values
-        self.answered: object = None  #: the id of the last request answered
-        self.timing: object = None  #: (written, answered) of the last answer (Player.timing)
+        self.open: tuple[int, float | None] | None = None  #: the request left open: (id, written)
+        self.stash: Any = None  #: what was read for the open request (a map or a BotFailure)
+        self.expect: bytes | None = None  #: the answer head of the open request (known answers)
+        self.answers: Any = None  #: the open request's known answer bytes -> values
+        self.answered: int | None = None  #: the id of the last request answered
+        self.timing: tuple[float, float] | None = None  #: (written, answered) of the last answer
         self.pipes = False  #: both halves are pipes with a poller: the lane is open
-        self.poll: object = None  #: the poller of the bot's output (early frames, answers)
-        self.decoder: object = None  #: the connection's FrameDecoder
-        self.now: object = None  #: the run's clock (its current_time)
-        self.clock_offset: object = None  #: see wire._perf_counter_offset
-        self.out_fileno: object = None  #: the halves' fileno methods (None: not pipes)
-        self.in_fileno: object = None
-        self.out_holder: object = None  #: see wire._fd_holder
-        self.in_holder: object = None
+        self.poll: Any = None  #: the poller of the bot's output (early frames, answers)
+        self.decoder = FrameDecoder()  #: the connection's (replaced for each stream)
+        self.now: Callable[[], float] = _no_clock  #: the run's clock (its current_time)
+        self.clock_offset: float | None = None  #: see clock_offset
+        #: The halves' fileno methods (None: not pipes).
+        self.out_fileno: Callable[[], int] | None = None
+        self.in_fileno: Callable[[], int] | None = None
+        self.out_holder: Any = None  #: see wire._fd_holder
+        self.in_holder: Any = None
         #: What to call before a request is written (None: nothing): thaws a bot that
         #: was frozen while another was waited for (referee/seats/cgroups.py, Turns).
-        self.wake: object = None
+        self.wake: Callable[[], None] | None = None
+
+    def attempt(self, ask: Request) -> object:
+        """``StreamPlayer.attempt`` (its contract), compiled: ``decide_now`` for the
+        request of ``ask`` (a ``framelane.Ask``), with the answer's timing on it."""
+        answer = decide_now(self, self.player, ask.frame(), ask.id, ask.budget, ask.answers)
+        if answer is not None:
+            ask.timing = self.timing
+        return answer
+
+    def hear(self, frame: bytes) -> None:
+        """``StreamPlayer.hear`` (its contract), compiled: ``queue_frame``."""
+        queue_frame(self, frame)
 
 
-#: Request id -> the canonical bytes of an action message for it, up to its action map.
+#: Request id -> the canonical bytes of an action message for it, up to its action map: a
+#: pure function of the id (no game's or bot's state), so one table serves every
+#: connection; bounded, as ids count per seat per game.
 _HEADS: Final[dict[int, bytes]] = {}
 _HEADS_MAX: Final = 10000  #: ids count per seat per game: small ids repeat all the time
+
+
+def clock_offset(clock: Any) -> float | None:
+    """The constant offset of the run's ``clock`` over time.perf_counter when it is trio's
+    default clock (``current_time() == offset + perf_counter()``, checked here), else None
+    (tests' MockClock): the compiled loop and lane then read the run's time as
+    ``perf_counter() + offset``, without an interpreted call."""
+    offset = getattr(clock, "offset", None)
+    if type(clock).__name__ != "SystemClock" or type(offset) is not float:
+        return None
+    return offset if abs(clock.current_time() - (offset + perf_counter())) < 1e-3 else None
 
 
 def answer_head(request_id: int) -> bytes:
@@ -105,7 +199,7 @@ def answer_head(request_id: int) -> bytes:
 
 
 def yield_due(lane: Lane) -> bool:
-    """``StreamPlayer.yield_due``: its next decision would be the YIELD_EVERY-th in a
+    """Whether the lane's next decision would be the YIELD_EVERY-th in a
     row that never waited in trio, which ``decide_now`` refuses."""
     return lane.unyielded + 1 >= YIELD_EVERY
 
@@ -117,11 +211,11 @@ QUEUED_MAX: Final = 64
 
 
 def queue_frame(lane: Lane, frame: bytes) -> None:
-    """``StreamPlayer.queue_frame``: queue ``frame`` (written with the next request, after
+    """``StreamPlayer.hear``: queue ``frame`` (written with the next request, after
     everything queued before it); raises the bot's failure, if it has one."""
     failure = lane.failure
     if failure is not None:
-        raise failure  # type: ignore[misc]  # (a BotFailure)
+        raise failure  # (a BotFailure)
     queued = lane.queued
     if len(queued) >= QUEUED_MAX:
         lane.out += b"".join(queued)
@@ -131,8 +225,8 @@ def queue_frame(lane: Lane, frame: bytes) -> None:
 
 def pending(lane: Lane) -> bytearray:
     """Every byte queued for the bot, in order, as ``lane.out`` (the queued frames joined
-    onto it): what ``StreamPlayer._out`` reads. The caller may append to it or replace it
-    (``lane.out = ...``, with ``lane.queued`` emptied: ``StreamPlayer._out``'s setter)."""
+    onto it): what the awaited path of ``StreamPlayer`` writes. The caller may append to
+    it or replace it (``lane.out = ...``: ``lane.queued`` is empty then)."""
     queued = lane.queued
     if queued:
         lane.out += b"".join(queued)
@@ -142,16 +236,17 @@ def pending(lane: Lane) -> bytearray:
 
 def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: float | None,
                answers: Mapping[bytes, object]) -> object:
-    """``StreamPlayer.decide_frame_now`` for ``player``, whose lane is ``lane`` (see its
-    contract)."""
+    """``StreamPlayer.attempt`` for ``player``, whose lane is ``lane`` (see its contract),
+    for the request ``frame`` with id ``request_id``."""
     if lane.open is not None or lane.stash is not None:
         lane.open = lane.stash = None
     decoder: Any = lane.decoder
     # (``decoder.buffered`` is ``len(_buf) - _pos``: read as the FrameDecoder's two fields,
-    # not through its property, which is an interpreted call at every decision.)
+    # not through its property, an interpreted call at every decision: about 1% of a
+    # quick decision's referee time. tests/referee/test_pipe_lane.py holds the two equal.)
     if (not lane.pipes or lane.failure is not None or not lane.quick
             or lane.unyielded + 1 >= YIELD_EVERY or len(decoder._buf) != decoder._pos):
-        return None  # decide_frame does it all (the early-frame check, a yield, ...)
+        return None  # finish does it all (the early-frame check, a yield, ...)
     poller: Any = lane.poll
     try:
         if poller.poll(0):  # the bot sent something since its last answer: to be judged
@@ -162,35 +257,8 @@ def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: f
     head = answer_head(request_id)
     # (``timing``, ``expect`` and ``answers`` are set only where the request is left
     # open: the awaited path reads them, and a known answer taken here needs none.)
-    # Everything queued, then the request, in one writev: the queued frames are not
-    # copied into one buffer first.
-    queued = lane.queued
-    out = lane.out
-    if len(out) != 0:  # (bytes the awaited path queued: before the frames)
-        queued.insert(0, bytes(out))
-        out.clear()
-    queued.append(frame)
-    wake = lane.wake
-    if wake is not None:  # (a frozen bot: thawed before its request is written)
-        cast("Callable[[], None]", wake)()
-    total = 0
-    for part in queued:
-        total += len(part)
-    try:
-        sent: int = _writev(_fd(lane.out_holder, lane.out_fileno), queued)
-    except BlockingIOError:
-        sent = 0
-    except OSError:  # the bot is gone: decide_frame writes again and says so
-        queued.pop()  # the request; what was queued before it stays queued
-        lane.unyielded -= 1
+    if not _write_request(lane, frame, request_id, head, answers):
         return None
-    if sent < total:  # the rest waits in ``out`` for decide_frame's awaited write
-        rest = b"".join(queued)[sent:]
-        queued.clear()
-        out += rest
-        _leave_open(lane, request_id, None, head, answers)
-        return None
-    queued.clear()
     offset = lane.clock_offset
     now: Any = lane.now
     written: float = now() if offset is None else _clock() + cast(float, offset)
@@ -203,10 +271,10 @@ def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: f
         chunk = _read(_fd(lane.in_holder, lane.in_fileno), READ_CHUNK)
     except BlockingIOError:
         chunk = _read_within(lane, QUICK_WAIT_MS)
-    except OSError:  # the pipe is gone: decide_frame says so
+    except OSError:  # the pipe is gone: StreamPlayer.finish says so
         chunk = b""
     if not chunk:  # no answer within QUICK_WAIT_MS (or the end of the stream)
-        lane.quick = False  # decide_frame waits in trio (no second quick wait)
+        lane.quick = False  # StreamPlayer.finish waits in trio (no second quick wait)
         _leave_open(lane, request_id, written, head, answers)
         return None
     answered: float = now() if offset is None else _clock() + cast(float, offset)
@@ -231,6 +299,42 @@ def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: f
     return player._read_now(chunk, request_id, written, answered)
 
 
+def _write_request(lane: Lane, frame: bytes, request_id: int, head: bytes,
+                   answers: Mapping[bytes, object]) -> bool:
+    """Write everything queued, then the request ``frame``, in one writev (the queued
+    frames are not copied into one buffer first). True when all of it was written;
+    else what the pipe did not take stays queued, in order (the request left open for
+    ``StreamPlayer.finish``), or, the bot being gone, only the request is dropped."""
+    queued = lane.queued
+    out = lane.out
+    if len(out) != 0:  # (bytes the awaited path queued: before the frames)
+        queued.insert(0, bytes(out))
+        out.clear()
+    queued.append(frame)
+    wake = lane.wake
+    if wake is not None:  # (a frozen bot: thawed before its request is written)
+        wake()
+    total = 0
+    for part in queued:
+        total += len(part)
+    try:
+        sent: int = _writev(_fd(lane.out_holder, lane.out_fileno), queued)
+    except BlockingIOError:
+        sent = 0
+    except OSError:  # the bot is gone: StreamPlayer.finish writes again and says so
+        queued.pop()  # the request; what was queued before it stays queued
+        lane.unyielded -= 1
+        return False
+    if sent < total:  # the rest waits in ``out`` for StreamPlayer.finish's awaited write
+        rest = b"".join(queued)[sent:]
+        queued.clear()
+        out += rest
+        _leave_open(lane, request_id, None, head, answers)
+        return False
+    queued.clear()
+    return True
+
+
 def _read_within(lane: Lane, milliseconds: int) -> bytes:
     """What the bot's pipe gives within ``milliseconds`` (its poll, then one read): b""
     when nothing came in time, at the end of the stream, or on an error."""
@@ -239,7 +343,7 @@ def _read_within(lane: Lane, milliseconds: int) -> bytes:
         if not poller.poll(milliseconds):
             return b""
         return _read(_fd(lane.in_holder, lane.in_fileno), READ_CHUNK)
-    except (OSError, ValueError):  # would block, or the pipe is gone: decide_frame says which
+    except (OSError, ValueError):  # would block, or the pipe is gone: finish says which
         return b""
 
 
@@ -252,7 +356,7 @@ def _fd(holder: Any, fileno: Any) -> int:
 def _leave_open(lane: Lane, request_id: int, written: float | None, head: bytes,
                 answers: Mapping[bytes, object]) -> None:
     """Leave the request written (``written``: when; None while part of it is still
-    queued) open for ``decide_frame``, with what it needs to judge the answer."""
+    queued) open for ``StreamPlayer.finish``, with what it needs to judge the answer."""
     lane.open = (request_id, written)
     lane.timing = None
     lane.expect = head

@@ -3,17 +3,17 @@
 A bot spec is what the user types on the command line:
 
 - ``builtin:NAME`` runs an in-process bot (``random``, ``greedy``, ``gentle``,
-  ``ismcts``, ``expert``); ``seat=builtin:NAME`` names its seat; a built-in that takes parameters
+  ``ismcts``, ``expert``, ``solver``); ``seat=builtin:NAME`` names its seat; a built-in that takes parameters
   takes them after a second colon, ``builtin:NAME:KEY=VALUE,KEY=VALUE``
-  (``builtin:ismcts:iterations=200``, ``builtin:ismcts:ms=40``);
+  (``builtin:ismcts:iterations=200``, ``builtin:ismcts:ms=40``,
+  ``builtin:solver:fallback=ismcts,iterations=200``);
 - anything else is a command line, split like a POSIX shell does, with an optional
   ``name=`` prefix: ``alice="./mybot --fast"``;
 - ``tcp:NAME`` is reserved for bots that connect over TCP (not yet served).
 
-A ``Player`` is the referee's side of one bot for a whole match. All players speak
-in protocol messages (maps), so a built-in bot sees exactly what a remote bot sees; the
-built-ins ``random`` and ``greedy`` also ``decide_now``: the same choice from the engine's
-state, with no request built (referee/bots/fastchoice.py).
+A ``Player`` is the referee's side of one seat for a whole match; its docstring is the
+interface a new kind of seat implements (a synchronous ``attempt`` and an awaited
+``finish`` per decision). Built-ins read what their seat may see of the game directly.
 """
 
 from __future__ import annotations
@@ -24,11 +24,13 @@ import re
 import shlex
 import time
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
 
-from protocol.strategies import gentle_choose, greedy_choose, random_choose
+from protocol.strategies import gentle_choose
 
 from ..bots.fastchoice import greedy_action, random_action
+from ..bots.solverbot import SolverChooser
 from ..rules.game import Game
 from ..errors import UserError
 
@@ -64,11 +66,17 @@ BUILTINS = {
               "while the talon lasts, goes out with its last card (the published statistics' bots)",
     "ismcts": "information-set Monte Carlo tree search; parameters iterations=N (default 150), "
               "ms=M (time per decision), c=X (exploration), bias=B (greedy hint)",
-    "expert": "ismcts with 1600 iterations and the exact endgame solver (about 40 ms of CPU "
-              "per decision); the same parameters and solve_nodes=N",
+    "expert": "ismcts with 1600 iterations, a lean toward greedy's move in the whole tree and "
+              "the exact endgame solver (about 40 ms of CPU per decision); the same parameters, "
+              "solve_nodes=N and tree_bias=T",
+    "solver": "perfect play in two-seat endgames (talon empty) when the endgame solver proves "
+              "them in time, else a fallback bot; parameters solve_ms=M (default 100), "
+              "solve_nodes=N, fallback=random|greedy|gentle|ismcts (default greedy) and the "
+              "fallback's own",
 }
-#: Built-ins that take ``:KEY=VALUE,...`` parameters: the search bots (referee/bots/ismcts.py).
-PARAMETRIC = ("ismcts", "expert")
+#: Built-ins that take ``:KEY=VALUE,...`` parameters: the search bots
+#: (referee/bots/ismcts.py, ``SEARCH_BOTS``) and the solver.
+PARAMETRIC = ("ismcts", "expert", "solver")
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _SCRIPT_RE = re.compile(r"^[^\s]+\.(py|js|mjs|cjs|ts|rb|pl|php|lua|jar|sh|exe)$")
 
@@ -158,7 +166,9 @@ def _builtin_params(builtin: str, text: str, spec: str) -> tuple[str, ...]:
 
 
 def _param_map(builtin: str, items: tuple[str, ...], spec: str) -> Any:
-    from ..bots.ismcts import IsmctsParamError, parse_params
+    """The parameters of built-in ``builtin`` (``PARAMETRIC``) from its ``KEY=VALUE``
+    items: its own parser's result. Raises BotSpecError naming ``spec``."""
+    from ..bots import ismcts, solverbot
     pairs: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
@@ -167,8 +177,13 @@ def _param_map(builtin: str, items: tuple[str, ...], spec: str) -> Any:
                                f"got {item!r}")
         pairs[key.strip()] = value.strip()
     try:
-        return parse_params(pairs, builtin)
-    except IsmctsParamError as exc:
+        if builtin == "solver":
+            params = solverbot.parse_params(pairs)
+            if params.fallback in PARAMETRIC:  # (the fallback's own parameters, checked)
+                _param_map(params.fallback, params.fallback_items, spec)
+            return params
+        return ismcts.parse_params(pairs, builtin)
+    except (ismcts.IsmctsParamError, solverbot.SolverBotParamError) as exc:
         raise BotSpecError(f"{spec!r}: {exc}") from None
 
 
@@ -194,12 +209,57 @@ def free_name(wanted: str, taken: set[str]) -> str:
     return name
 
 
+class Ask(Protocol):
+    """One decision asked of a seat (the table's ``framelane.Ask``): what a player reads
+    to answer it. Valid while the decision is open (its frame and message read the
+    game as it is then). Its request fields (``id``, ``budget``, ``answers``, ``timing``,
+    ``frame``) are a compiled ``pipelane.Request``'s, which a pipe player requires."""
+
+    game: Game  #: the game in play (the seat may read only what it may see)
+    seat: int  #: the seat asked
+    index: int  #: the game's number in its match
+    id: int  #: the request id (1, 2, ... per seat per game)
+    legal: list[int]  #: the legal actions, as action numbers
+    budget: float | None  #: seconds the answer may take (None: no limit)
+    answers: Mapping[bytes, int]  #: canonical packed action maps -> the action they name
+    #: (written, answered): run-clock times of the request fully written and of the
+    #: answer complete, for a player that knows them; None: the loop times the call.
+    timing: tuple[float, float] | None
+
+    def frame(self) -> bytes:
+        """The request's frame (``encode(self.message())``, byte for byte)."""
+        ...
+
+    def legal_wire(self) -> list[dict[str, Any]]:
+        """The legal actions as protocol maps (shared and read-only: compare or copy)."""
+        ...
+
+    def message(self, observation: Any = None) -> dict[str, Any]:
+        """The request message (``observation`` in place of the seat's observation map)."""
+        ...
+
+
 @dataclass
 class Player:
-    """The referee's side of one bot for a whole match.
+    """The referee's side of one seat for a whole match: what a new kind of seat implements.
 
-    Subclasses implement the async methods. ``wants_events`` lets the referee skip
-    building event messages for bots that ignore them (the built-ins).
+    A decision is asked in two steps, the same for every seat (``framelane``'s loop):
+
+    - ``attempt(ask)``, synchronous: finish the decision now if it can (a built-in
+      choosing from the engine, a pipe bot that answers within a millisecond) and
+      return the answer, or return None ("not yet"; a request may be left open);
+    - ``await finish(ask)``: the rest, for as long as it takes (within ``ask.budget``:
+      the loop forfeits a late answer), continuing whatever ``attempt`` left open.
+
+    An answer is an action number from ``ask.legal`` or ``ask.answers``' values, or an
+    action map as the bot sent it; the loop judges it (clock, form, legality) and may ask
+    again after an illegal one. A player that knows when the bot's time started and
+    ended sets ``ask.timing``; otherwise the loop charges the time of the calls. A seat
+    that fails (crash, timeout, protocol, disconnect) raises BotFailure from either.
+
+    Messages that need no answer come as frames to ``hear`` (queued: nothing waits), and
+    ``flush`` writes what is queued at once (the game's end). ``wants_events`` False: the
+    seat is sent no messages at all (the built-ins, which read the game itself).
     """
 
     name: str
@@ -207,75 +267,40 @@ class Player:
     wants_events: bool = True
     info: dict[str, Any] = field(default_factory=dict)
     busy: bool = False  #: in a game right now (set by the game loop)
-    #: (written, answered): trio times at which ``decide`` finished writing its request
-    #: and the answer's frame was complete, so the bot is charged only for the time in
-    #: between. None (in-process bots): the caller times the whole ``decide`` call.
-    timing: tuple[float, float] | None = None
     #: The player has left the table for good (a person who closed their input): the
     #: match ends after the game in progress.
     left: bool = False
-    #: The bot decides inside the referee's process (its CPU is not the referee's).
+    #: The bot is the referee's own code, deciding in its process: its time is counted as
+    #: its own CPU, not the referee's (``GameRecord.inprocess_cpu_s``), it is not told
+    #: why it lost, and an answer of it that is no legal action is the referee's bug
+    #: (raised, not a forfeit). Not a way of asking: every seat is asked the same way.
     in_process: bool = False
-    #: The bot reads a request's ``observation`` only during ``decide`` and only through
-    #: the Mapping interface, so the referee may hand it a view computed on first use
-    #: (in-process built-ins: a random choice never looks at it).
-    lazy_view: bool = False
-    #: The bot can choose synchronously from the engine's state (``decide_now``), with
-    #: the same choice ``decide`` would make from the request: the referee then builds no
-    #: request at all (in-process ``random`` and ``greedy``).
-    decides_now: bool = False
-    #: The player takes requests as frame bytes too (``decide_frame``, ``decide_frame_now``,
-    #: ``queue_frame``, and ``yield_due`` / ``pause`` for the frame lane's yields to trio:
-    #: wire.StreamPlayer), so the referee can send it requests joined from packed parts
-    #: instead of message maps. A class fact, not a field.
-    takes_frames: ClassVar[bool] = False
-    #: For a ``takes_frames`` player whose ``decide_frame_now``, ``queue_frame`` and
-    #: ``yield_due`` are pipelane's applied to its connection (wire.StreamPlayer): that
-    #: connection's ``pipelane.Lane``, which the compiled frame lane uses directly (no
-    #: interpreted call per decision or event). None for every other player. It is the
-    #: same object for the player's whole life (a new stream resets its fields), so a
-    #: table may hold it for a game in which a TCP seat reconnects.
-    lane: ClassVar[Any] = None
 
-    def yield_due(self) -> bool:
-        """For a player that ``takes_frames``: whether it is due a yield to trio before its
-        next decision (the caller then awaits ``pause``). None is ever due by default."""
-        return False
+    def attempt(self, ask: Ask) -> Any:
+        """The decision now, or None (not yet: ``finish`` is awaited next). None by default."""
+        return None
 
-    async def pause(self) -> None:
-        """The yield to trio ``yield_due`` asked for: one checkpoint."""
-        import trio
+    async def finish(self, ask: Ask) -> Any:
+        """The answer to ``ask``, continuing what ``attempt`` left open. Raises BotFailure."""
+        raise NotImplementedError
 
-        await trio.lowlevel.checkpoint()
+    def hear(self, frame: bytes) -> None:
+        """Take a message that needs no answer (an encoded frame: game_start, event, a
+        non-fatal error, game_end), queued until the next request or ``flush``. Raises
+        BotFailure when the bot has already failed. Ignored by default."""
+
+    async def flush(self) -> None:
+        """Write what ``hear`` queued now (the end of a game). Raises BotFailure."""
 
     async def start(self, nursery: Any) -> None:
         """Start the bot and complete the handshake; background tasks go in ``nursery``.
         Raises BotStartError if the bot cannot be started, BotFailure if it fails the
         handshake."""
 
-    async def send(self, message: dict[str, Any]) -> None:
-        """Deliver a referee-to-bot message that needs no answer."""
-
-    async def send_frame(self, frame: bytes) -> None:
-        """Deliver an already encoded message that needs no answer (queued, written with
-        the next request). For bots that take events."""
-
     async def tell(self, message: dict[str, Any]) -> None:
         """Best effort, never raises: write ``message`` now (the fatal ``error`` that tells
         a bot why it lost a game), within a short time; a bot that is not reading does
         not hold the referee up. In-process bots need no telling."""
-
-    async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-        """Send a request message and return the bot's action map (structurally valid,
-        not checked for legality) within ``timeout`` seconds of the request being sent
-        (None: no limit). Sets ``timing`` where it can. Raises BotFailure."""
-        raise NotImplementedError
-
-    def decide_now(self, game: Game, seat: int, legal: list[int], game_index: int) -> int:
-        """For a player with ``decides_now``: the element of ``legal`` (the legal actions
-        of ``seat``, the seat to move in ``game``, table game number ``game_index``) that
-        ``decide`` would answer with. Reads only what ``seat`` may see."""
-        raise NotImplementedError
 
     async def prepare_game(self, max_restarts: int, fresh: bool = False) -> None:
         """Called before each game: a failed bot is restarted here, if it may be;
@@ -285,63 +310,117 @@ class Player:
         """Say bye and release the bot. Must complete even when cancelled."""
 
 
-class BuiltinPlayer(Player):
-    """An in-process bot that decides from the request map alone.
+class ObservationOnDemand(Mapping[str, Any]):
+    """``game.observe(seat)`` as a read-only Mapping, computed on first use: for a bot in
+    the referee's process that may decide without looking at it. It reads the game when
+    first used, so it is valid only while the request is open."""
 
-    ``random`` draws from a generator seeded by (seed, seat name, game index), so a
-    game's moves do not depend on which games the same object played before: the same
-    schedule gives the same games sequentially or concurrently.
+    __slots__ = ("_game", "_seat", "_view")
+
+    def __init__(self, game: Game, seat: int) -> None:
+        self._game, self._seat = game, seat
+        self._view: dict[str, Any] | None = None
+
+    def _full(self) -> dict[str, Any]:
+        view = self._view
+        if view is None:
+            view = self._view = self._game.observe(self._seat)
+        return view
+
+    def __getitem__(self, key: str) -> Any:
+        return self._full()[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._full().get(key, default)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._full())
+
+    def __len__(self) -> int:
+        return len(self._full())
+
+
+class BuiltinPlayer(Player):
+    """An in-process bot: it reads the game itself and is sent no messages.
+
+    ``random`` and ``greedy`` choose from the engine's state (referee/bots/fastchoice.py),
+    at once, in ``attempt``: the same choice their request-reading strategies make.
+    ``gentle``, ``ismcts`` and ``expert`` choose from the request map (built on demand), in
+    ``finish``, after a look for a pending Ctrl-C (they never wait, so nothing else
+    would see one). ``solver`` searches the engine's position in ``finish`` too and
+    hands what it cannot prove to its fallback built-in. ``random`` draws from a generator seeded by (seed, seat name, game
+    index), so a game's moves do not depend on which games the same object played
+    before: the same schedule gives the same games sequentially or concurrently.
     """
 
     def __init__(self, name: str, spec: BotSpec, seed: int | str = 0) -> None:
         kind = spec.argv[0]
-        # The search bots need the table rules, which a bot learns from game_start as a
-        # remote bot does; the others need nothing but the request.
-        search = kind in PARAMETRIC
-        super().__init__(name, spec, wants_events=search, in_process=True,
-                         lazy_view=not search, decides_now=kind in ("random", "greedy"))
+        super().__init__(name, spec, wants_events=False, in_process=True)
         self.info = {"name": kind, "version": "builtin", "author": "durak-ref"}
         self._seed = seed
-        self._random = kind == "random"  #: decide_now's choice of strategy, read once
+        self._kind = kind
+        self._now = kind in ("random", "greedy")  #: chooses in ``attempt``
         self._game: int | None = None
         self._rng = random.Random()
-        self._params = _param_map(kind, spec.argv[1:], spec.text) if kind in PARAMETRIC else None
+        params: Any = _param_map(kind, spec.argv[1:], spec.text) if kind in PARAMETRIC else None
+        #: ``solver``: its solver, and the built-in that decides where the solver does not.
+        self._chooser: SolverChooser | None = None
+        self._fallback: BuiltinPlayer | None = None
+        if kind == "solver":
+            self._chooser = SolverChooser(params)
+            self._fallback = BuiltinPlayer(name, BotSpec(
+                "builtin", name, (params.fallback, *params.fallback_items), spec.text), seed)
+            params = None
+        self._params = params  #: ismcts's
         self._search: Any = None
-        #: The CPU of every ``decide`` call (this thread's: what a busy machine's other
-        #: jobs do not inflate), and how many there were (``decide_now`` is not counted).
+        self._search_game: Game | None = None
+        #: The CPU of the decisions made in ``finish`` (this thread's: what a busy
+        #: machine's other jobs do not inflate), and how many there were; ``random`` and
+        #: ``greedy``, which choose in ``attempt``, are not counted.
         self.decide_cpu_s = 0.0
         self.decided = 0
 
-    async def send(self, message: dict[str, Any]) -> None:
-        if message.get("type") == "game_start" and self._params is not None:
-            from ..bots.ismcts import IsmctsStrategy
-            from ..rules.options import rules_from_dict
-            self._search = IsmctsStrategy(rules_from_dict(message["rules"]), self._params)
+    def attempt(self, ask: Ask) -> Any:
+        if not self._now:
+            return None
+        if self._kind == "random":
+            index = ask.index
+            return random_action(ask.legal, self._rng if index == self._game else self._game_rng(index))
+        return greedy_action(ask.game, ask.seat, ask.legal)
 
-    async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+    async def finish(self, ask: Ask) -> Any:
+        import trio
+
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if self._now:  # (asked through finish alone: the same choice)
+            return self.attempt(ask)
         cpu = time.thread_time()
-        answer = self._choose(request["observation"], request["legal"], request)
+        answer = await self._decide(ask)
         self.decide_cpu_s += time.thread_time() - cpu
         self.decided += 1
         return answer
 
-    def _choose(self, obs: Any, legal: list[dict[str, Any]], request: dict[str, Any]) -> dict[str, Any]:
-        if self._search is not None:
+    async def _decide(self, ask: Ask) -> Any:
+        """``finish``'s choice for the built-ins that do not choose in ``attempt``."""
+        if self._chooser is not None:
+            action = self._chooser.choose(ask.game, ask.index, ask.budget)
+            if action is not None:
+                return action
+            assert self._fallback is not None
+            return await self._fallback.finish(ask)
+        if self._params is not None:
+            request = ask.message()
+            obs, legal = request["observation"], request["legal"]
+            if self._search_game is not ask.game:  # the table's rules, once per game
+                from ..bots.ismcts import IsmctsStrategy
+                self._search, self._search_game = IsmctsStrategy(ask.game.rules, self._params), ask.game
             # Seeded per decision: the choice is a function of (seed, seat, game,
             # request id, observation, legal list) alone.
-            rng = random.Random(f"{self._seed}:{self.name}:{request['game']}:{request['id']}")
+            rng = random.Random(f"{self._seed}:{self.name}:{ask.index}:{ask.id}")
             return self._search.choose(obs, legal, rng)
-        if self.spec.argv[0] == "gentle":
-            return gentle_choose(obs, legal)
-        if self.spec.argv[0] == "random":
-            return random_choose(obs, legal, self._game_rng(request["game"]))
-        return greedy_choose(obs, legal)
-
-    def decide_now(self, game: Game, seat: int, legal: list[int], game_index: int) -> int:
-        if self._random:
-            rng = self._rng if game_index == self._game else self._game_rng(game_index)
-            return random_action(legal, rng)
-        return greedy_action(game, seat, legal)
+        # gentle may decide without reading the whole observation: computed on demand.
+        view: Any = ObservationOnDemand(ask.game, ask.seat)
+        return gentle_choose(view, ask.legal_wire())
 
     def _game_rng(self, game_index: int) -> random.Random:
         """The random bot's generator, seeded afresh at the first decision of each game."""

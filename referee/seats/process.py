@@ -118,7 +118,7 @@ class ProcessPlayer(StreamPlayer):
 
     def wake_up(self) -> None:
         """Thaw the bot (its request is about to be written)."""
-        self.lane.wake = None
+        self._lane.wake = None
         group = self.group
         if group is not None:
             group.thaw()
@@ -126,7 +126,7 @@ class ProcessPlayer(StreamPlayer):
     def _release(self, conn: _Connection) -> None:
         """Thaw the bot for good: it is to exit or be killed (a frozen process can do
         neither)."""
-        self.lane.wake = None
+        self._lane.wake = None
         if conn.group is not None:
             conn.group.thaw()
 
@@ -185,7 +185,7 @@ class ProcessPlayer(StreamPlayer):
             self.confinement.announce()
         await trio.lowlevel.checkpoint()
         conn = self.conn = _Connection(process, launch, group)
-        self.lane.wake = None
+        self._lane.wake = None
         assert process.stdin is not None and process.stdout is not None
         self._attach(process.stdin, process.stdout)
         self._nursery.start_soon(self._drain_stderr, conn)

@@ -51,12 +51,12 @@ from typing import Any
 import trio
 
 from protocol import messages as msg
-from protocol.codec import FrameDecoder, encode
+from protocol.codec import FrameDecoder, decode, encode
 from protocol.errors import RemoteProtocolError, UnsupportedVersionError
 
 from .. import __version__
 from ..records.matchlog import utc_now
-from .players import BotFailure, BotSpec
+from .players import Ask, BotFailure, BotSpec
 from .wire import TOLD_FAILURES, StreamPlayer
 from ..errors import UserError
 
@@ -307,10 +307,6 @@ class TcpSeat(StreamPlayer):
     """One bot's seat over TCP. It plays over whichever authenticated connection the gate
     hands it; without one it waits (up to ``wait_s``) or fails as a disconnect."""
 
-    #: Requests go through ``decide``, which carries the reconnect grace (a socket has no
-    #: fast lane to gain: StreamPlayer.decide_frame_now serves pipes only).
-    takes_frames = False
-
     def __init__(self, name: str, spec: BotSpec | None = None, *, wait_s: float = 60.0,
                  max_frame: int = 1 << 20, reconnect_grace: float = 0.0) -> None:
         super().__init__(name, spec or BotSpec("tcp", name, (), f"tcp:{name}"), wants_events=True)
@@ -321,7 +317,7 @@ class TcpSeat(StreamPlayer):
         self.paused = False  #: waiting for a reconnection in the middle of a game
         self.reconnects = 0  #: reconnections within the grace, over the seat's life
         self.on_event: Any = None  #: callable(str) for operator lines (set by the runner)
-        self._game_start: dict[str, Any] | None = None  #: of the game in play
+        self._game_start: bytes | None = None  #: the game_start frame of the game in play
         #: What is left of the grace in the game in play: a bot's pauses in one game add up
         #: to at most ``reconnect_grace``, so dropping again and again cannot stall a table.
         self._grace_left = reconnect_grace
@@ -344,7 +340,7 @@ class TcpSeat(StreamPlayer):
         before it closes the socket (set when this seat lets the connection go)."""
         self._attach(stream, stream, self.max_frame)
         decoder.max_frame = self.max_frame
-        self._decoder = decoder  # keeps any bytes the bot sent after its hello
+        self._lane.decoder = decoder  # keeps any bytes the bot sent after its hello
         self.info = {"name": hello.name, "version": hello.version, "author": hello.author}
         self.peer = peer
         self.token_hash = hash_token(hello.token or "")
@@ -405,35 +401,40 @@ class TcpSeat(StreamPlayer):
         except BotFailure:
             pass  # still gone: the game records the forfeit
 
-    async def send(self, message: dict[str, Any]) -> None:
-        kind = message["type"]
+    def hear(self, frame: bytes) -> None:
+        kind = decode(frame).get("type") if self.reconnect_grace > 0 else None
         if kind == "game_start":
-            self._game_start = message  # sent again to a bot that reconnects mid-game
+            self._game_start = frame  # sent again to a bot that reconnects mid-game
             self._grace_left = self.reconnect_grace
         elif kind == "game_end":
             self._game_start = None
-        await super().send(message)
+        super().hear(frame)
 
-    async def decide(self, request: dict[str, Any], budget: float | None = None) -> dict[str, Any]:
-        """As ``StreamPlayer.decide``; but with a reconnect grace, a connection lost
+    async def finish(self, ask: Ask) -> Any:
+        """As ``StreamPlayer.finish``; but with a reconnect grace, a connection lost
         before the answer pauses the decision: the bot's clock stops (the time it used
         before the drop still counts), and a new connection within the grace gets the
         game's ``game_start`` and this request again (same id). No reconnection within
         the grace: the ``disconnect`` failure, with the grace in its evidence."""
         used = 0.0  # the bot's time on this request before connections dropped
+        budget = ask.budget
         while True:
             began = trio.current_time()
             try:
-                answer = await super().decide(request, None if budget is None else max(budget - used, 0.0))
+                if not used:
+                    return await super().finish(ask)
+                answer = await self._decide_told(ask.frame(), ask.id, None if budget is None
+                                                 else max(budget - used, 0.0), ask.answers, ())
             except BotFailure as exc:
                 if exc.kind != "disconnect" or self._grace_left <= 0:
                     raise
                 used += trio.current_time() - began
-                await self._await_reconnect(exc, request["id"])
+                await self._await_reconnect(exc, ask.id)
                 continue
-            if used and self.timing is not None:
-                written, answered = self.timing
-                self.timing = (written - used, answered)
+            timing = self._lane.timing
+            if timing is not None:
+                written, answered = timing
+                ask.timing = (written - used, answered)
             return answer
 
     async def _await_reconnect(self, lost: BotFailure, request_id: int) -> None:
@@ -460,7 +461,7 @@ class TcpSeat(StreamPlayer):
         self._say(f"{self.name} reconnected from {self.peer} after "
                   f"{trio.current_time() - paused_at:.2f} s; the game goes on")
         if self._game_start is not None:
-            self._out += encode(self._game_start)
+            self._queue(self._game_start)
 
     def _say(self, text: str) -> None:
         if self.on_event is not None:
@@ -732,24 +733,8 @@ class TcpGate:
                 await self._refuse(stream, peer, "protocol",
                                    f"no hello within {self.limits.handshake_s:g} s")
             return
-        assert self.throttle is not None
-        self.tokens.refresh()
-        self.token_checks += 1
-        if not self.tokens.check(hello.name, hello.token):
-            # The right token is admitted whatever the penalty (below); a wrong one made
-            # during a penalty is refused as throttled, and counts like any failure.
-            now = trio.current_time()
-            wait = self.throttle.penalty(peer, now)
-            self.throttle.failed(peer, now)
-            if wait > 0:
-                await self._throttled(stream, peer, self.throttle.penalty(peer, now), hello.name)
-                return
-            why = "no token" if hello.token is None else "wrong token or unknown name"
-            self.auth_report.add_failure(peer)
-            await self._refuse(stream, peer, "auth", f"authentication failed for {hello.name!r} "
-                               f"({why})", hello.name, quiet=True)
+        if not await self._authenticated(stream, peer, hello):
             return
-        self.throttle.succeeded(peer)
         self._unpend(key)
         if self.authenticated >= self.limits.max_connections:
             await self._refuse(stream, peer, "limit", f"too many connections "
@@ -769,6 +754,29 @@ class TcpGate:
             self._say(f"{hello.name} ({peer}) disconnected")
         finally:
             self.authenticated -= 1
+
+    async def _authenticated(self, stream: trio.SocketStream, peer: str, hello: msg.BotHello) -> bool:
+        """Whether ``hello`` holds the right token for its name; if not, the connection is
+        refused (throttled during a penalty) and the failure counted."""
+        assert self.throttle is not None
+        self.tokens.refresh()
+        self.token_checks += 1
+        if self.tokens.check(hello.name, hello.token):
+            self.throttle.succeeded(peer)
+            return True
+        # The right token is admitted whatever the penalty (below); a wrong one made
+        # during a penalty is refused as throttled, and counts like any failure.
+        now = trio.current_time()
+        wait = self.throttle.penalty(peer, now)
+        self.throttle.failed(peer, now)
+        if wait > 0:
+            await self._throttled(stream, peer, self.throttle.penalty(peer, now), hello.name)
+            return False
+        why = "no token" if hello.token is None else "wrong token or unknown name"
+        self.auth_report.add_failure(peer)
+        await self._refuse(stream, peer, "auth", f"authentication failed for {hello.name!r} "
+                           f"({why})", hello.name, quiet=True)
+        return False
 
     async def _throttled(self, stream: trio.SocketStream, peer: str, wait: float,
                          name: str | None = None) -> None:

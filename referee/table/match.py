@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,18 +25,20 @@ import trio
 
 from protocol import messages as msg
 
+from .adjudicator import ADJUDICATED, Adjudicator, Budget
 from .clock import Clock, TimeControl
-from .framelane import (Decision, EventFrames, FrameTable, SeatKinds, all_seconds, ask_fast,
-                        charge_bots, play_frames, queue_events)
-from .requests import ACTIONS_BY_BYTES, RequestFrames, game_end_frame, game_start_frame
+from .framelane import Decision, Table, all_seconds, charge_bots, conclude, deliver, play
+# (FORFEITS and illegal_message are read from here by the replay and the tests.)
+from .forfeit import FORFEITS, Forfeit, failed, forfeit_reason, illegal_message  # noqa: F401
+from .requests import game_end_frame, game_start_frame
 from .failfast import all_forfeit_warning, forfeited_all
-from ..seats.pipelane import flush_now, queue_frame
 from ..seats.cgroups import share_turns
+from ..seats.pipelane import clock_offset
 from ..seats.players import BotFailure, Player
 from ..rules import Game, Rules
 from ..rules.game import OVER
-from ..rules.actions import MalformedAction, action_from_wire, action_str, shared_wire
-from ..rules.cards import card_str, mask_str
+from ..rules.actions import action_str
+from ..rules.cards import card_str
 from ..rules.deal import check_seed, deal_deck, deal_id
 from ..rules.match import first_dealer, next_dealer
 from .seeds import new_seed
@@ -46,9 +48,6 @@ from ..errors import UserError
 #: A spectator's hook on one game (``play_game(watch=...)``): awaited with each public
 #: message of the game, in order (``referee/table/spectator.py`` says which).
 Watch = Callable[[dict[str, Any]], Awaitable[None]]
-
-#: Terminations where a seat forfeited (it is the durak).
-FORFEITS = ("timeout", "crash", "protocol", "illegal", "disconnect")
 
 
 class OnIllegalError(UserError, ValueError):
@@ -80,6 +79,9 @@ class MatchConfig:
     max_restarts: int = 3
     until_durak: int | None = None
     duplicate: bool = False  #: each deal once per seat rotation (see play_match)
+    #: The solver's budget per game once the talon is empty (None: no adjudication;
+    #: referee/table/adjudicator.py).
+    adjudicate: Budget | None = None
 
     def __post_init__(self) -> None:
         # An int seed (tests, tools) keys the deals as its decimal text.
@@ -108,12 +110,16 @@ class GameRecord:
     retries: list[dict[str, Any]] = field(default_factory=list)
     #: CPU seconds in-process (builtin) bots spent deciding in this game: they run in the
     #: referee's process, so the referee's own CPU is its process CPU minus this. Not logged.
-    #: For players that ``decides_now``: the time of their decisions on the run's clock (wall
-    #: time under trio's default clock; see _Table.ask_now).
+    #: A decision finished at once (``Player.attempt``) counts its time on the run's clock
+    #: (wall time under trio's default clock: reading the process CPU clock would cost more
+    #: than such a decision); an awaited one its process CPU time.
     inprocess_cpu_s: float = 0.0
     #: For a game played in a worker process: that worker's own CPU seconds since its
     #: previous game (in-process bots excluded). Not logged.
     worker_cpu_s: float | None = None
+    #: For an ``adjudicated`` game: the proof (``Adjudication.as_dict``: the solver's line
+    #: from the last recorded decision to the end, what it cost); else None.
+    adjudication: dict[str, Any] | None = None
 
     @property
     def drawn_seats(self) -> tuple[int, ...]:
@@ -136,8 +142,8 @@ class GameRecord:
         return max(0.0, self.wall_s - sum(all_seconds(self.decisions)))
 
     def as_dict(self) -> dict[str, Any]:
-        """The log record of this game."""
-        return {
+        """The log record of this game (``adjudication`` only for an adjudicated one)."""
+        record = {
             "type": "game", "game": self.index, "seed": self.seed, "dealer": self.dealer,
             "players": self.players,
             "deck": [card_str(c) for c in self.deck],
@@ -148,6 +154,9 @@ class GameRecord:
             "wall_ms": round(self.wall_s * 1000, 3), "forfeit": self.forfeit,
             "retries": self.retries,
         }
+        if self.adjudication is not None:
+            record["adjudication"] = self.adjudication
+        return record
 
 
 def record_from_dict(data: dict[str, Any]) -> GameRecord:
@@ -160,305 +169,8 @@ def record_from_dict(data: dict[str, Any]) -> GameRecord:
         list(data["players"]),
         [Decision(seat, parse_action(text), forced, ms / 1000) for seat, text, forced, ms in data["decisions"]],
         data["termination"], data["durak"], tuple(data["last_out"]), data["reason"], data["bouts"],
-        data["wall_ms"] / 1000, data["forfeit"], list(data.get("retries", [])))
-
-
-class Forfeit(Exception):
-    """A seat lost the game by its own fault (bad message, illegal action, ...)."""
-
-    def __init__(self, seat: int, kind: str, reason: str, evidence: dict[str, Any]) -> None:
-        super().__init__(reason)
-        self.seat, self.kind, self.reason, self.evidence = seat, kind, reason, evidence
-
-
-class _Table:
-    """The state of one game in play: the engine, clocks, and the players."""
-
-    def __init__(self, players: Sequence[Player], config: MatchConfig, index: int,
-                 watch: Watch | None = None) -> None:
-        self.players = players
-        self.watch = watch
-        self.config = config
-        self.index = index
-        # Request ids count per seat per game (1, 2, 3, ...): a seat's ids say nothing
-        # about how often other seats, or other tables, were asked.
-        self.request_ids = [0] * len(players)
-        kinds = SeatKinds(players)
-        self.wants = kinds.wants
-        self.listeners = kinds.listeners
-        self.decides_now = kinds.decides_now
-        tc = config.tc
-        self.clocks = [Clock(tc) for _ in players]
-        self.retries: list[dict[str, Any]] = []
-        self.inprocess_cpu_s = 0.0  #: see GameRecord.inprocess_cpu_s
-        #: trio.current_time, read straight from the run's clock (it is what that reads).
-        self.now = trio.lowlevel.current_clock().current_time
-        self.event_frames = EventFrames(config.rules, index, self.listeners)
-        #: Seats whose player takes request frames: asked with frames joined from packed
-        #: parts (set up by ``start_game``), and first through ``framelane.ask_fast``.
-        self.takes_frames = kinds.takes_frames
-        #: Per seat, its player's ``lane`` (Player.lane) or None: the frame lane calls
-        #: pipelane with it directly.
-        self.lanes = kinds.lanes
-        self.requests: RequestFrames | None = None
-        #: Events go out without a coroutine (broadcast_now) when no spectator watches and
-        #: every seat that wants them queues frames.
-        self.events_now = watch is None and kinds.listeners_take_frames
-        #: Every decision goes first through the synchronous ``framelane.play_frames``:
-        #: every seat takes frames and events go out queued.
-        self.frames_now = self.events_now and kinds.all_take_frames
-
-    def start_game(self, game: Game) -> None:
-        """Bind the table to its game (the request frames read it)."""
-        # (Only seats that take frames are sent them: a game of in-process bots joins none.)
-        self.requests = RequestFrames(game, self.index) if any(self.takes_frames) else None
-        self.frame_table = FrameTable(self, self.requests)
-
-    async def send(self, seat: int, message: dict[str, Any]) -> None:
-        try:
-            await self.players[seat].send(message)
-        except BotFailure as exc:
-            raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
-
-    def broadcast_now(self, game: Game, forced: bool) -> None:
-        """``broadcast`` for a table whose ``events_now`` holds: the same frames, queued
-        to each seat's stream (written with its next request) without a coroutine
-        (``framelane.queue_events``)."""
-        queue_events(self.frame_table, game, forced)
-
-    @staticmethod
-    def forfeit(seat: int, failure: BotFailure) -> Forfeit:
-        """The forfeit of ``seat`` for its bot's ``failure``."""
-        return Forfeit(seat, failure.kind, failure.reason, failure.evidence)
-
-    async def broadcast(self, game: Game, forced: bool) -> None:
-        """Send the events recorded since the last call to every bot that wants them
-        (``EventFrames``), and show them to the spectator if one watches."""
-        events = game.events
-        if not events:
-            return
-        if self.events_now:
-            self.broadcast_now(game, forced)
-            return
-        if self.watch is not None:
-            # A spectator sees each event as public_event shows it to no seat at all.
-            for ev in events:
-                message = spectator.public_message(game, self.index, ev)
-                if message is not None:
-                    await self.watch(message)
-        for seat, frame in self.event_frames.frames(game, forced):
-            try:
-                await self.players[seat].send_frame(frame)
-            except BotFailure as exc:
-                raise Forfeit(seat, exc.kind, exc.reason, exc.evidence) from None
-        events.clear()
-
-    async def ask(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float]:
-        """Ask ``seat`` to choose from ``legal``; apply it; return (action, seconds charged).
-        Finishes the request ``framelane.ask_fast`` left open, if it did."""
-        legal_wire: list[dict[str, Any]] | None = None  # read-only maps: encoded, compared
-        clock = self.clocks[seat]
-        charged = 0.0
-        attempt = 0
-        frames = self.frame_table
-        opened, frames.open_request = frames.open_request, None
-        while True:
-            player = self.players[seat]
-            answer = None
-            if opened is not None:
-                _, request_id, frame, budget, answer = opened
-                opened = None
-            else:
-                self.request_ids[seat] += 1
-                request_id = self.request_ids[seat]
-                budget = clock.budget()
-                if player.takes_frames:
-                    assert self.requests is not None, "start_game first"
-                    frame = self.requests.frame(seat, request_id, legal, clock)
-                else:
-                    if legal_wire is None:
-                        legal_wire = [shared_wire(a) for a in legal]
-                    view = ObservationOnDemand(game, seat) if player.lazy_view else game.observe(seat)
-                    request = msg.request_msg(id=request_id, game=self.index, observation=view,
-                                              legal=legal_wire, clock=clock.wire())
-            asked = self.now()
-            in_process = player.in_process
-            cpu = time.process_time() if in_process else 0.0
-            try:
-                if answer is None:
-                    if player.takes_frames:
-                        answer = await player.decide_frame(  # type: ignore[attr-defined]
-                            frame, request_id, budget, ACTIONS_BY_BYTES)
-                    else:
-                        if in_process:
-                            # An in-process bot decides without ever yielding to trio: a
-                            # Ctrl-C or SIGTERM pending (trio delivers them at checkpoints)
-                            # or a cancelled run is seen here, not after the whole match.
-                            # (Cheap: it yields only when one is pending.)
-                            await trio.lowlevel.checkpoint_if_cancelled()
-                        answer = await player.decide(request, budget)
-            except BotFailure as exc:
-                raise Forfeit(seat, exc.kind, f"{exc.reason} (request {request_id})",
-                              exc.evidence) from None
-            if type(answer) is int:  # a known action's canonical bytes (ACTIONS_BY_BYTES)
-                action, answer = answer, dict(shared_wire(answer))
-            else:
-                action = None
-            if in_process:  # its CPU is not the referee's
-                self.inprocess_cpu_s += time.process_time() - cpu
-            # The bot's time: from its request fully written to its answer's frame
-            # complete (Player.timing); encoding, writing and decoding are ours.
-            written, answered = player.timing or (asked, self.now())
-            clock.start(written)
-            used, in_time = clock.stop(answered)
-            charged += used
-            if not in_time:
-                await self._late(seat, request_id, used, budget, answer)
-            # An answer equal to an element of the legal list (the usual case: bots copy
-            # one, and the protocol layer returns actions in canonical form) needs no
-            # second parse.
-            if action is None:
-                if legal_wire is None:
-                    legal_wire = [shared_wire(a) for a in legal]
-                try:
-                    action = legal[legal_wire.index(answer)]
-                except ValueError:
-                    try:
-                        action = action_from_wire(answer)
-                    except MalformedAction as exc:
-                        malformed = f"malformed action for request {request_id}: {exc}"
-                        await player.tell(msg.error_msg("protocol", malformed, True))
-                        raise Forfeit(seat, "protocol", malformed, {"received": answer}) from None
-            if action in legal:
-                game.apply_legal(action)
-                return action, charged
-            reason = illegal_message(game, action, request_id)
-            if attempt >= self.config.illegal_retries:
-                await player.tell(msg.error_msg("illegal", reason, True))
-                raise Forfeit(seat, "illegal", reason, {"received": answer,
-                              "legal": [action_str(a) for a in legal]})
-            attempt += 1
-            self.retries.append({"seat": seat, "request": request_id, "reason": reason})
-            await self.send(seat, msg.error_msg("illegal", reason, False))
-
-    async def _late(self, seat: int, request_id: int, used: float, budget: float | None,
-                    answer: Any) -> None:
-        """The seat answered over its time budget: tell it, and forfeit the game."""
-        forfeit = _late_forfeit(seat, request_id, used, budget, answer)
-        await self.players[seat].tell(msg.error_msg("timeout", forfeit.reason, True))
-        raise forfeit
-
-    def ask_now(self, game: Game, seat: int, legal: list[int]) -> tuple[int, float]:
-        """``ask`` for a player that ``decides_now``: the same choice, request id, clock and
-        CPU accounting and timeout forfeit (untold: in-process bots need no telling),
-        without building the request it would not read. Synchronous: nothing to wait for."""
-        self.request_ids[seat] += 1
-        now = self.now
-        # The run's clock, read once on each side, times the decision for the seat's clock
-        # and stands for its CPU (see GameRecord.inprocess_cpu_s): such a decision takes a
-        # few microseconds, less than reading the process CPU clock costs (a system call:
-        # 2.4 µs in a Firecracker VM); a preemption inside one counts toward the bot.
-        asked = now()
-        action = self.players[seat].decide_now(game, seat, legal, self.index)
-        used = max(0.0, now() - asked)
-        self.inprocess_cpu_s += used
-        overran = self.clocks[seat].charge(used)
-        if overran is not None:
-            raise _late_forfeit(seat, self.request_ids[seat], used, overran, shared_wire(action))
-        game.apply(action)  # checked: a built-in's bug would raise here, not corrupt the game
-        return action, used
-
-    def play_now(self, game: Game, decisions: list[Decision]) -> None:
-        """The decision loop of ``play_game`` for a game where every seat ``decides_now``
-        and nothing listens (no events recorded, no spectator): play ``game`` to its end,
-        appending every action to ``decisions``. Forced actions are applied unasked, every
-        other decision is ``ask_now``'s, inlined: the same choices, request ids, clock
-        charges and timeout forfeits (raised as Forfeit). Synchronous: no coroutine and no
-        event bookkeeping per decision."""
-        now, clocks, ids, index = self.now, self.clocks, self.request_ids, self.index
-        decide = [p.decide_now for p in self.players]
-        legal_actions, forced_action = game.legal_actions, game.forced_action
-        apply, apply_legal = game.apply, game.apply_legal
-        append = decisions.append
-        spent = 0.0
-        try:
-            while game.phase != OVER:
-                legal = legal_actions()
-                seat = game.seat_to_move()
-                # (forced_action says no to any choice; asked only when there is none)
-                action = forced_action(legal) if len(legal) == 1 else None
-                if action is not None:
-                    apply_legal(action)
-                    append(Decision(seat, action, True, 0.0))
-                    continue
-                ids[seat] += 1
-                asked = now()
-                action = decide[seat](game, seat, legal, index)
-                used = now() - asked
-                if used < 0.0:
-                    used = 0.0
-                spent += used
-                overran = clocks[seat].charge(used)
-                if overran is not None:
-                    raise _late_forfeit(seat, ids[seat], used, overran, shared_wire(action))
-                # Checked, as in ask_now: an answer in the legal list (apply's own first
-                # test) applies at once; anything else goes to apply, which raises.
-                if type(action) is int and action in legal:
-                    apply_legal(action)
-                else:
-                    apply(action)
-                append(Decision(seat, action, False, used))
-        finally:
-            self.inprocess_cpu_s += spent
-
-
-def _late_forfeit(seat: int, request_id: int, used: float, budget: float | None,
-                  answer: Any) -> Forfeit:
-    """The forfeit of a seat that answered request ``request_id`` over its time budget."""
-    late = f"answered request {request_id} after {used:.3f} s, over its budget of {budget:.3f} s"
-    return Forfeit(seat, "timeout", late, {"used_s": round(used, 4), "budget_s": budget,
-                                           "received": answer})
-
-
-def illegal_message(game: Game, action: int, request_id: int) -> str:
-    """The ``error`` message (code ``illegal``) for a well-formed action that is not legal."""
-    return (f"illegal action {action_str(action)} for request {request_id}: "
-            f"{game.illegal_reason(action) or 'not legal now'}")
-class ObservationOnDemand(Mapping[str, Any]):
-    """``game.observe(seat)`` as a read-only Mapping, computed on first use: for an
-    in-process bot (``Player.lazy_view``) that may decide without looking at it. It
-    reads the game when first used, so it is valid only while the request is open."""
-
-    __slots__ = ("_game", "_seat", "_view")
-
-    def __init__(self, game: Game, seat: int) -> None:
-        self._game, self._seat = game, seat
-        self._view: dict[str, Any] | None = None
-
-    def _full(self) -> dict[str, Any]:
-        view = self._view
-        if view is None:
-            view = self._view = self._game.observe(self._seat)
-        return view
-
-    def __getitem__(self, key: str) -> Any:
-        return self._full()[key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self._full().get(key, default)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._full())
-
-    def __len__(self) -> int:
-        return len(self._full())
-
-
-def forfeit_reason(name: str, kind: str, detail: str | None = None) -> str:
-    """The ``reason`` of a game lost by forfeit. ``detail`` (what the bot did wrong, which
-    may name a card it holds) goes only to the log and to the forfeiting seat; the other
-    seats get the reason without it."""
-    return f"{name} forfeited ({kind})" + (f": {detail}" if detail is not None else "")
+        data["wall_ms"] / 1000, data["forfeit"], list(data.get("retries", [])),
+        adjudication=data.get("adjudication"))
 
 
 async def play_game(players: Sequence[Player], config: MatchConfig, *, index: int, seed: str,
@@ -468,20 +180,22 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
     ``seed`` is the deal id (``rules.deal.deal_id``): the deck is
     ``deal_deck(config.seed, seed, deck size)``, the same for every game given that id.
     ``watch``: a spectator's hook, awaited with the game's public messages only (its
-    start, every public event, its end; see referee/table/spectator.py); None costs nothing."""
+    start, every public event, its end; see referee/table/spectator.py); None costs nothing.
+    Every decision goes through the one loop of ``framelane`` (see its docstring)."""
     started = trio.current_time()
     rules = config.rules
-    n = len(players)
-    table = _Table(players, config, index, watch)
-    game = Game.new(rules, n, deck=deal_deck(config.seed, seed, rules.deck), dealer=dealer,
-                    record_events=any(table.wants) or watch is not None)
-    table.start_game(game)
+    table = _table(players, config, index, watch is not None)
+    game = Game.new(rules, len(players), deck=deal_deck(config.seed, seed, rules.deck),
+                    dealer=dealer, record_events=bool(table.listeners) or watch is not None)
+    table.start(game, rules)
     names = [p.name for p in players]
+    if config.adjudicate is not None:
+        table.adjudicator = Adjudicator(config.adjudicate, names)
     if watch is not None:
         await watch(spectator.start_message(game, index, names))
     decisions: list[Decision] = []
     forfeit = None
-    termination: str
+    adjudication = None
     durak: int | None
     last_out: tuple[int, ...]
     share_turns(players)  # only the seat asked to decide runs (unless --ponder)
@@ -489,102 +203,105 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
     for p in players:
         p.busy = True  # in a game: a TCP seat's connection is not swapped under it
     try:
-        for seat in range(n):
-            if table.wants[seat]:
-                lane = table.lanes[seat]
-                if lane is not None:  # queued (written with the first request), as send does
-                    try:
-                        queue_frame(lane, game_start_frame(
-                            index, seat, names, rules, dealer, game.trump_card,
-                            game.hands[seat], game.attacker))
-                    except BotFailure as exc:
-                        raise table.forfeit(seat, exc) from None
-                else:
-                    await table.send(seat, msg.game_start_msg(
-                        game=index, seat=seat, players=n, names=names, rules=rules.as_dict(),
-                        dealer=dealer, trump=card_str(game.trump_card),
-                        hand=mask_str(game.hands[seat]), attacker=game.attacker))  # observe's hand
-        await table.broadcast(game, False)
-        if game.events is None and all(table.decides_now):
-            # Such a game never waits for anything: without this checkpoint a match of
-            # built-ins never yields, so Ctrl-C and SIGTERM could not stop it.
-            await trio.lowlevel.checkpoint()
-            table.play_now(game, decisions)  # the whole game in one call (is_over after it)
-        while not game.is_over:
-            if table.frames_now:
-                # As many decisions as finish synchronously; the first that does not is
-                # open, and finished below by ``ask`` (None: the game is over).
-                pending = play_frames(table.frame_table, game, decisions)
-                if pending is None:
-                    break
-                seat, open_legal = pending
-                if open_legal is None:  # the seat's periodic yield to trio, then go on
-                    await players[seat].pause()
-                    continue
-                legal = open_legal
-                action, used = await table.ask(game, seat, legal)
-                forced = False
-            else:
-                seat = game.seat_to_move()
-                legal = game.legal_actions()
-                unasked = game.forced_action(legal)
-                forced = unasked is not None
-                used = 0.0
-                if unasked is None:
-                    if table.decides_now[seat]:  # synchronous: no coroutine per decision
-                        action, used = table.ask_now(game, seat, legal)
-                    else:
-                        done = (ask_fast(table.frame_table, game, seat, legal) if table.takes_frames[seat]
-                                else None)
-                        if done is None:
-                            done = await table.ask(game, seat, legal)
-                        action, used = done
-                else:
-                    action = unasked
-                    game.apply_legal(action)
-            decisions.append(Decision(seat, action, forced, used))
-            if game.events:  # (broadcast has nothing to do otherwise)
-                if table.events_now:
-                    table.broadcast_now(game, forced)
-                else:
-                    await table.broadcast(game, forced)
+        _deal(table, game, names, rules, dealer)
+        # A game whose seats never wait would not yield to trio at all without this: a
+        # match of built-ins could not be stopped by Ctrl-C or SIGTERM.
+        await trio.lowlevel.checkpoint()
+        await _decisions(table, game, decisions, watch)
     except Forfeit as f:
+        if f.tell is not None and not table.in_process[f.seat]:  # (in-process: nobody to tell)
+            await players[f.seat].tell(f.tell)
         forfeit = {"seat": f.seat, "bot": names[f.seat], "kind": f.kind, "reason": f.reason,
                    "decision": len(decisions), "evidence": f.evidence}
         termination, durak, last_out = f.kind, f.seat, ()
         reason = forfeit_reason(names[f.seat], f.kind, f.reason)
     else:
-        o = game.outcome
-        assert o is not None
-        termination, durak, last_out, reason = o.termination, o.durak, o.last_out, o.reason
-    # The durak of a forfeit is told why (the detail may name its cards); the others,
-    # and a spectator, get the reason without it.
-    public_reason = reason
-    if forfeit is not None and durak is not None:
-        public_reason = forfeit_reason(names[durak], termination)
-    if watch is not None:
-        await watch(spectator.end_message(index, msg.game_end_msg(
-            game=index, durak=durak, termination=termination, reason=public_reason)))
+        proof = table.adjudicator.result if table.adjudicator is not None else None
+        if proof is not None:
+            termination, durak, last_out, reason = ADJUDICATED, proof.durak, proof.last_out, proof.reason
+            adjudication = proof.as_dict()
+        else:
+            o = game.outcome
+            assert o is not None
+            termination, durak, last_out, reason = o.termination, o.durak, o.last_out, o.reason
+    await _end(table, watch, durak, termination, reason, forfeit is not None)
     for seat, p in enumerate(players):
-        if table.wants[seat]:
-            seat_reason = reason if seat == durak else public_reason
-            lane = table.lanes[seat]
-            try:
-                if lane is None:
-                    await p.send(msg.game_end_msg(game=index, durak=durak,
-                                                  termination=termination, reason=seat_reason))
-                else:
-                    # Written at once, as send writes a game_end: without a coroutine when
-                    # the pipe takes it all (nearly always), else awaited under WRITE_TIMEOUT.
-                    queue_frame(lane, game_end_frame(index, durak, termination, seat_reason))
-                    if not flush_now(lane):
-                        await p.flush()  # type: ignore[attr-defined]
-            except BotFailure:
-                pass  # the game is decided; a bot that is gone now fails its next game
         p.busy = was_busy[seat]
     return GameRecord(index, seed, dealer, list(game.deck), names, decisions, termination, durak,
                       last_out, reason, game.bout, trio.current_time() - started, forfeit,
-                      table.retries, table.inprocess_cpu_s)
+                      table.retries, table.inprocess_cpu_s, adjudication=adjudication)
+
+
+def _table(players: Sequence[Player], config: MatchConfig, index: int, watching: bool) -> Table:
+    """The loop's table for one game of ``players`` under ``config``."""
+    clock = trio.lowlevel.current_clock()
+    return Table(players, [Clock(config.tc) for _ in players], index, config.illegal_retries,
+                 clock.current_time, clock_offset(clock), watching)
+
+
+def _deal(table: Table, game: Game, names: list[str], rules: Rules, dealer: int) -> None:
+    """Tell each listening seat its ``game_start`` (queued: written with its first
+    request), then the events of the deal. Raises Forfeit."""
+    for seat in table.listeners:
+        try:
+            table.players[seat].hear(game_start_frame(table.index, seat, names, rules, dealer,
+                                                      game.trump_card, game.hands[seat],
+                                                      game.attacker))
+        except BotFailure as exc:
+            raise failed(seat, exc) from None
+    deliver(table, game, False)
+
+
+async def _decisions(table: Table, game: Game, decisions: list[Decision],
+                     watch: Watch | None) -> None:
+    """Play ``game`` to its end: ``framelane.play`` decides for as long as every seat
+    answers at once; a seat that said "not yet" is awaited here (``Player.finish``) and
+    its answer concluded as ``play`` concludes its own; a spectator is shown what it may
+    see after each decision. Raises Forfeit."""
+    while True:
+        if table.seen:
+            seen, table.seen = table.seen, []
+            assert watch is not None
+            for message in seen:
+                await watch(message)
+        if game.phase == OVER or (table.adjudicator is not None and table.adjudicator.result is not None):
+            return
+        ask = play(table, game, decisions)
+        if ask is None:
+            continue
+        seat = ask.seat
+        player = table.players[seat]
+        in_process = table.in_process[seat]
+        cpu = time.process_time() if in_process else 0.0
+        try:
+            answer = await player.finish(ask)
+        except BotFailure as exc:
+            raise failed(seat, exc, ask.id) from None
+        if in_process:  # its CPU is not the referee's
+            ask.cpu = time.process_time() - cpu
+        conclude(table, game, ask, answer, decisions)
+
+
+async def _end(table: Table, watch: Watch | None, durak: int | None, termination: str,
+               reason: str, forfeited: bool) -> None:
+    """Tell the spectator and every listening seat how the game ended: the durak of a
+    forfeit is told why (the detail may name its cards); the others, and a spectator,
+    get the reason without it. A seat that fails now fails its next game instead."""
+    public_reason = reason
+    if forfeited and durak is not None:
+        public_reason = forfeit_reason(table.players[durak].name, termination)
+    index = table.index
+    if watch is not None:
+        await watch(spectator.end_message(index, msg.game_end_msg(
+            game=index, durak=durak, termination=termination, reason=public_reason)))
+    for seat in table.listeners:
+        player = table.players[seat]
+        try:
+            player.hear(game_end_frame(index, durak, termination,
+                                       reason if seat == durak else public_reason))
+            await player.flush()  # written at once
+        except BotFailure:
+            pass  # the game is decided; a bot that is gone now fails its next game
 
 
 @dataclass

@@ -175,6 +175,8 @@ def log_header(players: Sequence[Player], config: MatchConfig) -> dict[str, Any]
         "deal": DEAL_TEXT, "sandbox": sandbox_used(players),
         "seccomp": seccomp_state(sandbox_used(players)),
         "confinement": confinement_used(players),
+        # (only when on: a log of a run without adjudication reads as it always did)
+        **({"adjudicate": config.adjudicate.text} if config.adjudicate is not None else {}),
     }
 
 
@@ -214,6 +216,28 @@ async def _pinging_connected(players: Sequence[Player], options: SeatOptions) ->
             await done.wait()
 
 
+async def _start_players(players: Sequence[Player], nursery: trio.Nursery, *, recover: bool) -> None:
+    """Start every player in seat order. A program bot that fails its first handshake
+    raises BotFirstStartError, unless ``recover``: then it stays failed, and its first
+    game starts it again or is its forfeit."""
+    from ..seats.process import ProcessPlayer
+    for p in players:
+        try:
+            await p.start(nursery)
+        except BotFailure as exc:
+            if not recover and isinstance(p, ProcessPlayer):
+                raise await first_start_error(p, exc) from None
+
+
+def _begin_result(result: MatchResult, players: Sequence[Player]) -> None:
+    """Name the result's seats once every player has said hello: one row of statistics
+    a seat, and where each program bot's stderr is kept."""
+    _adopt_hello_names(players)
+    result.bots = [BotStats(p.name) for p in players]
+    result.stderr_logs = {p.name: str(path) for p in players
+                          if (path := getattr(p, "stderr_path", None)) is not None}
+
+
 async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
                           log_dir: Path | None = None,
                           options: SeatOptions = SeatOptions(),
@@ -228,8 +252,7 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
     Raises BotStartError when a bot program cannot be started at all, and (unless
     ``recover``) BotFirstStartError when one fails its first handshake (referee/table/failfast.py;
     with ``recover`` its games are forfeits). ``human`` plays the spec of kind "human".
-    A Ctrl-C ends the
-    match early: the result comes back with ``interrupted`` set, every bot closed and
+    A Ctrl-C ends the match early: the result comes back with ``interrupted`` set, every bot closed and
     the log holding every finished game.
     """
     config.rules.check_table(len(specs))
@@ -259,18 +282,8 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
             try:
                 await open_gate(players, options, nursery, on_tcp, config.tc.startup)
                 async with _pinging_connected(players, options):
-                    for p in players:
-                        try:
-                            await p.start(nursery)
-                        except BotFailure as exc:
-                            from ..seats.process import ProcessPlayer
-                            if not recover and isinstance(p, ProcessPlayer):
-                                raise await first_start_error(p, exc) from None
-                            # --recover: the player stays failed; its first game restarts it or is a forfeit
-                _adopt_hello_names(players)
-                result.bots = [BotStats(p.name) for p in players]
-                result.stderr_logs = {p.name: str(path) for p in players
-                                      if (path := getattr(p, "stderr_path", None)) is not None}
+                    await _start_players(players, nursery, recover=recover)
+                _begin_result(result, players)
                 if writer is not None:
                     writer.write(dict(log_header(players, config), duplicates=duplicates))
                 if on_start is not None:

@@ -33,7 +33,7 @@ from ..human import hints
 from ..human.clocks import PublicClocks, is_public_answer, is_public_request
 from ..human.seatview import SeatTable, choose_answer
 from ..human.terminal import human_spec
-from ..seats.players import BotFailure, Player
+from ..seats.players import Ask, BotFailure, Player
 
 #: Streams one seat may have open at once (tabs of the same person); more are refused.
 STREAMS_PER_SEAT = 4
@@ -139,7 +139,9 @@ class BrowserSeat(Player):
 
     # ------------------------------------------------------------ the referee's side
 
-    async def send(self, message: dict[str, Any]) -> None:
+    def hear(self, frame: bytes) -> None:
+        """Follow the seat's table with a message and show the person the view."""
+        message = decode(frame)
         if message.get("type") == "game_start":
             self.table = SeatTable(message)
             self._grace_left = self.grace
@@ -147,9 +149,6 @@ class BrowserSeat(Player):
         elif self.table is not None:
             self.table.follow(message)
         self.publish()
-
-    async def send_frame(self, frame: bytes) -> None:
-        await self.send(decode(frame))
 
     def submit(self, request_id: Any, choice: Any) -> str | None:
         """The person's answer from the page: None when it is taken, else why not (the
@@ -164,7 +163,10 @@ class BrowserSeat(Player):
         self._wake.set()
         return None
 
-    async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+    async def finish(self, ask: Ask) -> dict[str, Any]:
+        """Show the request and wait for the person's click (paused while no stream is
+        open, within the game's grace): only an element of the legal list is answered."""
+        request, timeout = ask.message(), ask.budget
         assert self.table is not None, "game_start comes before any request"
         self._choice, self._paused_s = None, 0.0
         self.table.follow(request)
@@ -197,7 +199,7 @@ class BrowserSeat(Player):
                                  {"budget_s": timeout})
         answered = trio.current_time()
         # The person is charged from the request to the click, less the pauses.
-        self.timing = (self._asked_at + self._paused_s, answered)
+        ask.timing = (self._asked_at + self._paused_s, answered)
         legal = request["legal"]
         if self.clocks is not None:
             self.clocks.answered(self.table.seat, answered - self._asked_at - self._paused_s,

@@ -70,24 +70,10 @@ def private_reaches(path: Path, known: set[str], root: Path = ROOT) -> list[str]
     return found
 
 
-#: Long functions of the match loop and the seats, which the one-decision-loop rework
-#: is rewriting: (file, function). The list only shrinks: an entry that is no longer long
-#: fails the test too, so it is removed when its function is split.
-BEING_REWRITTEN = {
-    ("referee/seats/pipelane.py", "decide_now"),
-    ("referee/seats/tcp.py", "_welcome"),
-    ("referee/table/match.py", "play_game"),
-    ("referee/table/match.py", "ask"),
-    ("referee/table/runner.py", "run_match_async"),
-}
-
-
 def test_no_function_is_longer_than_80_lines() -> None:
     offenders = [line for path in sources() for line in long_functions(path)]
-    named = {(line.split(":")[0], line.split()[1]) for line in offenders}
-    assert [line for line in offenders if (line.split(":")[0], line.split()[1]) not in BEING_REWRITTEN] == [], (
+    assert offenders == [], (
         f"split these functions (at most {MAX_FUNCTION_LINES} lines each):\n" + "\n".join(offenders))
-    assert BEING_REWRITTEN <= named, f"split now, remove from BEING_REWRITTEN: {sorted(BEING_REWRITTEN - named)}"
 
 
 def test_no_module_uses_another_modules_private_names() -> None:

@@ -134,6 +134,7 @@ CASES = {
         "--bot", GREEDY_BOT, "--codec-n", "100", "--round-trips", "10", "--cpu", "-1"]),
     "bench tcp": Case("bench tcp", lambda w: ["--round-trips", "10", "--idle", "1"]),
     "bench env": Case("bench env", lambda w: ["--games", "2", "--rounds", "1", "--cpu", "-1"]),
+    "bench solver": Case("bench solver", lambda w: ["--games", "2", "--budget-ms", "20"]),
     "bench tournament": Case("bench tournament", lambda w: [
         "--games", "2", "--builtin-games", "2", "--rounds", "1"]),
     "bench strength": Case("bench strength", lambda w: ["--only", "random,greedy", "--games", "2"],

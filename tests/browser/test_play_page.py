@@ -11,6 +11,8 @@ import re
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,30 @@ from support import cli
 WIDTH = "() => [document.documentElement.scrollWidth, window.innerWidth]"
 NAME = "<svg onload=alert(1)>Ann"  #: 24 characters, the most a display name has
 TCP_BOT = Path(__file__).parent / "bots" / "slow_tcp_bot.py"
+
+
+def serve_lobby(tmp_path: Path, *options: str) -> Running:
+    """`durak-ref serve` with its lobby on a free port, its store and logs in ``tmp_path``."""
+    return Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", tmp_path / "a.sqlite",
+                   "--log-dir", tmp_path / "logs", "--http", "127.0.0.1:0", *options)
+
+
+@contextmanager
+def two_people_at_a_table(tmp_path: Path, browser: Any, first: Any, creator: str, joiner: str,
+                          seats: dict[int, str], **table: Any) -> Iterator[tuple[RecordedPage, str]]:
+    """A lobby server (``serve_lobby``), a table ``creator`` creates on page ``first``
+    (``create_table``'s ``seats`` and options) and ``joiner`` joins from a second browser;
+    yields that browser's page and the lobby's address, and closes both afterwards."""
+    serve = serve_lobby(tmp_path)
+    second = RecordedPage.open(browser)
+    try:
+        lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
+        create_table(first, lobby, creator, seats, **table)
+        join_from_another_browser(second.page, first.url, joiner)
+        yield second, lobby
+    finally:
+        second.page.close()
+        serve.close()
 
 
 @pytest.mark.parametrize("size", [LAPTOP, PHONE], ids=["laptop", "phone"])
@@ -78,8 +104,7 @@ def test_a_reload_mid_game_returns_to_the_same_seat_with_the_clock_paused(
     # 10 s per move (room for a busy machine's clicks); the page is away 11 s at the
     # person's move, then reloaded: the
     # seat token in the browser brings it back to the same seat, the move still open.
-    serve = Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", tmp_path / "a.sqlite",
-                    "--log-dir", tmp_path / "logs", "--http", "127.0.0.1:0", "--person-grace", "30")
+    serve = serve_lobby(tmp_path, "--person-grace", "30")
     page = browser_page.page
     try:
         lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
@@ -101,14 +126,9 @@ def test_a_reload_mid_game_returns_to_the_same_seat_with_the_clock_paused(
 
 def test_a_second_person_joins_a_three_seat_table_with_a_bot(
         tmp_path: Path, browser: Any, browser_page: RecordedPage) -> None:
-    serve = Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", tmp_path / "a.sqlite",
-                    "--log-dir", tmp_path / "logs", "--http", "127.0.0.1:0")
     first = browser_page.page
-    second = RecordedPage.open(browser)
-    try:
-        lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
-        create_table(first, lobby, "Cat", {1: "open", 2: "builtin:greedy"}, players=3)
-        join_from_another_browser(second.page, first.url, "Dan")
+    with two_people_at_a_table(tmp_path, browser, first, "Cat", "Dan", {1: "open", 2: "builtin:greedy"},
+                               players=3) as (second, lobby):
         answered: dict[int, int | None] = {}
         for _ in range(2400):
             done = [click_a_move(page, answered) for page in (first, second.page)]
@@ -119,9 +139,6 @@ def test_a_second_person_joins_a_three_seat_table_with_a_bot(
         names = first.locator("#others").inner_text()
         assert "Dan" in names and "greedy" in names, names
         second.assert_clean(allowed=(lobby.removesuffix("/play").replace("127.0.0.1", "localhost"),))
-    finally:
-        second.page.close()
-        serve.close()
     (log_path,) = (tmp_path / "logs").glob("table-*.jsonl")
     assert [b["name"] for b in read_log(log_path).header["bots"]] == ["Cat", "Dan", "greedy"]
 
@@ -130,14 +147,8 @@ def test_each_person_sees_the_others_clock_run_on_their_move(
         tmp_path: Path, browser: Any, browser_page: RecordedPage) -> None:
     # Two people at a 300+5 table: whoever is not on move sees the mover's clock beside
     # the mover's name, marked on move and ticking down from 5:00; their own stands.
-    serve = Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", tmp_path / "a.sqlite",
-                    "--log-dir", tmp_path / "logs", "--http", "127.0.0.1:0")
     first = browser_page.page
-    second = RecordedPage.open(browser)
-    try:
-        lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
-        create_table(first, lobby, "Eve", {1: "open"}, clock="300+5")
-        join_from_another_browser(second.page, first.url, "Fay")
+    with two_people_at_a_table(tmp_path, browser, first, "Eve", "Fay", {1: "open"}, clock="300+5") as (second, _):
         mine = "() => document.getElementById('turn')?.dataset.yourMove === 'yes'"
         seats = {0: first, 1: second.page}
         first.wait_for_function(f"() => ({mine})() || document.querySelector('[data-testid=clock-1].on-move')")
@@ -157,9 +168,6 @@ def test_each_person_sees_the_others_clock_run_on_their_move(
             f"() => !document.querySelector('[data-testid=clock-{mover}]').classList.contains('on-move')")
         after = clock.inner_text()
         assert re.match(r"[45]:\d\d", after), after
-    finally:
-        second.page.close()
-        serve.close()
 
 
 def test_a_person_plays_a_registered_tcp_bot_at_a_lobby_table(
@@ -213,8 +221,7 @@ def test_a_person_thinking_past_the_servers_keep_alive_timeout_keeps_the_stream(
     # virtual clock), and their next move's post opens a new connection if it must.
     from referee.web.live import IDLE_TIMEOUT_S
 
-    serve = Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", tmp_path / "a.sqlite",
-                    "--log-dir", tmp_path / "logs", "--http", "127.0.0.1:0")
+    serve = serve_lobby(tmp_path)
     page = browser_page.page
     try:
         lobby = serve.wait_for(r"^lobby: (http://127\.0\.0\.1:\d+/play)$")[1]
@@ -259,8 +266,7 @@ def test_the_lobby_and_the_live_page_watching_a_table_in_play_receive_no_hidden_
     # While a person plays greedy, one page watches the lobby and one the live page.
     # Every lobby message names no card at all (names, rules, results); every live page
     # view is a spectator's view of its moment, naming no card hidden then.
-    serve = Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", tmp_path / "a.sqlite",
-                    "--log-dir", tmp_path / "logs", "--http", "127.0.0.1:0")
+    serve = serve_lobby(tmp_path)
     page = browser_page.page
     lobby_page, live_page = RecordedPage.open(browser), RecordedPage.open(browser)
     try:

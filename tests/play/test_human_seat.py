@@ -57,9 +57,9 @@ class Watched(HumanPlayer):
 
     request: dict[str, Any] | None = None
 
-    async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-        self.request = request
-        return await super().decide(request, timeout)
+    async def finish(self, ask: Any) -> dict[str, Any]:
+        self.request = ask.message()
+        return await super().finish(ask)
 
     def check(self, shown: str) -> None:
         """Every card on the screen is one the seat's observation holds."""

@@ -439,7 +439,8 @@ def test_game_start_holds_every_field_of_the_spec_under_its_name() -> None:
      "'stale', 'auth', 'busy', 'limit')"),
     (lambda: m.game_end_msg(0, 1, "won", "x"),
      "game_end: unknown termination 'won'; expected one of ('normal', 'draw', 'stalemate', "
-     "'action_cap', 'timeout', 'crash', 'protocol', 'illegal', 'disconnect')"),
+     "'action_cap', 'timeout', 'crash', 'protocol', 'illegal', 'disconnect', "
+     "'adjudicated')"),
     (lambda: m.request_msg(7, 0, {}, []), "request 7: the legal list is empty"),
 ])
 def test_a_constructor_refusal_says_what_was_wrong(build: Any, text: str) -> None:

@@ -17,7 +17,7 @@ import pytest
 from protocol import messages as msg
 from protocol.codec import decode
 from protocol.schema import schema
-from referee.seats.players import Player, BotSpec, BuiltinPlayer, parse_bot_spec
+from referee.seats.players import Ask, Player, BotSpec, BuiltinPlayer, parse_bot_spec
 from referee.conformance.checkbot import CONFIGS
 from referee.table.match import MatchConfig, play_game
 
@@ -63,16 +63,14 @@ class Recorder(Player):
         self.rng, self.sent, self.answers = rng, [], []
         self.failure = None
 
-    async def send(self, message: dict[str, Any]) -> None:
-        self.sent.append(json.loads(json.dumps(message)))
-
-    async def send_frame(self, frame: bytes) -> None:
+    def hear(self, frame: bytes) -> None:
         self.sent.append(decode(frame))
 
     async def tell(self, message: dict[str, Any]) -> None:
         self.sent.append(message)
 
-    async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+    async def finish(self, ask: Ask) -> dict[str, Any]:
+        request = ask.message()
         self.sent.append(json.loads(json.dumps(request)))
         action = self.rng.choice(request["legal"])
         self.answers.append(msg.action_msg(request["id"], action))

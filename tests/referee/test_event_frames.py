@@ -19,7 +19,7 @@ from protocol import messages as msg
 from protocol.codec import decode, encode
 from protocol.strategies import greedy_choose
 from referee.rules import Game, make_rules
-from referee.seats.players import BotSpec, Player
+from referee.seats.players import Ask, BotSpec, Player
 from referee.table import requests
 from referee.table.match import MatchConfig, play_match
 
@@ -32,14 +32,15 @@ class FrameRecorder(Player):
         self.frames: list[bytes] = []
         self.seat = -1
 
-    async def send(self, message: dict[str, Any]) -> None:
-        if message["type"] == "game_start":
-            self.seat = message["seat"]
+    def hear(self, frame: bytes) -> None:
+        kind = decode(frame)["type"]
+        if kind == "game_start":
+            self.seat = decode(frame)["seat"]
+        elif kind == "event":
+            self.frames.append(frame)
 
-    async def send_frame(self, frame: bytes) -> None:
-        self.frames.append(frame)
-
-    async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+    async def finish(self, ask: Ask) -> dict[str, Any]:
+        request = ask.message()
         return greedy_choose(request["observation"], request["legal"])
 
 

@@ -1,6 +1,6 @@
-"""The built-ins' fast path (``Player.decides_now``) makes the choices the request path
+"""The built-ins' fast path (``attempt``, on the engine) makes the choices the request path
 makes: the same action at every decision of many seeded games under every preset and
-many option sets, and the same match logs whichever path the referee takes.
+many option sets, and the same match logs as seats that read the requests.
 
 The request path is the reference: ``greedy_choose`` / ``random_choose`` reading the
 observation and legal maps a remote bot would get. The fast path reads the engine.
@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -61,11 +62,27 @@ def test_random_on_the_engine_draws_what_random_on_the_request_draws() -> None:
         g.apply(a)
 
 
+class RequestReader(BuiltinPlayer):
+    """random or greedy as a remote bot plays them: from the request map, awaited (the
+    reference the engine path is compared with)."""
+
+    def attempt(self, ask: Any) -> Any:
+        return None
+
+    async def finish(self, ask: Any) -> Any:
+        request = ask.message()
+        obs, legal = request["observation"], request["legal"]
+        if self.spec.argv[0] == "random":
+            return random_choose(obs, legal, self._game_rng(ask.index))
+        if self.spec.argv[0] == "greedy":
+            return greedy_choose(obs, legal)
+        return await super().finish(ask)
+
+
 def _match_log(tmp_path: Path, specs: list[str], preset: str, fast: bool) -> list[dict]:
-    players = [BuiltinPlayer(f"{s.split(':')[1]}{i}", parse_bot_spec(s), seed="x")
+    kind = BuiltinPlayer if fast else RequestReader
+    players = [kind(f"{s.split(':')[1]}{i}", parse_bot_spec(s), seed="x")
                for i, s in enumerate(specs)]
-    for p in players:
-        p.decides_now = p.decides_now and fast
     config = MatchConfig(rules=make_rules(preset), games=30, seed="fast-path")
     records: list[dict] = []
 
@@ -83,8 +100,9 @@ def _match_log(tmp_path: Path, specs: list[str], preset: str, fast: bool) -> lis
 @pytest.mark.parametrize("third", ["greedy", "gentle"], ids=["all_decide_now", "one_asked"])
 def test_a_match_of_built_ins_logs_the_same_games_on_either_path(tmp_path: Path, preset: str,
                                                                  third: str) -> None:
-    """All three decide now: the game loop of play_now. With gentle (which decides from the
-    request) at the table, the other two are asked one decision at a time (ask_now)."""
+    """All three decide at once: the whole game in one synchronous run of the loop. With
+    gentle (which decides from the request, awaited) at the table, the loop returns to
+    the awaited side at each of its decisions."""
     specs = ["builtin:greedy", "builtin:random", f"builtin:{third}"]
     slow = _match_log(tmp_path, specs, preset, fast=False)
     fast = _match_log(tmp_path, specs, preset, fast=True)
@@ -117,11 +135,11 @@ class BuggyGreedy(BuiltinPlayer):
         super().__init__("buggy", parse_bot_spec("builtin:greedy"))
         self.wrong, self.decisions = wrong, 0
 
-    def decide_now(self, game, seat, legal, game_index):
+    def attempt(self, ask):
         self.decisions += 1
         if self.decisions == 3:
-            return self.wrong(legal)
-        return super().decide_now(game, seat, legal, game_index)
+            return self.wrong(ask.legal)
+        return super().attempt(ask)
 
 
 @pytest.mark.parametrize("wrong,error", [
@@ -144,40 +162,51 @@ def test_a_built_in_whose_answer_is_not_legal_is_a_referee_bug_caught_before_it_
         trio.run(main)
 
 
-def test_only_the_built_ins_with_an_engine_twin_take_the_fast_path() -> None:
-    """gentle and ismcts decide from the request (ismcts from game_start's rules too)."""
-    decides_now = {name: BuiltinPlayer(name, parse_bot_spec(f"builtin:{name}")).decides_now
-                   for name in ("random", "greedy", "gentle", "ismcts")}
-    assert decides_now == {"random": True, "greedy": True, "gentle": False, "ismcts": False}
+class FirstAsk:
+    """The first decision of a fresh game, as a table asks it (``players.Ask``)."""
+
+    def __init__(self) -> None:
+        self.game = Game.new(make_rules(), 2, seed=1)
+        self.seat, self.index, self.id = self.game.seat_to_move(), 0, 1
+        self.legal = self.game.legal_actions()
+
+
+def test_only_the_built_ins_with_an_engine_twin_answer_at_once() -> None:
+    """gentle and ismcts decide from the request (ismcts with the table's rules too)."""
+    answered = {name: BuiltinPlayer(name, parse_bot_spec(f"builtin:{name}")).attempt(FirstAsk())
+                is not None for name in ("random", "greedy", "gentle", "ismcts")}
+    assert answered == {"random": True, "greedy": True, "gentle": False, "ismcts": False}
 
 
 class SlowGreedy(BuiltinPlayer):
-    """greedy that spends 3 virtual seconds on its 5th decision, on either path."""
+    """greedy that spends 3 virtual seconds on its 5th decision, on either path: at once
+    (``now``) or awaited."""
 
-    def __init__(self, clock: trio.testing.MockClock) -> None:
+    def __init__(self, clock: trio.testing.MockClock, now: bool = True) -> None:
         super().__init__("slow", parse_bot_spec("builtin:greedy"))
-        self.clock, self.decisions = clock, 0
+        self.clock, self.decisions, self.now = clock, 0, now
 
     def _think(self) -> None:
         self.decisions += 1
         if self.decisions == 5:
             self.clock.jump(3.0)
 
-    def decide_now(self, game, seat, legal, game_index):
+    def attempt(self, ask):
+        if not self.now:
+            return None
         self._think()
-        return super().decide_now(game, seat, legal, game_index)
+        return super().attempt(ask)
 
-    async def decide(self, request, timeout=None):
+    async def finish(self, ask):
         self._think()
-        return await super().decide(request, timeout)
+        return super().attempt(ask)
 
 
 @pytest.mark.parametrize("fast,opponent", [(True, "random"), (True, "gentle"), (False, "random")],
                          ids=["whole_game_now", "asked_now", "request"])
 def test_a_built_in_over_its_budget_forfeits_on_either_path(fast: bool, opponent: str) -> None:
     clock = trio.testing.MockClock()
-    slow = SlowGreedy(clock)
-    slow.decides_now = fast
+    slow = SlowGreedy(clock, now=fast)
     other = BuiltinPlayer(opponent, parse_bot_spec(f"builtin:{opponent}"))
     config = MatchConfig(rules=make_rules(), games=1, seed="late", tc=TimeControl(move=2.0))
     records = []

@@ -319,7 +319,7 @@ async def test_a_bot_that_closed_its_input_before_the_game_end_fails_its_next_ga
 
 async def test_flush_now_writes_what_the_pipe_takes_and_leaves_the_rest() -> None:
     send, receive, bot_in, bot_out = _pipe_pair()
-    lane = PipePlayer(send, receive).lane
+    lane = PipePlayer(send, receive)._lane
     try:
         assert pipelane.flush_now(lane)  # nothing queued: nothing to do
         lane.out += b"\x00\x00\x00\x01\x7f"  # (bytes the awaited path queued)
@@ -342,7 +342,7 @@ async def test_flush_now_says_false_when_the_pipe_took_only_part() -> None:
     # A pipe with two pages free and a frame of five: the write takes part (writes past
     # PIPE_BUF may be partial); the rest stays queued, in order, for the awaited write.
     send, receive, bot_in, bot_out = _pipe_pair()
-    lane = PipePlayer(send, receive).lane
+    lane = PipePlayer(send, receive)._lane
     try:
         _fill(send)
         os.read(bot_in, 8192)
@@ -381,8 +381,8 @@ async def test_flush_now_never_writes_a_closed_pipes_fd() -> None:
     recycled_r, recycled_w = os.pipe()  # takes the lowest free numbers: the closed one's
     try:
         assert number in (recycled_r, recycled_w)
-        player.queue_frame(b"\x00\x00\x00\x01\x80")
-        assert not pipelane.flush_now(player.lane)  # left for the awaited path, which says why
+        player.hear(b"\x00\x00\x00\x01\x80")
+        assert not pipelane.flush_now(player._lane)  # left for the awaited path, which says why
         with pytest.raises(BotFailure) as failure:
             await player.flush()
         assert failure.value.kind == "crash"
@@ -401,8 +401,8 @@ async def test_a_bot_that_stops_reading_fails_at_write_timeout_and_never_hangs(
     player = PipePlayer(send, receive)
     try:
         _fill(send)
-        player.queue_frame(game_end_frame(1, 0, "normal", "seat 0 holds cards"))
-        assert not pipelane.flush_now(player.lane)
+        player.hear(game_end_frame(1, 0, "normal", "seat 0 holds cards"))
+        assert not pipelane.flush_now(player._lane)
         start = trio.current_time()
         with pytest.raises(BotFailure) as failure:
             await player.flush()

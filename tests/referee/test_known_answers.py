@@ -17,7 +17,8 @@ import trio.testing
 
 from protocol import messages as msg
 from protocol.codec import FrameDecoder, encode, pack
-from referee.seats.players import BotFailure, BotSpec
+from referee.seats.pipelane import Request
+from referee.seats.players import BotFailure, BotSpec, parse_bot_spec
 from referee.seats.wire import YIELD_EVERY, StreamPlayer
 
 PASS, TAKE = {"type": "pass"}, {"type": "take"}
@@ -115,16 +116,16 @@ async def test_a_quick_bot_that_stops_answering_still_times_out_at_its_deadline(
     # (blocking, briefly); the deadline stays the referee's all the same.
     async with pipes({1: answer(1, PASS)}) as (player, _):
         assert await player.decide(request(1), 2.0) == PASS
-        assert player._quick  # its answer came at once: the next wait starts in the poll
+        assert player._lane.quick  # its answer came at once: the next wait starts in the poll
         with pytest.raises(BotFailure) as info:
             await player.decide(request(2), 2.0)
     assert info.value.kind == "timeout"
     assert "no answer to request 2 within 2.000 s" in str(info.value)
 
 
-# -- the frame lane: requests as frames (decide_frame) and the synchronous fast lane
-# (decide_frame_now) the match loop tries first. Whichever lane finishes a decision,
-# the verdict is the same: these tests assert verdicts, never which lane ran.
+# -- a decision as the table asks it: ``attempt`` (the synchronous fast lane) first, then
+# the awaited ``finish``. Whichever finishes a decision, the verdict is the same: these
+# tests assert verdicts, never which lane ran.
 
 KNOWN = {pack(PASS): "pass-int", pack(TAKE): "take-int"}  # what the table's map looks like
 
@@ -134,12 +135,18 @@ def frame_of(request_id: int, legal: list[dict] | None = None, **observation: ob
                                   legal=legal or [PASS, TAKE]))
 
 
+def FrameAsk(request_id: int, budget: float, **observation: object) -> Request:
+    """A request as a table asks it (``players.Ask``: what a stream player reads)."""
+    return Request(request_id, budget, KNOWN, frame_of(request_id, **observation))
+
+
 async def decide_both_lanes(player: PipePlayer, request_id: int, budget: float, **obs: object) -> object:
-    """What the match loop does: the fast lane first, then the awaited continuation."""
-    frame = frame_of(request_id, **obs)
-    got = player.decide_frame_now(frame, request_id, budget, KNOWN)
+    """What the match loop does: ``attempt`` first, then the awaited ``finish``."""
+    ask = FrameAsk(request_id, budget, **obs)
+    got = player.attempt(ask)
     if got is None:
-        got = await player.decide_frame(frame, request_id, budget, KNOWN)
+        got = await player.finish(ask)
+    assert ask.timing is not None  # the bot's time, from the request written to its answer
     return got
 
 
@@ -159,7 +166,7 @@ async def test_a_quick_bot_that_stops_answering_times_out_at_its_deadline_in_the
         autojump_clock: trio.abc.Clock) -> None:
     async with pipes({1: answer(1, PASS)}) as (player, _):
         assert await decide_both_lanes(player, 1, 2.0) == "pass-int"
-        assert player._quick  # the next request is tried in the fast lane
+        assert player._lane.quick  # the next request is tried in the fast lane
         with pytest.raises(BotFailure) as info:
             await decide_both_lanes(player, 2, 2.0)
     assert info.value.kind == "timeout"
@@ -204,7 +211,7 @@ async def test_a_bot_that_stops_reading_cannot_stall_the_frame_lane(
     async with trio.open_nursery() as nursery:
         nursery.start_soon(answer_once_then_stop_reading)
         assert await decide_both_lanes(player, 1, 2.0) == "pass-int"
-    assert player._quick
+    assert player._lane.quick
     with pytest.raises(BotFailure) as info:
         await decide_both_lanes(player, 2, 2.0, padding="x" * 200_000)
     assert info.value.kind == "timeout"
@@ -218,40 +225,51 @@ async def test_the_fast_lane_steps_aside_for_the_periodic_yield_to_trio() -> Non
     # stderr drains, exit watchers and Ctrl-C are served.
     async with pipes({i: answer(i, PASS) for i in range(1, 3 * YIELD_EVERY)}) as (player, _):
         assert await decide_both_lanes(player, 1, 5.0) == "pass-int"
-        player._quick = True
-        player._unyielded = YIELD_EVERY - 1
-        assert player.decide_frame_now(frame_of(2), 2, 5.0, KNOWN) is None
-        assert player._open is None  # nothing was written: decide_frame does it all
-        assert await player.decide_frame(frame_of(2), 2, 5.0, KNOWN) == "pass-int"
-        assert player._unyielded == 0  # it yielded
+        player._lane.quick = True
+        player._lane.unyielded = YIELD_EVERY - 1
+        ask = FrameAsk(2, 5.0)
+        assert player.attempt(ask) is None
+        assert player._lane.open is None  # nothing was written: finish does it all
+        with trio.testing.assert_checkpoints():  # it yielded
+            assert await player.finish(ask) == "pass-int"
+        assert player._lane.unyielded == 1  # and counts again from this decision
 
 
-async def test_the_yield_taken_between_decisions_is_a_checkpoint_and_restarts_the_count() -> None:
-    # The frame lane asks yield_due before each decision and awaits pause when it is due,
-    # so that the decision itself can still take the fast lane.
-    async with pipes({1: answer(1, PASS)}) as (player, _):
-        assert await decide_both_lanes(player, 1, 5.0) == "pass-int"
-        player._unyielded = YIELD_EVERY - 2
-        assert not player.yield_due()
-        player._unyielded += 1
-        assert player.yield_due()  # decide_frame_now would refuse this decision
-        with trio.testing.assert_checkpoints():
-            await player.pause()
-        assert not player.yield_due() and player._unyielded == 0
+def test_a_stream_player_subclass_that_overrides_hear_or_attempt_is_called_itself() -> None:
+    """A stream player's ``attempt`` and ``hear`` are its lane's compiled methods, bound
+    per instance; a subclass with its own (TcpSeat's ``hear`` keeps the game_start for a
+    reconnection) keeps them."""
+    from referee.seats.process import ProcessPlayer
+    from referee.seats.tcp import TcpSeat
+
+    seat = TcpSeat("alice")
+    assert seat.hear.__func__ is TcpSeat.hear  # type: ignore[attr-defined]
+    assert seat.attempt == seat._lane.attempt
+    assert "attempt" not in vars(ProcessPlayer) and "hear" not in vars(ProcessPlayer)
+    bot = ProcessPlayer("bob", parse_bot_spec("./bot"))
+    assert (bot.attempt, bot.hear) == (bot._lane.attempt, bot._lane.hear)
 
 
-def test_a_stream_player_that_wraps_decide_takes_its_requests_as_maps() -> None:
-    """The match loop sends frame-taking players requests through decide_frame(_now),
-    around ``decide``: a subclass that wraps ``decide`` (TcpSeat's reconnect grace)
-    would be bypassed, so it must not take frames."""
-    import referee.seats.process  # noqa: F401  (every StreamPlayer subclass, imported)
-    import referee.seats.tcp  # noqa: F401
+def test_the_loop_calls_a_pipe_players_lane_itself_and_any_other_players_own_methods() -> None:
+    """The loop's seat for a player (``pipelane.seat_of``): the lane both its ``attempt``
+    and ``hear`` are bound to; a player with a method of its own (TcpSeat's ``hear``,
+    a built-in) is called through its own methods, each call reaching it unchanged."""
+    from referee.seats.pipelane import Forwarding, seat_of
+    from referee.seats.players import BuiltinPlayer
+    from referee.seats.process import ProcessPlayer
+    from referee.seats.tcp import TcpSeat
 
-    def subclasses(cls: type) -> list[type]:
-        return [cls, *(s for sub in cls.__subclasses__() for s in subclasses(sub))]
-
-    wrapping = [cls for cls in subclasses(StreamPlayer)
-                if "decide" in vars(cls) and cls is not StreamPlayer]
-    assert wrapping, "TcpSeat wraps decide"
-    for cls in wrapping:
-        assert not cls.takes_frames, f"{cls.__name__} wraps decide but takes frames"
+    bot = ProcessPlayer("bob", parse_bot_spec("./bot"))
+    assert seat_of(bot) is bot._lane
+    tcp = seat_of(TcpSeat("alice"))
+    assert type(tcp) is Forwarding
+    heard: list[bytes] = []
+    asked: list[object] = []
+    builtin = BuiltinPlayer("carol", parse_bot_spec("builtin:gentle"))
+    builtin.hear = heard.append  # type: ignore[method-assign]
+    builtin.attempt = lambda ask: asked.append(ask) or 7  # type: ignore[method-assign]
+    seat = seat_of(builtin)
+    request = Request(3, 1.0, KNOWN, b"frame")
+    assert seat.attempt(request) == 7 and asked == [request]
+    seat.hear(b"event")
+    assert heard == [b"event"]

@@ -256,26 +256,22 @@ def test_who_shares_a_draw_is_one_rule_for_every_score() -> None:
     assert record(None, ()).drawn_seats == (0, 1, 2)  # stalemate / action cap: everyone
 
 
-def test_a_table_reads_each_seats_kind_from_its_player_as_the_game_starts() -> None:
-    """``SeatKinds``: per seat, whether its player wants events, decides at once, takes
-    request frames, and the lane of one that does; which seats listen; and whether every
-    listener, and every seat, takes frames (then events and decisions take the frame
-    lane). Read from the players themselves for each game."""
+def test_a_table_reads_who_listens_and_who_is_in_process_from_its_players_as_the_game_starts() -> None:
+    """``framelane.Table``: which seats are sent the game's messages (``wants_events``) and
+    which decide in the referee's process (``in_process``), read from the players
+    themselves for each game (a bot restarted for the next game may say otherwise)."""
     from referee.seats.process import ProcessPlayer
     from referee.seats.sandbox import Sandbox
-    from referee.table.framelane import SeatKinds
+    from referee.table.clock import Clock, TimeControl
+    from referee.table.framelane import Table
+
+    def table(players: list[Any]) -> Table:
+        return Table(players, [Clock(TimeControl()) for _ in players], 0, 0, lambda: 0.0, None, False)
 
     greedy = BuiltinPlayer("g", parse_bot_spec("builtin:greedy"))
     ismcts = BuiltinPlayer("i", parse_bot_spec("builtin:ismcts"))
     program = ProcessPlayer("p", parse_bot_spec("examples/c/bot"), sandbox=Sandbox("none"))
-    kinds = SeatKinds([greedy, program, ismcts])
-    assert kinds.wants == [False, True, True] and kinds.listeners == [1, 2]
-    assert kinds.decides_now == [True, False, False]
-    assert kinds.takes_frames == [False, True, False]
-    assert kinds.lanes == [None, program.lane, None]
-    assert not kinds.listeners_take_frames and not kinds.all_take_frames
-    only_programs = SeatKinds([program, greedy])
-    assert only_programs.listeners_take_frames and not only_programs.all_take_frames
-    assert SeatKinds([program, program]).all_take_frames
-    program.wants_events = False  # (a bot restarted for the next game may say otherwise)
-    assert SeatKinds([program, greedy]).listeners == []
+    kinds = table([greedy, program, ismcts])
+    assert kinds.listeners == [1] and kinds.in_process == [True, False, True]
+    program.wants_events = False
+    assert table([program, greedy]).listeners == []

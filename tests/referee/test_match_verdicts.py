@@ -8,8 +8,8 @@ written and when the answer's frame was complete). That reaches the two verdicts
 stream bot on the real wire code cannot reach in a test, because ``StreamPlayer``
 enforces the read deadline and validates the action first: an answer that arrives but
 whose timing says it came after its budget, and a well-formed action message whose
-action map is not an action. Each seat records every message it is given (``send``,
-``send_frame``, ``tell``) in order. Time is trio's virtual clock (``autojump_clock``).
+action map is not an action. Each seat records every message it is given (``hear``,
+the requests it is asked, ``tell``) in order. Time is trio's virtual clock (``autojump_clock``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import trio
 
 from protocol.codec import decode, pack
 from referee.rules import Rules, make_rules
-from referee.seats.players import BotFailure, BotSpec, Player
+from referee.seats.players import Ask, BotFailure, BotSpec, ObservationOnDemand, Player
 from referee.table.clock import TimeControl
 from referee.table.match import GameRecord, MatchConfig, play_game, play_match
 from referee.table.spectator import start_message
@@ -34,22 +34,30 @@ Script = Callable[[dict[str, Any], float | None], tuple[Any, float]]
 
 class ScriptedPlayer(Player):
     """A player whose answers and timings come from ``script``; it records everything
-    the referee hands it, as ``(how, message)`` with ``how`` in send / frame / tell."""
+    the referee hands it, as ``(how, message)`` with ``how`` in hear / send (a request) /
+    tell. It answers in ``finish`` (from ``decide``, the script's step); ``lazy``: its
+    requests hold the observation computed on first use."""
+
+    lazy = False
 
     def __init__(self, name: str, script: Script) -> None:
         super().__init__(name, BotSpec("command", name, ("scripted",), name, named=True))
         self.script = script
         self.got: list[tuple[str, dict[str, Any]]] = []
         self.budgets: list[float | None] = []
+        self.timing: tuple[float, float] | None = None
 
-    async def send(self, message: dict[str, Any]) -> None:
-        self.got.append(("send", message))
-
-    async def send_frame(self, frame: bytes) -> None:
-        self.got.append(("frame", decode(frame)))
+    def hear(self, frame: bytes) -> None:
+        self.got.append(("hear", decode(frame)))
 
     async def tell(self, message: dict[str, Any]) -> None:
         self.got.append(("tell", message))
+
+    async def finish(self, ask: Ask) -> Any:
+        request = ask.message(ObservationOnDemand(ask.game, ask.seat)) if self.lazy else ask.message()
+        answer = await self.decide(request, ask.budget)
+        ask.timing = self.timing
+        return answer
 
     async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         self.got.append(("send", request))
@@ -246,11 +254,11 @@ async def test_under_retry_an_illegal_action_is_answered_with_a_non_fatal_error_
     assert retry["reason"] == ("illegal action cover 5 AS for request 2: cover is not an option "
                                "in phase throw_in (seat 0 may: throw_in, pass)")
     error = {"type": "error", "code": "illegal", "message": retry["reason"], "fatal": False}
-    assert ("send", error) in alice.got and alice.told() == []
+    assert ("hear", error) in alice.got and alice.told() == []
     # Asked again with a new id, after the error.
     ids = [m["id"] for m in alice.requests()]
     assert ids == list(range(1, len(ids) + 1))
-    where = alice.got.index(("send", error))
+    where = alice.got.index(("hear", error))
     assert alice.got[where + 1][1]["type"] in ("request", "event")
 
 
@@ -355,23 +363,18 @@ async def test_play_match_marks_players_busy_only_while_a_game_is_played(autojum
 # -- a bot that fails while it is told something ------------------------------------------
 
 class FailingPlayer(ScriptedPlayer):
-    """A scripted player whose ``send`` / ``send_frame`` / ``decide`` raise the given
-    BotFailure when ``fails(how, message)`` says so (how: send, frame, decide)."""
+    """A scripted player whose ``hear`` / ``decide`` raise the given BotFailure when
+    ``fails(how, message)`` says so (how: hear, decide)."""
 
     def __init__(self, name: str, script: Script, fails: Callable[[str, dict[str, Any]], bool],
                  failure: BotFailure) -> None:
         super().__init__(name, script)
         self.fails, self.failure = fails, failure
 
-    async def send(self, message: dict[str, Any]) -> None:
-        if self.fails("send", message):
+    def hear(self, frame: bytes) -> None:
+        if self.fails("hear", decode(frame)):
             raise self.failure
-        await super().send(message)
-
-    async def send_frame(self, frame: bytes) -> None:
-        if self.fails("frame", decode(frame)):
-            raise self.failure
-        await super().send_frame(frame)
+        super().hear(frame)
 
     async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         if self.fails("decide", request):
@@ -382,7 +385,7 @@ class FailingPlayer(ScriptedPlayer):
 GONE = BotFailure("disconnect", "the connection was lost", {"bytes": "00ff"})
 
 
-@pytest.mark.parametrize("how, kind", [("send", "game_start"), ("frame", "event")])
+@pytest.mark.parametrize("how, kind", [("hear", "game_start"), ("hear", "event")])
 async def test_a_bot_that_fails_while_it_is_sent_a_message_forfeits_with_its_own_failure(
         autojump_clock: Any, how: str, kind: str) -> None:
     alice = FailingPlayer("alice", first_legal, lambda h, m: h == how and m["type"] == kind, GONE)
@@ -395,7 +398,7 @@ async def test_a_bot_that_fails_while_it_is_sent_a_message_forfeits_with_its_own
     assert record.reason == "alice forfeited (disconnect): the connection was lost"
     assert bob.ends() == [{"type": "game_end", "game": 3, "durak": 0, "termination": "disconnect",
                            "reason": "alice forfeited (disconnect)"}]
-    if how == "send":  # before any decision: the game is lost at its start
+    if kind == "game_start":  # before any decision: the game is lost at its start
         assert record.decisions == [] and bob.requests() == []
 
 
@@ -514,7 +517,7 @@ async def test_a_lazy_player_reads_the_same_observation_as_a_map(autojump_clock:
         return request["legal"][0], 0.001
 
     lazy, eager = ScriptedPlayer("alice", script), ScriptedPlayer("bob", first_legal)
-    lazy.lazy_view = True
+    lazy.lazy = True
     reference = ScriptedPlayer("alice", first_legal)
     await one_game([lazy, eager])
     await one_game([reference, ScriptedPlayer("bob", first_legal)])
@@ -526,17 +529,21 @@ async def test_a_lazy_player_reads_the_same_observation_as_a_map(autojump_clock:
     assert seen[0][0]["hand"] and expected[0]["hand"] == seen[0][0]["hand"]
 
 
-# -- a player that decides synchronously on the engine (decides_now) ----------------------
+# -- a player that decides at once on the engine (attempt) ---------------------------------
 
 class NowPlayer(ScriptedPlayer):
-    """A ``decides_now`` player: it picks the first legal action synchronously, and on its
-    decision ``slow_at`` (1, 2, ...) the virtual clock jumps ``seconds`` meanwhile."""
+    """An in-process player that decides at once (``attempt``, on the engine): it picks the
+    first legal action, and on its decision ``slow_at`` (1, 2, ...) the virtual clock
+    jumps ``seconds`` meanwhile."""
 
     def __init__(self, name: str, clock: Any, slow_at: int = 0, seconds: float = 0.0) -> None:
         super().__init__(name, first_legal)
-        self.decides_now = True
+        self.in_process = True
         self.clock, self.slow_at, self.seconds, self.decided = clock, slow_at, seconds, 0
         self.asked_as: list[tuple[int, int]] = []  #: (seat, game_index) of each decision
+
+    def attempt(self, ask: Ask) -> Any:
+        return self.decide_now(ask.game, ask.seat, ask.legal, ask.index)
 
     def decide_now(self, game: Any, seat: int, legal: list[int], game_index: int) -> int:
         self.decided += 1
@@ -667,7 +674,7 @@ async def test_the_match_wall_time_is_the_sum_of_its_games_on_the_virtual_clock(
 
 
 class ThinkingNowPlayer(NowPlayer):
-    """A ``decides_now`` player each of whose decisions takes ``THINK_S`` on the run's
+    """A NowPlayer each of whose decisions takes ``THINK_S`` on the run's
     (virtual) clock."""
     THINK_S = 0.25
 
@@ -701,10 +708,10 @@ async def test_a_match_counts_its_own_wall_time_and_cpu_not_what_came_before(aut
     assert 0.0 <= result.cpu_s <= cpu
 
 
-# -- a game where every seat decides synchronously and nothing listens (play_now) ----------
+# -- a game where every seat decides at once and nothing listens ---------------------------
 
 def quiet_now_players(clock: Any) -> list[NowPlayer]:
-    """Two ``decides_now`` seats that want no events, each of whose decisions takes
+    """Two seats that decide at once and want no events, each of whose decisions takes
     ThinkingNowPlayer.THINK_S: the referee plays such a game in one synchronous loop."""
     players = [ThinkingNowPlayer("alice", clock), ThinkingNowPlayer("bob", clock)]
     for p in players:
@@ -746,14 +753,12 @@ async def test_a_synchronous_seat_is_asked_as_its_own_seat_of_this_game(
 # -- a seat that takes its requests as frames (program bots over pipes) --------------------
 
 class FramePlayer(ScriptedPlayer):
-    """A ``takes_frames`` player (as StreamPlayer): requests come as frames, first to the
-    synchronous lane (``decide_frame_now``), which here answers at once with the mapped
-    value when the script's answer is a known action's canonical bytes and ``quick(id)``
-    holds, else leaves the request open for the awaited lane (``decide_frame``). Events
-    come queued (``queue_frame``), and fail with ``failure`` when ``fails(event)`` says
-    so. ``lanes`` records, per call, (lane, the frame's id, the id and budget passed)."""
-
-    takes_frames = True
+    """A player that reads its requests as frames (as StreamPlayer): first in ``attempt``,
+    which here answers at once with the action ``ask.answers`` maps the script's answer
+    to when it is a known action's canonical bytes and ``quick(id)`` holds, else leaves
+    the request open for ``finish``. Messages come to ``hear`` and fail with ``failure``
+    when ``fails(event)`` says so. ``lanes`` records, per call, (lane: now or awaited,
+    the frame's id, the ask's id and budget)."""
 
     def __init__(self, name: str, script: Script, quick: Callable[[int], bool] = lambda i: True,
                  fails: Callable[[dict[str, Any]], bool] = lambda e: False,
@@ -761,45 +766,40 @@ class FramePlayer(ScriptedPlayer):
         super().__init__(name, script)
         self.quick, self.fails, self.failure = quick, fails, failure
         self.lanes: list[tuple[str, int, int, float | None]] = []
-        self._open: Any = None  #: the answer the synchronous lane read and left open
+        self._open: Any = None  #: the answer attempt read and left open
 
-    def queue_frame(self, frame: bytes) -> None:
+    def hear(self, frame: bytes) -> None:
         message = decode(frame)
         if self.fails(message):
             assert self.failure is not None
             raise self.failure
-        self.got.append(("frame", message))
+        self.got.append(("hear", message))
 
-    async def send_frame(self, frame: bytes) -> None:
-        self.queue_frame(frame)  # as StreamPlayer: the same queue, awaited or not
-
-    def _answer(self, lane: str, frame: bytes, request_id: int, budget: float | None) -> Any:
-        request = decode(frame)
+    def _answer(self, lane: str, ask: Ask) -> Any:
+        request = decode(ask.frame())
         self.got.append(("send", request))
-        self.lanes.append((lane, request["id"], request_id, budget))
-        answer, seconds = self.script(request, budget)
+        self.lanes.append((lane, request["id"], ask.id, ask.budget))
+        answer, seconds = self.script(request, ask.budget)
         written = trio.current_time()
-        self.timing = (written, written + seconds)
+        ask.timing = (written, written + seconds)
         return answer
 
-    def decide_frame_now(self, frame: bytes, request_id: int, budget: float | None,
-                         answers: Any) -> Any:
+    def attempt(self, ask: Ask) -> Any:
         self._open = None
-        if not self.quick(decode(frame)["id"]):
-            return None  # nothing written: decide_frame does it all
-        answer = self._answer("now", frame, request_id, budget)
-        known = answers.get(pack(answer))
+        if not self.quick(decode(ask.frame())["id"]):
+            return None  # nothing written: finish does it all
+        answer = self._answer("now", ask)
+        known = ask.answers.get(pack(answer))
         if known is None:
             self._open = answer
         return known
 
-    async def decide_frame(self, frame: bytes, request_id: int, budget: float | None,
-                           answers: Any) -> Any:
+    async def finish(self, ask: Ask) -> Any:
         opened, self._open = self._open, None
         if opened is not None:
             return opened  # the answer read for the open request (timing as it was set)
-        answer = self._answer("awaited", frame, request_id, budget)
-        return answers.get(pack(answer), answer)
+        answer = self._answer("awaited", ask)
+        return ask.answers.get(pack(answer), answer)
 
 
 def quarter_seconds(n: int, seconds: float) -> Script:

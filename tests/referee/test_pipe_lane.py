@@ -1,5 +1,5 @@
 """The compiled pipe lane (referee/seats/pipelane.py) and the StreamPlayer it serves share
-one copy of the connection's state, and read the clock and the pipes exactly as the
+one copy of the connection's state (the player's ``_lane``), and read the clock and the pipes exactly as the
 player does. (Its verdicts are specified with real pipes in test_known_answers.py and
 test_early_frames.py, and with real bot processes in test_hostile_bots.py.)
 """
@@ -14,56 +14,55 @@ import pytest
 import trio
 
 from referee.seats import pipelane
+from referee.seats.pipelane import pending
 from referee.seats.players import BotFailure, BotSpec
-from referee.seats.wire import LANE_FIELDS, StreamPlayer
+from referee.seats.wire import StreamPlayer
 
-from protocol.codec import encode, pack
+from protocol.codec import FrameDecoder, encode, pack
 from tests.referee.test_known_answers import PASS, PipePlayer, answer, pipes, request
 
 #: The known answers the lane maps: PASS's packed map -> "PASS".
 KNOWN = {pack(PASS): "PASS"}
+
+
+def RawAsk(frame: bytes, request_id: int, budget: float | None = 5.0,
+           answers: dict[bytes, Any] = KNOWN) -> pipelane.Request:
+    """A request as a table asks it (``players.Ask``: what a stream player reads)."""
+    return pipelane.Request(request_id, budget, answers, frame)
+
 
 #: A value of the right type for each lane field, none equal to a fresh lane's.
 SAMPLES: dict[str, Any] = {
     "out": bytearray(b"queued"), "failure": BotFailure("crash", "gone", {}), "quick": True,
     "unyielded": 7, "open": (3, 1.5), "stash": {"type": "pong"}, "expect": b"head",
     "answers": {b"x": 1}, "answered": 3, "timing": (1.0, 2.0), "pipes": True,
-    "poll": object(), "decoder": object(), "now": time.perf_counter, "clock_offset": 4.25,
+    "poll": object(), "decoder": FrameDecoder(), "now": time.perf_counter, "clock_offset": 4.25,
     "out_fileno": os.getpid, "in_fileno": os.getppid, "out_holder": object(),
     "in_holder": object(),
 }
 
 
-def test_every_lane_field_is_sampled_and_named_once() -> None:
-    assert sorted(LANE_FIELDS.values()) == sorted(SAMPLES)
-    fresh = pipelane.Lane()
-    assert all(getattr(fresh, field) != value for field, value in SAMPLES.items())
-
-
-async def test_the_player_and_its_lane_hold_one_copy_of_each_field() -> None:
+async def test_the_player_keeps_its_connection_on_its_lane_only() -> None:
     async with pipes({}) as (player, _):
-        lane = player.lane
-        for name, field in LANE_FIELDS.items():
-            setattr(player, name, SAMPLES[field])  # the player's attribute is the lane's field
-            assert getattr(lane, field) is SAMPLES[field]
-        fresh = pipelane.Lane()
-        for name, field in LANE_FIELDS.items():
-            setattr(lane, field, getattr(fresh, field))  # and back
-            assert getattr(player, name) == getattr(fresh, field)
-        player._out += b"more"  # in place, as the referee queues bytes
-        assert lane.out == b"more"
+        lane = player._lane
+        own = vars(player)
+        assert not any(name in own or f"_{name}" in own for name in SAMPLES), own.keys()
+        failure = BotFailure("crash", "gone", {})
+        player.failure = failure  # the public failure is the lane's
+        assert lane.failure is failure and player.failure is failure
+        assert player.decoder is lane.decoder
 
 
 async def test_a_new_stream_resets_every_field_of_the_same_lane() -> None:
     # The same object: a table holds it for the whole game, and a TCP seat may reconnect
     # (a new stream) in the middle of one.
     async with pipes({}) as (player, _):
-        lane = player.lane
+        lane = player._lane
         fresh = {field: getattr(lane, field) for field in SAMPLES}
         for field, value in SAMPLES.items():
             setattr(lane, field, value)  # everything of the old connection, dirtied
         player._attach(player._send_stream, player._receive_stream)
-        assert player.lane is lane
+        assert player._lane is lane
         for field, value in SAMPLES.items():
             assert getattr(lane, field) is not value, f"{field} carried over"
         assert {f: getattr(lane, f) for f in ("out", "failure", "quick", "unyielded", "open",
@@ -74,11 +73,11 @@ async def test_a_new_stream_resets_every_field_of_the_same_lane() -> None:
 
 async def test_events_queued_through_a_lane_held_before_a_new_stream_go_to_the_new_one() -> None:
     async with pipes({}) as (player, _):
-        held = player.lane  # as a table holds it from the start of a game
+        held = player._lane  # as a table holds it from the start of a game
         player._fail("disconnect", "the connection was lost")
         player._attach(player._send_stream, player._receive_stream)  # the bot is back
         pipelane.queue_frame(held, b"an event frame")
-        assert player._out == b"an event frame"  # written with its next request
+        assert pending(held) == b"an event frame"  # written with its next request
 
 
 def test_a_player_may_fail_before_any_stream_is_attached() -> None:
@@ -89,14 +88,14 @@ def test_a_player_may_fail_before_any_stream_is_attached() -> None:
             self.failure = BotFailure("disconnect", "no client has connected", {})
 
     seat = Unattached()
-    assert seat.lane.failure is seat.failure and seat.failure.kind == "disconnect"
+    assert seat._lane.failure is seat.failure and seat.failure.kind == "disconnect"
     with pytest.raises(BotFailure):
-        seat.queue_frame(b"frame")
+        seat.hear(b"frame")
 
 
 async def test_under_trios_default_clock_the_lane_reads_the_same_time_without_a_call() -> None:
     async with pipes({}) as (player, _):
-        offset = player.lane.clock_offset
+        offset = player._lane.clock_offset
         assert isinstance(offset, float)
         before = trio.current_time()
         lane_now = time.perf_counter() + offset
@@ -106,22 +105,22 @@ async def test_under_trios_default_clock_the_lane_reads_the_same_time_without_a_
 
 async def test_under_any_other_clock_the_lane_asks_the_clock(autojump_clock: Any) -> None:
     async with pipes({}) as (player, _):
-        assert player.lane.clock_offset is None
+        assert player._lane.clock_offset is None
         await trio.sleep(12.5)  # virtual time: only the clock itself knows it
-        assert player.lane.now() == trio.current_time()
+        assert player._lane.now() == trio.current_time()
 
 
 async def test_the_pipes_are_read_through_their_holders_and_a_closed_one_is_never_written() -> None:
     async with pipes({}) as (player, _):
-        lane = player.lane
+        lane = player._lane
         assert lane.out_holder.fd == player._send_stream.fileno()
         assert lane.in_holder.fd == player._receive_stream.fileno()
         await player._send_stream.aclose()
         assert lane.out_holder.fd == -1  # as fileno() says: never a number reused since
-        player._quick = True
+        player._lane.quick = True
         # The write fails (a closed stream), nothing is queued for later, and the request
         # is left to the awaited path, which reports the bot gone.
-        assert player.decide_frame_now(b"\x00\x00\x00\x01\x80", 1, 5.0, {}) is None
+        assert player.attempt(RawAsk(b"\x00\x00\x00\x01\x80", 1, 5.0, {})) is None
         assert lane.out == b"" and lane.queued == [] and lane.open is None
 
 
@@ -133,15 +132,16 @@ def event(n: int, size: int = 0) -> bytes:
 
 async def test_frames_queued_apart_are_read_through_out_after_its_bytes_in_order() -> None:
     async with pipes({}) as (player, _):
-        lane = player.lane
-        player._out += event(1)  # (as send queues game_start)
+        lane = player._lane
+        player._queue(event(1))  # (as send queues a hello)
         pipelane.queue_frame(lane, event(2))
         pipelane.queue_frame(lane, event(3))
         assert lane.out == event(1) and lane.queued == [event(2), event(3)]  # not copied yet
-        assert player._out == event(1) + event(2) + event(3)  # joined on when read
+        assert pending(lane) == event(1) + event(2) + event(3)  # joined on when read
         assert lane.queued == []
         pipelane.queue_frame(lane, event(4))
-        player._out = bytearray()  # a new stream: nothing of the old one is written
+        player._attach(player._send_stream, player._receive_stream)  # a new stream: nothing
+        # of the old one is written
         assert lane.out == b"" and lane.queued == []
 
 
@@ -149,56 +149,55 @@ async def test_past_queued_max_the_frames_are_joined_and_still_go_out_in_order()
     count = 3 * pipelane.QUEUED_MAX + 5  # (writev takes at most IOV_MAX buffers)
     async with pipes({1: answer(1, PASS)}) as (player, others):
         for n in range(count):
-            pipelane.queue_frame(player.lane, event(n))
-            assert len(player.lane.queued) <= pipelane.QUEUED_MAX
-        player._quick = True  # so the synchronous lane writes them with the request
-        assert player.decide_frame_now(encode(request(1)), 1, 5.0, KNOWN) == "PASS"
+            pipelane.queue_frame(player._lane, event(n))
+            assert len(player._lane.queued) <= pipelane.QUEUED_MAX
+        player._lane.quick = True  # so the synchronous lane writes them with the request
+        assert player.attempt(RawAsk(encode(request(1)), 1)) == "PASS"
     assert [m["event"]["n"] for m in others] == list(range(count))
 
 
 async def test_queued_bytes_and_frames_precede_the_request_in_one_write() -> None:
     async with pipes({1: answer(1, PASS)}) as (player, others):
-        player._out += event(0)
-        pipelane.queue_frame(player.lane, event(1))
-        player._quick = True
-        assert player.decide_frame_now(encode(request(1)), 1, 5.0, KNOWN) == "PASS"
-        assert player.lane.out == b"" and player.lane.queued == []
+        player._queue(event(0))
+        pipelane.queue_frame(player._lane, event(1))
+        player._lane.quick = True
+        assert player.attempt(RawAsk(encode(request(1)), 1)) == "PASS"
+        assert player._lane.out == b"" and player._lane.queued == []
     assert [m["event"]["n"] for m in others] == [0, 1]
 
 
 async def test_a_write_the_pipe_takes_in_part_leaves_the_rest_for_the_awaited_path() -> None:
     # 200 KB queued: a pipe takes 64 KB at once, the far side has read nothing yet, so
     # writev takes part of it (always, whatever the timing). The request is left open with
-    # the rest queued in order; decide_frame writes it as the far side reads, and takes
+    # the rest queued in order; finish writes it as the far side reads, and takes
     # the answer.
     frames = [event(n, 2000) for n in range(100)]
     async with pipes({1: answer(1, PASS)}) as (player, others):
         for frame in frames:
-            pipelane.queue_frame(player.lane, frame)
-        player._quick = True
+            pipelane.queue_frame(player._lane, frame)
+        player._lane.quick = True
         request_frame = encode(request(1))
-        assert player.decide_frame_now(request_frame, 1, 5.0, KNOWN) is None
-        lane = player.lane
+        ask = RawAsk(request_frame, 1)
+        assert player.attempt(ask) is None
+        lane = player._lane
         assert lane.open == (1, None)  # written in part: its write time is not known yet
         assert lane.queued == [] and 0 < len(lane.out) < len(b"".join(frames) + request_frame)
         assert (b"".join(frames) + request_frame).endswith(bytes(lane.out))
-        assert await player.decide_frame(request_frame, 1, 5.0, KNOWN) == "PASS"
+        assert await player.finish(ask) == "PASS"
     assert [m["event"]["n"] for m in others] == list(range(100))
 
 
 async def test_a_failed_write_keeps_what_was_queued_and_drops_only_the_request() -> None:
     async with pipes({}) as (player, _):
-        pipelane.queue_frame(player.lane, event(1))
+        pipelane.queue_frame(player._lane, event(1))
         await player._send_stream.aclose()
-        player._quick = True
-        assert player.decide_frame_now(encode(request(1)), 1, 5.0, KNOWN) is None
-        assert player.lane.queued == [event(1)] and player.lane.out == b""
+        player._lane.quick = True
+        assert player.attempt(RawAsk(encode(request(1)), 1)) is None
+        assert player._lane.queued == [event(1)] and player._lane.out == b""
 
 
 def test_the_lane_reads_the_decoders_buffered_count_from_its_two_fields() -> None:
     # decide_now reads FrameDecoder.buffered as len(_buf) - _pos (no interpreted call).
-    from protocol.codec import FrameDecoder
-
     decoder = FrameDecoder()
     frames = event(1) + event(2)
     for fed in (b"", frames[:3], frames[3:10], frames[10:]):
@@ -212,10 +211,10 @@ def test_the_lane_reads_the_decoders_buffered_count_from_its_two_fields() -> Non
 
 async def test_a_decoder_holding_bytes_keeps_the_synchronous_lane_closed() -> None:
     async with pipes({1: answer(1, PASS)}) as (player, _):
-        player._quick = True
-        player._decoder.feed(event(7)[:5])  # part of a frame read earlier: to be judged
-        assert player.decide_frame_now(encode(request(1)), 1, 5.0, KNOWN) is None
-        assert player.lane.open is None  # nothing written: decide_frame does it all
+        player._lane.quick = True
+        player.decoder.feed(event(7)[:5])  # part of a frame read earlier: to be judged
+        assert player.attempt(RawAsk(encode(request(1)), 1)) is None
+        assert player._lane.open is None  # nothing written: finish does it all
 
 
 #: A bot process that answers every request at once: the first legal action for an odd
@@ -254,15 +253,16 @@ async def test_a_bot_process_that_answers_at_once_gets_every_answer_right_in_eit
         for request_id in range(1, 201):
             frame = encode(msg.request_msg(id=request_id, game=0, observation={},
                                            legal=[pass_, take], clock=msg.clock_map()))
-            got = player.decide_frame_now(frame, request_id, 5.0, answers)
+            ask = RawAsk(frame, request_id, 5.0, answers)
+            got = player.attempt(ask)
             if got is None:
-                got = await player.decide_frame(frame, request_id, 5.0, answers)
+                got = await player.finish(ask)
             assert got == ("PASS" if request_id % 2 else "TAKE")
-            assert player.timing is not None
-            written, answered = player.timing
+            assert ask.timing is not None
+            written, answered = ask.timing
             assert last_answered <= written <= answered  # each answer after its request
             last_answered = answered
-            assert player._answered == request_id and player.lane.open is None
+            assert player._lane.answered == request_id and player._lane.open is None
     finally:
         proc.kill()
         await proc.wait()

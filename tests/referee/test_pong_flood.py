@@ -83,7 +83,7 @@ async def test_a_pipe_full_of_pongs_costs_the_referee_one_decoded_frame(
     assert info.value.kind == "protocol"
     assert str(info.value) == UNSOLICITED_0.format(when="before request 1 was sent")
     assert parsed == [msg.pong_msg(0)]
-    assert player._decoder.buffered > 0  # the other 2,999 were never looked at
+    assert player.decoder.buffered > 0  # the other 2,999 were never looked at
 
 
 async def test_pongs_while_a_request_is_open_fail_the_bot_at_the_first() -> None:

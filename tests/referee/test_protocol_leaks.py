@@ -21,7 +21,7 @@ import trio
 from protocol.codec import decode, pack
 from protocol.strategies import greedy_choose, random_choose
 from referee.table.match import GameRecord, MatchConfig, forfeit_reason, play_match
-from referee.seats.players import BotSpec, Player
+from referee.seats.players import Ask, BotSpec, Player
 from referee.replay.replay import game_steps
 from referee.rules import Game, make_rules
 from referee.rules.actions import parse_action
@@ -83,14 +83,11 @@ class Spy(Player):
         leaked = (cards_in(message) - self.named) & self.table.hidden_from(self.seat)
         assert not leaked, f"seat {self.seat} was sent hidden {sorted(leaked)} in {message}"
 
-    async def send(self, message: dict[str, Any]) -> None:
-        self._got(message)
-
-    async def send_frame(self, frame: bytes) -> None:
+    def hear(self, frame: bytes) -> None:
         self._got(decode(frame))
 
-    async def decide(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-        return self._answer(request)
+    async def finish(self, ask: Ask) -> Any:
+        return self._answer(ask.message())
 
     def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
         """Note what ``request`` shows, then answer it: now and then an illegal card,
@@ -107,43 +104,27 @@ class Spy(Player):
 
 
 class FrameSpy(Spy):
-    """A Spy that takes requests as frames and events as queued frames, as program bots
-    over pipes do: the referee's frame path (request frames joined from packed parts,
-    ``ask_fast`` and its continuation in ``ask``, ``broadcast_now``). Half its answers
-    come through the fast lane, mapped as the table's ``answers`` map them, and one
-    decision in eight is due a yield to trio first (``pause``)."""
+    """A Spy that reads its requests as frames, as program bots over pipes do: the
+    referee's request frames joined from packed parts. Half its answers come at once
+    (``attempt``), mapped as the ask's ``answers`` map them; the others, and an answer
+    those do not map, through the awaited ``finish``."""
 
-    takes_frames = True
     _pending: dict[str, Any] | None = None
-    pauses = 0
 
-    def yield_due(self) -> bool:
-        return self.rng.random() < 0.125
-
-    async def pause(self) -> None:
-        self.pauses += 1
-        await trio.lowlevel.checkpoint()
-
-    def queue_frame(self, frame: bytes) -> None:
-        self._got(decode(frame))
-
-    def decide_frame_now(self, frame: bytes, request_id: int, budget: float | None,
-                         answers: Any) -> Any:
+    def attempt(self, ask: Ask) -> Any:
         if self.rng.random() < 0.5:
-            return None  # "slow": the table awaits decide_frame
+            return None  # "slow": the table awaits finish
         now = trio.current_time()
-        self.timing = (now, now)
-        answer = self._answer(decode(frame))
-        known = answers.get(pack(answer))
-        if known is None:  # not a known action's bytes: decide_frame hands the map over
+        ask.timing = (now, now)
+        answer = self._answer(decode(ask.frame()))
+        known = ask.answers.get(pack(answer))
+        if known is None:  # not a known action's bytes: finish hands the map over
             self._pending = answer
         return known
 
-    async def decide_frame(self, frame: bytes, request_id: int, budget: float | None,
-                           answers: Any) -> Any:
+    async def finish(self, ask: Ask) -> Any:
         pending, self._pending = self._pending, None
-        self.timing = None
-        return pending if pending is not None else self._answer(decode(frame))
+        return pending if pending is not None else self._answer(decode(ask.frame()))
 
 
 RULE_SETS = [("classic", ()), ("classic", ("trump_exchange=on",)),
@@ -180,14 +161,12 @@ def by_game(spy: Spy, kind: str) -> dict[int, list[dict[str, Any]]]:
 async def test_no_message_to_any_seat_names_a_card_hidden_from_it(
         monkeypatch: pytest.MonkeyPatch, players: int, frames: bool) -> None:
     kinds: set[str] = set()
-    pauses = 0
     for seed in range(scaled(12)):  # fewer matches in mutation runs only (support.scaled)
         preset, sets = RULE_SETS[seed % len(RULE_SETS)]
         _, spies, result, records = await spy_match(monkeypatch, seed * 7 + players, players, preset,
                                            sets, illegal=0.03, retries=seed % 2, frames=frames)
         for spy in spies:
             kinds |= {m["type"] for m in spy.received}
-            pauses += getattr(spy, "pauses", 0)
         # (every message was checked as it was sent; here: the other contracts)
         for record in records:
             for seat, spy in enumerate(spies):
@@ -198,7 +177,6 @@ async def test_no_message_to_any_seat_names_a_card_hidden_from_it(
                 else:
                     assert end["reason"] == record.reason
     assert {"game_start", "event", "request", "game_end", "error"} <= kinds
-    assert (pauses > 0) == frames  # the frame lane's yields to trio came between decisions
 
 
 @pytest.mark.parametrize("frames", [False, True], ids=["maps", "frames"])
@@ -322,16 +300,15 @@ async def test_replay_seat_view_shows_no_hidden_card_no_others_forced_or_decline
 async def test_the_spy_would_catch_a_leak(monkeypatch: pytest.MonkeyPatch) -> None:
     """The checker itself can fail: a referee that shows every hand in game_end is caught."""
     import referee.table.match as match_module
-    real = match_module.msg.game_end_msg
+    real = match_module.game_end_frame
 
-    def leaky(**kwargs: Any) -> dict[str, Any]:
+    def leaky(index: int, durak: int | None, termination: str, reason: str) -> bytes:
         game = table.game
         assert game is not None
-        kwargs["reason"] = repr(game)
-        return real(**kwargs)
+        return real(index, durak, termination, repr(game))
 
     table = Table(monkeypatch)
-    monkeypatch.setattr(match_module.msg, "game_end_msg", leaky)
+    monkeypatch.setattr(match_module, "game_end_frame", leaky)
     spies = [Spy(f"spy{i}", table, random.Random(i), 0.5) for i in range(3)]
     with pytest.raises(AssertionError, match="hidden"):
         await play_match(spies, MatchConfig(rules=make_rules(), games=1, seed=3))

@@ -28,6 +28,7 @@ from protocol import messages as m
 from protocol.codec import encode
 from referee.table.match import GameRecord, MatchConfig
 from referee.seats.players import parse_bot_spec
+from referee.seats.pipelane import pending
 from referee.rules import make_rules
 from referee.table.runner import SeatOptions, run_match_async
 from referee.seats.tcp import TcpLimits
@@ -423,8 +424,8 @@ async def test_client_that_stops_reading_mid_game_forfeits_and_memory_stays_boun
             assert seat.failure.kind == kind
             # Bounded: queued "stale" notes are capped; the decoder holds at most a frame
             # and a read chunk; the rest of the flood waits in kernel buffers or is dropped.
-            assert len(seat._out) <= STALE_NOTES_MAX + 1024
-            assert seat._decoder.buffered <= READ_CHUNK + seat.max_frame
+            assert len(pending(seat._lane)) <= STALE_NOTES_MAX + 1024
+            assert seat.decoder.buffered <= READ_CHUNK + seat.max_frame
             # How much of the flood gets through before the forfeit depends on the machine's
             # speed and on which rule ends mallory's game first; the bounds above do not.
             assert flooded > 0
