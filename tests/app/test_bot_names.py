@@ -34,7 +34,7 @@ def test_a_mistyped_builtin_gets_a_suggestion(tmp_path: Path) -> None:
     proc = cli("match", "builtin:randmo", "builtin:greedy", "--no-log", cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr == ("durak-ref: error: unknown built-in bot 'randmo'; did you mean builtin:random? "
-                           "built-ins: random, greedy, gentle, ismcts, solver\n")
+                           "built-ins: random, greedy, gentle, ismcts, expert, solver\n")
 
 
 def test_a_bad_name_on_the_command_line_is_refused_before_anything_starts(tmp_path: Path) -> None:
