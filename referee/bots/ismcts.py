@@ -100,7 +100,7 @@ _PARAM_RANGES: dict[str, tuple[bool, float, bool, float]] = {
 
 
 #: The search built-ins and their default parameters. ``expert`` is ismcts with a larger
-#: budget (about 45 ms of CPU per decision on this project's 2-core machine; the search
+#: budget (about 40 ms of CPU per decision on this project's 2-core machine; the search
 #: costs about 1/6 of the time it did before its inner loop was compiled), the greedy
 #: lean in the whole tree and the exact endgame solver at the root (docs/STRENGTH.md
 #: has what each was measured to give).
