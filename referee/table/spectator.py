@@ -84,9 +84,6 @@ class PublicTable:
         self.taking = False
         self.bout = 1
         self.end: dict[str, Any] | None = None
-        #: By seat, the public clock's milliseconds left after the latest event (None:
-        #: no game clock; the whole list None until an event came)
-        self.clocks: list[int | None] | None = None
         self.last: list[str] = []  #: the latest events, as short text, newest last
         self._after_bout: tuple[int, bool] | None = None  #: (defender, taken) of a bout just ended
 
@@ -116,7 +113,6 @@ class PublicTable:
             self.end = {k: message[k] for k in ("durak", "termination", "reason")}
             return
         ev = message["event"]
-        self.clocks = message.get("clocks", self.clocks)
         kind, seat = ev["type"], ev.get("seat")
         if kind not in ("draw", "out") and self._after_bout is not None:
             self._after_bout = None  # the next bout has begun
@@ -173,8 +169,7 @@ class PublicTable:
                 "attacker": self.attacker, "defender": self.defender,
                 "table": [list(p) for p in self.table], "discard": self.discard,
                 "out": list(self.out), "taking": self.taking, "bout": self.bout,
-                "last": list(self.last), "end": self.end,
-                "clocks": None if self.clocks is None else list(self.clocks)}
+                "last": list(self.last), "end": self.end}
 
 
 def event_text(ev: dict[str, Any], names: list[str]) -> str:

@@ -109,7 +109,7 @@ async def _person(seat: BrowserSeat, seen: list[list[dict[str, Any]]]) -> None:
 
 
 def _hidden_everywhere(record: dict[str, Any], messages: list[dict[str, Any]],
-                       others: list[list[dict[str, Any]]]) -> None:
+                       others: list[list[list[dict[str, Any]]]]) -> None:
     """The person declined after THINK_S, charged so by the referee; no clock a spectator
     or another page saw moved by it: the first public move, the person's own, taken at
     once, shows 60 s - 0 s + 2 s, not the real 59 s."""
