@@ -1,17 +1,13 @@
 """Every seat's clock of one game as the whole table may see it: what a person's page
 shows beside each name (the browser seat, ``referee/web/seat.py``).
 
-A clock is public at a real table, but not every decision is: a declined trump exchange
-is told to nobody but the seat that declined (protocol/SPEC.md, Events), so a clock that
-ran, or gained its increment, during that decision would tell everyone who holds the
-deck's lowest trump. So these clocks count public decisions only, from facts every seat
-has: the time control, the public events and when they happened, and, for a person's
-seat, when its public move was asked, paused and answered (a person's page is served by
-this referee, so that is known exactly). A bot's move is charged the time since the
-table's previous step (built-ins answer in microseconds; a TCP bot's thinking shows
-when its move arrives). A seat's own page shows the referee's exact clock for its own
-move (the request's ``clock``); for a seat that declined an exchange this public clock
-differs from it by that decision's time and increment.
+The clocks are the referee's own (``table/clock.py``): every public spectator message
+carries each seat's public clock after the decision (``Clock.public_remaining_ms``:
+charged exactly as the referee charged it, less what hidden decisions did to it, so a
+declined trump exchange shows on no clock). This module charges nothing: it keeps the
+latest public clocks and, for the table's people, whose public move is open, since
+when, and whether it is paused (the person's page is away), so a page can tick the
+open move's clock down between messages.
 
 Pure: time is a parameter (seconds, as trio's clock reads them); no I/O, no trio.
 """
@@ -21,11 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-#: Public events that are a seat's decision (the rest follow from one: a bout's end,
-#: draws, a seat going out).
-DECISIONS = frozenset(("attack", "cover", "throw_in", "transfer", "show_trump", "take",
-                       "pass", "exchange"))
-
 
 def is_public_request(request: Mapping[str, Any]) -> bool:
     """Whether the other seats know this seat is on move: always but at a trump exchange
@@ -33,50 +24,36 @@ def is_public_request(request: Mapping[str, Any]) -> bool:
     return request["observation"].get("phase") != "exchange"
 
 
-def is_public_answer(request: Mapping[str, Any], action: Mapping[str, Any]) -> bool:
-    """Whether the other seats learn of this answer: all do but a declined trump exchange
-    (a ``pass`` to the offer)."""
-    return is_public_request(request) or action.get("type") != "pass"
+class TableClocks:
+    """The clocks of a game of ``players`` seats as its table sees them, with at most
+    ``move_s`` per decision (None: no limit); ``base_s``: the game clock's start (None:
+    no game clock), shown until the first public message. ``on_change()`` is called
+    whenever the clocks shown change (the people's pages are sent them again)."""
 
-
-class PublicClocks:
-    """The clocks of a game of ``players`` seats under a time control of ``base_s`` (None:
-    no game clock) + ``increment_s`` per decision, at most ``move_s`` per decision (None:
-    no limit); ``people``: the seats whose moves are reported with ``asked`` and
-    ``answered``; ``now``: the game's start. ``on_change()`` is called whenever a person's
-    move starts, pauses, resumes or ends (the others' pages are sent the clocks again)."""
-
-    def __init__(self, players: int, base_s: float | None, increment_s: float,
-                 move_s: float | None, people: set[int], now: float) -> None:
-        self.remaining: list[float | None] = [base_s] * players
-        self.increment_s, self.move_s = increment_s, move_s
-        self.people = set(people)
+    def __init__(self, players: int, base_s: float | None, move_s: float | None) -> None:
+        start = None if base_s is None else int(1000 * base_s)
+        self.remaining_ms: list[int | None] = [start] * players
+        self.move_s = move_s
         self.on_change: Callable[[], None] | None = None
-        self._since = now  #: the table's previous step: a bot's move is charged from it
         self._running: int | None = None  #: the person whose public move is open
         self._started = 0.0
         self._paused_at: float | None = None
         self._paused_s = 0.0
 
-    def _charge(self, seat: int, used: float) -> None:
-        left = self.remaining[seat]
-        if left is not None:
-            self.remaining[seat] = left - used + self.increment_s
-
     def _changed(self) -> None:
         if self.on_change is not None:
             self.on_change()
 
-    def follow(self, message: Mapping[str, Any], now: float) -> None:
-        """A spectator message of the game (``referee/table/spectator.py``) seen at ``now``:
-        a bot's decision is charged to its seat; the end stops every clock."""
+    def follow(self, message: Mapping[str, Any]) -> None:
+        """A spectator message of the game (``referee/table/spectator.py``): its clocks
+        are shown; the end stops every clock."""
         if message.get("type") == "end":
             self._running = None
-        elif message.get("type") == "event":
-            ev = message["event"]
-            if ev["type"] in DECISIONS and ev.get("seat") not in self.people:
-                self._charge(ev["seat"], max(0.0, now - self._since))
-        self._since = now
+            self._changed()
+        clocks = message.get("clocks")
+        if clocks is not None and clocks != self.remaining_ms:
+            self.remaining_ms = list(clocks)
+            self._changed()
 
     def asked(self, seat: int, now: float) -> None:
         """Person ``seat``'s public move is on their page from ``now``: their clock runs."""
@@ -96,31 +73,30 @@ class PublicClocks:
             self._paused_at = None
             self._changed()
 
-    def answered(self, seat: int, used_s: float, public: bool, now: float) -> None:
-        """Person ``seat`` answered at ``now``, charged ``used_s`` by the referee; a
-        ``public`` answer is charged here too (``is_public_answer``), a hidden one is not."""
-        if public:
-            self._charge(seat, used_s)
-        self._running, self._paused_at, self._since = None, None, now
+    def answered(self) -> None:
+        """The person on move answered: no clock runs until the next move is asked (the
+        referee's charge comes with the decision's public message, if it has one)."""
+        self._running, self._paused_at = None, None
         self._changed()
 
-    def _used(self, now: float) -> float:
+    def _ran(self, now: float) -> float:
+        """Seconds the open public move has run by ``now``, less its pauses."""
         paused = self._paused_s + (0.0 if self._paused_at is None else now - self._paused_at)
         return max(0.0, now - self._started - paused)
 
     def view(self, now: float) -> list[dict[str, Any]]:
-        """JSON-ready, by seat: ``remaining_ms`` (the game clock at ``now``, None without
-        one), ``move_ms`` (what is left of the move's own limit, for the seat on move
-        only), ``running`` (this seat's move is open and its clock runs), ``paused``."""
-        used = self._used(now) if self._running is not None else 0.0
+        """JSON-ready, by seat: ``remaining_ms`` (the game clock at ``now``: the last
+        public clock, less the open move's run so far; None without one), ``move_ms``
+        (what is left of the move's own limit, for the seat on move only), ``running``
+        (this seat's move is open and its clock runs), ``paused``."""
+        ran_ms = int(1000 * self._ran(now)) if self._running is not None else 0
         seats = []
-        for seat, left in enumerate(self.remaining):
+        for seat, left in enumerate(self.remaining_ms):
             on_move = seat == self._running
-            if left is not None and on_move:
-                left -= used
-            seats.append({"remaining_ms": None if left is None else max(0, int(1000 * left)),
+            seats.append({"remaining_ms": None if left is None
+                          else max(0, left - ran_ms) if on_move else left,
                           "move_ms": None if not on_move or self.move_s is None
-                          else max(0, int(1000 * (self.move_s - used))),
+                          else max(0, int(1000 * self.move_s) - ran_ms),
                           "running": on_move and self._paused_at is None,
                           "paused": on_move and self._paused_at is not None})
         return seats

@@ -3,7 +3,8 @@ goes through ``play_game`` like every arena game, is written to a log of its own
 file per table: its rules and clock are its own) and to the ladder in the store, so the
 people at it are rated under their display names; the live page watches it and lists
 its replay once it is over. The people's pages show every seat's clock as the table may
-see it (``human/clocks.py``), kept from the game's public messages and the people's moves.
+see it (``human/clocks.py``): the referee's public clocks, from the game's spectator
+messages, and whose public move is open, from the people's seats.
 """
 
 from __future__ import annotations
@@ -11,10 +12,9 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-import trio
 
 from .ladder import ensure_ladder, store_ladder_game
-from ..human.clocks import PublicClocks
+from ..human.clocks import TableClocks
 from ..records.matchlog import MatchLogWriter, fresh_log_path, timestamp, utc_now
 from ..seats.players import BuiltinPlayer, Player, parse_bot_spec, unique_names
 from ..table.match import MatchResult, BotStats, play_game
@@ -51,12 +51,11 @@ def _seat_players(arena: Any, table: LobbyTable) -> tuple[list[Player], list[Any
     return players, taken
 
 
-def _show_clocks(players: list[Player], config: Any) -> PublicClocks:
+def _show_clocks(players: list[Player], config: Any) -> TableClocks:
     """The table's public clocks, published to every person at the table on each change."""
     tc = config.tc
     people = [p for p in players if isinstance(p, BrowserSeat)]
-    clocks = PublicClocks(len(players), tc.base, tc.increment, tc.move,
-                          {players.index(p) for p in people}, trio.current_time())
+    clocks = TableClocks(len(players), tc.base, tc.move)
 
     def show_clocks() -> None:
         for person in people:
@@ -87,7 +86,7 @@ async def play_table(arena: Any, table: LobbyTable) -> None:
     clocks = _show_clocks(players, config)
 
     async def watch(message: dict[str, Any]) -> None:
-        clocks.follow(message, trio.current_time())
+        clocks.follow(message)
         if arena.live is not None:
             await arena.live.watch(message)
 

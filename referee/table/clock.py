@@ -89,13 +89,22 @@ class TimeControl:
 
 
 class Clock:
-    """One seat's clock for one game."""
+    """One seat's clock for one game.
 
-    __slots__ = ("tc", "remaining", "_started", "increment_ms", "move_ms")
+    A clock is public at a real table, but not every decision is: a declined trump
+    exchange is seen by nobody but the seat that declined (protocol/SPEC.md, Events), so
+    a clock that ran, or gained its increment, during that decision would tell everyone
+    who holds the deck's lowest trump. ``hide`` keeps what such decisions did to this
+    clock; ``public_remaining_ms`` is the clock as the other seats and spectators see it."""
+
+    __slots__ = ("tc", "remaining", "hidden", "_started", "increment_ms", "move_ms")
 
     def __init__(self, tc: TimeControl) -> None:
         self.tc = tc
         self.remaining = tc.base  # seconds, or None without a game clock
+        #: Seconds the hidden decisions took off ``remaining`` (their time less their
+        #: increments; negative when the increments were more).
+        self.hidden = 0.0
         self._started: float | None = None
         #: The parts of ``wire`` that never change for this clock (read for every request).
         self.increment_ms = _ms(tc.increment) if tc.base is not None else None
@@ -146,6 +155,20 @@ class Clock:
         """``remaining`` in whole milliseconds (floored, never negative), None without a
         game clock: the map's only part that changes (``RequestFrames`` packs it alone)."""
         return _ms(self.remaining)
+
+
+    def hide(self, used: float, charges: int) -> None:
+        """The decision just charged was hidden from the other seats: it took ``used``
+        seconds over ``charges`` in-time charges (the answer and its illegal retries),
+        each credited the increment. The public clock leaves all of it out."""
+        if self.remaining is not None:
+            self.hidden += used - charges * self.tc.increment
+
+    def public_remaining_ms(self) -> int | None:
+        """``remaining_ms`` as the other seats and spectators see it: without what the
+        hidden decisions did (``hide``)."""
+        remaining = self.remaining
+        return None if remaining is None else _ms(remaining + self.hidden)
 
 
 def _ms(x: float | None) -> int | None:

@@ -33,6 +33,7 @@ from ..seats.pipelane import Request, Seat, seat_of
 from ..seats.players import BotFailure
 from .clock import Clock
 from .forfeit import Forfeit, failed, illegal_message, late
+from .observer import SPECTATOR, sees_decision
 from .requests import ACTIONS_BY_BYTES, EventFrames, RequestFrames
 from .spectator import public_message
 
@@ -290,6 +291,10 @@ def settle(t: Table, game: Game, ask: Ask, answer: object) -> Decision | None:
         action = _parse(ask, answer)
     if action in legal:
         game.apply_legal(action)
+        if t.watching and not sees_decision(game, SPECTATOR):
+            # A decision the spectator does not see (a declined trump exchange) leaves
+            # no trace on the clock it is shown (``Clock.hide``; ``deliver``).
+            ask.clock.hide(t.charged, t.attempt + 1)
         decision = Decision(seat, action, False, t.charged)
         t.charged, t.attempt = 0.0, 0
         return decision
@@ -351,7 +356,8 @@ def record(t: Table, game: Game, decisions: list[Decision], decision: Decision) 
 def deliver(t: Table, game: Game, forced: bool) -> None:
     """Hand the events recorded since the last call (``game.events``; ``forced``: the first
     is the forced action just applied) to each listening seat as frames
-    (``Player.hear``; ``EventFrames``) and, when a spectator watches, to ``t.seen``;
+    (``Player.hear``; ``EventFrames``) and, when a spectator watches, to ``t.seen``,
+    each with every seat's public clock after them (``Clock.public_remaining_ms``);
     then forget them. A seat whose player has failed raises its Forfeit."""
     events = game.events
     if not events:
@@ -365,8 +371,12 @@ def deliver(t: Table, game: Game, forced: bool) -> None:
             except BotFailure as exc:
                 raise failed(seat, exc) from None
     if t.watching:
+        shown: list[int | None] | None = None
         for ev in events:
             message = public_message(game, t.index, ev)
             if message is not None:
+                if shown is None:
+                    shown = [c.public_remaining_ms() for c in t.clocks]
+                message["clocks"] = shown
                 t.seen.append(message)
     events.clear()

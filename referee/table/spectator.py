@@ -17,7 +17,10 @@ Messages (JSON-ready maps, each with ``game``, the game's index in its run):
 
 - ``{"type": "start", "game", "names", "dealer", "trump", "trump_holder", "talon",
   "hand_sizes", "known", "attacker", "defender"}``
-- ``{"type": "event", "game", "event": <public event, protocol/SPEC.md>}``
+- ``{"type": "event", "game", "event": <public event, protocol/SPEC.md>, "clocks"}``:
+  ``clocks``, by seat, the game clock's milliseconds left after the decision (None
+  without a game clock) as the referee charged them, less what hidden decisions did
+  (``table/clock.py`` ``Clock.public_remaining_ms``, attached by ``framelane.deliver``)
 - ``{"type": "end", "game", "durak", "termination", "reason"}`` (the reason without a
   forfeiting bot's detail, which may name a card it holds)
 """

@@ -30,7 +30,7 @@ from protocol.codec import decode
 
 from .live import Client, sse
 from ..human import hints
-from ..human.clocks import PublicClocks, is_public_answer, is_public_request
+from ..human.clocks import TableClocks, is_public_request
 from ..human.seatview import SeatTable, choose_answer
 from ..human.terminal import human_spec
 from ..seats.players import Ask, BotFailure, Player
@@ -71,7 +71,7 @@ class BrowserSeat(Player):
         self.notice: str | None = None  #: why the table ended without a game, once it did
         self.on_event: Any = None  #: callable(str) for operator lines
         #: The table's public clocks (set by whoever seats the game), told of this seat's moves
-        self.clocks: PublicClocks | None = None
+        self.clocks: TableClocks | None = None
         self._grace_left = grace
         self._wake = trio.Event()
         self._choice: int | None = None
@@ -202,8 +202,7 @@ class BrowserSeat(Player):
         ask.timing = (self._asked_at + self._paused_s, answered)
         legal = request["legal"]
         if self.clocks is not None:
-            self.clocks.answered(self.table.seat, answered - self._asked_at - self._paused_s,
-                                 is_public_answer(request, legal[self._choice]), answered)
+            self.clocks.answered()
         self.table.answered()
         self.publish()
         return legal[self._choice]
