@@ -156,7 +156,6 @@ class Clock:
         game clock: the map's only part that changes (``RequestFrames`` packs it alone)."""
         return _ms(self.remaining)
 
-
     def hide(self, used: float, charges: int) -> None:
         """The decision just charged was hidden from the other seats: it took ``used``
         seconds over ``charges`` in-time charges (the answer and its illegal retries),
