@@ -125,10 +125,12 @@ def test_a_fork_bomb_is_refused_at_the_process_limit_and_the_run_goes_on(tmp_pat
 def test_shm_tmp_and_children_over_the_memory_limit_make_the_bot_crash_at_the_memory_limit(
         tmp_path: Path) -> None:
     """The bot fills /dev/shm and /tmp (capped inside the limit: 64 and 256 MB of 1024),
-    then forks 4 children that touch 300 MB each: the group is killed, the game is a
+    then forks 4 children that touch 800 MB each: the group is killed, the game is a
     crash whose reason says "memory limit", and the run goes on (the second game
-    restarts the bot, which does the same)."""
-    summary, logs, err = match(tmp_path, "memory", bot("memory", 300), "builtin:random",
+    restarts the bot, which does the same). 800 MB is more than the fills leave of the
+    limit, so no child can hold its memory however the children are scheduled (with
+    300 MB each, two children that happened to run one after the other both fitted)."""
+    summary, logs, err = match(tmp_path, "memory", bot("memory", 800), "builtin:random",
                                "--games", 2)
     assert "memory 1024 MB incl. tmpfs/shm, no swap" in err
     assert summary["games"] == 2
@@ -138,7 +140,7 @@ def test_shm_tmp_and_children_over_the_memory_limit_make_the_bot_crash_at_the_me
                                      for f in crashes), crashes
     fills = {r["path"]: r["mb"] for r in reports(logs) if r["mode"] == "fill"}
     assert fills == {"/dev/shm": 64, "/tmp": 256}, fills
-    assert not [r for r in reports(logs) if r["mode"] == "held"], "a child held its 300 MB"
+    assert not [r for r in reports(logs) if r["mode"] == "held"], "a child held its 800 MB"
     assert dead_subtrees() == []
 
 
