@@ -67,6 +67,23 @@ def cli(*args: str | Path, cwd: Path, timeout: float = 60) -> subprocess.Complet
                           cwd=cwd, env=env, timeout=timeout)
 
 
+async def ask(player: Any, request: dict[str, Any], budget: float | None,
+              answers: dict[bytes, Any] | None = None) -> Any:
+    """One decision of ``player`` asked as the table asks every seat: ``attempt``, then,
+    when that leaves the request open, the awaited ``finish``. ``request`` is a request
+    map, its frame ``encode``'s; ``answers`` maps canonical action bytes to what the seat
+    returns for them (None: none known, so every answer comes back as the map the bot
+    sent, decoded and checked)."""
+    from protocol.codec import encode
+    from referee.seats.pipelane import Request
+
+    asked = Request(request["id"], budget, {} if answers is None else answers, encode(request))
+    got = player.attempt(asked)
+    if got is None:
+        got = await player.finish(asked)
+    return got
+
+
 def standing(result: dict[str, Any], name: str, rows: str = "standings") -> dict[str, Any]:
     """Bot ``name``'s row in a --json result's ``standings`` (or its list ``rows``: the
     ``this_run`` of ``ladder run``), as docs/JSON.md describes them."""

@@ -171,12 +171,27 @@ def _blocking_round_trips(argv: list[str], request: dict[str, Any], n: int, hand
 
 
 async def time_decisions(player: Any, request: dict[str, Any], n: int) -> list[float]:
-    """Seconds of each of ``n`` request/answer round trips through a started player."""
+    """Seconds of each of ``n`` request/answer round trips through a started player,
+    asked as the table asks every seat: ``Player.attempt``, then the awaited
+    ``Player.finish`` when the attempt leaves the request open. Each request is
+    ``request`` with the next id, encoded by ``encode`` within the timing (the bytes
+    the table's joined frames are held to); an answer is recognised by the table's
+    canonical action bytes (``requests.ACTIONS_BY_BYTES``), as a game's are."""
+    from protocol.codec import encode
+
+    from ..rules.actions import action_from_wire
+    from ..seats.pipelane import Request
+    from ..table.requests import ACTIONS_BY_BYTES, action_bytes
+
+    for action in request["legal"]:
+        action_bytes(action_from_wire(action))  # (registers its bytes, as a request frame does)
     times = []
     for i in range(n):
         request["id"] = i + 1
         t0 = time.perf_counter()
-        await player.decide(request, None)
+        ask = Request(i + 1, None, ACTIONS_BY_BYTES, encode(request))
+        if player.attempt(ask) is None:
+            await player.finish(ask)
         times.append(time.perf_counter() - t0)
     return times
 
@@ -209,7 +224,9 @@ def bench_protocol(codec_n: int = 20000, round_trips: int = 2000, cpu: int | Non
       each side), whatever ``bot`` is;
     - ``blocking_sdk``: a blocking Python parent and ``bot`` (default: the Python example
       random bot), which adds the bot's own decoding, choosing and encoding;
-    - ``referee``: the referee's trio ProcessPlayer and the same ``bot``.
+    - ``referee``: the referee's trio ProcessPlayer and the same ``bot``, each request
+      asked through the seat interface a table uses (``time_decisions``: ``attempt``,
+      then ``finish``), encoded and written, the answer read and recognised.
 
     ``programs`` names the parent and the child of each figure. ``referee`` over
     ``blocking_sdk`` is the referee's own cost with any bot. ``referee`` over ``floor``

@@ -1,8 +1,8 @@
 """The built-in ``greedy`` and ``random`` bots deciding from the engine's state directly.
 
-A built-in bot plays inside the referee's process. Through ``Player.decide`` it gets the
-request a remote bot gets (observation and legal list as maps) and answers with one of
-the legal maps; that path costs more than the engine's own work per decision. These
+A built-in bot plays inside the referee's process. Given the request a remote bot gets
+(observation and legal list as maps) it would answer with one of the legal maps; that
+costs more than the engine's own work per decision. These
 functions make the same choice from the game itself and its legal list of int actions:
 
 - ``random_action``: ``protocol.strategies.random_choose`` draws

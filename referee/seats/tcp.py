@@ -424,7 +424,7 @@ class TcpSeat(StreamPlayer):
                 if not used:
                     return await super().finish(ask)
                 answer = await self._decide_told(ask.frame(), ask.id, None if budget is None
-                                                 else max(budget - used, 0.0), ask.answers, ())
+                                                 else max(budget - used, 0.0), ask.answers)
             except BotFailure as exc:
                 if exc.kind != "disconnect" or self._grace_left <= 0:
                     raise

@@ -18,7 +18,8 @@ A table asks for a decision through the ``Player`` interface: for a pipe whose b
 answers quickly, ``attempt`` does the whole decision synchronously (early-frame check,
 write, a poll of at most QUICK_WAIT_MS, read: ``pipelane.decide_now``); whatever it cannot
 finish it leaves open for the awaited ``finish``, which continues it under the same
-deadline. (``decide`` asks with a request map, for tools and tests that speak maps.)
+deadline. There is no other way to ask: a tool or a test that holds a request map asks
+with a ``pipelane.Request`` of its encoded frame, as the table does.
 
 Subclasses say what the stream is (``_stream_failure`` names an end of stream: a
 ``crash`` for a process, a ``disconnect`` for a socket) and add the lifecycle.
@@ -29,19 +30,19 @@ from __future__ import annotations
 import json
 import os
 import select
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, cast
 
 import trio
 
 from protocol import messages as msg
-from protocol.codec import HEADER_SIZE, FrameDecoder, encode
+from protocol.codec import FrameDecoder, encode
 from protocol.errors import RemoteProtocolError, UnsupportedVersionError
 
 from .. import __version__
 from .pipelane import (QUICK_ANSWER_S, QUICK_WAIT_MS, READ_CHUNK, YIELD_EVERY, Lane,  # noqa: F401
-                       Request, answer_head as _answer_head, clock_offset, decide_now, flush_now,
-                       pending, queue_frame, yield_due)
+                       Request, answer_head as _answer_head, clock_offset, flush_now, pending,
+                       queue_frame, yield_due)
 from .players import Ask, BotFailure, Player
 
 #: Seconds a write to a bot may block (the bot not reading its input) before the bot
@@ -75,7 +76,6 @@ class StreamPlayer(Player):
     this code read and write the same fields there, so there is one copy of it."""
 
     _lane: Lane  #: the connection's state (see the class docstring)
-    _known_actions: dict[bytes, dict[str, Any]]  #: see __new__
     #: The seats frozen while this one is waited for (referee/seats/cgroups.py; None:
     #: not seated with any), and this seat's own bot group (None: none).
     _turns: Any = None
@@ -94,10 +94,6 @@ class StreamPlayer(Player):
             self.attempt = lane.attempt  # type: ignore[method-assign, assignment]
         if cls.hear is StreamPlayer.hear:
             self.hear = lane.hear  # type: ignore[method-assign]
-        #: Canonical packed bytes of an action map -> the map, for the actions this bot
-        #: answered ``decide`` with that were legal then (at most one per distinct action):
-        #: such an answer skips the decoder.
-        self._known_actions = {}
         return self
 
     @property
@@ -157,8 +153,7 @@ class StreamPlayer(Player):
         lane.clock_offset = clock_offset(clock)
         lane.out_holder = _fd_holder(send_stream)
         lane.in_holder = _fd_holder(receive_stream)
-        lane.expect = None
-        lane.answers = self._known_actions
+        lane.expect = lane.answers = None
         lane.open = lane.stash = None
         self._known_hit = False
         self._known = self._known_answer
@@ -284,25 +279,12 @@ class StreamPlayer(Player):
             answer = self.attempt(ask)
             if answer is not None:
                 return answer
-        answer = await self._decide_told(ask.frame(), ask.id, ask.budget, ask.answers, ())
+        answer = await self._decide_told(ask.frame(), ask.id, ask.budget, ask.answers)
         ask.timing = lane.timing
         return answer
 
-    async def decide(self, request: dict[str, Any], budget: float | None = None) -> dict[str, Any]:
-        """A decision asked as a request map (for tools and tests that speak maps; a
-        table asks through ``attempt`` and ``finish``): the bot's action map, read within
-        ``budget`` seconds of the request written; the bot's time in ``_lane.timing``."""
-        if self.failure is not None:
-            raise self.failure
-        frame, request_id = encode(request), request["id"]
-        known = decide_now(self._lane, self, frame, request_id, budget, self._known_actions)
-        if known is not None:
-            return dict(cast(dict[str, Any], known))  # (the map kept is shared)
-        return await self._decide_told(frame, request_id, budget, self._known_actions,
-                                       request.get("legal", ()))
-
     async def _decide_told(self, frame: bytes, request_id: int, budget: float | None,
-                           answers: Mapping[bytes, Any], legal: Sequence[Any]) -> Any:
+                           answers: Mapping[bytes, Any]) -> Any:
         """``_decide``, continuing the request ``attempt`` left open if it is this one; a
         failure the bot is to be told of (TOLD_FAILURES) is told before it is raised."""
         lane = self._lane
@@ -312,7 +294,7 @@ class StreamPlayer(Player):
             if self.failure is not None:
                 raise self.failure
         try:
-            return await self._decide(frame, request_id, budget, answers, legal)
+            return await self._decide(frame, request_id, budget, answers)
         except BotFailure as exc:
             if exc.kind in TOLD_FAILURES:
                 await self.tell(msg.error_msg(exc.kind, exc.reason, True))
@@ -339,11 +321,19 @@ class StreamPlayer(Player):
         if not self._known_hit:
             self._lane.stash = message
             return None
-        self._known_hit, self._lane.expect, self._lane.open = False, None, None
-        self._lane.answered = request_id
-        self._lane.timing = (written, self._frame_at)
-        self._lane.quick = self._frame_at - written <= QUICK_ANSWER_S
+        self._known_hit, self._lane.open = False, None
+        self._answered(request_id, written)
         return message["action"]
+
+    def _answered(self, request_id: int, written: float) -> None:
+        """Close the open request ``request_id``, written at ``written`` (run-clock
+        seconds), as answered by the frame completed at ``_frame_at``: its timing, and
+        whether the bot stays quick (answered within QUICK_ANSWER_S)."""
+        lane = self._lane
+        lane.expect = None
+        lane.answered = request_id
+        lane.timing = (written, self._frame_at)
+        lane.quick = self._frame_at - written <= QUICK_ANSWER_S
 
     async def tell(self, message: dict[str, Any]) -> None:
         before = self.failure
@@ -364,10 +354,10 @@ class StreamPlayer(Player):
                        f"bytes did not finish in time", write_bytes=len(data))
 
     async def _decide(self, frame: bytes, request_id: int, budget: float | None,
-                      answers: Mapping[bytes, Any], legal: Sequence[Any]) -> Any:
+                      answers: Mapping[bytes, Any]) -> Any:
         """Write the request ``frame`` (or continue the one ``attempt`` left open)
-        and wait for its answer. ``legal``: the request's legal action maps, whose
-        answered ones are remembered in ``_known_actions`` (empty: remember none)."""
+        and wait for its answer: the value ``answers`` maps a canonical answer's action
+        bytes to, else the action map the bot sent."""
         self._lane.timing = None
         opened, self._lane.open = self._lane.open, None
         stash, self._lane.stash = self._lane.stash, None
@@ -406,10 +396,8 @@ class StreamPlayer(Player):
                     exc.evidence["stale_answers"] = stale
                 raise
             if self._known_hit:  # the canonical bytes of an answer to this request
-                self._known_hit, self._lane.expect = False, None
-                self._lane.answered = request_id
-                self._lane.timing = (written, self._frame_at)
-                self._lane.quick = self._frame_at - written <= QUICK_ANSWER_S
+                self._known_hit = False
+                self._answered(request_id, written)
                 return answer["action"]
             try:
                 parsed = msg.parse_bot_message(answer)
@@ -422,12 +410,7 @@ class StreamPlayer(Player):
                 raise self._fail("protocol", f"expected an action for request {request_id}, "
                                  f"got a {answer.get('type')}", answer)
             if parsed.id == request_id:
-                self._lane.expect = None
-                self._lane.answered = parsed.id
-                self._lane.timing = (written, self._frame_at)
-                self._lane.quick = self._frame_at - written <= QUICK_ANSWER_S
-                if parsed.action in legal:
-                    self._remember_action(parsed.action)
+                self._answered(request_id, written)
                 return parsed.action
             # SPEC: an action for another request is ignored (error "stale", not fatal)
             # and the open request still waits for its answer. The error is queued, not
@@ -443,17 +426,11 @@ class StreamPlayer(Player):
                     "stale", f"action for request {parsed.id} ignored: request {request_id} "
                     f"is open", False)))
 
-    def _remember_action(self, action: dict[str, Any]) -> None:
-        """Note the canonical bytes of a legal action the bot answered with (see _known_answer)."""
-        body = encode({"type": "action", "id": 1, "action": action})[HEADER_SIZE:]
-        self._known_actions.setdefault(body[len(_answer_head(1)):], dict(action))
-
     def _known_answer(self, body: bytearray) -> dict[str, Any] | None:
         """The answer to the open request if ``body`` is exactly the canonical encoding
-        of an action message for it holding action bytes the request's ``answers`` know
-        (for ``decide``: an action some bot answered with before and that was legal
-        then), else None: the frame is then decoded and checked as usual. Most answers
-        are such copies of a legal action: they skip the decoder."""
+        of an action message for it holding action bytes the request's ``answers`` know,
+        else None: the frame is then decoded and checked as usual. Most answers are such
+        copies of an action: they skip the decoder."""
         head = self._lane.expect
         if head is None or body[:len(head)] != head:
             return None

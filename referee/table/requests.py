@@ -142,7 +142,7 @@ ACTIONS_BY_BYTES: Final[dict[bytes, int]] = {}
 def action_bytes(action: int) -> bytes:
     """``pack(shared_wire(action))``, packed once per process (``action`` well-formed).
     Registers the reverse in ``ACTIONS_BY_BYTES``: an answer holding exactly these bytes
-    names this action (``StreamPlayer.decide_frame``)."""
+    names this action (every ``Ask``'s ``answers``)."""
     if not 0 <= action < len(_ACTION_BYTES):
         return pack(shared_wire(action))  # (not well-formed: not kept)
     data = _ACTION_BYTES[action]

@@ -24,7 +24,7 @@ from referee.table.match import GameRecord, MatchConfig, play_match
 from referee.seats.players import BotFailure, BotSpec, BuiltinPlayer, parse_bot_spec
 from referee.rules import make_rules
 from referee.seats.wire import StreamPlayer
-from support import cli
+from support import ask, cli
 
 BOT = Path(__file__).resolve().parent / "bots" / "eager_bot.py"
 REQUEST = {"type": "request", "id": 1, "game": 0}
@@ -93,7 +93,7 @@ async def test_an_answer_written_before_its_request_is_a_protocol_error(transpor
             player, fd = await stack.enter_async_context(pipe_pair())
             os.write(fd, action(1))
         with pytest.raises(BotFailure) as info:
-            await player.decide(REQUEST, 5.0)
+            await ask(player, REQUEST, 5.0)
     assert info.value.kind == "protocol"
     assert str(info.value) == "answered before request 1 was sent (an action for request 1)"
     assert info.value.evidence["received"] == msg.action_msg(1, {"type": "pass"})
@@ -111,7 +111,7 @@ async def test_a_pong_no_ping_asked_for_is_a_protocol_error(transport: str) -> N
             player, fd = await stack.enter_async_context(pipe_pair())
             os.write(fd, encode(msg.pong_msg(7)) * 3)
         with pytest.raises(BotFailure) as info:
-            await player.decide(REQUEST, 5.0)
+            await ask(player, REQUEST, 5.0)
     assert info.value.kind == "protocol"
     assert str(info.value) == ("sent an unsolicited pong (id 7) before request 1 was sent: no "
                                "ping was open; a pong only answers a ping, once, with its id")
@@ -122,11 +122,11 @@ async def test_a_second_answer_found_before_the_next_request_is_a_protocol_error
     async with socket_pair() as (player, far):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(answer_requests, far)
-            assert await player.decide(REQUEST, 5.0) == {"type": "pass"}
+            assert await ask(player, REQUEST, 5.0) == {"type": "pass"}
             nursery.cancel_scope.cancel()
         await far.send_all(action(1))  # the same answer again
         with pytest.raises(BotFailure, match=r"^answered request 1 twice"):
-            await player.decide(dict(REQUEST, id=2), 5.0)
+            await ask(player, dict(REQUEST, id=2), 5.0)
 
 
 async def test_a_second_answer_read_while_the_next_request_is_open_is_only_stale(

@@ -1,5 +1,5 @@
 """The referee's fast paths change no verdict. An answer whose bytes are the canonical
-encoding of an action seen before skips the decoder, yet is taken only for the request
+encoding of an action the request knows (``Ask.answers``) skips the decoder, yet is taken only for the request
 it names, only once, and its legality is still the table's to judge; pipes are written
 and read without waiting in trio when they can be, under the same deadlines.
 """
@@ -20,8 +20,10 @@ from protocol.codec import FrameDecoder, encode, pack
 from referee.seats.pipelane import Request
 from referee.seats.players import BotFailure, BotSpec, parse_bot_spec
 from referee.seats.wire import YIELD_EVERY, StreamPlayer
+from support import ask
 
 PASS, TAKE = {"type": "pass"}, {"type": "take"}
+KNOWN = {pack(PASS): "pass-int", pack(TAKE): "take-int"}  # what the table's map looks like
 
 
 class PipePlayer(StreamPlayer):
@@ -79,33 +81,34 @@ def answer(request_id: int, action: dict) -> bytes:
 
 async def test_a_known_answer_sent_twice_is_an_answer_twice() -> None:
     async with pipes({1: answer(1, PASS), 2: answer(2, PASS) * 2}) as (player, _):
-        assert await player.decide(request(1), 5.0) == PASS  # decoded, and now known
-        assert await player.decide(request(2), 5.0) == PASS  # known bytes: not decoded
+        assert await ask(player, request(1), 5.0, KNOWN) == "pass-int"
+        assert await ask(player, request(2), 5.0, KNOWN) == "pass-int"  # known bytes: not decoded
         with pytest.raises(BotFailure) as info:
-            await player.decide(request(3), 5.0)
+            await ask(player, request(3), 5.0, KNOWN)
     assert info.value.kind == "protocol"
     assert "answered request 2 twice" in str(info.value)
 
 
 async def test_a_known_answer_naming_an_older_request_is_stale_not_taken() -> None:
     async with pipes({1: answer(1, PASS), 2: answer(1, PASS) + answer(2, TAKE)}) as (player, others):
-        assert await player.decide(request(1), 5.0) == PASS
-        assert await player.decide(request(2), 5.0) == TAKE
+        assert await ask(player, request(1), 5.0, KNOWN) == "pass-int"
+        assert await ask(player, request(2), 5.0, KNOWN) == "take-int"
         await player.send(msg.game_end_msg(game=0, durak=0, termination="normal", reason="over"))
     assert [m.get("code") for m in others if m["type"] == "error"] == ["stale"]
 
 
 async def test_a_known_answer_that_is_illegal_now_is_still_handed_to_the_table() -> None:
-    # decide returns the bot's action; legality is judged by the table (match.py).
+    # The seat returns what the bot answered; legality is the table's to judge
+    # (framelane.settle): the known bytes do not depend on the request's legal list.
     async with pipes({1: answer(1, TAKE), 2: answer(2, TAKE)}) as (player, _):
-        assert await player.decide(request(1), 5.0) == TAKE
-        assert await player.decide(request(2, [PASS]), 5.0) == TAKE
+        assert await ask(player, request(1), 5.0, KNOWN) == "take-int"
+        assert await ask(player, request(2, [PASS]), 5.0, KNOWN) == "take-int"
 
 
 async def test_a_bot_that_never_answers_still_times_out_on_a_pipe(autojump_clock: trio.abc.Clock) -> None:
     async with pipes({}) as (player, _):
         with pytest.raises(BotFailure) as info:
-            await player.decide(request(1), 2.0)
+            await ask(player, request(1), 2.0)
     assert info.value.kind == "timeout"
     assert "no answer to request 1 within 2.000 s" in str(info.value)
 
@@ -115,19 +118,17 @@ async def test_a_quick_bot_that_stops_answering_still_times_out_at_its_deadline(
     # After a quick answer the next one is first waited for in the pipe's own poll
     # (blocking, briefly); the deadline stays the referee's all the same.
     async with pipes({1: answer(1, PASS)}) as (player, _):
-        assert await player.decide(request(1), 2.0) == PASS
+        assert await ask(player, request(1), 2.0) == PASS  # (no known bytes: decoded)
         assert player._lane.quick  # its answer came at once: the next wait starts in the poll
         with pytest.raises(BotFailure) as info:
-            await player.decide(request(2), 2.0)
+            await ask(player, request(2), 2.0)
     assert info.value.kind == "timeout"
     assert "no answer to request 2 within 2.000 s" in str(info.value)
 
 
-# -- a decision as the table asks it: ``attempt`` (the synchronous fast lane) first, then
-# the awaited ``finish``. Whichever finishes a decision, the verdict is the same: these
-# tests assert verdicts, never which lane ran.
-
-KNOWN = {pack(PASS): "pass-int", pack(TAKE): "take-int"}  # what the table's map looks like
+# -- every decision here is asked as the table asks it: ``attempt`` (the synchronous fast
+# lane) first, then the awaited ``finish``. Whichever finishes a decision, the verdict is
+# the same: these tests assert verdicts, never which lane ran.
 
 
 def frame_of(request_id: int, legal: list[dict] | None = None, **observation: object) -> bytes:

@@ -23,7 +23,7 @@ import trio
 from protocol import messages as msg
 from protocol.codec import FrameDecoder, encode
 from referee.seats.players import BotFailure
-from support import cli
+from support import ask, cli
 from test_early_frames import REQUEST, pipe_pair, socket_pair
 
 BOT = Path(__file__).resolve().parent / "bots" / "hostile_bot.py"
@@ -79,7 +79,7 @@ async def test_a_pipe_full_of_pongs_costs_the_referee_one_decoded_frame(
     async with pipe_pair() as (player, fd):
         os.write(fd, b"".join(encode(msg.pong_msg(i)) for i in range(3000)))
         with pytest.raises(BotFailure) as info:
-            await player.decide(REQUEST, 5.0)
+            await ask(player, REQUEST, 5.0)
     assert info.value.kind == "protocol"
     assert str(info.value) == UNSOLICITED_0.format(when="before request 1 was sent")
     assert parsed == [msg.pong_msg(0)]
@@ -98,7 +98,7 @@ async def test_pongs_while_a_request_is_open_fail_the_bot_at_the_first() -> None
 
         nursery.start_soon(far_side)
         with pytest.raises(BotFailure) as info:
-            await player.decide(REQUEST, 5.0)
+            await ask(player, REQUEST, 5.0)
     assert info.value.kind == "protocol"
     assert str(info.value) == ("sent an unsolicited pong (id 5) while request 1 was open: no ping "
                                "was open; a pong only answers a ping, once, with its id")

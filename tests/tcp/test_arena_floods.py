@@ -36,6 +36,7 @@ from referee.seats.players import parse_bot_spec
 from referee.table.clock import TimeControl
 from referee.table.match import MatchConfig
 from referee.table.runner import SeatOptions, run_match_async
+from support import ask
 from tcp_security_kit import Client, legit_bot, running_arena, wait_until
 from test_tcp_security import _port_from, raise_fd_limit
 
@@ -101,7 +102,7 @@ async def test_a_ping_answered_twice_is_a_protocol_error_at_the_next_request() -
             nursery.start_soon(bot)
             assert await seat.ping(5.0) is True
         with pytest.raises(BotFailure) as info:
-            await seat.decide(dict(REQUEST, legal=[{"type": "pass"}]), 5.0)
+            await ask(seat, dict(REQUEST, legal=[{"type": "pass"}]), 5.0)
         assert info.value.kind == "protocol"
         assert str(info.value) == ("answered ping 1 twice (the second pong was there before request 1 "
                                    "was sent); one pong per ping")
@@ -134,7 +135,7 @@ async def test_the_pong_of_a_ping_whose_wait_was_cut_short_is_taken_once(autojum
                 request = await far.receive()
                 await far.send(m.action_msg(request["id"], {"type": "pass"}))
             nursery.start_soon(bot)
-            assert await seat.decide(dict(REQUEST, legal=[{"type": "pass"}]), 5.0) == {"type": "pass"}
+            assert await ask(seat, dict(REQUEST, legal=[{"type": "pass"}]), 5.0) == {"type": "pass"}
         assert seat._ping_open is None and seat._ping_answered == 1
 
 
