@@ -697,10 +697,7 @@ class Game:
             if -1 not in self.covers or self._any_timing:
                 self._enter_throw_in()
         elif kind == THROW_IN:
-            self.hands[seat] ^= bit
-            self.known[seat] &= ~bit
-            self.attacks.append(card)
-            self.covers.append(-1)
+            self._lay(seat, card)
             if self.taking or self._any_timing:
                 self._enter_throw_in()
             else:
@@ -717,10 +714,7 @@ class Game:
                 else:
                     self.asker = (self.asker + 1) % len(self.order)
         elif kind == ATTACK:
-            self.hands[seat] ^= bit
-            self.known[seat] &= ~bit
-            self.attacks.append(card)
-            self.covers.append(-1)
+            self._lay(seat, card)
             if not (self.rules.lead == "same_rank" and len(self.attacks) < self.limit
                     and self.hands[seat] & RANK_MASK[card >> 2]):
                 self._lead_done()
@@ -728,10 +722,7 @@ class Game:
             self.taking = True
             self._enter_throw_in()
         elif kind == TRANSFER:
-            self.hands[seat] ^= bit
-            self.known[seat] &= ~bit
-            self.attacks.append(card)
-            self.covers.append(-1)
+            self._lay(seat, card)
             if self.rules.transfer == "reflect":
                 # The direction reverses, so the seat after the reflecting defender is now
                 # the main attacker who sent them the bout: it defends.
@@ -754,6 +745,15 @@ class Game:
         self.action_count += 1
         if self.action_count >= self._action_cap and self.phase != OVER:
             self._finish(ACTION_CAP, None, (), f"the action cap of {self.rules.action_cap} was reached")
+
+    def _lay(self, seat: int, card: int) -> None:
+        """``seat`` lays ``card`` from its hand on the table, uncovered (an attack, a
+        throw-in or a transfer): it leaves the hand and what others know of it."""
+        bit = 1 << card
+        self.hands[seat] ^= bit
+        self.known[seat] &= ~bit
+        self.attacks.append(card)
+        self.covers.append(-1)
 
     def _pass_on(self, seat: int) -> None:
         """Transfer or shown trump: the defender becomes main attacker, the next seat defends."""

@@ -251,6 +251,19 @@
     return box;
   }
 
+  // A face-down pile: its top card's back (null: none shown) and "LABEL N", N in a <b>
+  // with the given id (what the page's tests read).
+  function pile(back, label, count, id) {
+    const box = el("div", "rp-pile");
+    if (back) box.appendChild(back);
+    const text = el("span", "rp-label");
+    text.appendChild(document.createTextNode(label + " "));
+    const n = el("b", null, count); n.id = id;
+    text.appendChild(n);
+    box.appendChild(text);
+    return box;
+  }
+
   function centerBox(replay, f) {
     const c = el("div", "rp-center");
     const deck = el("div", "rp-deck");
@@ -263,22 +276,9 @@
       ? "trump (drawn by " + replay.players[f.trump_holder] + ")" : "trump";
     trumpWrap.appendChild(el("span", "rp-label", tl));
     deck.appendChild(trumpWrap);
-    const talon = el("div", "rp-pile");
-    if (f.talon > 1) talon.appendChild(C.back());
-    const tcount = el("span", "rp-label");
-    tcount.appendChild(document.createTextNode("talon "));
-    const tn = el("b", null, f.talon); tn.id = "talon-count";
-    tcount.appendChild(tn);
-    talon.appendChild(tcount);
-    deck.appendChild(talon);
-    const discard = el("div", "rp-pile");
-    if (f.discard > 0) discard.appendChild(C.back({ cls: "rp-discarded" }));
-    const dcount = el("span", "rp-label");
-    dcount.appendChild(document.createTextNode("discard "));
-    const dn = el("b", null, f.discard); dn.id = "discard-count";
-    dcount.appendChild(dn);
-    discard.appendChild(dcount);
-    deck.appendChild(discard);
+    deck.appendChild(pile(f.talon > 1 ? C.back() : null, "talon", f.talon, "talon-count"));
+    deck.appendChild(pile(f.discard > 0 ? C.back({ cls: "rp-discarded" }) : null, "discard",
+      f.discard, "discard-count"));
     c.appendChild(deck);
     const pairs = C.pairs(f.table, { trump: f.trump[1] });
     pairs.id = "table-pairs";
