@@ -233,3 +233,7 @@ def test_with_only_the_face_up_trump_left_the_expert_still_solves_the_endgame() 
     answer = expert.choose(g.observe(1), wire, random.Random(0))
     assert expert._root_solver.nodes > 0
     assert answer == action_to_wire(action)
+
+
+def test_the_expert_reads_the_others_decisions_by_default() -> None:
+    assert SEARCH_BOTS["expert"].infer > 0 and SEARCH_BOTS["ismcts"].infer == 0
