@@ -50,6 +50,9 @@ from ..rules.cards import BEATERS, RANK_MASK, SUIT_MASK, iter_bits, parse_card
 _QUEEN = 10
 #: More cards than this in the talon: high trumps are kept rather than spent (greedy's rule).
 _THICK_TALON = 10
+#: Every card of the 52, and every card below the queen.
+_ALL = (1 << 52) - 1
+_BELOW_QUEEN = sum(RANK_MASK[r] for r in range(_QUEEN))
 
 
 def _cost(card: int, trump: int) -> int:
@@ -80,10 +83,7 @@ def _throwable(ranks: int, trump: int, talon: int) -> int:
     queen while the talon lasts, any once it is empty."""
     if not talon:
         return ranks
-    low = 0
-    for r in range(_QUEEN):
-        low |= RANK_MASK[r]
-    return ranks & low & ~SUIT_MASK[trump]
+    return ranks & _BELOW_QUEEN & ~SUIT_MASK[trump]
 
 
 class Inference:
@@ -156,7 +156,7 @@ class Inference:
         if not attacks:
             return lacks
         if attacker != me and not self._mine >> attacks[0] & 1:
-            lacks[attacker] |= _cheaper(_all_cards(), attacks[0], trump)
+            lacks[attacker] |= _cheaper(_ALL, attacks[0], trump)
         thrower = self._lone_other_attacker(obs)
         for i in range(1, len(attacks)):
             if thrower is None or self._mine >> attacks[i] & 1:
@@ -172,7 +172,7 @@ class Inference:
             if obs["taking"] and len(open_) == 1:
                 beaters = BEATERS[trump][open_[0]]
                 if obs["talon"] > _THICK_TALON:
-                    beaters &= ~_high_trumps(trump)
+                    beaters &= _BELOW_QUEEN | ~SUIT_MASK[trump]  # high trumps are kept
                 lacks[defender] |= beaters
         return lacks
 
@@ -246,13 +246,3 @@ class Inference:
             for c in range(64):
                 if kept[c] < 1.0:
                     kept[c] = 1.0 - (1.0 - kept[c]) * (1.0 - share)
-
-
-def _all_cards() -> int:
-    """Every card of the 52."""
-    return (1 << 52) - 1
-
-
-def _high_trumps(trump: int) -> int:
-    """The trumps of rank queen and above."""
-    return sum(1 << ((r << 2) | trump) for r in range(_QUEEN, 13))
