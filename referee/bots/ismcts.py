@@ -10,7 +10,9 @@ Each iteration
    minus its hand, the discard pile, the table, the cards publicly known to be in other
    hands and the face-up trump while it lies under the talon) at random to the other
    hands (each up to its public size) and to the talon, and sets up that position with
-   ``Game.from_position``;
+   ``Game.from_position``; with ``infer`` > 0 a card is dealt to a seat less often when
+   that seat's earlier decisions in the game say a sensible player would not hold it
+   (referee/bots/inference.py);
 2. *selects* down one tree shared by every determinization (SO-ISMCTS, Cowling et al.
    2012): a node's children are actions; only the actions legal in this determinization
    compete, by UCB1 with availability counts; the first untried legal action is expanded;
@@ -34,9 +36,11 @@ Parameters, from the bot spec (``builtin:ismcts:iterations=200,ms=40,c=0.7``):
 (stops at whichever comes first; with ``ms`` alone only the time counts, and the play
 then depends on the machine's speed), ``c`` the UCB exploration constant (default 0.7),
 ``bias`` the weight of the greedy hint (default 1, 0 for none), ``tree_bias`` that
-of the greedy lean below the root (default 0), ``solve_nodes`` the root solver's budget.
+of the greedy lean below the root (default 0), ``solve_nodes`` the root solver's budget,
+``infer`` how much the others' past decisions tilt the deals (default 0).
 With ``iterations`` alone a decision is a pure function of the seed, the observation
-and the legal list.
+and the legal list (and, with ``infer``, the seat's earlier observations and answers
+in the game).
 """
 
 from __future__ import annotations
