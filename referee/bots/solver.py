@@ -70,10 +70,13 @@ class SolverLimit(Exception):
     error: the position is merely too big for the budget)."""
 
 
-def solvable(game: Game) -> bool:
+def solvable(game: Game, face_up_talon: bool = False) -> bool:
     """Whether ``game`` is a position of perfect information the solver can take: not
-    over, the talon empty, exactly two seats still in, past the trump exchange."""
-    if game.phase == OVER or game.phase == EXCHANGE_PHASE or game.talon:
+    over, the talon empty, exactly two seats still in, past the trump exchange. With
+    ``face_up_talon`` a talon of one card counts too: that card is the face-up trump,
+    seen by both seats, so its draw is no chance and the game is still one of perfect
+    information (the solver plays the engine, which draws it)."""
+    if game.phase == OVER or game.phase == EXCHANGE_PHASE or len(game.talon) > face_up_talon:
         return False
     return game.players - sum(game.out) == 2
 
@@ -101,7 +104,7 @@ def cap_in_reach(game: Game) -> bool:
     with two seats in and no transfers, C (the same seat then attacks after every take
     and has one card fewer each time). No guard and transfers on: no bound."""
     g = game
-    cards = g.table_mask().bit_count()
+    cards = g.table_mask().bit_count() + len(g.talon)  # (a face-up trump still to draw)
     for hand in g.hands:
         cards += hand.bit_count()
     limit = g.rules.pickup_draw_limit
@@ -201,9 +204,9 @@ class Solver:
         raise AssertionError("no action reaches the position's value")
 
     def _root(self, game: Game) -> Game:
-        if not solvable(game):
-            raise ValueError("the solver takes positions with an empty talon and two seats in "
-                             f"({game!r})")
+        if not solvable(game, face_up_talon=True):
+            raise ValueError("the solver takes positions with an empty talon (or only the "
+                             f"face-up trump in it) and two seats in ({game!r})")
         side = min(s for s in range(game.players) if not game.out[s])
         if self.side != side:
             # (another game, or another pair still in: the table's values are for ``side``)

@@ -147,6 +147,17 @@ def test_positions_before_the_endgame_are_refused() -> None:
     assert not solvable(g)  # three seats in: the two others' hands are not known apart
 
 
+def test_a_talon_of_the_face_up_trump_alone_is_solvable_when_asked() -> None:
+    # Both seats see the face-up trump: its draw is no chance. Two cards are one too many.
+    one = Game.from_position(make_rules("classic"), ["6H 7C", "8H 9C"], trump="7S", talon="7S",
+                             attacker=0)
+    assert not solvable(one) and solvable(one, face_up_talon=True)
+    assert Solver().value(one) in (WIN, DRAW, LOSS)
+    two = Game.from_position(make_rules("classic"), ["6H 7C", "8H 9C"], trump="7S",
+                             talon="6S 7S", attacker=0)
+    assert not solvable(two, face_up_talon=True)
+
+
 def test_a_spent_budget_raises_and_what_was_proved_stays_true() -> None:
     g = endgame_of_seed(2)
     small = Solver(max_nodes=50)
