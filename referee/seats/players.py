@@ -66,10 +66,10 @@ BUILTINS = {
               "while the talon lasts, goes out with its last card (the published statistics' bots)",
     "ismcts": "information-set Monte Carlo tree search; parameters iterations=N (default 150), "
               "ms=M (time per decision), c=X (exploration), bias=B (greedy hint)",
-    "expert": "ismcts with 1600 iterations, a lean toward greedy's move in the whole tree, deals "
-              "tilted by what the others' decisions say of their hands and the exact endgame "
-              "solver (about 40 ms of CPU per decision); the same parameters, solve_nodes=N, "
-              "tree_bias=T and infer=S",
+    "expert": "ismcts with 1600 iterations, a lean toward greedy's move in the whole tree and the "
+              "exact endgame solver (about 35 ms of CPU per decision); the same parameters, "
+              "solve_nodes=N, tree_bias=T and infer=S (deals tilted by the others' decisions, "
+              "default 0)",
     "solver": "perfect play in two-seat endgames (talon empty) when the endgame solver proves "
               "them in time, else a fallback bot; parameters solve_ms=M (default 100), "
               "solve_nodes=N, fallback=random|greedy|gentle|ismcts (default greedy) and the "
