@@ -10,9 +10,7 @@ Each iteration
    minus its hand, the discard pile, the table, the cards publicly known to be in other
    hands and the face-up trump while it lies under the talon) at random to the other
    hands (each up to its public size) and to the talon, and sets up that position with
-   ``Game.from_position``; with ``infer`` > 0 a card is dealt to a seat less often when
-   that seat's earlier decisions in the game say a sensible player would not hold it
-   (referee/bots/inference.py);
+   ``Game.from_position``;
 2. *selects* down one tree shared by every determinization (SO-ISMCTS, Cowling et al.
    2012): a node's children are actions; only the actions legal in this determinization
    compete, by UCB1 with availability counts; the first untried legal action is expanded;
@@ -36,11 +34,9 @@ Parameters, from the bot spec (``builtin:ismcts:iterations=200,ms=40,c=0.7``):
 (stops at whichever comes first; with ``ms`` alone only the time counts, and the play
 then depends on the machine's speed), ``c`` the UCB exploration constant (default 0.7),
 ``bias`` the weight of the greedy hint (default 1, 0 for none), ``tree_bias`` that
-of the greedy lean below the root (default 0), ``solve_nodes`` the root solver's budget,
-``infer`` how much the others' past decisions tilt the deals (default 0).
+of the greedy lean below the root (default 0), ``solve_nodes`` the root solver's budget.
 With ``iterations`` alone a decision is a pure function of the seed, the observation
-and the legal list (and, with ``infer``, the seat's earlier observations and answers
-in the game).
+and the legal list.
 """
 
 from __future__ import annotations
@@ -58,7 +54,6 @@ from ..rules import Game, Rules, action_from_wire
 from ..rules.cards import card_str, deck_cards, parse_card
 from ..rules.game import THROW_IN_PHASE
 from ..errors import UserError
-from .inference import Inference
 from .searchcore import Node, deal, iterate
 from .solver import LOSS, Solver, SolverLimit, solvable
 
@@ -71,8 +66,6 @@ MAX_ITERATIONS = 1_000_000
 #: its choice (``_decided``).
 EARLY_STOP_EVERY = 32
 MAX_MS = 600_000.0
-#: The largest ``infer``: a card the model says a seat lacks stays 1/100 as likely.
-MAX_INFER = 0.99
 
 
 class IsmctsParamError(UserError, ValueError):
@@ -97,10 +90,6 @@ class IsmctsParams:
     #: The weight of the lean toward greedy's move at every node below the root, for
     #: whichever seat moves there (0: none).
     tree_bias: float = 0.0
-    #: How much the other seats' past decisions tilt the deals (referee/bots/inference.py):
-    #: a card a sensible player would have played is that much less likely in the hand
-    #: (0: uniform deals; below 1, so that nothing is ever ruled out).
-    infer: float = 0.0
 
 
 #: Each parameter: (parse as int, smallest allowed value, whether that smallest is allowed, largest).
@@ -108,7 +97,6 @@ _PARAM_RANGES: dict[str, tuple[bool, float, bool, float]] = {
     "iterations": (True, 0, False, MAX_ITERATIONS), "ms": (False, 0, False, MAX_MS),
     "c": (False, 0, False, 100.0), "bias": (False, 0, True, 100.0),
     "solve_nodes": (True, 0, True, MAX_NODES), "tree_bias": (False, 0, True, 100.0),
-    "infer": (False, 0, True, MAX_INFER),
 }
 
 
@@ -116,9 +104,7 @@ _PARAM_RANGES: dict[str, tuple[bool, float, bool, float]] = {
 #: budget (about 35 ms of CPU per decision on this project's 2-core machine; the search
 #: costs about 1/6 of the time it did before its inner loop was compiled), the greedy
 #: lean in the whole tree and the exact endgame solver at the root (docs/STRENGTH.md has
-#: what each was measured to give). ``infer`` stays 0 for both: its sensible-player model
-#: is greedy's, and the deals it tilts cost the expert about 70 Elo against ismcts600,
-#: which plays otherwise, for a gain against greedy within the noise.
+#: what each was measured to give).
 SEARCH_BOTS: dict[str, IsmctsParams] = {
     "ismcts": IsmctsParams(),
     "expert": IsmctsParams(iterations=1600, solve_nodes=3000, tree_bias=1.0),
@@ -172,8 +158,7 @@ class Determinizer:
     """Deals determinizations of one observation quickly: the position is set up once
     (``determinize``), then each deal copies it and redistributes the unseen cards."""
 
-    def __init__(self, rules: Rules, obs: Mapping[str, Any], rng: random.Random,
-                 weights: list[list[float]] | None = None) -> None:
+    def __init__(self, rules: Rules, obs: Mapping[str, Any], rng: random.Random) -> None:
         self.template = determinize(rules, obs, rng)
         me, n = obs["seat"], obs["players"]
         self.pool = unseen_cards(obs, rules.deck)
@@ -186,15 +171,12 @@ class Determinizer:
             if s != me:
                 self.need[s] = obs["hand_sizes"][s] - len(obs["known"][s])
         self.bottom = [parse_card(obs["trump"])] if obs["talon"] else []
-        #: per seat, per card: its weight in that seat's hand (``Inference.weights``; an
-        #: empty list: uniform). The own seat's is always uniform (it has no unseen card).
-        self.weights = [[] if s == me or weights is None else weights[s] for s in range(n)]
 
     def deal(self, rng: random.Random) -> Game:
         """One determinization, drawn with ``rng``."""
         # The talon is popped from its end; index 0 is the face-up trump, drawn last.
         return deal(self.template, self.pool, self.fixed, self.need, self.bottom,
-                    rng.getrandbits(31), self.weights)
+                    rng.getrandbits(31))
 
 
 def determinize(rules: Rules, obs: Mapping[str, Any], rng: random.Random) -> Game:
@@ -257,29 +239,16 @@ class IsmctsStrategy:
         #: The exact endgame solver (``solve_nodes``): what it proved stays in its table
         #: for the rest of the game (one strategy per game).
         self._root_solver = Solver(max_nodes=params.solve_nodes)
-        #: What the other seats' decisions so far say of their hands (``infer``): read
-        #: from every observation this strategy is given, so one strategy serves one
-        #: seat through one game, every decision in order.
-        self._inference = Inference(params.infer, rules.throw_in_ranks)
 
     def choose(self, obs: dict[str, Any], legal: list[dict[str, Any]],
                rng: random.Random) -> dict[str, Any]:
-        """One element of ``legal`` (the same dict object), from ``obs`` and the
-        observations of this seat's earlier decisions in the game (with ``infer``)."""
-        self._inference.observe(obs)
-        answer = self._choose(obs, legal, rng)
-        self._inference.answered(answer)
-        return answer
-
-    def _choose(self, obs: dict[str, Any], legal: list[dict[str, Any]],
-                rng: random.Random) -> dict[str, Any]:
-        """``choose``'s search."""
+        """One element of ``legal`` (the same dict object), from ``obs`` alone."""
         self.last_search = None
         if len(legal) == 1 or obs["phase"] == "exchange":
             # The face-up trump is higher than the deck's lowest: always worth taking.
             return next((a for a in legal if a.get("type") == "exchange"), legal[0])
         actions = [action_from_wire(a) for a in legal]
-        dealer = Determinizer(self.rules, obs, rng, self._inference.weights())
+        dealer = Determinizer(self.rules, obs, rng)
         solved = self._solve_root(dealer, actions)
         if solved is not None:
             return legal[actions.index(solved)]

@@ -59,15 +59,10 @@ class Node:
 
 
 def deal(template: Game, pool: list[int], fixed: list[int], need: list[int],
-         bottom: list[int], seed: int, weights: list[list[float]]) -> Game:
+         bottom: list[int], seed: int) -> Game:
     """A copy of ``template`` with ``pool`` (the unseen cards) shuffled by a generator
     seeded with ``seed``, ``need[s]`` of them added to each seat's ``fixed`` hand mask,
-    the rest under ``bottom`` as the talon (popped from its end).
-
-    ``weights[s]``, when not empty, holds one weight (> 0) per card (indexed by card
-    int) for seat ``s``: its cards are then drawn one by one, each with a chance
-    proportional to its weight among the cards left (what the seat's past decisions
-    say of its hand, referee/bots/inference.py); an empty list draws uniformly."""
+    the rest under ``bottom`` as the talon (popped from its end)."""
     g = template.copy()
     cards = pool[:]
     state = seed & _LCG_MASK
@@ -77,26 +72,8 @@ def deal(template: Game, pool: list[int], fixed: list[int], need: list[int],
         cards[i], cards[j] = cards[j], cards[i]
     hands = fixed[:]
     for s in range(len(need)):
-        w = weights[s]
         for _ in range(need[s]):
-            if not w:
-                hands[s] |= 1 << cards.pop()
-                continue
-            total = 0.0
-            for c in cards:
-                total += w[c]
-            state = _next(state)
-            target = total * ((state >> 8) / 8388608.0)  # uniform in [0, total)
-            k = len(cards) - 1
-            for i in range(len(cards)):
-                target -= w[cards[i]]
-                if target < 0.0:
-                    k = i
-                    break
-            card = cards[k]
-            cards[k] = cards[-1]  # the shuffled order of the rest does not matter
-            cards.pop()
-            hands[s] |= 1 << card
+            hands[s] |= 1 << cards.pop()
     g.hands = hands
     g.talon = bottom + cards
     return g

@@ -68,8 +68,7 @@ BUILTINS = {
               "ms=M (time per decision), c=X (exploration), bias=B (greedy hint)",
     "expert": "ismcts with 1600 iterations, a lean toward greedy's move in the whole tree and the "
               "exact endgame solver (about 35 ms of CPU per decision); the same parameters, "
-              "solve_nodes=N, tree_bias=T and infer=S (deals tilted by the others' decisions, "
-              "default 0)",
+              "solve_nodes=N and tree_bias=T",
     "solver": "perfect play in two-seat endgames (talon empty) when the endgame solver proves "
               "them in time, else a fallback bot; parameters solve_ms=M (default 100), "
               "solve_nodes=N, fallback=random|greedy|gentle|ismcts (default greedy) and the "

@@ -8,7 +8,6 @@ same observation for the seat, gets the same decision.
 
 from __future__ import annotations
 
-import copy
 import random
 
 import pytest
@@ -97,7 +96,7 @@ def test_expert_parameters_override_its_defaults() -> None:
 
 
 @pytest.mark.parametrize(("items", "message"), [
-    ({"depth": "3"}, "unknown expert parameter 'depth'; parameters: iterations, ms, c, bias, solve_nodes, tree_bias, infer"),
+    ({"depth": "3"}, "unknown expert parameter 'depth'; parameters: iterations, ms, c, bias, solve_nodes, tree_bias"),
     ({"solve_nodes": "-1"}, "expert parameter solve_nodes=-1: must be >= 0"),
     ({"tree_bias": "-1"}, "expert parameter tree_bias=-1: must be >= 0"),
     ({"solve_nodes": "1.5"}, "expert parameter solve_nodes='1.5' is not a number (it takes a whole number)"),
@@ -190,37 +189,6 @@ def test_the_redeal_changes_hidden_cards_only() -> None:
         assert o.talon[:1] == g.talon[:1] == [parse_card(g.observe(seat)["trump"])]
 
 
-@settings(max_examples=10, deadline=None)
-@given(seed=st.integers(0, 10_000), players=st.sampled_from([2, 3]), steps=st.integers(3, 30),
-       redeal=st.integers(0, 1000))
-def test_the_expert_that_saw_the_game_so_far_decides_the_same_whatever_the_hidden_cards(
-        seed: int, players: int, steps: int, redeal: int) -> None:
-    # One expert plays seat 0 from the start, reading the others' decisions (``infer``);
-    # at its decision ``steps`` it and a copy of it (the same history) are asked about
-    # the game and about a re-deal of the cards seat 0 cannot see: the same answer.
-    params = parse_params({"iterations": "30", "infer": "0.8"}, "expert")
-    g = Game.new(CLASSIC, players, seed=f"expert-history-{seed}")
-    expert = IsmctsStrategy(CLASSIC, params)
-    asked = 0
-    while not g.is_over:
-        legal = g.legal_actions()
-        seat = g.seat_to_move()
-        if seat != 0 or g.forced_action(legal) is not None:
-            g.apply_legal(greedy_action(g, seat, legal))
-            continue
-        wire = [action_to_wire(a) for a in legal]
-        if asked == steps:
-            other = _redeal_hidden(g, 0, random.Random(redeal))
-            assert other.observe(0) == g.observe(0)
-            twin = copy.deepcopy(expert)
-            a = expert.choose(g.observe(0), wire, random.Random(seed))
-            assert a == twin.choose(other.observe(0), wire, random.Random(seed))
-            return
-        answer = expert.choose(g.observe(0), wire, random.Random(asked))
-        g.apply_legal(legal[wire.index(answer)])
-        asked += 1
-
-
 def test_with_only_the_face_up_trump_left_the_expert_still_solves_the_endgame() -> None:
     # Both seats see the face-up 9S: the deal is known, its draw is no chance.
     g = Game.from_position(CLASSIC, ["6C 7C QC KC TH", "JC AC AD AH 6H"], trump="9S",
@@ -233,10 +201,3 @@ def test_with_only_the_face_up_trump_left_the_expert_still_solves_the_endgame() 
     answer = expert.choose(g.observe(1), wire, random.Random(0))
     assert expert._root_solver.nodes > 0
     assert answer == action_to_wire(action)
-
-
-def test_the_tilted_deals_are_an_option_not_a_default() -> None:
-    # Measured (docs/STRENGTH.md): greedy's model of a sensible player misreads other
-    # players, so neither search bot tilts its deals unless asked to.
-    assert SEARCH_BOTS["expert"].infer == 0 and SEARCH_BOTS["ismcts"].infer == 0
-    assert parse_params({"infer": "0.9"}, "expert").infer == 0.9
