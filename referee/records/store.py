@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,17 @@ MAX_NAME = 64  #: the longest bot name or tournament id the store keeps (VARCHAR
 
 #: The cap of SQLite's page cache per open store, in KiB (see Store.__init__).
 PAGE_CACHE_KIB = 256
+#: Opening an SQLite store can meet SQLITE_BUSY without SQLite's busy handler waiting at
+#: all: while the last connection to close holds its brief exclusive lock to clean up the
+#: WAL, or while a WAL is being recovered (sqlite.org/wal.html, "Sometimes queries return
+#: SQLITE_BUSY in WAL mode"). Such an open is tried again, this many times, each after
+#: OPEN_BUSY_WAIT_S more than the last (about 5 s in all), before it is an error.
+OPEN_BUSY_RETRIES = 30
+OPEN_BUSY_WAIT_S = 0.01
+
+
+class _Busy(Exception):
+    """Opening the SQLite store met SQLITE_BUSY (OPEN_BUSY_RETRIES): try again."""
 
 _SCHEMA = [
     "CREATE TABLE schema_version (version INTEGER NOT NULL)",
@@ -211,6 +223,16 @@ class Store:
             target = parse_target(target)
         except TargetError as exc:
             raise StoreError(str(exc)) from None
+        for attempt in range(OPEN_BUSY_RETRIES + 1):
+            try:
+                self._open(target, retry=attempt < OPEN_BUSY_RETRIES)
+                return
+            except _Busy:
+                time.sleep(OPEN_BUSY_WAIT_S * (attempt + 1))
+
+    def _open(self, target: Path | PgUrl, retry: bool) -> None:
+        """``__init__``'s opening of ``target``; raises _Busy (only with ``retry``) where
+        SQLite answered SQLITE_BUSY without waiting, else StoreError."""
         if isinstance(target, PgUrl):
             try:
                 self.backend: Backend = connect(target)
@@ -241,6 +263,8 @@ class Store:
             self._migrate(tables)
         except self.errors.DatabaseError as exc:
             self.backend.close()
+            if retry and self.path is not None and _busy(exc):
+                raise _Busy from None
             denied = None if self.path is None else _not_writable(self.path)
             if denied is not None and isinstance(exc, self.errors.OperationalError):
                 raise StoreError(f"cannot write to the store {self.path}: {denied} ({_one_line(exc)}); "
@@ -254,6 +278,7 @@ class Store:
 
     @staticmethod
     def _open_sqlite(path: Path) -> Backend:
+        """The SQLite file at ``path``, made private (0600) when new. Raises StoreError."""
         if path.exists() and path.is_dir():
             raise StoreError(f"{path} is a directory, not a database file")
         try:
@@ -656,6 +681,12 @@ def _write_error(name: str, exc: BaseException) -> StoreError:
     return StoreError(f"cannot write to the store {name}: {_one_line(exc)} (disk full, a file "
                       f"size limit, no permission, or the server gone?); everything stored before "
                       f"is intact")
+
+
+def _busy(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite's SQLITE_BUSY (any extended code: recovery, snapshot)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(exc, sqlite3.OperationalError) and code is not None and code & 0xFF == sqlite3.SQLITE_BUSY
 
 
 def _one_line(exc: BaseException) -> str:
