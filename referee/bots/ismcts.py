@@ -306,11 +306,12 @@ class IsmctsStrategy:
 
     def _solve_root(self, dealer: Determinizer, actions: list[int]) -> int | None:
         """The solver's action when this seat's position is solvable and the solver, within
-        ``solve_nodes``, proves that it draws or wins (against every defence); in a
-        position it proves lost, the swindle's action (``_swindle``); None otherwise (the
-        search decides). With two seats in and the talon empty (or
-        holding only the face-up trump, which both seats see), the unseen cards are all
-        in the other hand, so the one deal is the position itself."""
+        ``solve_nodes``, proves that it wins; in a position it proves drawn or lost, the
+        swindle's action (``_swindle``) when there is one, else in a drawn one the
+        solver's drawing action; None otherwise (the search decides). With two seats in
+        and the talon empty (or holding only the face-up trump, which both seats see),
+        the unseen cards are all in the other hand, so the one deal is the position
+        itself."""
         if not self.params.solve_nodes or len(dealer.template.talon) > 1:
             return None
         g = dealer.deal(random.Random(0))
@@ -320,48 +321,59 @@ class IsmctsStrategy:
             action, value = self._root_solver.best_action(g)
         except SolverLimit:
             return None
+        if value != WIN and self.params.swindle:
+            swindle = self._swindle(g, actions, value)
+            if swindle is not None:
+                return swindle
         if value == LOSS:
-            return self._swindle(g, actions) if self.params.swindle else None
+            return None
         return action if action in actions else None
 
-    def _swindle(self, g: Game, actions: list[int]) -> int | None:
-        """In ``g``, a position the solver proved lost for the seat to move: the action of
-        ``actions`` on whose line a greedy opponent lets this seat out, else None.
+    def _swindle(self, g: Game, actions: list[int], value: int) -> int | None:
+        """In ``g``, a position the solver proved worth ``value`` (a loss or a draw) for
+        the seat to move: the action of ``actions`` on whose line a greedy opponent lets
+        this seat do better, else None.
 
-        Against perfect play every action loses, so nothing is risked by playing for a
-        mistake; the mistake looked for is the one a sensible player makes, modelled by
+        Against perfect play no action does better than ``value``, so nothing is risked
+        by playing for a mistake (in a drawn position, among the actions that keep the
+        draw); the mistake looked for is the one a sensible player makes, modelled by
         greedy's move. An action's worth is where its line reaches: the opponent
         replying as ``greedy_action`` would, this seat choosing its best at each of its
         next decisions (up to ``swindle`` of them, this one included), until the solver
-        proves the position won (1) or drawn (1/2) for this seat; 0 if it never does.
+        proves the position won (1) or, from a lost one, drawn (1/2) for this seat; 0 if
+        it never does, and -1 where this seat's own move gives up the draw.
         The depths are tried in turn and the deepest one finished within
         ``SWINDLE_NODES`` solver positions decides: its best action if worth more than
-        0. None when none is, or the budget ran out on the first depth: the search then
-        plays for the opponent's mistakes as it would without the swindle. The table the
-        proofs leave is the root solver's, kept for the rest of the game."""
+        0. None when none is, or the budget ran out on the first depth: the search (in a
+        lost position) or the solver's proved move (in a drawn one) is played then. The
+        table the proofs leave is the root solver's, kept for the rest of the game."""
         solver = self._root_solver
         me = g.seat_to_move()
         end = solver.nodes + SWINDLE_NODES
+        worth_of = {LOSS: 0.0, DRAW: 0.5, WIN: 1.0}
 
         def worth(pos: Game, decisions: int) -> float:
             # ``pos`` is played on; ``decisions``: this seat's decisions still looked at.
             while True:
                 if pos.phase == OVER:
-                    return {LOSS: 0.0, DRAW: 0.5, WIN: 1.0}[terminal_value(pos, me)]
+                    reached = terminal_value(pos, me)
+                    break
                 legal = pos.legal_actions()
                 if len(legal) > 1:
+                    reached = solver.value(pos, me, max_nodes=max(1, end - solver.nodes))
                     break
                 pos.apply_legal(legal[0])
-            value = solver.value(pos, me, max_nodes=max(1, end - solver.nodes))
-            if value != LOSS:
-                return 0.5 if value == DRAW else 1.0
+            if reached != value:
+                return worth_of[reached] if reached > value else -1.0
+            if pos.phase == OVER:
+                return 0.0
             seat = pos.seat_to_move()
             if seat != me:
                 pos.apply_legal(greedy_action(pos, seat, legal))
                 return worth(pos, decisions)
             if not decisions:
                 return 0.0
-            best = 0.0
+            best = -1.0
             for action in legal:
                 best = max(best, worth(_after(pos, action), decisions - 1))
                 if best == 1.0:

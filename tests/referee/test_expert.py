@@ -1,6 +1,8 @@
 """``builtin:expert``: ismcts with a larger budget and the exact endgame solver at the root.
 
-What it must do: find the solver's move in a won endgame and win it; take its parameters
+What it must do: find the solver's move in a won endgame and win it; in a lost or drawn
+endgame, play for the mistake greedy's reply makes (the swindle), never giving up a draw;
+play out with greedy's moves when asked (nothing random then); take its parameters
 with the search bots' grammar (and refuse bad ones as the user's error); and decide from
 its seat's observation alone: a game whose hidden cards are dealt differently, with the
 same observation for the seat, gets the same decision.
@@ -16,7 +18,7 @@ from hypothesis import strategies as st
 
 from referee.bots.ismcts import SEARCH_BOTS, IsmctsParamError, IsmctsStrategy, parse_params
 from referee.bots.searchcore import playout
-from referee.bots.solver import LOSS, WIN, Solver, solvable
+from referee.bots.solver import DRAW, LOSS, WIN, Solver, solvable
 from referee.rules import Game, action_to_wire, make_rules
 from referee.rules.actions import action_str
 from referee.rules.cards import card_str, deck_cards, parse_card
@@ -130,6 +132,31 @@ def test_in_a_lost_endgame_the_expert_plays_for_greedys_mistake(seed: int) -> No
     assert lead({"swindle": "0"}) == "attack 8S"
 
 
+def drawn_endgame() -> Game:
+    """Seat 0 leads from 8C 6H 9D against TC KD JS, hearts trumps, the talon empty: a draw
+    against best defence. Led 6H, it is lost; led 8C (greedy's lead), still a draw after
+    greedy's reply; led 9D, greedy's reply loses the draw, and seat 0 wins."""
+    return Game.from_position(CLASSIC, ["8C 6H 9D", "TC KD JS"], trump="8H", attacker=0)
+
+
+def test_in_a_drawn_endgame_the_expert_keeps_the_draw_and_plays_for_the_win() -> None:
+    g = drawn_endgame()
+    assert Solver().value(g, 0) == DRAW
+    values = {action_str(a): v for a, v in Solver().action_values(g)}
+    assert values == {"attack 6H": LOSS, "attack 8C": DRAW, "attack 9D": DRAW}
+    after = {action_str(a): Solver().value(_after_greedy_replies(g, a, 0), 0)
+             for a in g.legal_actions()}
+    assert after == {"attack 6H": LOSS, "attack 8C": DRAW, "attack 9D": WIN}
+    wire = [action_to_wire(a) for a in g.legal_actions()]
+    for seed in range(3):
+        bot = IsmctsStrategy(CLASSIC, parse_params({}, "expert"))
+        choice = g.legal_actions()[wire.index(bot.choose(g.observe(0), wire, random.Random(seed)))]
+        assert action_str(choice) == "attack 9D"
+        plain = IsmctsStrategy(CLASSIC, parse_params({"swindle": "0"}, "expert"))
+        choice = g.legal_actions()[wire.index(plain.choose(g.observe(0), wire, random.Random(seed)))]
+        assert values[action_str(choice)] == DRAW  # the solver's drawing move
+
+
 def _random_lost_endgame(rng: random.Random) -> Game | None:
     """Three cards a seat, seat 0 to lead, the talon empty: a position lost for seat 0, or None."""
     cards = deck_cards(36)
@@ -154,7 +181,7 @@ def test_a_one_decision_swindle_finds_a_way_out_exactly_when_one_exists(seed: in
         legal = g.legal_actions()
         ways_out = {a for a in legal if Solver().value(_after_greedy_replies(g, a, 0), 0) != LOSS}
         bot = IsmctsStrategy(CLASSIC, params)
-        choice = bot._swindle(g.copy(), legal)
+        choice = bot._swindle(g.copy(), legal, LOSS)
         if ways_out:
             outs += 1
             assert choice in ways_out
