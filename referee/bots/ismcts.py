@@ -124,7 +124,7 @@ _PARAM_RANGES: dict[str, tuple[bool, float, bool, float]] = {
 SEARCH_BOTS: dict[str, IsmctsParams] = {
     "ismcts": IsmctsParams(),
     "expert": IsmctsParams(iterations=1600, solve_nodes=3000, tree_bias=1.0,
-                           greedy_playout=1, swindle=2),
+                           greedy_playout=1, swindle=3),
 }
 
 
