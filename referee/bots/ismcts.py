@@ -15,7 +15,8 @@ Each iteration
    2012): a node's children are actions; only the actions legal in this determinization
    compete, by UCB1 with availability counts; the first untried legal action is expanded;
 3. *plays out* to the end of the game with a cheap heuristic policy
-   (referee/bots/playout.py, compiled: most of the search's time is spent there);
+   (referee/bots/searchcore.py, compiled: most of the search's time is spent there), or
+   with ``greedy_playout`` greedy's moves;
 4. *backs up* 1 for every seat that is not the durak, 0 for the durak, 1/2 each for a
    draw, each node crediting the seat that chose its action.
 
@@ -34,7 +35,9 @@ Parameters, from the bot spec (``builtin:ismcts:iterations=200,ms=40,c=0.7``):
 (stops at whichever comes first; with ``ms`` alone only the time counts, and the play
 then depends on the machine's speed), ``c`` the UCB exploration constant (default 0.7),
 ``bias`` the weight of the greedy hint (default 1, 0 for none), ``tree_bias`` that
-of the greedy lean below the root (default 0), ``solve_nodes`` the root solver's budget.
+of the greedy lean below the root (default 0), ``greedy_playout`` 1 for playouts of
+greedy's moves (default 0: the cheap policy), ``solve_nodes`` the root solver's budget
+and ``swindle`` how far it looks for a way out of a lost endgame (``_swindle``).
 With ``iterations`` alone a decision is a pure function of the seed, the observation
 and the legal list.
 """
@@ -52,10 +55,11 @@ from protocol.strategies import greedy_choose
 
 from ..rules import Game, Rules, action_from_wire
 from ..rules.cards import card_str, deck_cards, parse_card
-from ..rules.game import THROW_IN_PHASE
+from ..rules.game import OVER, THROW_IN_PHASE
 from ..errors import UserError
+from .fastchoice import greedy_action
 from .searchcore import Node, deal, iterate
-from .solver import LOSS, Solver, SolverLimit, solvable
+from .solver import DRAW, LOSS, WIN, Solver, SolverLimit, solvable, terminal_value
 
 DEFAULT_ITERATIONS = 150
 DEFAULT_C = 0.7
@@ -66,6 +70,10 @@ MAX_ITERATIONS = 1_000_000
 #: its choice (``_decided``).
 EARLY_STOP_EVERY = 32
 MAX_MS = 600_000.0
+MAX_SWINDLE = 6
+#: Positions the solver may search for one decision's swindle (``_swindle``), over its
+#: proof's ``solve_nodes``.
+SWINDLE_NODES = 4000
 
 
 class IsmctsParamError(UserError, ValueError):
@@ -90,6 +98,12 @@ class IsmctsParams:
     #: The weight of the lean toward greedy's move at every node below the root, for
     #: whichever seat moves there (0: none).
     tree_bias: float = 0.0
+    #: 1: the playouts play greedy's moves (searchcore.py); 0: the cheap policy.
+    greedy_playout: int = 0
+    #: In a position the solver proved lost: how many of its own decisions ahead the seat
+    #: looks for a line on which greedy's replies let it out (``_swindle``; 0: none, the
+    #: search decides).
+    swindle: int = 0
 
 
 #: Each parameter: (parse as int, smallest allowed value, whether that smallest is allowed, largest).
@@ -97,17 +111,20 @@ _PARAM_RANGES: dict[str, tuple[bool, float, bool, float]] = {
     "iterations": (True, 0, False, MAX_ITERATIONS), "ms": (False, 0, False, MAX_MS),
     "c": (False, 0, False, 100.0), "bias": (False, 0, True, 100.0),
     "solve_nodes": (True, 0, True, MAX_NODES), "tree_bias": (False, 0, True, 100.0),
+    "greedy_playout": (True, 0, True, 1), "swindle": (True, 0, True, MAX_SWINDLE),
 }
 
 
 #: The search built-ins and their default parameters. ``expert`` is ismcts with a larger
-#: budget (about 35 ms of CPU per decision on this project's 2-core machine; the search
+#: budget (about 38 ms of CPU per decision on this project's 2-core machine; the search
 #: costs about 1/6 of the time it did before its inner loop was compiled), the greedy
-#: lean in the whole tree and the exact endgame solver at the root (docs/STRENGTH.md has
-#: what each was measured to give).
+#: lean in the whole tree, greedy's moves in the playouts, and the exact endgame solver
+#: at the root with the swindle in lost endgames (docs/STRENGTH.md has what each was
+#: measured to give).
 SEARCH_BOTS: dict[str, IsmctsParams] = {
     "ismcts": IsmctsParams(),
-    "expert": IsmctsParams(iterations=1600, solve_nodes=3000, tree_bias=1.0),
+    "expert": IsmctsParams(iterations=1600, solve_nodes=3000, tree_bias=1.0,
+                           greedy_playout=1, swindle=3),
 }
 
 
@@ -277,7 +294,7 @@ class IsmctsStrategy:
             # (the first playout always completes, whatever the time)
             if not iterate(root, g, actions, hint, params.bias, params.c, rng.getrandbits(31),
                            deadline if deadline is not None and done > 1 else 0.0,
-                           params.tree_bias):
+                           params.tree_bias, bool(params.greedy_playout)):
                 break  # out of time
         best = max(range(len(actions)), key=lambda i: (
             root.children[actions[i]].visits if actions[i] in root.children else -1,
@@ -289,11 +306,12 @@ class IsmctsStrategy:
 
     def _solve_root(self, dealer: Determinizer, actions: list[int]) -> int | None:
         """The solver's action when this seat's position is solvable and the solver, within
-        ``solve_nodes``, proves that it draws or wins (against every defence); None
-        otherwise: a position lost against perfect play is left to the search, which
-        plays for the opponent's mistakes. With two seats in and the talon empty (or
-        holding only the face-up trump, which both seats see), the unseen cards are all
-        in the other hand, so the one deal is the position itself."""
+        ``solve_nodes``, proves that it wins; in a position it proves drawn or lost, the
+        swindle's action (``_swindle``) when there is one, else in a drawn one the
+        solver's drawing action; None otherwise (the search decides). With two seats in
+        and the talon empty (or holding only the face-up trump, which both seats see),
+        the unseen cards are all in the other hand, so the one deal is the position
+        itself."""
         if not self.params.solve_nodes or len(dealer.template.talon) > 1:
             return None
         g = dealer.deal(random.Random(0))
@@ -303,9 +321,82 @@ class IsmctsStrategy:
             action, value = self._root_solver.best_action(g)
         except SolverLimit:
             return None
-        if value == LOSS or action not in actions:
+        if value != WIN and self.params.swindle:
+            swindle = self._swindle(g, actions, value)
+            if swindle is not None:
+                return swindle
+        if value == LOSS:
             return None
-        return action
+        return action if action in actions else None
+
+    def _swindle(self, g: Game, actions: list[int], value: int) -> int | None:
+        """In ``g``, a position the solver proved worth ``value`` (a loss or a draw) for
+        the seat to move: the action of ``actions`` on whose line a greedy opponent lets
+        this seat do better, else None.
+
+        Against perfect play no action does better than ``value``, so nothing is risked
+        by playing for a mistake (in a drawn position, among the actions that keep the
+        draw); the mistake looked for is the one a sensible player makes, modelled by
+        greedy's move. An action's worth is where its line reaches: the opponent
+        replying as ``greedy_action`` would, this seat choosing its best at each of its
+        next decisions (up to ``swindle`` of them, this one included), until the solver
+        proves the position won (1) or, from a lost one, drawn (1/2) for this seat; 0 if
+        it never does, and -1 where this seat's own move gives up the draw.
+        The depths are tried in turn and the deepest one finished within
+        ``SWINDLE_NODES`` solver positions decides: its best action if worth more than
+        0. None when none is, or the budget ran out on the first depth: the search (in a
+        lost position) or the solver's proved move (in a drawn one) is played then. The
+        table the proofs leave is the root solver's, kept for the rest of the game."""
+        solver = self._root_solver
+        me = g.seat_to_move()
+        end = solver.nodes + SWINDLE_NODES
+        worth_of = {LOSS: 0.0, DRAW: 0.5, WIN: 1.0}
+
+        def worth(pos: Game, decisions: int) -> float:
+            # ``pos`` is played on; ``decisions``: this seat's decisions still looked at.
+            while True:
+                if pos.phase == OVER:
+                    reached = terminal_value(pos, me)
+                    break
+                legal = pos.legal_actions()
+                if len(legal) > 1:
+                    reached = solver.value(pos, me, max_nodes=max(1, end - solver.nodes))
+                    break
+                pos.apply_legal(legal[0])
+            if reached != value:
+                return worth_of[reached] if reached > value else -1.0
+            if pos.phase == OVER:
+                return 0.0
+            seat = pos.seat_to_move()
+            if seat != me:
+                pos.apply_legal(greedy_action(pos, seat, legal))
+                return worth(pos, decisions)
+            if not decisions:
+                return 0.0
+            best = -1.0
+            for action in legal:
+                best = max(best, worth(_after(pos, action), decisions - 1))
+                if best == 1.0:
+                    break
+            return best
+
+        choice = None
+        try:
+            for depth in range(self.params.swindle):
+                worths = [worth(_after(g, a), depth) for a in actions]
+                best = max(range(len(actions)), key=worths.__getitem__)
+                if worths[best] > 0.0:
+                    choice = actions[best]
+        except SolverLimit:
+            pass  # the deepest finished depth decides
+        return choice
+
+
+def _after(g: Game, action: int) -> Game:
+    """A copy of ``g`` with ``action`` applied."""
+    child = g.copy()
+    child.apply_legal(action)
+    return child
 
 
 def _decided(root: Node, remaining: int) -> bool:

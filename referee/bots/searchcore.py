@@ -7,7 +7,10 @@ lives in this module of the hot path (referee/native/hotpath.py), with its own s
 random generator (a linear congruential one: a few integer operations per draw, seeded
 by the search's ``random.Random``, so a seeded search stays reproducible).
 
-The playout policy, for the seat to move:
+Two playout policies (the search's ``greedy_playout`` picks). With it, every seat plays
+the move ``greedy_action`` (the built-in ``greedy``) would play with the cards of the deal
+being simulated, and nothing is random: a playout is a function of its deal. Without it,
+the cheap policy, for the seat to move:
 
 - a lone action is played;
 - one move in ten is a uniform random legal action (the playouts must not all agree);
@@ -17,6 +20,9 @@ The playout policy, for the seat to move:
   take;
 - throw-in: the cheapest card that is not a trump nor a ten or higher while the talon
   lasts (any card once it is empty), else pass.
+
+The greedy playouts cost about a fifth more CPU per iteration; the expert plays with
+them, ``builtin:ismcts`` keeps the cheap policy (docs/STRENGTH.md has what each gave).
 
 (Valuing a playout's endgame with the exact solver, referee/bots/solver.py, was tried
 and dropped: a few hundred solver positions cost as much as about a hundred playouts,
@@ -80,14 +86,14 @@ def deal(template: Game, pool: list[int], fixed: list[int], need: list[int],
 
 
 def iterate(root: Node, g: Game, root_actions: list[int], hint: int, bias: float, c: float,
-            seed: int, deadline: float, tree_bias: float) -> bool:
+            seed: int, deadline: float, tree_bias: float, greedy_playout: bool) -> bool:
     """One iteration on the determinization ``g`` (played on), whose seat to move is the
     root's: descend from ``root`` over the actions legal in ``g`` (at the root only those
     of ``root_actions``, the request's list) by UCB1 (``hint``'s value raised by
     ``bias / visits`` at the root; below it, with ``tree_bias`` > 0, the value of the
     move ``greedy_action`` would play in ``g`` raised by ``tree_bias / visits``), expand
-    a random untried action, play out
-    (``playout``) and back up. False, with nothing backed up, when the playout passed
+    a random untried action, play out (``playout``, greedy's moves with
+    ``greedy_playout``) and back up. False, with nothing backed up, when the playout passed
     ``deadline`` (``playout``)."""
     node = root
     path: list[Node] = []
@@ -142,7 +148,7 @@ def iterate(root: Node, g: Game, root_actions: list[int], hint: int, bias: float
         g.apply_legal(best)
         path.append(node)
     state = _next(state)
-    durak = playout(g, state, deadline)
+    durak = playout(g, state, deadline, greedy_playout)
     if durak == -2:
         return False
     for n in path:
@@ -159,9 +165,9 @@ def _cost(card: int, trump_suit: int) -> int:
     return (card >> 2) + (20 if card & 3 == trump_suit else 0)
 
 
-def playout(g: Game, seed: int, deadline: float) -> int:
-    """Play ``g`` (played on) to its end by the policy above, drawing from a generator
-    seeded by ``seed``. Returns the durak's seat, -1 for a draw, or -2 when
+def playout(g: Game, seed: int, deadline: float, greedy: bool = False) -> int:
+    """Play ``g`` (played on) to its end by the cheap policy above, drawing from a
+    generator seeded by ``seed``; with ``greedy``, by greedy's moves (``seed`` unused). Returns the durak's seat, -1 for a draw, or -2 when
     ``deadline`` (``time.perf_counter``; 0: none) passed first: the playout is void."""
     ts = g.trump_suit
     state = seed & _LCG_MASK
@@ -173,6 +179,9 @@ def playout(g: Game, seed: int, deadline: float) -> int:
         legal = g.legal_actions()
         if len(legal) == 1:
             g.apply_legal(legal[0])
+            continue
+        if greedy:
+            g.apply_legal(greedy_action(g, g.seat_to_move(), legal))
             continue
         state = _next(state)
         draw = state >> 16

@@ -140,13 +140,15 @@ class Solver:
     table: dict[tuple[Any, ...], tuple[int, int, int]] = field(default_factory=dict)
     nodes: int = 0  #: positions searched by this solver, over all calls
     _limit: int = 0
+    _budget: int | None = None
     _deadline: float = 0.0
     side: int = -1
 
-    def value(self, game: Game, seat: int | None = None) -> int:
+    def value(self, game: Game, seat: int | None = None, max_nodes: int | None = None) -> int:
         """The exact value of ``game`` (``solvable``) for ``seat`` (default: the seat to
-        move). Raises SolverLimit when the budget runs out first."""
-        root = self._root(game)
+        move). Raises SolverLimit when the budget (``max_nodes`` for this call, else
+        the solver's) runs out first."""
+        root = self._root(game, max_nodes)
         if seat is None:
             seat = game.seat_to_move()
         return self._for(seat, self._solve(root, LOSS, WIN))
@@ -203,7 +205,7 @@ class Solver:
                 return action, self._for(seat, v)
         raise AssertionError("no action reaches the position's value")
 
-    def _root(self, game: Game) -> Game:
+    def _root(self, game: Game, max_nodes: int | None = None) -> Game:
         if not solvable(game, face_up_talon=True):
             raise ValueError("the solver takes positions with an empty talon (or only the "
                              f"face-up trump in it) and two seats in ({game!r})")
@@ -212,7 +214,10 @@ class Solver:
             # (another game, or another pair still in: the table's values are for ``side``)
             self.table.clear()
             self.side = side
-        self._limit = self.nodes + self.max_nodes if self.max_nodes is not None else -1
+        if max_nodes is None:
+            max_nodes = self.max_nodes
+        self._budget = max_nodes
+        self._limit = self.nodes + max_nodes if max_nodes is not None else -1
         self._deadline = time.perf_counter() + self.seconds if self.seconds is not None else 0.0
         g = game.copy()
         g.history, g.events = [], None  # copied at every node: keep them empty
@@ -284,7 +289,7 @@ class Solver:
 
     def _check_budget(self) -> None:
         if self._limit >= 0 and self.nodes >= self._limit:
-            raise SolverLimit(f"node budget of {self.max_nodes} spent")
+            raise SolverLimit(f"node budget of {self._budget} spent")
         if self.seconds is not None and time.perf_counter() >= self._deadline:
             raise SolverLimit(f"time budget of {self.seconds:g} s spent")
 

@@ -1,6 +1,8 @@
 """``builtin:expert``: ismcts with a larger budget and the exact endgame solver at the root.
 
-What it must do: find the solver's move in a won endgame and win it; take its parameters
+What it must do: find the solver's move in a won endgame and win it; in a lost or drawn
+endgame, play for the mistake greedy's reply makes (the swindle), never giving up a draw;
+play out with greedy's moves when asked (nothing random then); take its parameters
 with the search bots' grammar (and refuse bad ones as the user's error); and decide from
 its seat's observation alone: a game whose hidden cards are dealt differently, with the
 same observation for the seat, gets the same decision.
@@ -15,10 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.bots.ismcts import SEARCH_BOTS, IsmctsParamError, IsmctsStrategy, parse_params
-from referee.bots.solver import LOSS, WIN, Solver, solvable
+from referee.bots.searchcore import playout
+from referee.bots.solver import DRAW, LOSS, WIN, Solver, solvable
 from referee.rules import Game, action_to_wire, make_rules
 from referee.rules.actions import action_str
-from referee.rules.cards import parse_card
+from referee.rules.cards import card_str, deck_cards, parse_card
 from referee.bots.fastchoice import greedy_action
 from referee.seats.players import BUILTINS, BotSpecError, parse_bot_spec
 
@@ -71,6 +74,122 @@ def test_without_the_solver_budget_the_root_solver_is_not_asked() -> None:
     assert search._root_solver.nodes == 0
 
 
+# ------------------------------------------------------------------ greedy playouts
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 6])
+def test_a_greedy_playout_is_the_game_greedy_plays_at_every_seat(players: int) -> None:
+    for seed in range(10):
+        g = _play_to_decision(seed, players, steps=seed * 3)
+        expected = g.copy()
+        while not expected.is_over:
+            expected.apply_legal(greedy_action(expected, expected.seat_to_move(), expected.legal_actions()))
+        assert expected.outcome is not None
+        durak = -1 if expected.outcome.durak is None else expected.outcome.durak
+        # Nothing random: every generator seed gives the same game.
+        assert {playout(g.copy(), s, 0.0, greedy=True) for s in (1, 2, 99)} == {durak}
+
+
+# ------------------------------------------------------------------ the swindle
+
+
+def lost_endgame() -> Game:
+    """Seat 0 leads from 8D 8S 6H against TH 8H TD, hearts trumps, the talon empty: lost
+    against best defence whatever it leads. Led 6H, greedy covers with its cheapest
+    trump 8H, and seat 0 is no longer lost (a draw at least); led 8D (greedy's own
+    lead: cover TD) or 8S (the search's choice: cover 8H), it still is."""
+    return Game.from_position(CLASSIC, ["8D 8S 6H", "TH 8H TD"], trump="9H", attacker=0)
+
+
+def _after_greedy_replies(g: Game, action: int, seat: int) -> Game:
+    """``g`` after ``action``, then the other seat's greedy moves until ``seat`` decides."""
+    h = g.copy()
+    h.apply_legal(action)
+    while not h.is_over and h.seat_to_move() != seat:
+        h.apply_legal(greedy_action(h, h.seat_to_move(), h.legal_actions()))
+    return h
+
+
+def test_the_lost_endgame_has_one_lead_on_which_greedy_goes_wrong() -> None:
+    g = lost_endgame()
+    assert Solver().value(g, 0) == LOSS
+    after = {action_str(a): Solver().value(_after_greedy_replies(g, a, 0), 0)
+             for a in g.legal_actions()}
+    assert after == {"attack 6H": 0, "attack 8D": LOSS, "attack 8S": LOSS}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_in_a_lost_endgame_the_expert_plays_for_greedys_mistake(seed: int) -> None:
+    g = lost_endgame()
+    wire = [action_to_wire(a) for a in g.legal_actions()]
+
+    def lead(spec: dict[str, str]) -> str:
+        bot = IsmctsStrategy(CLASSIC, parse_params(spec, "expert"))
+        return action_str(g.legal_actions()[wire.index(bot.choose(g.observe(0), wire, random.Random(seed)))])
+
+    assert lead({}) == "attack 6H"
+    assert lead({"iterations": "5"}) == "attack 6H"  # the swindle's, not the search's
+    assert lead({"swindle": "0"}) == "attack 8S"
+
+
+def drawn_endgame() -> Game:
+    """Seat 0 leads from 8C 6H 9D against TC KD JS, hearts trumps, the talon empty: a draw
+    against best defence. Led 6H, it is lost; led 8C (greedy's lead), still a draw after
+    greedy's reply; led 9D, greedy's reply loses the draw, and seat 0 wins."""
+    return Game.from_position(CLASSIC, ["8C 6H 9D", "TC KD JS"], trump="8H", attacker=0)
+
+
+def test_in_a_drawn_endgame_the_expert_keeps_the_draw_and_plays_for_the_win() -> None:
+    g = drawn_endgame()
+    assert Solver().value(g, 0) == DRAW
+    values = {action_str(a): v for a, v in Solver().action_values(g)}
+    assert values == {"attack 6H": LOSS, "attack 8C": DRAW, "attack 9D": DRAW}
+    after = {action_str(a): Solver().value(_after_greedy_replies(g, a, 0), 0)
+             for a in g.legal_actions()}
+    assert after == {"attack 6H": LOSS, "attack 8C": DRAW, "attack 9D": WIN}
+    wire = [action_to_wire(a) for a in g.legal_actions()]
+    for seed in range(3):
+        bot = IsmctsStrategy(CLASSIC, parse_params({}, "expert"))
+        choice = g.legal_actions()[wire.index(bot.choose(g.observe(0), wire, random.Random(seed)))]
+        assert action_str(choice) == "attack 9D"
+        plain = IsmctsStrategy(CLASSIC, parse_params({"swindle": "0"}, "expert"))
+        choice = g.legal_actions()[wire.index(plain.choose(g.observe(0), wire, random.Random(seed)))]
+        assert values[action_str(choice)] == DRAW  # the solver's drawing move
+
+
+def _random_lost_endgame(rng: random.Random) -> Game | None:
+    """Three cards a seat, seat 0 to lead, the talon empty: a position lost for seat 0, or None."""
+    cards = deck_cards(36)
+    rng.shuffle(cards)
+    hands = [" ".join(card_str(c) for c in cards[:3]), " ".join(card_str(c) for c in cards[3:6])]
+    g = Game.from_position(CLASSIC, hands, trump=card_str(cards[6]), attacker=0)
+    return g if Solver().value(g, 0) == LOSS else None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_one_decision_swindle_finds_a_way_out_exactly_when_one_exists(seed: int) -> None:
+    # The oracle: an action lets seat 0 out when, after it and greedy's replies, the
+    # solver proves seat 0 not lost. swindle=1 looks at exactly that.
+    rng = random.Random(seed)
+    params = parse_params({"iterations": "5", "swindle": "1"}, "expert")
+    checked = outs = 0
+    while checked < 40:
+        g = _random_lost_endgame(rng)
+        if g is None:
+            continue
+        checked += 1
+        legal = g.legal_actions()
+        ways_out = {a for a in legal if Solver().value(_after_greedy_replies(g, a, 0), 0) != LOSS}
+        bot = IsmctsStrategy(CLASSIC, params)
+        choice = bot._swindle(g.copy(), legal, LOSS)
+        if ways_out:
+            outs += 1
+            assert choice in ways_out
+        else:
+            assert choice is None
+    assert 0 < outs < checked  # the sample holds positions of both kinds
+
+
 # ------------------------------------------------------------------ parameters
 
 
@@ -81,6 +200,8 @@ def test_expert_defaults_are_ismcts_with_a_bigger_budget_the_greedy_lean_and_the
     assert expert.iterations > ismcts.iterations
     assert expert.solve_nodes > 0 and ismcts.solve_nodes == 0
     assert expert.tree_bias > 0 and ismcts.tree_bias == 0
+    assert (expert.greedy_playout, ismcts.greedy_playout) == (1, 0)
+    assert expert.swindle > 0 and ismcts.swindle == 0
     assert (expert.c, expert.bias) == (ismcts.c, ismcts.bias)
     assert "expert" in BUILTINS
 
@@ -91,12 +212,16 @@ def test_expert_parameters_override_its_defaults() -> None:
     timed = parse_params({"ms": "30"}, "expert")
     assert (timed.iterations, timed.ms, timed.solve_nodes) == (None, 30.0, SEARCH_BOTS["expert"].solve_nodes)
     assert parse_params({"tree_bias": "0"}, "expert").tree_bias == 0
+    assert parse_params({"swindle": "0", "greedy_playout": "0"}, "expert").swindle == 0
     spec = parse_bot_spec("deep=builtin:expert:iterations=300,solve_nodes=100")
     assert (spec.name, spec.argv) == ("deep", ("expert", "iterations=300", "solve_nodes=100"))
 
 
 @pytest.mark.parametrize(("items", "message"), [
-    ({"depth": "3"}, "unknown expert parameter 'depth'; parameters: iterations, ms, c, bias, solve_nodes, tree_bias"),
+    ({"depth": "3"}, "unknown expert parameter 'depth'; parameters: iterations, ms, c, bias, "
+                     "solve_nodes, tree_bias, greedy_playout, swindle"),
+    ({"greedy_playout": "2"}, "expert parameter greedy_playout=2: must be >= 0 and <= 1"),
+    ({"swindle": "7"}, "expert parameter swindle=7: must be >= 0 and <= 6"),
     ({"solve_nodes": "-1"}, "expert parameter solve_nodes=-1: must be >= 0"),
     ({"tree_bias": "-1"}, "expert parameter tree_bias=-1: must be >= 0"),
     ({"solve_nodes": "1.5"}, "expert parameter solve_nodes='1.5' is not a number (it takes a whole number)"),
