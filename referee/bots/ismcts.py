@@ -37,7 +37,7 @@ then depends on the machine's speed), ``c`` the UCB exploration constant (defaul
 ``bias`` the weight of the greedy hint (default 1, 0 for none), ``tree_bias`` that
 of the greedy lean below the root (default 0), ``greedy_playout`` 1 for playouts of
 greedy's moves (default 0: the cheap policy), ``solve_nodes`` the root solver's budget
-and ``swindle`` how far it looks for a way out of a lost endgame (``_swindle``).
+and ``swindle`` how far it looks for a way out of a lost or drawn endgame (``_swindle``).
 With ``iterations`` alone a decision is a pure function of the seed, the observation
 and the legal list.
 """
@@ -100,9 +100,9 @@ class IsmctsParams:
     tree_bias: float = 0.0
     #: 1: the playouts play greedy's moves (searchcore.py); 0: the cheap policy.
     greedy_playout: int = 0
-    #: In a position the solver proved lost: how many of its own decisions ahead the seat
-    #: looks for a line on which greedy's replies let it out (``_swindle``; 0: none, the
-    #: search decides).
+    #: In a position the solver proved lost or drawn: how many of its own decisions ahead
+    #: the seat looks for a line on which greedy's replies let it do better (``_swindle``;
+    #: 0: none).
     swindle: int = 0
 
 
@@ -119,8 +119,8 @@ _PARAM_RANGES: dict[str, tuple[bool, float, bool, float]] = {
 #: budget (about 38 ms of CPU per decision on this project's 2-core machine; the search
 #: costs about 1/6 of the time it did before its inner loop was compiled), the greedy
 #: lean in the whole tree, greedy's moves in the playouts, and the exact endgame solver
-#: at the root with the swindle in lost endgames (docs/STRENGTH.md has what each was
-#: measured to give).
+#: at the root with the swindle in lost and drawn endgames (docs/STRENGTH.md has what
+#: each was measured to give).
 SEARCH_BOTS: dict[str, IsmctsParams] = {
     "ismcts": IsmctsParams(),
     "expert": IsmctsParams(iterations=1600, solve_nodes=3000, tree_bias=1.0,
