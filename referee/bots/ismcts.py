@@ -59,7 +59,7 @@ from ..rules.game import OVER, THROW_IN_PHASE
 from ..errors import UserError
 from .fastchoice import greedy_action
 from .searchcore import Node, deal, iterate
-from .solver import DRAW, LOSS, WIN, Solver, SolverLimit, solvable, terminal_value
+from .solver import LOSS, WIN, Solver, SolverLimit, solvable, terminal_value
 
 DEFAULT_ITERATIONS = 150
 DEFAULT_C = 0.7
@@ -350,27 +350,28 @@ class IsmctsStrategy:
         solver = self._root_solver
         me = g.seat_to_move()
         end = solver.nodes + SWINDLE_NODES
-        worth_of = {LOSS: 0.0, DRAW: 0.5, WIN: 1.0}
 
         def worth(pos: Game, decisions: int) -> float:
             # ``pos`` is played on; ``decisions``: this seat's decisions still looked at.
+            # Lone actions and the opponent's (greedy) replies are played until the value
+            # moves off ``value`` or this seat has a choice to make.
             while True:
                 if pos.phase == OVER:
                     reached = terminal_value(pos, me)
-                    break
-                legal = pos.legal_actions()
-                if len(legal) > 1:
+                else:
+                    legal = pos.legal_actions()
+                    if len(legal) == 1:
+                        pos.apply_legal(legal[0])
+                        continue
                     reached = solver.value(pos, me, max_nodes=max(1, end - solver.nodes))
+                if reached != value:
+                    return -1.0 if reached < value else (1.0 if reached == WIN else 0.5)
+                if pos.phase == OVER:
+                    return 0.0
+                seat = pos.seat_to_move()
+                if seat == me:
                     break
-                pos.apply_legal(legal[0])
-            if reached != value:
-                return worth_of[reached] if reached > value else -1.0
-            if pos.phase == OVER:
-                return 0.0
-            seat = pos.seat_to_move()
-            if seat != me:
                 pos.apply_legal(greedy_action(pos, seat, legal))
-                return worth(pos, decisions)
             if not decisions:
                 return 0.0
             best = -1.0

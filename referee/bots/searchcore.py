@@ -167,8 +167,9 @@ def _cost(card: int, trump_suit: int) -> int:
 
 def playout(g: Game, seed: int, deadline: float, greedy: bool = False) -> int:
     """Play ``g`` (played on) to its end by the cheap policy above, drawing from a
-    generator seeded by ``seed``; with ``greedy``, by greedy's moves (``seed`` unused). Returns the durak's seat, -1 for a draw, or -2 when
-    ``deadline`` (``time.perf_counter``; 0: none) passed first: the playout is void."""
+    generator seeded by ``seed``; with ``greedy``, by greedy's moves (``seed`` unused).
+    Returns the durak's seat, -1 for a draw, or -2 when ``deadline``
+    (``time.perf_counter``; 0: none) passed first: the playout is void."""
     ts = g.trump_suit
     state = seed & _LCG_MASK
     steps = 0

@@ -506,7 +506,7 @@ def strength(
     speed) play every table of --players of them on the same duplicate deals; prints
     their ratings (maximum-likelihood fit, greedy = 0, 95% bars) and each bot's CPU ms per
     decision. --bot adds your bot to the scale. Progress on stderr. Long: with the whole
-    ladder at two players, the expert's tables take most of the time (about 35 ms of CPU
+    ladder at two players, the expert's tables take most of the time (about 37 ms of CPU
     per expert decision)."""
     from ..bench.strength import bench_strength, ladder_specs, table_count
     from ..console.progress import progress_for

@@ -66,9 +66,10 @@ BUILTINS = {
               "while the talon lasts, goes out with its last card (the published statistics' bots)",
     "ismcts": "information-set Monte Carlo tree search; parameters iterations=N (default 150), "
               "ms=M (time per decision), c=X (exploration), bias=B (greedy hint)",
-    "expert": "ismcts with 1600 iterations, a lean toward greedy's move in the whole tree and the "
-              "exact endgame solver (about 35 ms of CPU per decision); the same parameters, "
-              "solve_nodes=N and tree_bias=T",
+    "expert": "ismcts with 1600 iterations, a lean toward greedy's move in the whole tree, "
+              "playouts of greedy's moves and the exact endgame solver, with the swindle in lost "
+              "and drawn endgames (about 37 ms of CPU per decision); the same parameters, "
+              "tree_bias=T, greedy_playout=0|1, solve_nodes=N and swindle=D",
     "solver": "perfect play in two-seat endgames (talon empty) when the endgame solver proves "
               "them in time, else a fallback bot; parameters solve_ms=M (default 100), "
               "solve_nodes=N, fallback=random|greedy|gentle|ismcts (default greedy) and the "
