@@ -58,3 +58,10 @@ def test_the_spec_quotes_the_version_mismatch_message_word_for_word() -> None:
         m.check_version(m.BotHello(2, "x"))
     assert f"the message says `{refused.value}`" in SPEC
     assert "its reason the same `version mismatch: ...` words" in SPEC
+
+
+def test_the_spec_states_how_long_check_bot_waits_for_a_tcp_bot() -> None:
+    from referee.table.runner import CONNECT_WAIT_S
+
+    assert f"The check waits **{CONNECT_WAIT_S:g} s** for that first connection" in SPEC
+    assert f"within {CONNECT_WAIT_S:g} s` if none comes" in SPEC
