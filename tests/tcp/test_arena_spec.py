@@ -14,9 +14,7 @@ talking real TCP.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -29,9 +27,9 @@ from referee.league.arena import Arena, register
 from referee.records.store import Store
 from referee.rules.actions import KIND_NAMES
 from referee.seats.tcp import TcpLimits
-from support import DURAK_REF, cli
-from tcp_security_kit import (EXAMPLES, HOST, PYTHON, BotRecord, Client, config, legit_bot,
-                              running_arena, wait_until)
+from support import cli
+from tcp_security_kit import (HOST, BotRecord, Client, config, legit_bot, running_arena,
+                              serve_command, start_example_bots, wait_until)
 
 SPEC = " ".join(Path(protocol.__file__).with_name("SPEC.md").read_text(encoding="utf-8").split())
 
@@ -150,40 +148,11 @@ async def test_serve_games_3_plays_3_games(tmp_path: Path) -> None:
     db = tmp_path / "store.sqlite"
     tokens = {n: json.loads(cli("register", n, "--db", db, "--json", cwd=tmp_path).stdout)["token"]
               for n in ("alice", "bob")}
-    serve = await trio.lowlevel.open_process(
-        [str(DURAK_REF), "serve", "--listen", "127.0.0.1:0", "--db", str(db), "--games", "3",
-         "--log-dir", str(tmp_path), "--json"],
-        cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=dict(os.environ, COLUMNS="200", NO_COLOR="1"))
-    assert serve.stdout is not None and serve.stderr is not None
-    err, out = bytearray(), bytearray()
-    bots: list[trio.Process] = []
-
-    async def collect(stream: Any, into: bytearray) -> None:
-        async for chunk in stream:
-            into.extend(chunk)
-
-    try:
-        with trio.fail_after(90):
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(collect, serve.stderr, err)
-                nursery.start_soon(collect, serve.stdout, out)
-                await wait_until(lambda: re.search(rb"arena listening on 127\.0\.0\.1:(\d+) ", err)
-                                 is not None, 60, "serve to listen")
-                port = re.search(rb"arena listening on 127\.0\.0\.1:(\d+) ", err)[1]  # type: ignore[index]
-                for seed, name in enumerate(("alice", "bob")):
-                    bots.append(await trio.lowlevel.open_process(
-                        [PYTHON, str(EXAMPLES / "random_bot.py"), str(seed), "--connect",
-                         f"127.0.0.1:{port.decode()}", "--token", tokens[name], "--name", name],
-                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                        stderr=subprocess.DEVNULL))
-                assert await serve.wait() == 0, err.decode()
-                assert [await b.wait() for b in bots] == [0, 0]
-    finally:
-        for proc in (serve, *bots):
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
+    async with serve_command(tmp_path, db, "--games", "3") as serve:
+        serve.bots = await start_example_bots(serve.port, tokens)
+        assert await serve.process.wait() == 0, serve.err.decode()
+        assert [await b.wait() for b in serve.bots] == [0, 0]
+    out, err = serve.out, serve.err
     served = json.loads(out)
     assert served["played"] == 3, err.decode()
     assert {(r["name"], r["games"]) for r in served["standings"]} == {("alice", 3), ("bob", 3)}
