@@ -668,11 +668,10 @@ class _Checker:
             if bot is self.tcp_seat:
                 bot.wait_s = self.startup_time  # a later reconnection gets the start-up time
         except BotFailure as exc:
-            waited = exc.evidence.get("waited_s")  # a TCP bot that never connected
-            sent = (None if waited is not None
-                    else {"message": "hello", "protocol": 1, "versions": [1]})
-            required = (SPEC_HELLO.format(startup=self.startup_time) if waited is None else
-                        SPEC_CONNECT.format(name=bot.name, wait=waited, startup=self.startup_time))
+            absent = bot is self.tcp_seat and not bot.connected  # no hello was ever sent
+            sent = None if absent else {"message": "hello", "protocol": 1, "versions": [1]}
+            required = (SPEC_CONNECT.format(name=bot.name, wait=bot.wait_s, startup=self.startup_time)
+                        if absent else SPEC_HELLO.format(startup=self.startup_time))
             problem = Problem(exc.kind, f"handshake failed: {exc.reason}", {"config": run.key},
                               sent=sent, received=exc.evidence, required=required)
             run.failure = problem
