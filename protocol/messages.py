@@ -312,13 +312,15 @@ def parse_bot_message(message: Any) -> BotHello | ActionMessage | Pong:
 
 def check_version(hello: BotHello, supported: Sequence[int] = SUPPORTED_VERSIONS) -> int:
     """The version to speak with this bot: its ``protocol`` if supported. Otherwise raises
-    ``UnsupportedVersionError`` with a message saying which versions work."""
+    ``UnsupportedVersionError`` saying ``version mismatch: the bot speaks protocol X, the
+    referee Y`` (Y: every version that works, joined by "or")."""
     if hello.protocol in supported:
         return hello.protocol
-    versions = ", ".join(str(v) for v in supported)
+    # Its own words, apart from a malformed hello's: the bot works but speaks another
+    # version (the forfeit of a restarted process is still termination ``protocol``).
+    versions = " or ".join(str(v) for v in supported)
     raise UnsupportedVersionError(
-        f"protocol: the bot speaks protocol version {hello.protocol}; this referee supports "
-        f"version{'s' if len(supported) != 1 else ''} {versions}",
+        f"version mismatch: the bot speaks protocol {hello.protocol}, the referee {versions}",
         field="protocol",
     )
 

@@ -81,7 +81,10 @@ def serve(
     listen: Annotated[str, typer.Option(help="HOST:PORT to listen on (loopback unless you say otherwise).")]
     = "127.0.0.1:7724",
     db: DbOption = DEFAULT_DB,
-    games: Annotated[int | None, typer.Option(min=1, help="Stop after this many games (default: run until Ctrl-C).")] = None,
+    games: Annotated[int | None, typer.Option(min=1, help="Stop after this many games (default: "
+                                             "run until Ctrl-C): no pairing beyond them, and the last "
+                                             "plays one game when one is left. Lobby games count "
+                                             "too; a lobby table in play then finishes.")] = None,
     max_games_per_bot: Annotated[int, typer.Option(min=1, help="Games one bot may play at once "
                                                    "(one connection each).")] = 1,
     max_connections: Annotated[int, typer.Option(min=1, help="Authenticated connections (bots) "

@@ -8,11 +8,12 @@ import typer
 
 from ..printing.jsonresult import checkbot_body, emit_result
 from ..seats.players import parse_bot_spec
+from ..table.runner import CONNECT_WAIT_S
 from .common import (
-    bot_limits, err, fail, out, sandbox_options,
+    bot_limits, check_range, err, fail, out, sandbox_options,
 )
 from .options import (
-    BindOption, CpusOption, MaxMemoryOption, MaxProcsOption, SandboxOption,
+    BindOption, CpusOption, MaxMemoryOption, MaxProcsOption, SandboxOption, WEEK_S,
 )
 
 
@@ -37,6 +38,10 @@ def check_bot(
     token: Annotated[str | None, typer.Option(
         help="For a tcp:NAME bot: the token it must send (default: a new one, printed).",
         show_default=False)] = None,
+    connect_wait: Annotated[float, typer.Option(
+        "--connect-wait", help="For a tcp:NAME bot: seconds to wait for its first connection "
+        "(a reconnection after a failure gets --startup-time); the check fails saying so "
+        "if none comes.")] = CONNECT_WAIT_S,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
 ) -> None:
     """Check a bot before a tournament: handshake, every decision type under every rule
@@ -59,6 +64,7 @@ def check_bot(
     from ..seats.sandbox import Sandbox
 
     mode, binds = sandbox_options(sandbox, bind)
+    check_range(connect_wait, "--connect-wait", 0, WEEK_S, low_open=True)
 
     spec = parse_bot_spec(command)
     tcp = None
@@ -69,7 +75,7 @@ def check_bot(
         if token is None:
             token = new_token()
             err.print(f"token for tcp:{spec.name}: {token}", markup=False, highlight=False)
-        tcp = TcpCheck(spec.name, token, listen_at, on_tcp=lambda text: err.print(
+        tcp = TcpCheck(spec.name, token, listen_at, connect_wait, on_tcp=lambda text: err.print(
             f"tcp: {text}", markup=False, highlight=False, soft_wrap=True))
     elif spec.kind != "command":
         fail(f"{command}: check-bot checks a bot program (its command line) or a bot over TCP "

@@ -14,6 +14,7 @@ from ..seats.players import parse_bot_spec
 from ..table.adjudicator import parse_budget
 from ..table.clock import TimeControl
 from ..table.match import MatchConfig, parse_on_illegal
+from ..table.runner import CONNECT_WAIT_S
 from .common import (
     bot_limits, check_range, err, fail, name_value_pairs, out, run_seed, sandbox_options,
 )
@@ -64,7 +65,7 @@ def match(
     no_log: Annotated[bool, typer.Option("--no-log", help="Write no match log.")] = False,
     listen: ListenOption = "127.0.0.1:7724",
     token: TokenOption = None,
-    connect_wait: ConnectWaitOption = 120.0,
+    connect_wait: ConnectWaitOption = CONNECT_WAIT_S,
     reconnect_grace: ReconnectGraceOption = 0.0,
     sandbox: SandboxOption = "auto",
     bind: BindOption = None,

@@ -76,7 +76,7 @@ from ..rules.actions import MalformedAction, action_from_wire, action_str, share
 from ..rules.deal import deal_deck, deal_id
 from ..rules.match import first_dealer
 from ..rules.options import make_rules
-from ..table.runner import SeatOptions, make_players
+from ..table.runner import CONNECT_WAIT_S, SeatOptions, make_players
 from ..seats.wire import READ_CHUNK, brief
 from ..seats.sandbox import Sandbox
 from ..seats.process import ProcessPlayer
@@ -118,6 +118,10 @@ _CHOSEN_AS = {"decline": "pass", "reflect": "transfer", "lead_more": "attack",
 
 SPEC_HELLO = ("a hello map {{type: hello, protocol: 1, name: <1..64 printable characters>}} "
               "within the start-up time of {startup:g} s (SPEC sections 4 and 6)")
+#: What a TCP bot that never connected was to do: the wait is the one the check used.
+SPEC_CONNECT = ("a connection to the check's address as seat {name} within {wait:g} s, "
+                "then its hello with the seat's token within the start-up "
+                "time of {startup:g} s (SPEC section 13)")
 SPEC_REQUIRES = {
     "timeout": "an action message {{type: action, id: {id}, action: <one element of legal>}} "
                "within move_ms = {move_ms} ms of the request (SPEC sections 5, 6 and 10)",
@@ -170,7 +174,7 @@ class TcpCheck:
     name: str
     token: str
     listen: tuple[str, int] = ("127.0.0.1", 7724)
-    connect_wait: float = 120.0  #: seconds to wait for the first connection
+    connect_wait: float = CONNECT_WAIT_S  #: seconds to wait for the first connection
     on_tcp: Callable[[str], None] | None = None  #: operator lines (listening, refusals)
 
 
@@ -664,10 +668,12 @@ class _Checker:
             if bot is self.tcp_seat:
                 bot.wait_s = self.startup_time  # a later reconnection gets the start-up time
         except BotFailure as exc:
-            problem = Problem(
-                exc.kind, f"handshake failed: {exc.reason}", {"config": run.key},
-                sent={"message": "hello", "protocol": 1, "versions": [1]},
-                received=exc.evidence, required=SPEC_HELLO.format(startup=self.startup_time))
+            absent = bot is self.tcp_seat and not bot.connected  # no hello was ever sent
+            sent = None if absent else {"message": "hello", "protocol": 1, "versions": [1]}
+            required = (SPEC_CONNECT.format(name=bot.name, wait=bot.wait_s, startup=self.startup_time)
+                        if absent else SPEC_HELLO.format(startup=self.startup_time))
+            problem = Problem(exc.kind, f"handshake failed: {exc.reason}", {"config": run.key},
+                              sent=sent, received=exc.evidence, required=required)
             run.failure = problem
             if self.handshake is None:
                 self.handshake = Check("handshake", "fail", problem.message, [problem])

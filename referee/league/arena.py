@@ -123,6 +123,9 @@ class Arena:
     seats: dict[str, list[TcpSeat]] = field(default_factory=dict)
     played: int = 0
     in_flight: int = 0
+    #: Games the pairings in flight may still play: ``games`` counts them with ``played``,
+    #: so the last pairing under the limit plays only the games left (one, seats as drawn).
+    promised: int = 0
     port: int | None = None
     gate: TcpGate | None = None  #: the gate of the current run (its refusals, open connections)
     #: The live page's hub (``serve --http``): it watches every game and lists finished ones.
@@ -149,6 +152,12 @@ class Arena:
         """The TCP bots with a connected idle seat, as ``tcp:NAME`` specs."""
         return sorted(f"tcp:{n}" for n, ss in self.seats.items()
                       if any(s.connected and not s.busy and s.failure is None for s in ss))
+
+    def games_left(self) -> int | None:
+        """Games a new pairing may still play under ``games`` (None: no limit): the limit
+        less the games played (lobby tables' too) and those promised to pairings in flight.
+        A pairing promises two games and gives back those it does not play."""
+        return None if self.games is None else self.games - self.played - self.promised
 
     def say(self, text: str) -> None:
         if self.on_event is not None:
@@ -222,7 +231,8 @@ class Arena:
 
         async def scheduler(games_nursery: trio.Nursery) -> None:
             while not self._stopping.is_set():
-                if self.games is not None and self.played + 2 * self.in_flight >= self.games:
+                left = self.games_left()
+                if left is not None and left <= 0:
                     if self.in_flight == 0:
                         self.stop()
                     await trio.sleep(0.05)
@@ -243,7 +253,9 @@ class Arena:
                     continue  # a drop between games costs no game: pair again without it
                 a.busy = b.busy = True
                 self.in_flight += 1
-                games_nursery.start_soon(self._play_pair, a, b, writer, k, start)
+                games = 2 if left is None else min(2, left)
+                self.promised += games
+                games_nursery.start_soon(self._play_pair, a, b, writer, k, start, games)
 
         pinger_done = trio.Event()
         try:
@@ -284,12 +296,13 @@ class Arena:
         return writer
 
     async def _play_pair(self, a: TcpSeat, b: TcpSeat, writer: MatchLogWriter | None, k: float,
-                         start: float) -> None:
-        """Play a pairing of ``a`` and ``b`` (two games, seats swapped), each game logged
-        and rated on the ladder (``k``, ``start``) as it ends; free the seats after."""
+                         start: float, games: int = 2) -> None:
+        """Play a pairing of ``a`` and ``b`` (``games`` of the two games, seats swapped:
+        the ``promised`` games), each game logged and rated on the ladder (``k``,
+        ``start``) as it ends; free the seats and give back the games not played after."""
         deal_seed = f"A{secrets.token_hex(16)}"
         try:
-            for rotation, table in enumerate(((a, b), (b, a))):
+            for rotation, table in enumerate(((a, b), (b, a))[:games]):
                 if any(s.failure is not None or self._revoked(s) for s in table):
                     break
                 if rotation and not self.duplicate:
@@ -306,12 +319,15 @@ class Arena:
                                   start=start, started=started,
                                   log_file=str(writer.path) if writer else None)
                 self.played += 1
+                self.promised -= 1
+                games -= 1
                 self.say(f"game {record.index}: {table[0].name} v {table[1].name}: "
                          f"{record.termination}, durak "
                          f"{'-' if record.durak is None else record.players[record.durak]}")
         finally:
             if self.live is not None:  # a twin the pair stopped before is never played
                 self.live.deal_over(deal_seed)
+            self.promised -= games  # the games this pairing did not play
             self.in_flight -= 1
             for s in (a, b):
                 s.busy = False

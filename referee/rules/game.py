@@ -616,7 +616,10 @@ class Game:
         if self.phase == ATTACK_PHASE and self.attacks:
             allowed = (ATTACK, PASS)
         if kind not in allowed:
-            names = ", ".join(KIND_NAMES[k] for k in allowed)
+            # The kinds of the legal list the seat was offered, in its order: never a kind
+            # the rules switch off or the position makes impossible (the phase allows more).
+            offered = dict.fromkeys(kind_of(a) for a in self._legal_actions())
+            names = ", ".join(KIND_NAMES[k] for k in offered)
             return f"{name} is not an option in phase {phase} (seat {seat} may: {names})"
         card = card_of(action)
         if kind in (ATTACK, COVER, THROW_IN, TRANSFER, SHOW_TRUMP) and not self.hands[seat] >> card & 1:

@@ -250,13 +250,7 @@ class ProcessPlayer(StreamPlayer):
             self._release(conn)
             if say_bye and p.returncode is None and self.failure is None:
                 await self._try_send(msg.bye_msg())
-            try:
-                assert p.stdin is not None
-                await p.stdin.aclose()
-            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                pass
-            with trio.move_on_after(self.grace):
-                await p.wait()
+            await self._end_stdin_and_wait(conn)
             if p.returncode is None:
                 p.send_signal(signal.SIGTERM)
                 with trio.move_on_after(self.grace):
@@ -377,16 +371,33 @@ class ProcessPlayer(StreamPlayer):
             self._stderr_written += min(room, len(chunk))
         self._stderr_dropped += max(0, len(chunk) - max(room, 0))
 
+    async def _end_stdin_and_wait(self, conn: _Connection) -> None:
+        """Close the bot's stdin (the end of the referee's frames) and give it ``grace``
+        seconds to exit by itself (SPEC sections 11 and 12)."""
+        p = conn.process
+        try:
+            assert p.stdin is not None
+            await p.stdin.aclose()
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            pass
+        with trio.move_on_after(self.grace):
+            await p.wait()
+
     async def last_words(self, lines: int = 10) -> list[str]:
         """The tail of the stderr of a bot whose failure is already decided, read to the
-        end: kill what is left of it, then wait (at most ``grace`` seconds, for a child
-        that still holds the pipe) until the drain has read its stderr to EOF. Without
-        this wait the tail would depend on whether the scheduler ran the drain before
-        the read that failed: a bot that says why on stderr and then writes garbage
-        would be reported with its last words missing."""
+        end. The bot is ended as SPEC section 11 ends a failed bot: its stdin closed and
+        ``grace`` seconds to exit by itself, so a bot that reads the referee's fatal
+        ``error`` (a version mismatch, say) and says why on stderr before it exits is
+        heard (killed at once, it was cut off: "(nothing on stderr)" beside a stderr log
+        that had its lines). Then what is left of it is killed, and the drain reads its
+        stderr to EOF (at most ``grace`` seconds more, for a child that still holds the
+        pipe): without that wait the tail would depend on whether the scheduler ran the
+        drain before the read that failed."""
         conn = self.conn
         if conn is not None:
             with trio.CancelScope(shield=True):
+                self._release(conn)  # thawed: a frozen bot can neither exit nor be killed
+                await self._end_stdin_and_wait(conn)
                 self._kill_all(conn)
                 with trio.move_on_after(self.grace):
                     await conn.stderr_done.wait()

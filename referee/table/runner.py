@@ -29,6 +29,11 @@ from ..seats.cgroups import Limits, default_limits
 from ..seats.sandbox import Sandbox, duplicate_soundness, seccomp_state, warn_unsound_duplicates
 
 
+#: How long `match --listen` and `check-bot tcp:NAME` wait, by default, for a TCP bot to
+#: connect (their --connect-wait); what they say when none came names the wait used.
+CONNECT_WAIT_S = 120.0
+
+
 @dataclass(frozen=True)
 class SeatOptions:
     """How the seats are filled: how bot processes are run, and where TCP bots connect."""
@@ -41,7 +46,7 @@ class SeatOptions:
     max_cpu_s: int | None = None
     listen: tuple[str, int] = ("127.0.0.1", 7724)
     tokens: tuple[tuple[str, str], ...] = ()  #: (name, secret) for tcp:NAME seats
-    connect_wait: float = 120.0  #: seconds to wait for a TCP bot to connect
+    connect_wait: float = CONNECT_WAIT_S  #: seconds to wait for a TCP bot to connect
     reconnect_grace: float = 0.0  #: seconds a game waits, paused, for a TCP bot that dropped
     sandbox: str = "auto"  #: auto | bwrap | none (see referee/seats/sandbox.py)
     binds: tuple[str, ...] = ()  #: extra read-only paths for sandboxed bots

@@ -48,3 +48,32 @@ def test_the_python_example_bot_passes_check_bot_over_tcp(tmp_path: Path) -> Non
             if p is not None and p.poll() is None:
                 p.kill()
                 p.communicate()
+
+
+def test_a_tcp_bot_that_never_connects_fails_naming_the_wait_that_was_used(tmp_path: Path) -> None:
+    """check-bot waited 120 s for the first connection but its failure said the bot had
+    to answer "within the start-up time of 10 s". The wait is one option (--connect-wait,
+    default CONNECT_WAIT_S, as for `match --listen`) and every text about it names it."""
+    from referee.conformance.checkbot import SPEC_CONNECT
+    from referee.table.runner import CONNECT_WAIT_S, SeatOptions
+
+    env = dict(os.environ, COLUMNS="200", NO_COLOR="1")
+    r = subprocess.run([str(DURAK_REF), "check-bot", "tcp:seat", "--listen", "127.0.0.1:0",
+                        "--token", "s3cret", "--connect-wait", "1.5", "--json"], cwd=tmp_path,
+                       env=env, text=True, capture_output=True, timeout=60)
+    assert r.returncode == 1, r.stderr
+    handshake = json.loads(r.stdout)["checks"][0]
+    assert handshake["status"] == "fail"
+    [problem] = handshake["problems"]
+    assert problem["message"] == "handshake failed: no client connected as seat within 1.5 s"
+    assert problem["sent"] is None  # nobody was there to send a hello to
+    assert problem["required"] == SPEC_CONNECT.format(name="seat", wait=1.5, startup=10)
+    assert "within 1.5 s, then its hello" in problem["required"]
+
+    help_text = subprocess.run([str(DURAK_REF), "check-bot", "--help"], env=env, text=True,
+                               capture_output=True, timeout=60).stdout
+    assert f"[default: {CONNECT_WAIT_S}]" in help_text
+    assert SeatOptions().connect_wait == CONNECT_WAIT_S  # match --listen waits as long
+    bad = subprocess.run([str(DURAK_REF), "check-bot", "tcp:seat", "--connect-wait", "0"], env=env,
+                         text=True, capture_output=True, timeout=60)
+    assert bad.returncode == 2 and "--connect-wait 0: must be a number > 0" in bad.stderr

@@ -60,6 +60,58 @@ def test_match_stops_with_exit_2_on_a_failed_first_start_up(tmp_path: Path, case
     assert not list((tmp_path / "logs").glob("*.jsonl"))  # no match log of games never played
 
 
+def test_a_version_mismatch_is_named_as_one_in_the_exit_message(tmp_path: Path) -> None:
+    """SPEC section 4: the bot that answers with a version the referee does not speak is
+    told so in words, and the run's message says it the same way (it said "protocol:
+    the bot speaks protocol version 99; ...", read as a malformed hello)."""
+    command = broken("version_says_why")
+    r = cli("match", "builtin:greedy", f"victim={command}", "-n", "3", "--log-dir", tmp_path / "logs",
+            cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert_names_the_failure(r.stderr, "victim", command, "broken-bot version_says_why: starting")
+    assert ("failed its first start-up (protocol): version mismatch: the bot speaks protocol 99, "
+            "the referee 1;") in r.stderr
+
+
+def test_the_exit_message_quotes_what_a_refused_bot_said_on_stderr_before_it_exited(
+        tmp_path: Path) -> None:
+    """A bot that reads the referee's fatal error and says why on stderr before it exits
+    (SPEC section 4: it should exit) is heard: the fail-fast message quotes those lines.
+    The referee killed it at once, so the message said "(nothing on stderr)": a bot
+    that took a moment (here 1 s) never said anything. Now its stdin is closed and it
+    has the grace period to exit (SPEC section 11); a generous grace here, so that no
+    scheduling delay on a loaded machine can decide the test (the grace only bounds the
+    wait: the bot exits after its second). Confined as the CLI confines it (auto)."""
+    import trio
+
+    from referee.seats.players import BotFailure, BotSpec
+    from referee.seats.process import ProcessPlayer
+    from referee.seats.sandbox import Sandbox
+    from referee.table.failfast import BotFirstStartError, first_start_error
+
+    log = tmp_path / "victim.stderr.log"
+    argv = (PY, str(BOT), "version_says_why", "1")
+
+    async def main() -> BotFirstStartError:
+        player = ProcessPlayer("victim", BotSpec("command", "victim", argv), grace=30.0,
+                               stderr_path=log, sandbox=Sandbox("auto", warn=False))
+        async with trio.open_nursery() as nursery:
+            with pytest.raises(BotFailure) as failed:
+                await player.start(nursery)
+            error = await first_start_error(player, failed.value)
+            await player.close()
+        return error
+
+    error = trio.run(main)
+    said = ["broken-bot version_says_why: starting",
+            "broken-bot: the referee refused me: version mismatch: the bot speaks protocol 99, "
+            "the referee 1",
+            "broken-bot: exiting"]
+    assert error.stderr_tail == said
+    assert "stderr tail: " + " | ".join(said) + ";" in str(error)
+    assert log.read_text().splitlines() == said
+
+
 def test_match_with_recover_plays_on_and_warns_loudly(tmp_path: Path) -> None:
     r = cli("match", "builtin:greedy", f"victim={broken('exit1')}", "-n", "3", "--recover",
             "--log-dir", tmp_path / "logs", cwd=tmp_path)

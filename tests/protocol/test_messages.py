@@ -95,10 +95,10 @@ def test_version_check() -> None:
     assert m.check_version(m.BotHello(1, "x")) == 1
     with pytest.raises(UnsupportedVersionError) as info:
         m.check_version(m.BotHello(2, "x"))
-    assert str(info.value) == "protocol: the bot speaks protocol version 2; this referee supports version 1"
+    assert str(info.value) == "version mismatch: the bot speaks protocol 2, the referee 1"
     assert info.value.code == "version" and info.value.field == "protocol"
     assert isinstance(info.value, RemoteProtocolError)
-    with pytest.raises(UnsupportedVersionError, match="supports versions 1, 3$"):
+    with pytest.raises(UnsupportedVersionError, match="the bot speaks protocol 2, the referee 1 or 3$"):
         m.check_version(m.BotHello(2, "x"), supported=(1, 3))
     assert m.PROTOCOL_VERSION == 1 and m.SUPPORTED_VERSIONS == (1,)
 

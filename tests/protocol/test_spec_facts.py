@@ -46,3 +46,22 @@ def test_the_spec_says_match_listen_is_throttled_like_the_arena_and_caps_memory(
     assert "the bot's memory, tmpfs included, is capped at `--max-memory`" in SPEC
     assert "give it `-Xmx` well below the limit" in SPEC
     assert "**With game_start.**" in SPEC
+
+
+def test_the_spec_quotes_the_version_mismatch_message_word_for_word() -> None:
+    """A bot author reads in section 4 exactly what a version mismatch says (it was
+    recorded as a bare protocol error in words of its own)."""
+    from protocol import messages as m
+    from protocol.errors import UnsupportedVersionError
+
+    with pytest.raises(UnsupportedVersionError) as refused:
+        m.check_version(m.BotHello(2, "x"))
+    assert f"the message says `{refused.value}`" in SPEC
+    assert "its reason the same `version mismatch: ...` words" in SPEC
+
+
+def test_the_spec_states_how_long_check_bot_waits_for_a_tcp_bot() -> None:
+    from referee.table.runner import CONNECT_WAIT_S
+
+    assert f"The check waits **{CONNECT_WAIT_S:g} s** for that first connection" in SPEC
+    assert f"within {CONNECT_WAIT_S:g} s` if none comes" in SPEC

@@ -227,8 +227,14 @@ def perevodnoy(table: str, next_hand: str = "8C 9D TD JD", rules=PEREV) -> Game:
 
 
 @pytest.mark.parametrize(("position", "text", "reason"), [
-    (defend_position, "pass",
-     "pass is not an option in phase defend (seat 1 may: cover, transfer, show_trump, take)"),
+    # "may:" names the kinds of the legal list the seat was offered, not every kind of the
+    # phase: transfer and show_trump are off in classic, cover impossible with no beater.
+    (defend_position, "pass", "pass is not an option in phase defend (seat 1 may: cover, take)"),
+    (lambda: perevodnoy("6S/--"), "pass",
+     "pass is not an option in phase defend (seat 1 may: cover, transfer, take)"),
+    (lambda: Game.from_position(make_rules("perevodnoy_trump"), ["9C", "7C 8D", "8C 9D TD JD"],
+                                trump="AH", table="KS/--"), "pass",
+     "pass is not an option in phase defend (seat 1 may: take)"),
     (throw_position, "take", "take is not an option in phase throw_in (seat 0 may: throw_in, pass)"),
     (lambda: Game.from_position(CLASSIC, ["6S 7S", "8S 9H"], trump="TH", talon="QC TH"), "pass",
      "pass is not an option in phase attack (seat 0 may: attack)"),

@@ -7,6 +7,9 @@ milliseconds; only the end-to-end tests start real example bots as subprocesses.
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -172,6 +175,67 @@ async def wait_until(predicate: Callable[[], bool], timeout: float, what: str,
         if trio.current_time() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
         await trio.sleep(poll)
+
+
+async def start_example_bots(port: int, tokens: dict[str, str]) -> list[trio.Process]:
+    """One real ``random_bot.py`` per ``name: token``, connected over TCP to the arena
+    at ``port`` (each seeded by its place), its output discarded."""
+    bots = []
+    for seed, (name, token) in enumerate(tokens.items()):
+        bots.append(await trio.lowlevel.open_process(
+            [PYTHON, str(EXAMPLES / "random_bot.py"), str(seed), "--connect",
+             f"{HOST}:{port}", "--token", token, "--name", name],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    return bots
+
+
+@dataclass
+class ServeRun:
+    """A ``durak-ref serve`` process: its port, what it printed so far, the bots started for it."""
+
+    process: trio.Process
+    port: int
+    out: bytearray
+    err: bytearray
+    bots: list[trio.Process] = field(default_factory=list)
+
+
+@asynccontextmanager
+async def serve_command(tmp_path: Path, db: Path, *options: str,
+                        timeout: float = 90) -> AsyncIterator[ServeRun]:
+    """``durak-ref serve`` as a user runs it, on port 0 (it logs the port it got), its
+    store ``db``, its logs in ``tmp_path``, ``--json`` and ``options``: yielded once it
+    listens. Everything (the body, serve's end) within ``timeout`` s; on the way out serve
+    and its bots are killed if they still run."""
+    from support import DURAK_REF
+
+    process = await trio.lowlevel.open_process(
+        [str(DURAK_REF), "serve", "--listen", f"{HOST}:0", "--db", str(db), "--log-dir",
+         str(tmp_path), "--json", *options],
+        cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=dict(os.environ, COLUMNS="200", NO_COLOR="1"))
+    assert process.stdout is not None and process.stderr is not None
+    out, err = bytearray(), bytearray()
+    listening = re.compile(rb"arena listening on 127\.0\.0\.1:(\d+) ")
+
+    async def collect(stream: Any, into: bytearray) -> None:
+        async for chunk in stream:
+            into.extend(chunk)
+
+    run = None
+    try:
+        with trio.fail_after(timeout):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(collect, process.stdout, out)
+                nursery.start_soon(collect, process.stderr, err)
+                await wait_until(lambda: listening.search(err) is not None, timeout, "serve to listen")
+                run = ServeRun(process, int(listening.search(err)[1]), out, err)  # type: ignore[index]
+                yield run
+    finally:
+        for proc in (process, *(run.bots if run else [])):
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
 
 
 def config(move_time: float = 2.0) -> MatchConfig:

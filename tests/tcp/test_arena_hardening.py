@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
 import re
 import stat
 from pathlib import Path
@@ -30,9 +28,9 @@ from referee.league.arena import register, unregister
 from referee.league.ladder import add_bot
 from referee.records.store import Store
 from referee.seats.tcp import AuthReport, AuthThrottle, TcpLimits, TokenBook, hash_token, network_of
-from support import DURAK_REF, cli
-from tcp_security_kit import (EXAMPLES, PYTHON, VIRTUAL_THINK_S, BotRecord, Client, legit_bot,
-                              running_arena, wait_until)
+from support import cli
+from tcp_security_kit import (VIRTUAL_THINK_S, BotRecord, Client, legit_bot, running_arena,
+                              serve_command, start_example_bots, wait_until)
 from test_tcp_security import GAMES, raise_fd_limit
 
 
@@ -503,51 +501,19 @@ async def test_the_serve_command_end_to_end_while_a_guesser_knocks(tmp_path: Pat
     db = tmp_path / "store.sqlite"
     tokens = {n: _cli_json("register", n, "--db", db, cwd=tmp_path)["token"]
               for n in ("alice", "bob")}
-    serve = await trio.lowlevel.open_process(
-        [str(DURAK_REF), "serve", "--listen", "127.0.0.1:0", "--db", str(db), "--games", "4",
-         "--log-dir", str(tmp_path), "--move-time", "10", "--json"],
-        cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=dict(os.environ, COLUMNS="200", NO_COLOR="1"))
-    assert serve.stdout is not None and serve.stderr is not None
-    err, out = bytearray(), bytearray()
-    listening = trio.Event()
-    bots: list[trio.Process] = []
-
-    async def collect(stream: Any, into: bytearray, watch: bool) -> None:
-        async for chunk in stream:
-            into.extend(chunk)
-            if watch and b"arena listening on 127.0.0.1:" in into and b"\n" in into.split(
-                    b"arena listening on", 1)[1]:
-                listening.set()
-
-    try:
-        with trio.fail_after(90):
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(collect, serve.stderr, err, True)
-                nursery.start_soon(collect, serve.stdout, out, False)
-                await listening.wait()
-                port = int(re.search(rb"arena listening on 127\.0\.0\.1:(\d+)", err)[1])  # type: ignore[index]
-                for _ in range(6):
-                    guesser = await Client.connect(port, local="127.0.2.2")
-                    first = await guesser.receive()
-                    if first is not None and first["type"] == "hello":
-                        await guesser.send(m.bot_hello_msg("alice", version="x", token="guess"))
-                        first = await guesser.receive()
-                    await guesser.aclose()
-                    assert first is not None and first["code"] == "auth"
-                for seed, name in enumerate(("alice", "bob")):
-                    bots.append(await trio.lowlevel.open_process(
-                        [PYTHON, str(EXAMPLES / "random_bot.py"), str(seed), "--connect",
-                         f"127.0.0.1:{port}", "--token", tokens[name], "--name", name],
-                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                        stderr=subprocess.DEVNULL))
-                assert await serve.wait() == 0, err.decode()
-                assert [await b.wait() for b in bots] == [0, 0]
-    finally:
-        for proc in (serve, *bots):
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
+    async with serve_command(tmp_path, db, "--games", "4", "--move-time", "10") as serve:
+        for _ in range(6):
+            guesser = await Client.connect(serve.port, local="127.0.2.2")
+            first = await guesser.receive()
+            if first is not None and first["type"] == "hello":
+                await guesser.send(m.bot_hello_msg("alice", version="x", token="guess"))
+                first = await guesser.receive()
+            await guesser.aclose()
+            assert first is not None and first["code"] == "auth"
+        serve.bots = await start_example_bots(serve.port, tokens)
+        assert await serve.process.wait() == 0, serve.err.decode()
+        assert [await b.wait() for b in serve.bots] == [0, 0]
+    out, err = serve.out, serve.err
     text = err.decode()
     served = json.loads(out)  # one --json object (docs/JSON.md): the ladder as its standings
     assert (served["command"], served["version"], served["played"]) == ("serve", 1, 4)

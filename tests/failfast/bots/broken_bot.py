@@ -9,6 +9,9 @@ referee's message). Stdlib + msgpack only. Modes:
     exit1        exits 1 at once (before the handshake)
     garbage      answers the referee's hello with a frame that is not msgpack
     version      answers with a hello for protocol 99
+    version_says_why [S]  the same, then reads the referee's error, takes S seconds (0),
+                 says so on stderr in two lines and exits 1 (what SPEC section 4 asks of
+                 a bot that fails the handshake)
     mute         never answers the hello
     crash_at N   plays (cheapest legal action) and exits 5 at the first request of its
                  N-th game (counted per process: a restarted bot plays N-1 games again)
@@ -54,6 +57,14 @@ def main():
         write_frame(b"\xc1\xc1\xc1\xc1")  # 0xc1 is never valid msgpack
         time.sleep(30)
         return
+    if mode == "version_says_why":
+        write_message({"type": "hello", "protocol": 99, "name": "future", "version": "9"})
+        error = read_message()
+        time.sleep(float(sys.argv[2]) if len(sys.argv) > 2 else 0.0)
+        print(f"broken-bot: the referee refused me: {error and error.get('message')}",
+              file=sys.stderr, flush=True)
+        print("broken-bot: exiting", file=sys.stderr, flush=True)
+        sys.exit(1)
     if mode == "version":
         write_message({"type": "hello", "protocol": 99, "name": "future", "version": "9"})
         time.sleep(30)
