@@ -256,12 +256,13 @@ def read_log(path: Path, check_signatures: bool = False) -> LogContents:
     problems: list[str] = []
     signed = False
 
-    def signature(raw: str) -> str | None:
+    def signature(record: dict[str, Any]) -> str | None:
         assert checker is not None
-        return checker.check(raw.encode("utf-8"))
+        rest = {k: v for k, v in record.items() if k != "sig"}
+        return checker.check(record.get("sig"), encode_line(rest)[:-1])
 
     try:
-        for lineno, raw, record in _records(path):
+        for lineno, record in _records(path):
             if header is None:
                 if record.get("type") != "header":
                     raise LogError(f"{path}:{lineno}: expected the header record first, "
@@ -273,7 +274,7 @@ def read_log(path: Path, check_signatures: bool = False) -> LogContents:
                 header = record
                 signed = "signing_key" in record or record.get("format") == FORMAT
                 if checker is not None and signed:
-                    problem = checker.start(record.get("signing_key")) or signature(raw)
+                    problem = checker.start(record.get("signing_key")) or signature(record)
                     if problem is not None:
                         problems.append(f"the header (line {lineno}) {_as_clause(problem)}")
             elif record.get("type") == "game":
@@ -281,15 +282,15 @@ def read_log(path: Path, check_signatures: bool = False) -> LogContents:
                 if missing:
                     raise LogError(f"{path}:{lineno}: game record lacks {', '.join(missing)}")
                 check_game(path, lineno, record)
-                record["_line"] = lineno
                 if checker is not None and signed:
-                    record["_signature"] = signature(raw)
+                    record["_signature"] = signature(record)
+                record["_line"] = lineno
                 games.append(record)
             elif record.get("type") == "footer":
                 check_footer(path, lineno, record)
                 footer = record
                 if checker is not None and signed:
-                    problem = signature(raw)
+                    problem = signature(record)
                     if problem is not None:
                         problems.append(f"the footer (line {lineno}) {_as_clause(problem)}")
             else:
@@ -314,8 +315,7 @@ def _as_clause(problem: str) -> str:
     return "'s " + problem if problem.startswith("signature") else problem
 
 
-def _records(path: Path) -> Iterator[tuple[int, str, dict[str, Any]]]:
-    """Each line's number, text and record."""
+def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
         f: IO[str] = (gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz"
                       else open(path, encoding="utf-8"))  # noqa: SIM115
@@ -336,7 +336,7 @@ def _records(path: Path) -> Iterator[tuple[int, str, dict[str, Any]]]:
                     raise LogError(f"{path}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
                 if not isinstance(record, dict):
                     raise LogError(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}")
-                yield lineno, line, record
+                yield lineno, record
         except (UnicodeDecodeError, EOFError, OSError, gzip.BadGzipFile) as exc:
             raise LogError(f"{path}:{lineno + 1}: unreadable ({exc})") from None
 

@@ -5,9 +5,12 @@ footer) carries ``"sig"``, its last member: an Ed25519 signature by the referee'
 over
 
     ``DOMAIN`` + the previous line's signature (64 bytes; 64 zero bytes for the header)
-    + the line's bytes without its ``sig`` member (compact JSON, up to and with the
-    closing ``}``, without the newline).
+    + the record's canonical bytes: the record without ``sig``, encoded as every line
+    is (``matchlog.encode_line``: compact strict JSON, UTF-8, members in the order
+    written), without the newline.
 
+A reader decodes a line and encodes it again to check it, so spacing and the escaping
+of characters do not matter, while every name, value and the members' order do.
 The header names the public half (``signing_key``, ``ed25519:`` and 64 hex digits).
 Chaining each line to the one before makes a removed, repeated or reordered line fail
 too, and ties every record to its log's header (its rules, bots and seed). The key is
@@ -28,7 +31,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,8 +47,6 @@ DOMAIN = b"durak-ref-log-line\0"
 NO_PREVIOUS = bytes(64)
 KEY_ENV = "DURAK_REF_KEY"
 KEY_PREFIX = "ed25519:"
-#: A signed line's ending: ``,"sig":"<128 hex digits>"}`` (and the newline).
-_SIG_TAIL = re.compile(rb',"sig":"([0-9a-f]{128})"\}\r?\n?\Z')
 
 
 class SigningKeyError(UserError, ValueError):
@@ -73,9 +73,9 @@ class SigningKey:
     public: str  #: ``ed25519:`` and the public key's 64 hex digits
 
     def sign_line(self, previous: bytes, body: bytes) -> tuple[bytes, bytes]:
-        """``body`` (one record's compact JSON, ending ``}``, no newline) as its signed
-        line (with the newline), chained to ``previous`` (the signature of the line
-        before, ``NO_PREVIOUS`` for the first); and the new signature."""
+        """``body`` (a record's canonical bytes: compact JSON ending ``}``, no newline)
+        as its signed line (with the newline), chained to ``previous`` (the signature of
+        the line before, ``NO_PREVIOUS`` for the first); and the new signature."""
         sig = self.private.sign(DOMAIN + previous + body)
         return body[:-1] + b',"sig":"' + sig.hex().encode() + b'"}\n', sig
 
@@ -211,19 +211,22 @@ class LineChecker:
         self.key_text = str(header_key)
         return None
 
-    def check(self, raw: bytes) -> str | None:
-        """The signature of the next line (its bytes as read): None if it holds, else
-        why not. A line without a signature in a signed log fails."""
-        m = _SIG_TAIL.search(raw)
-        if m is None:
-            self.previous = NO_PREVIOUS
-            return "carries no signature (it was removed, or the line was written by something else)"
-        sig = bytes.fromhex(m.group(1).decode())
-        previous, self.previous = self.previous, sig
+    def check(self, sig: object, body: bytes) -> str | None:
+        """The signature of the next line: ``sig``, its ``sig`` member as read, over
+        ``body``, the record's canonical bytes (see the module doc). None if it holds,
+        else why not. A line without a signature in a signed log fails."""
+        try:
+            signature = bytes.fromhex(sig) if isinstance(sig, str) and len(sig) == 128 else None
+        except ValueError:
+            signature = None
+        previous, self.previous = self.previous, signature or NO_PREVIOUS
+        if signature is None:
+            return ("carries no signature (it was removed, or the line was written by something else)"
+                    if sig is None else f"has a sig that is not 128 hex digits: {str(sig)[:20]!r}")
         if self.key is None:
             return "is signed, but the header names no signing key"
         try:
-            self.key.verify(sig, DOMAIN + previous + raw[:m.start()] + b"}")
+            self.key.verify(signature, DOMAIN + previous + body)
         except InvalidSignature:
             return ("signature does not match: the record was changed after the referee wrote "
                     "it (or a line before it was removed or moved)")

@@ -19,11 +19,12 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from referee.records.signing import NO_PREVIOUS, SigningKey, public_text
+from referee.records.signing import SigningKey, public_text
 from referee.rules import Game
 from referee.rules.actions import parse_action
 from referee.rules.cards import parse_card
 from referee.rules.options import rules_from_dict
+from replay_logs import resign_log
 from support import cli
 
 Record = dict[str, Any]
@@ -216,20 +217,6 @@ def test_a_signed_log_with_its_signatures_stripped_fails(real_log: Path, tmp_pat
     assert "carries no signature" in output
 
 
-def resign(recs: list[Record], key: SigningKey, out: Path) -> Path:
-    """What a forger does: edit, then sign every line again with a key of their own and
-    write its public half into the header."""
-    previous, lines = NO_PREVIOUS, []
-    for r in recs:
-        r = {k: v for k, v in r.items() if k != "sig"}
-        if r["type"] == "header":
-            r["signing_key"] = key.public
-        line, previous = key.sign_line(previous, json.dumps(r, separators=(",", ":")).encode())
-        lines.append(line)
-    out.write_bytes(b"".join(lines))
-    return out
-
-
 def test_a_log_resigned_by_another_key_is_refused(real_log: Path, tmp_path: Path) -> None:
     """A forger's log is whole under the forger's key: only the trusted key (this
     machine's key file, or --trust) refuses it."""
@@ -237,7 +224,7 @@ def test_a_log_resigned_by_another_key_is_refused(real_log: Path, tmp_path: Path
     forger = SigningKey(private, public_text(private.public_key()))
     recs = records(real_log)
     forfeit_at(recs[0], recs[1], to_move=1, forfeiter=1, kind="timeout")
-    forged = resign(recs, forger, tmp_path / "resigned.jsonl")
+    forged = resign_log(recs, tmp_path / "resigned.jsonl", forger)
     code, output = verify(forged)
     assert code == 1, output
     assert f"signed by {forger.public}, not by the trusted key" in output
