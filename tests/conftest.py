@@ -10,6 +10,15 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
+# Every log a test writes is signed with a key of this test process's own
+# (referee/records/signing.py), never the key of the user running the tests; the
+# referee processes the tests start inherit it.
+if not os.environ.get("DURAK_REF_KEY"):
+    import tempfile
+
+    os.environ["DURAK_REF_KEY"] = os.path.join(tempfile.mkdtemp(prefix="durak-ref-key-"),
+                                               "referee-ed25519.key")
+
 # The real PostgreSQL server fixtures (pg_server, pg_url) for every test folder.
 from pgserver import pg_server, pg_url  # noqa: E402,F401
 

@@ -3,6 +3,7 @@ tests compare the viewer with: the rules engine re-dealing a logged game.
 
 - ``play_match``: a real ``durak-ref match`` writes a log (any bots, any rules);
 - ``hostile_names_log``: a match whose bots' hello names are HTML that would run;
+- ``resign_log``: records signed again by a forger's key (or any key given);
 - ``with_illegal_forfeit``: a copy of a log whose game 0 ends early with an illegal
   action (a card the forfeiting seat holds) as the forfeit's evidence, so a seat view
   can be checked not to show it;
@@ -86,6 +87,29 @@ def with_illegal_forfeit(log: Path, out: Path, at: int = 6) -> tuple[Path, str]:
     lines[1] = json.dumps(record)
     out.write_text("\n".join(lines) + "\n")
     return out, card_str(card)
+
+
+def resign_log(records: list[dict[str, Any]], out: Path, key: Any = None) -> Path:
+    """What a forger does after editing a log's ``records``: sign every line again
+    (records/signing.py) with ``key`` (a ``SigningKey``; default a new one, the
+    forger's) and write its public half into the header. Returns ``out``."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from referee.records.matchlog import encode_line
+    from referee.records.signing import NO_PREVIOUS, SigningKey, public_text
+
+    if key is None:
+        private = Ed25519PrivateKey.generate()
+        key = SigningKey(private, public_text(private.public_key()))
+    previous, lines = NO_PREVIOUS, []
+    for r in records:
+        r = {k: v for k, v in r.items() if k != "sig"}
+        if r["type"] == "header":
+            r["signing_key"] = key.public
+        line, previous = key.sign_line(previous, encode_line(r)[:-1])
+        lines.append(line)
+    out.write_bytes(b"".join(lines))
+    return out
 
 
 def with_odd_fields(log: Path, out: Path) -> Path:

@@ -105,3 +105,15 @@ CpusOption = Annotated[float, typer.Option(
 PonderFlag = Annotated[bool, typer.Option(
     "--ponder", help="Let bots run while another bot decides (default: a bot not asked to "
     "decide is frozen, so it cannot think on, or steal, its opponent's time).")]
+
+TRUST_HELP = ("The referee key the logs must be signed with: ed25519:HEX (64 hex digits, as a "
+              "log header's signing_key shows it) or a key file. Default: this machine's referee "
+              "key file ($DURAK_REF_KEY, else ~/.local/share/durak-ref/referee-ed25519.key) if it "
+              "exists. A log signed by any other key fails: a forger re-signs with a key of their "
+              "own and writes it into the header.")
+REQUIRE_SIGNATURE_HELP = ("Fail a log that carries no signature, or whose signatures cannot be "
+                          "checked against a trusted key (default: such a log is reported, and "
+                          "its games are still replayed and checked).")
+TrustOption = Annotated[str | None, typer.Option("--trust", help=TRUST_HELP, metavar="KEY",
+                                                 show_default=False)]
+RequireSignatureFlag = Annotated[bool, typer.Option("--require-signature", help=REQUIRE_SIGNATURE_HELP)]

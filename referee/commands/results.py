@@ -16,7 +16,7 @@ from .common import (
     err, fail, out, store_target,
 )
 from .options import (
-    DB_FORMS, DEFAULT_DB, db_option,
+    DB_FORMS, DEFAULT_DB, RequireSignatureFlag, TrustOption, db_option,
 )
 
 
@@ -63,20 +63,30 @@ def replay(
         "--seat S: only what that seat saw) to OUT.html: a table you step through with "
         "buttons, a scrub bar or the keyboard. Opens from the file, offline.",
         show_default=False)] = None,
+    trust: TrustOption = None,
+    require_signature: RequireSignatureFlag = False,
 ) -> None:
     """Verify a match log, show one of its games step by step, or write an HTML viewer.
 
-    Without options: list the games. Exit 1 if --verify finds a divergence or the log
-    is damaged (every complete game before the damage is still checked and shown).
-    --html OUT.html: exit 2 if the log is damaged or a game diverges (no page is written).
+    Without options: list the games. Exit 1 if --verify finds a divergence, an
+    impossible forfeit, a record whose signature fails, a log signed by a key other
+    than the trusted one, or a damaged log (every complete game before the damage is
+    still checked and shown); an unsigned log is reported, and fails only with
+    --require-signature. --html OUT.html: exit 2 if the log is damaged or a game
+    diverges (no page is written).
     """
     from ..records.matchlog import read_log
+    from ..records.signing import local_trust
     from ..replay.replay import Divergence, game_steps
 
+    if (trust is not None or require_signature) and not verify:
+        fail("--trust and --require-signature check signatures: use them with --verify")
+    checked = local_trust(trust, require_signature) if verify else None
     if db is not None:
         if not verify or game is not None:
             fail("--db cross-checks a store: use it with --verify (and without --game)")
-        _verify_store(store_target(db), [log] if log else [], None, as_json, "replay")
+        assert checked is not None
+        _verify_store(store_target(db), [log] if log else [], None, as_json, "replay", checked)
     if log is None:
         fail("give a LOG to replay, or --verify --db STORE to check a store against its logs")
     if html_out is not None:
@@ -86,7 +96,7 @@ def replay(
         return
     if seat is not None and game is None:
         fail("--seat S shows a game as seat S saw it: give --game N too (or --html)")
-    contents = read_log(log)
+    contents = read_log(log, check_signatures=verify)
     games = contents.games
     damaged = contents.error
     if game is not None:
@@ -102,8 +112,8 @@ def replay(
             err.print(f"durak-ref: divergence: {exc}", markup=False)
             raise typer.Exit(1) from None
         return
-    if verify:
-        _verify_log(log, contents, as_json)
+    if checked is not None:
+        _verify_log(log, contents, as_json, checked)
     if as_json:
         emit_result("replay", {"log": str(log), "header": contents.header, "games": len(games),
                    "results": [{k: g[k] for k in ("game", "players", "termination", "durak")} for g in games],
@@ -122,31 +132,36 @@ def replay(
         raise typer.Exit(1)
 
 
-def _verify_log(log: Path, contents: Any, as_json: bool) -> NoReturn:
-    """``replay LOG --verify``: every complete game of ``contents`` (the log read) replayed;
-    exit 1 if one diverges or the log is damaged."""
-    from ..replay.replay import Divergence, verify_log
+def _verify_log(log: Path, contents: Any, as_json: bool, trust: Any) -> NoReturn:
+    """``replay LOG --verify``: every complete game of ``contents`` (the log read with its
+    signatures checked) replayed and its signature checked, the log's signatures judged
+    under ``trust``; exit 1 if a game fails, the signatures do, or the log is damaged."""
+    from ..replay.replay import Divergence, log_signature, verify_log
 
     damaged = contents.error
     try:
         results = verify_log(contents.header, contents.games)
     except Divergence as exc:
         fail(f"{log}: {exc}")
+    signature = log_signature(contents.signing_key, contents.signed, contents.signature_problems, trust)
     bad = [r for r in results if not r.ok]
     if as_json:
         emit_result("replay", {"log": str(log), "games": len(results), "ok": len(results) - len(bad),
                    "divergences": [{"game": r.game, "message": r.message} for r in bad],
+                   "signature": signature.as_dict(),
                    "damaged": str(damaged) if damaged else None,
                    "complete": contents.footer is not None})
     else:
         for r in bad:
-            err.print(f"game {r.game}: DIVERGES: {r.message}", markup=False)
+            err.print(f"FAILS: {r.message}", markup=False)
+        (out if signature.ok else err).print(f"{log}: {signature.message}", markup=False,
+                                             highlight=False)
         out.print(f"{log}: {len(results) - len(bad)} of {len(results)} games verified"
                   + ("" if contents.footer else " (no footer: the match did not finish)"),
                   markup=False, highlight=False)
     if damaged:
         err.print(f"durak-ref: damaged log: {damaged}", markup=False)
-    raise typer.Exit(1 if bad or damaged else 0)
+    raise typer.Exit(1 if bad or damaged or not signature.ok else 0)
 
 
 def verify(
@@ -159,9 +174,13 @@ def verify(
         "--tournament", help="Check only this tournament (ladder: the ladder and arena games).",
         show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full report as JSON.")] = False,
+    trust: TrustOption = None,
+    require_signature: RequireSignatureFlag = False,
 ) -> None:
     """Cross-check every stored game against its log record: results, durak, forfeits,
-    seats, seeds, rules, times; every logged game must replay and be stored.
+    seats, seeds, rules, times; every logged game must replay, every forfeit must have
+    been possible, every signature must hold (against the trusted key) and every game
+    must be stored.
 
     Each difference names the tournament, the game, the field, the store's and the
     log's value and the log's file:line. Exit 0 when store and logs agree, 1 when
@@ -172,14 +191,17 @@ def verify(
         # A log checked on its own is replay's job: verify compares a store with its logs.
         fail(f"{target}: no such store; give the --db a tournament or ladder wrote, or check "
              f"the log on its own with: durak-ref replay {shlex.join(map(str, logs[:1]))} --verify")
-    _verify_store(target, logs or [], tournament_id, as_json, "verify")
+    from ..records.signing import local_trust
+
+    _verify_store(target, logs or [], tournament_id, as_json, "verify",
+                  local_trust(trust, require_signature))
 
 
 def _verify_store(db: Path | PgUrl, logs: list[Path], tournament_id: str | None, as_json: bool,
-                  command: str) -> NoReturn:
+                  command: str, trust: Any) -> NoReturn:
     from ..league.verify import Verification
 
-    check = Verification(db, logs, tournament_id)
+    check = Verification(db, logs, tournament_id, trust)
     with progress_for(check.total, "verify", enabled=not as_json, console=err) as advance:
         report = check.run(lambda: advance(""))
     if as_json:
@@ -187,6 +209,9 @@ def _verify_store(db: Path | PgUrl, logs: list[Path], tournament_id: str | None,
     else:
         for d in report.differences:
             out.print(d.message(), markup=False, highlight=False)
+        for v in report.signatures:
+            if v["ok"]:  # (a failing verdict is among the differences)
+                out.print(f"{v['log']}: {v['message']}", markup=False, highlight=False)
         verdict = "store and logs agree" if report.ok else f"{len(report.differences)} differences"
         out.print(f"{db}: {report.games} stored games of {len(report.tournaments)} tournament(s) "
                   f"checked against {len(report.logs)} log(s): {verdict}", markup=False,

@@ -156,7 +156,7 @@ class ResultSink:
         writer = self.writer
         first = None if writer is None else writer.lines + 1  # the batch's first line
         if writer is not None:
-            writer.write_lines(b"".join(g.line for _, g in batch), len(batch))
+            writer.write_lines([g.line for _, g in batch])
         self.store.add_games([self.row(key, g, None if first is None else first + i)
                               for i, (key, g) in enumerate(batch)])
         for _, g in batch:

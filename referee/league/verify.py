@@ -13,9 +13,12 @@ the store differs is a ``Difference``, and so is every stored game whose log, li
 record is missing or unreadable, and every logged game the store does not have (logs
 found next to the ones the store names, or given by the user).
 
-The log is the evidence because it is written as the games are played and every game
-in it must replay; the store is what people query. A bot that changed one of them is
-caught here; one that rewrote both consistently is what the sandbox prevents.
+The log is the evidence because it is written as the games are played, every game in
+it must replay (its forfeits possible where they happened) and every line is signed
+by the referee's key (records/signing.py); the store is what people query. A bot that
+changed one of them is caught here; one that rewrote both consistently must also sign
+the log with the trusted key (``Trust``), which the sandbox keeps from it. Each log's
+signature verdict is in the report; one that fails is a difference.
 """
 
 from __future__ import annotations
@@ -29,7 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from ..records.matchlog import LogContents, LogError, read_log
-from ..replay.replay import Divergence, log_rules, verify_game
+from ..records.signing import Trust
+from ..replay.replay import (
+    Divergence, log_rules, log_signature, record_signature, seat_kinds, verify_game,
+)
 from ..records.storedb import PgUrl
 from ..records.store import GameRow, Store, StoreError
 from ..errors import UserError
@@ -88,6 +94,9 @@ class Report:
     games: int  #: stored games checked
     logs: list[str]  #: log files read
     differences: list[Difference] = field(default_factory=list)
+    #: Each log's signature verdict: ``{"log", "ok", "state", "key", "message"}``
+    #: (``replay.LogSignature``); a failing one is also a difference.
+    signatures: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -95,7 +104,7 @@ class Report:
 
     def as_dict(self) -> dict[str, Any]:
         return {"store": self.store, "ok": self.ok, "tournaments": self.tournaments,
-                "games_checked": self.games, "logs": self.logs,
+                "games_checked": self.games, "logs": self.logs, "signatures": self.signatures,
                 "differences": [d.as_dict() for d in self.differences]}
 
 
@@ -122,8 +131,9 @@ class _Log:
         line = record["_line"]
         if line not in self.replayed:
             assert self.contents is not None
+            header = self.contents.header
             try:
-                verify_game(log_rules(self.contents.header), record)
+                verify_game(log_rules(header), record, seat_kinds(header, record))
                 self.replayed[line] = None
             except (Divergence, KeyError, TypeError, ValueError, IndexError) as exc:
                 self.replayed[line] = str(exc)
@@ -140,7 +150,7 @@ def log_owner(header: dict[str, Any]) -> str | None:
 
 def _read(path: Path) -> _Log:
     try:
-        contents = read_log(path)
+        contents = read_log(path, check_signatures=True)
     except LogError as exc:
         return _Log(path, None, str(exc))
     log = _Log(path, contents, str(contents.error) if contents.error else None)
@@ -169,13 +179,15 @@ class Verification:
     must be in the store; only their tournaments are checked); ``tournament``: check only
     that one. Raises VerifyInputError for unusable input."""
 
-    def __init__(self, db: Path | PgUrl, logs: Sequence[Path] = (), tournament: str | None = None) -> None:
+    def __init__(self, db: Path | PgUrl, logs: Sequence[Path] = (), tournament: str | None = None,
+                 trust: Trust = Trust(None, "no trusted key given")) -> None:
         if isinstance(db, Path):
             if not db.exists():
                 raise VerifyInputError(f"{db}: no such store; give the --db a tournament or ladder wrote")
             if not db.is_file() or db.stat().st_size == 0:
                 raise VerifyInputError(f"{db}: not a durak-ref store (not a database file)")
         self.db = db
+        self.trust = trust  #: the key every log must be signed with
         #: Where logs named by a relative path are looked for besides the working directory
         #: (a server's store: only the working directory).
         self.home = db.parent if isinstance(db, Path) else Path(".")
@@ -261,8 +273,18 @@ class Verification:
                                      for d in diffs):
                 diffs.append(Difference(tid, None, "log", None, None, str(log.path),
                                         f"damaged: {log.error}"))
+        signatures = []
+        for _, log in sorted(self.logs.items()):
+            if log.contents is None or not self._wants(log.owner):
+                continue
+            c = log.contents
+            verdict = log_signature(c.signing_key, c.signed, c.signature_problems, self.trust)
+            signatures.append(dict(verdict.as_dict(), log=str(log.path)))
+            if not verdict.ok:
+                diffs.append(Difference(str(log.owner), None, "signature", None, verdict.state,
+                                        str(log.path), verdict.message))
         return Report(str(self.db), sorted(self.wanted), len(self.games),
-                      sorted(str(log.path) for log in self.logs.values()), diffs)
+                      sorted(str(log.path) for log in self.logs.values()), diffs, signatures)
 
     def _wants(self, owner: str | None) -> bool:
         """Whether the games of a log of ``owner`` must be in the store."""
@@ -324,6 +346,9 @@ class Verification:
         divergence = log.replay(record)
         if divergence is not None:
             yield diff("replay", None, divergence, where, "the logged game does not replay")
+        forged = record_signature(record)
+        if forged is not None:
+            yield diff("signature", None, forged, where, "the log record is not as the referee wrote it")
         yield from _compare(g, record, header, log.contents.footer, where, diff)
         if self.kinds.get(tid) == "tournament":
             yield from _check_schedule(g, header, where, diff)

@@ -1,10 +1,15 @@
 """Match logs: one JSON Lines file per match, written as the match goes.
 
-Format ``durak-ref-log/1`` (documented for users in logs/README.md):
+Format ``durak-ref-log/2`` (documented for users in logs/README.md; ``/1``, the same
+without signatures, is still read):
 
-1. a ``header`` record: versions, rules with every option, bots, time control, seeds;
+1. a ``header`` record: versions, rules with every option, bots, time control, seeds,
+   and ``signing_key``, the public half of the key that signs the log;
 2. one ``game`` record per finished game: deck order, every decision, the result;
 3. a ``footer`` record: the summary, and whether the match was interrupted.
+
+Every line ends with its ``sig`` (referee/records/signing.py: a signature chained to
+the line before, made once per line by the writer).
 
 Each line is flushed as soon as it is written, so a killed referee loses at most the
 game in flight; a log without a footer is an interrupted match, and every complete
@@ -19,15 +24,18 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, BinaryIO, Literal, TextIO, overload
 
 from ..console import jsonout
 # LogError lives with the checks that raise it; it is part of this module's interface.
 from .logcheck import LogError, check_footer, check_game, check_header
+from .signing import NO_PREVIOUS, LineChecker, SigningKey, referee_key
 
-FORMAT = "durak-ref-log/1"
+FORMAT = "durak-ref-log/2"
+#: Formats this durak-ref reads: ``/1`` logs are the same records without signatures.
+READABLE_FORMATS = ("durak-ref-log/1", FORMAT)
 
 
 def utc_now() -> str:
@@ -119,11 +127,16 @@ def encode_line(record: dict[str, Any]) -> bytes:
 
 
 class MatchLogWriter:
-    """Appends records to a match log, one JSON object per line, flushed per record."""
+    """Appends records to a match log, one JSON object per line, flushed per record,
+    each line signed (``signing``): the header is given the key's public half."""
 
-    def __init__(self, path: Path) -> None:
-        """Create the log file. Raises LogError if it cannot be written there."""
+    def __init__(self, path: Path, key: SigningKey | None = None) -> None:
+        """Create the log file, signed with ``key`` (default: the referee's key,
+        ``signing.referee_key``). Raises LogError if it cannot be written there,
+        signing.SigningKeyError if the key cannot be made or read."""
         self.path = path
+        self._key = referee_key() if key is None else key
+        self._previous = NO_PREVIOUS  #: the signature of the last line written
         self._raw: IO[bytes] | None = None
         self._file: IO[str] | None = None
         self._plain: IO[bytes] | None = None
@@ -150,15 +163,25 @@ class MatchLogWriter:
         return self._lines
 
     def write(self, record: dict[str, Any]) -> None:
-        """Append one record as one line. Raises LogError if it cannot be written (disk
-        full, permission, file size limit); the lines before it stay complete."""
-        self.write_lines(encode_line(record))
+        """Append one record as one line (the first, a header, is given ``signing_key``).
+        Raises LogError if it cannot be written (disk full, permission, file size
+        limit); the lines before it stay complete."""
+        if self._lines == 0 and record.get("type") == "header":
+            record = dict(record, signing_key=self._key.public)
+        self.write_lines([encode_line(record)])
 
-    def write_lines(self, lines: bytes, count: int = 1) -> None:
-        """Append ``count`` records already encoded by ``encode_line`` (concatenated), in
-        one write: how the tournament writes the records its workers encoded. Raises
-        LogError as ``write`` does; on failure the file is cut back to the last complete
-        line before these, so none of them is in the log."""
+    def write_lines(self, encoded: list[bytes]) -> None:
+        """Append records already encoded by ``encode_line``, each signed, in one write:
+        how the tournament writes the records its workers encoded. Raises LogError as
+        ``write`` does; on failure the file is cut back to the last complete line before
+        these, so none of them is in the log."""
+        signed = []
+        previous = self._previous
+        for line in encoded:
+            body, previous = self._key.sign_line(previous, line[:-1])
+            signed.append(body)
+        lines = b"".join(signed)
+        count = len(encoded)
         try:
             if self._plain is not None:
                 data = memoryview(lines)
@@ -178,6 +201,7 @@ class MatchLogWriter:
             raise LogError(f"cannot write the log {self.path}: {exc.strerror or exc}; its first "
                            f"{self._lines} line(s) are complete") from None
         self._lines += count
+        self._previous = previous
 
     def close(self) -> None:
         """Close the log; a failure to flush its last bytes (gzip) is ignored: every
@@ -193,56 +217,102 @@ class MatchLogWriter:
 @dataclass
 class LogContents:
     """What could be read from a log. ``error`` is set when reading stopped early (a
-    corrupt or truncated line); everything before it is in ``games``."""
+    corrupt or truncated line); everything before it is in ``games``.
+
+    Read with ``check_signatures``: ``signing_key`` is the key the header names (None:
+    an unsigned log, format ``/1``), ``signature_problems`` what fails in the header or
+    footer, and each game record's ``_signature`` is None when its signature holds,
+    else why not (``signing.LineChecker``). Whether the key is one to trust is the
+    reader's question (``signing.Trust``)."""
 
     path: Path
     header: dict[str, Any]
     games: list[dict[str, Any]]
     footer: dict[str, Any] | None
     error: LogError | None = None
+    signing_key: str | None = None
+    signature_problems: list[str] = field(default_factory=list)
+
+    @property
+    def signed(self) -> bool:
+        """Whether the log claims signatures: a signing key, or a format that has them."""
+        return self.signing_key is not None or self.header.get("format") == FORMAT
 
 
 _GAME_KEYS = ("game", "seed", "dealer", "deck", "players", "decisions", "termination", "durak")
 
 
-def read_log(path: Path) -> LogContents:
+def read_log(path: Path, check_signatures: bool = False) -> LogContents:
     """Read a whole log. Raises LogError if the file or its header is unusable; a bad
     line later on (not JSON, or a record that fails ``logcheck``'s schema checks) stops
-    reading and is reported in ``error`` with its line number."""
+    reading and is reported in ``error`` with its line number. ``check_signatures``:
+    check every line's signature against the header's key as it is read (see
+    ``LogContents``)."""
 
     header: dict[str, Any] | None = None
     games: list[dict[str, Any]] = []
     footer = None
+    checker = LineChecker() if check_signatures else None
+    problems: list[str] = []
+    signed = False
+
+    def signature(record: dict[str, Any]) -> str | None:
+        assert checker is not None
+        rest = {k: v for k, v in record.items() if k != "sig"}
+        return checker.check(record.get("sig"), encode_line(rest)[:-1])
+
     try:
         for lineno, record in _records(path):
             if header is None:
                 if record.get("type") != "header":
                     raise LogError(f"{path}:{lineno}: expected the header record first, "
                                    f"got type {record.get('type')!r}")
-                if record.get("format") != FORMAT:
+                if record.get("format") not in READABLE_FORMATS:
                     raise LogError(f"{path}:{lineno}: log format {record.get('format')!r} is not "
-                                   f"{FORMAT!r}; this durak-ref cannot read it")
+                                   f"one of {', '.join(READABLE_FORMATS)}; this durak-ref cannot read it")
                 check_header(path, lineno, record)
                 header = record
+                signed = "signing_key" in record or record.get("format") == FORMAT
+                if checker is not None and signed:
+                    problem = checker.start(record.get("signing_key")) or signature(record)
+                    if problem is not None:
+                        problems.append(f"the header (line {lineno}) {_as_clause(problem)}")
             elif record.get("type") == "game":
                 missing = [k for k in _GAME_KEYS if k not in record]
                 if missing:
                     raise LogError(f"{path}:{lineno}: game record lacks {', '.join(missing)}")
                 check_game(path, lineno, record)
+                if checker is not None and signed:
+                    record["_signature"] = signature(record)
                 record["_line"] = lineno
                 games.append(record)
             elif record.get("type") == "footer":
                 check_footer(path, lineno, record)
                 footer = record
+                if checker is not None and signed:
+                    problem = signature(record)
+                    if problem is not None:
+                        problems.append(f"the footer (line {lineno}) {_as_clause(problem)}")
             else:
                 raise LogError(f"{path}:{lineno}: unknown record type {record.get('type')!r}")
     except LogError as exc:
         if header is None:
             raise
-        return LogContents(path, header, games, footer, exc)
+        return LogContents(path, header, games, footer, exc, _key_of(header, checker), problems)
     if header is None:
         raise LogError(f"{path}: the log is empty")
-    return LogContents(path, header, games, footer)
+    return LogContents(path, header, games, footer, None, _key_of(header, checker), problems)
+
+
+def _key_of(header: dict[str, Any], checker: LineChecker | None) -> str | None:
+    key = header.get("signing_key") if checker is not None else None
+    return key if isinstance(key, str) else None
+
+
+def _as_clause(problem: str) -> str:
+    """A LineChecker problem after a subject: "signature does not match" reads "'s
+    signature does not match"; the others ("carries no signature") follow as they are."""
+    return "'s " + problem if problem.startswith("signature") else problem
 
 
 def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

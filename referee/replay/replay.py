@@ -3,19 +3,24 @@
 ``verify_game`` re-simulates one logged game from its deck order and recorded
 decisions and checks every step: the seat that acted was the seat to act, each action
 was legal, the forced flag matches what the rules force, and the recorded result is
-what the rules (or the recorded forfeit) give. ``game_steps`` yields the same replay
-as printable lines, omniscient or as one seat saw it.
+what the rules give, or a forfeit that was possible where the record ends
+(``check_forfeit``). ``verify_log`` does so for every game of a log and checks the
+signatures (records/signing.py) against a trusted key. ``game_steps`` yields the same
+replay as printable lines, omniscient or as one seat saw it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..bots.solver import VALUE_NAMES, Solver, SolverLimit, solvable, terminal_value
 from ..table import observer
 from ..table.adjudicator import ADJUDICATED
+from ..records.signing import Trust
+from ..seats.players import BotSpecError, parse_bot_spec
+from ..table.forfeit import ASKED_FORFEITS, FORFEIT_SEATS
 from ..table.match import FORFEITS, forfeit_reason
 from ..rules import Game, Rules
 from ..rules.actions import MalformedAction, action_from_wire, action_str, parse_action
@@ -79,28 +84,95 @@ def replayed_decisions(game: Game, record: dict[str, Any]) -> Iterator[tuple[int
         yield i, seat, action, forced
 
 
-def verify_game(rules: Rules, record: dict[str, Any]) -> Game:
-    """Re-simulate ``record`` and check it. Returns the final game; raises Divergence."""
+def seat_kinds(header: dict[str, Any], record: dict[str, Any]) -> list[str | None]:
+    """What kind of bot sat in each seat of ``record`` (``builtin``, ``command``,
+    ``tcp``, ``human``), as its log header says: a match header's ``kind``, or the
+    ``command`` of a tournament's or the ladder's bot of that name. None where the
+    header does not say (an arena log, a name given twice with different kinds)."""
+    kinds: dict[str, set[str | None]] = {}
+    for bot in header.get("bots") or []:
+        kind = bot.get("kind")
+        if kind is None and isinstance(bot.get("command"), str):
+            try:
+                kind = parse_bot_spec(bot["command"]).kind
+            except BotSpecError:
+                kind = None
+        kinds.setdefault(str(bot.get("name")), set()).add(kind if isinstance(kind, str) else None)
+    out = []
+    for name in record["players"]:
+        known = kinds.get(name, {None})
+        out.append(next(iter(known)) if len(known) == 1 else None)
+    return out
+
+
+_FORFEIT_WORDS = {"timeout": "run out of time", "crash": "crash", "protocol": "break the protocol",
+                  "illegal": "play an illegal action", "disconnect": "disconnect"}
+
+
+def check_forfeit(game: Game, record: dict[str, Any], kinds: Sequence[str | None] = ()) -> None:
+    """Check that the forfeit ``record`` ends with was possible where it ends (``game``:
+    the position after its decisions): the forfeit names the durak's seat, its kind is
+    the termination and its decision count the record's; the game was not over; the
+    seat is of a kind that can fail that way (``forfeit.FORFEIT_SEATS``; ``kinds``: by
+    seat, None where unknown); a timeout or an illegal action comes from the seat being
+    asked there (``forfeit.ASKED_FORFEITS``: a timeout before the first decision may
+    come from any seat), and an illegal action's evidence is an action that was illegal
+    there. Raises Divergence naming the game, the point and why it was impossible."""
+    g, term, durak = record["game"], record["termination"], record["durak"]
+    forfeit = record.get("forfeit") or {}
+    seat, n = forfeit.get("seat"), len(record["decisions"])
+    at = f"game {g}, after decision {n}" if n else f"game {g}, before its first decision"
+    if seat != durak:
+        raise Divergence(f"game {g}: forfeit by seat {seat} but durak {durak}")
+    if forfeit.get("kind", term) != term:
+        raise Divergence(f"game {g}: the forfeit's kind is {forfeit.get('kind')!r} but the "
+                         f"termination {term!r}")
+    if forfeit.get("decision", n) != n:
+        raise Divergence(f"game {g}: the forfeit is recorded at decision {forfeit.get('decision')} "
+                         f"but the record ends after {n} decisions")
+    assert isinstance(seat, int)  # (logcheck: durak is a seat or None; seat == durak)
+    if forfeit.get("bot", record["players"][seat]) != record["players"][seat]:
+        raise Divergence(f"game {g}: the forfeit names bot {forfeit.get('bot')!r} but seat {seat} "
+                         f"is {record['players'][seat]!r}")
+    if game.is_over:
+        raise Divergence(f"game {g}: recorded as a forfeit ({term}) but the game was already over")
+    kind = kinds[seat] if seat < len(kinds) else None
+    if kind is not None and kind not in FORFEIT_SEATS[term]:
+        raise Divergence(f"{at}: seat {seat} ({record['players'][seat]}) is recorded as forfeiting "
+                         f"by {term}, which is impossible: it is a {kind} bot, and only "
+                         f"{', '.join(FORFEIT_SEATS[term])} bots can {_FORFEIT_WORDS[term]}")
+    if term in ASKED_FORFEITS and not (term == "timeout" and n == 0):
+        why = None
+        if game.forced_action() is not None:
+            why = (f"nobody was being asked there: seat {game.current_seat}'s only action is "
+                   f"applied unasked (ask_forced off)")
+        elif seat != game.current_seat:
+            why = (f"it was seat {game.current_seat}'s turn, so seat {seat} was not being asked "
+                   f"and could not {_FORFEIT_WORDS[term]}")
+        if why is not None:
+            raise Divergence(f"{at}: seat {seat} is recorded as forfeiting by {term}, which is "
+                             f"impossible: {why}")
+    if term == "illegal":
+        received = (forfeit.get("evidence") or {}).get("received")
+        try:
+            action = action_from_wire(received)
+        except MalformedAction:
+            raise Divergence(f"game {g}: the illegal action's evidence {received!r} is not an action") from None
+        if game.illegal_reason(action) is None:
+            raise Divergence(f"game {g}: {action_str(action)} by seat {seat} is "
+                             f"recorded as illegal, but it was legal")
+
+
+def verify_game(rules: Rules, record: dict[str, Any], kinds: Sequence[str | None] = ()) -> Game:
+    """Re-simulate ``record`` and check it (``kinds``: each seat's bot kind, when the
+    log header says: ``seat_kinds``). Returns the final game; raises Divergence."""
     game = dealt_game(rules, record)
     for _ in replayed_decisions(game, record):
         pass
     g = record["game"]
     term, durak = record["termination"], record["durak"]
     if term in FORFEITS:
-        forfeit = record.get("forfeit") or {}
-        if forfeit.get("seat") != durak:
-            raise Divergence(f"game {g}: forfeit by seat {forfeit.get('seat')} but durak {durak}")
-        if game.is_over:
-            raise Divergence(f"game {g}: recorded as a forfeit ({term}) but the game was already over")
-        if term == "illegal":
-            received = (forfeit.get("evidence") or {}).get("received")
-            try:
-                action = action_from_wire(received)
-            except MalformedAction:
-                raise Divergence(f"game {g}: the illegal action's evidence {received!r} is not an action") from None
-            if forfeit.get("seat") != game.current_seat or game.illegal_reason(action) is None:
-                raise Divergence(f"game {g}: {action_str(action)} by seat {forfeit.get('seat')} is "
-                                 f"recorded as illegal, but it was legal")
+        check_forfeit(game, record, kinds)
         return game
     if term == ADJUDICATED:
         verify_adjudication(game, record)
@@ -169,16 +241,71 @@ def verify_adjudication(game: Game, record: dict[str, Any], max_nodes: int = VER
 
 
 def verify_log(header: dict[str, Any], games: list[dict[str, Any]]) -> list[Verified]:
-    """Verify every game; one entry per game (``ok`` False with the first divergence)."""
+    """Verify every game; one entry per game (``ok`` False with the first divergence, or
+    with why its signature fails when the games were read with their signatures
+    checked: ``record_signature``)."""
     rules = log_rules(header)
     out = []
     for record in games:
+        problems = [p for p in (record_signature(record),) if p is not None]
         try:
-            verify_game(rules, record)
-            out.append(Verified(record["game"], True, f"{record['termination']}, durak {record['durak']}"))
+            verify_game(rules, record, seat_kinds(header, record))
         except Divergence as exc:
-            out.append(Verified(record.get("game", -1), False, str(exc)))
+            problems.append(str(exc))
+        if problems:
+            out.append(Verified(record.get("game", -1), False, "; ".join(problems)))
+        else:
+            out.append(Verified(record["game"], True, f"{record['termination']}, durak {record['durak']}"))
     return out
+
+
+def record_signature(record: dict[str, Any]) -> str | None:
+    """Why a game record read with its signature checked (``read_log(...,
+    check_signatures=True)``) fails it: ``game N: signature does not match: ...``;
+    None when it holds, or was not checked (an unsigned log)."""
+    problem = record.get("_signature")
+    return None if problem is None else f"game {record['game']}: {problem}"
+
+
+@dataclass
+class LogSignature:
+    """A log's signature verdict against a ``Trust``: ``ok`` False fails the check;
+    ``state`` is ``signed`` (by the trusted key), ``untrusted`` (whole, but no key to
+    trust was known), ``foreign`` (another key), ``broken`` (the header or footer
+    fails) or ``unsigned``; ``message`` says it in a sentence."""
+
+    ok: bool
+    state: str
+    key: str | None
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "state": self.state, "key": self.key, "message": self.message}
+
+
+def log_signature(signing_key: str | None, signed: bool, problems: Sequence[str], trust: Trust) -> LogSignature:
+    """The verdict on a log's signatures (``matchlog.LogContents``' ``signing_key``,
+    ``signed`` and ``signature_problems``, read with ``check_signatures``) under
+    ``trust``. A log's own key proves nothing (a forger names theirs): only a key the
+    checker trusts does."""
+    if problems:
+        return LogSignature(False, "broken", signing_key, "; ".join(problems))
+    if not signed:
+        return LogSignature(not trust.require, "unsigned", None,
+                            "unsigned (a durak-ref-log/1 log, written before durak-ref signed its "
+                            "logs): its games replay, but nothing shows who wrote them or that "
+                            "they were not changed" + (" (--require-signature)" if trust.require else ""))
+    if trust.key is None:
+        return LogSignature(not trust.require, "untrusted", signing_key,
+                            f"signed by {signing_key} and whole, but there is no trusted key to check "
+                            f"that key against ({trust.source}): anyone can sign with a key of their "
+                            f"own; give --trust KEY")
+    if signing_key != trust.key:
+        return LogSignature(False, "foreign", signing_key,
+                            f"signed by {signing_key}, not by the trusted key {trust.key} "
+                            f"({trust.source}): re-signed by someone else, or written by another "
+                            f"referee (give --trust with that referee's key if you trust it)")
+    return LogSignature(True, "signed", signing_key, f"signed by the trusted key {trust.key}")
 
 
 def game_steps(header: dict[str, Any], record: dict[str, Any], seat: int | None = None) -> Iterator[str]:

@@ -20,6 +20,28 @@ from ..seats.players import BotFailure
 #: Terminations where a seat forfeited (it is the durak).
 FORFEITS = ("timeout", "crash", "protocol", "illegal", "disconnect")
 
+#: Which seats (a log header's bot ``kind``) can forfeit each way, from what each seat
+#: raises: a built-in runs in the referee, so only its clock fails it (``late``; a wrong
+#: answer of its own is our bug, never a forfeit); only a program bot has a process that
+#: dies (``crash``, seats/process.py); only a connection or a person leaves
+#: (``disconnect``: seats/tcp.py, human/terminal.py, web/seat.py); a stream bot or a
+#: learner (``human``) can send what is not an action (``protocol``) or an illegal one.
+#: The replay's verification (replay/replay.py ``check_forfeit``) holds logs to this.
+FORFEIT_SEATS = {
+    "timeout": ("builtin", "command", "tcp", "human"),
+    "crash": ("command",),
+    "protocol": ("command", "tcp", "human"),
+    "illegal": ("command", "tcp", "human"),
+    "disconnect": ("tcp", "human"),
+}
+#: Forfeits of an answer (``settle``, ``Player.finish``): only the seat being asked
+#: incurs them, at the point where the record ends. One exception: a bot that stopped
+#: reading its input as a game ended (``Player.flush``, ``tell``) keeps that
+#: ``timeout`` failure and forfeits when the next game's start is handed to it, before
+#: any decision. The other kinds are noticed whenever the referee next hands the seat a
+#: message (every seat hears every event): any seat, at any point of the game.
+ASKED_FORFEITS = ("timeout", "illegal")
+
 
 class Forfeit(Exception):
     """A seat lost the game by its own fault (bad message, illegal action, ...).

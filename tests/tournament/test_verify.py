@@ -24,6 +24,7 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
+from replay_logs import resign_log
 from support import cli
 
 HOSTILE = Path(__file__).resolve().parents[1] / "referee" / "bots" / "hostile_bot.py"
@@ -204,7 +205,9 @@ def test_a_deleted_log_line_is_reported(run: Path) -> None:
     edit_line(tournament_log(run), 3, None)  # game 1's record
     code, report = verify_json(run)
     assert code == 1
-    assert fields(report) == {(1, "record")} | {(g, "log_line") for g in range(2, 6)}
+    # (game 2's record was chained to game 1's signature: its own no longer holds)
+    assert fields(report) == ({(1, "record"), (2, "signature")}
+                              | {(g, "log_line") for g in range(2, 6)})
     d = next(d for d in report["differences"] if d["field"] == "record")
     assert d["where"].endswith(".jsonl:3") and "no record of game 1" in d["note"]
 
@@ -216,8 +219,8 @@ def test_an_edited_log_record_is_reported(run: Path) -> None:
     edit_line(tournament_log(run), 3, blame_the_other)  # game 1: x forfeited, g is blamed
     code, report = verify_json(run)
     assert code == 1
-    assert fields(report) == {(1, "replay"), (1, "durak"), (1, "seats[0].result"),
-                              (1, "seats[1].result")}
+    assert fields(report) == {(1, "replay"), (1, "signature"), (1, "durak"),
+                              (1, "seats[0].result"), (1, "seats[1].result")}
 
 
 def test_edited_decision_times_are_reported(run: Path) -> None:
@@ -228,7 +231,7 @@ def test_edited_decision_times_are_reported(run: Path) -> None:
 
     edit_line(tournament_log(run), 2, slower)
     code, report = verify_json(run)
-    assert code == 1 and fields(report) == {(0, "seats[0].time_used")}
+    assert code == 1 and fields(report) == {(0, "seats[0].time_used"), (0, "signature")}
 
 
 def test_a_forged_log_record_the_store_lacks_is_reported(run: Path) -> None:
@@ -240,7 +243,8 @@ def test_a_forged_log_record_the_store_lacks_is_reported(run: Path) -> None:
     log.write_text("".join(lines))
     code, report = verify_json(run)
     assert code == 1
-    assert fields(report) == {(99, "stored")}
+    # (and the footer after it, chained to the record before, no longer holds)
+    assert fields(report) == {(99, "stored"), (None, "signature")}
     assert report["differences"][0]["where"].endswith(f"{log.name}:8")
 
 
@@ -253,8 +257,74 @@ def test_a_second_record_of_a_stored_game_in_its_log_is_reported(run: Path) -> N
     log.write_text("".join(lines))
     code, report = verify_json(run)
     assert code == 1
-    assert fields(report) == {(1, "record")}
+    assert fields(report) == {(1, "record"), (None, "signature")}
     assert report["differences"][0]["where"].endswith(f"{log.name}:8")
+
+
+def test_the_logs_are_reported_signed_by_the_trusted_key(run: Path) -> None:
+    code, report = verify_json(run)
+    assert code == 0
+    assert len(report["signatures"]) == 2
+    assert all(v["ok"] and v["state"] == "signed" for v in report["signatures"])
+
+
+def test_an_edit_the_store_agrees_with_is_caught_by_its_signature(run: Path) -> None:
+    """Two cards of one opening hand swapped in a record: the game replays the same and
+    the store (which keeps no deck) agrees field by field; only the signature shows
+    that the referee did not write it."""
+    def swap(record: dict) -> None:
+        deck = record["deck"]
+        deck[0], deck[2] = deck[2], deck[0]  # (2 seats: both go to one hand)
+
+    edit_line(tournament_log(run), 4, swap)  # game 2
+    code, report = verify_json(run)
+    assert code == 1
+    assert fields(report) == {(2, "signature")}
+    d = report["differences"][0]
+    assert "signature does not match: the record was changed after the referee wrote it" in d["log"]
+    assert d["where"].endswith(".jsonl:4")
+
+
+def test_a_log_resigned_by_another_key_is_refused(run: Path) -> None:
+    """A forger who edits a record and the store alike, then signs the whole log again
+    with a key of their own: refused, since that key is not the trusted one."""
+    log = tournament_log(run)
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    records[2]["durak"] = 1 - records[2]["durak"]
+    resign_log(records, log)
+    code, report = verify_json(run)
+    assert code == 1
+    assert (None, "signature") in fields(report)
+    d = next(d for d in report["differences"] if d["field"] == "signature")
+    assert d["log"] == "foreign" and "not by the trusted key" in d["note"]
+
+
+def test_an_impossible_forfeit_is_refused_even_signed_by_the_trusted_key(run: Path) -> None:
+    """A referee's own key does not make any result true: game 1 rewritten (by whoever
+    holds the key) as a timeout of the seat that was not to move, the store edited
+    alike, is still refused by the forfeit check."""
+    from referee.records.signing import referee_key
+    from referee.replay.replay import dealt_game, log_rules, replayed_decisions
+
+    log = tournament_log(run)
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    record = records[2]  # game 1: x forfeited
+    game = dealt_game(log_rules(records[0]), record)
+    for _ in replayed_decisions(game, dict(record, decisions=record["decisions"][:1])):
+        pass
+    idle = 1 - game.current_seat
+    record.update(decisions=record["decisions"][:1], termination="timeout", durak=idle,
+                  forfeit=dict(record["forfeit"], seat=idle, kind="timeout", decision=1,
+                               bot=record["players"][idle]))
+    resign_log(records, log, referee_key())
+    name = record["players"][idle]
+    sql(run, f"UPDATE games SET durak = '{name}', termination = 'timeout' WHERE game_index = 1 AND {T}")
+    code, report = verify_json(run)
+    assert code == 1
+    d = next(d for d in report["differences"] if d["field"] == "replay")
+    assert d["game"] == 1
+    assert f"seat {idle} is recorded as forfeiting by timeout, which is impossible" in d["log"]
+    assert (None, "signature") not in fields(report)
 
 
 def test_a_log_of_the_tournament_the_store_never_mentions_is_found(run: Path) -> None:
