@@ -10,15 +10,15 @@ import typer
 
 from ..console.progress import progress_for
 from ..rules.options import make_rules
-from ..seats.players import parse_bot_spec
+from ..seats.players import TCP_NO_CPU_TIME, parse_bot_spec
 from ..table.adjudicator import parse_budget
-from ..table.clock import TimeControl
+from ..table.clock import DEFAULT_BACKSTOP, TimeControl
 from ..table.match import MatchConfig, parse_on_illegal
 from .common import (
     bot_limits, check_range, err, fail, name_value_pairs, out, run_seed, sandbox_options,
 )
 from .options import (
-    BOTS_HELP, AdjudicateOption, BindOption, ClockOption, CpusOption, GamesOption, MAX_CPU_S, MaxMemoryOption,
+    BOTS_HELP, AdjudicateOption, BackstopOption, BindOption, ClockKindOption, ClockOption, CpusOption, GamesOption, MAX_CPU_S, MaxMemoryOption,
     MaxProcsOption, MoveTimeOption, PonderFlag, ReconnectGraceOption, RecoverFlag, RulesOption,
     SandboxOption, SeedOption, SetOption, WEEK_S,
 )
@@ -44,6 +44,8 @@ def match(
     set_: SetOption = None,
     tc: ClockOption = None,
     move_time: MoveTimeOption = None,
+    clock: ClockKindOption = "wall",
+    backstop: BackstopOption = DEFAULT_BACKSTOP,
     startup_time: Annotated[float, typer.Option(
         help="Seconds a bot may take to start and answer the handshake.")] = 10.0,
     on_illegal: OnIllegalOption = "forfeit",
@@ -86,9 +88,12 @@ def match(
     table_rules.check_table(len(specs))
     config = MatchConfig(
         rules=table_rules, games=games, seed=run_seed(seed),
-        tc=TimeControl.parse(tc, move_time, startup_time),
+        tc=TimeControl.parse(tc, move_time, startup_time, clock, backstop),
         illegal_retries=parse_on_illegal(on_illegal), max_restarts=max_restarts,
         until_durak=until_durak, duplicate=duplicate, adjudicate=parse_budget(adjudicate))
+    tcp = [spec.text for spec in specs if spec.kind == "tcp"]
+    if config.tc.cpu and tcp:
+        fail(f"--clock cpu: {', '.join(tcp)}: {TCP_NO_CPU_TIME}")
     check_range(connect_wait, "--connect-wait", 0, WEEK_S, low_open=True)
     check_range(reconnect_grace, "--reconnect-grace", 0, WEEK_S)
     from ..seats.tcp import is_loopback, new_token, parse_listen

@@ -16,14 +16,14 @@ from ..records.storedb import PgUrl
 from ..rules.options import make_rules
 from ..seats.players import BotSpecError, parse_bot_spec, unique_names
 from ..table.adjudicator import parse_budget
-from ..table.clock import TimeControl
+from ..table.clock import DEFAULT_BACKSTOP, TimeControl
 from ..table.match import MatchConfig
 from .common import (
     bot_limits, check_range, err, fail, http_address, note, out, print_seed, reproduce_fields,
     run_seed, sandbox_options, store_target,
 )
 from .options import (
-    AdjudicateOption, BindOption, ClockOption, CpusOption, DEFAULT_DB, HttpOption, MaxMemoryOption, MaxProcsOption,
+    AdjudicateOption, BACKSTOP_HELP, BackstopOption, BindOption, CLOCK_KIND_HELP, ClockKindOption, ClockOption, CpusOption, DEFAULT_DB, HttpOption, MaxMemoryOption, MaxProcsOption,
     MoveTimeOption, PonderFlag, RULES_HELP, RecoverFlag, RulesOption, RunLogDirOption, SANDBOX_HELP,
     SEED_HELP, SandboxOption, SeedOption, SetOption, WEEK_S, db_option,
 )
@@ -62,6 +62,11 @@ def tournament(
     set_: SetOption = None,
     tc: Annotated[str | None, typer.Option("--tc", help="Game clock BASE+INC in seconds.")] = None,
     move_time: MoveTimeOption = None,
+    clock: Annotated[str | None, typer.Option(
+        "--clock", help=CLOCK_KIND_HELP + " Default: the config's, else wall.", metavar="wall|cpu",
+        show_default=False)] = None,
+    backstop: Annotated[float | None, typer.Option(
+        help=BACKSTOP_HELP + " Default: the config's, else 5.", show_default=False)] = None,
     on_illegal: Annotated[str | None, typer.Option(help="forfeit or retry:N.")] = None,
     adjudicate: AdjudicateOption = None,
     db: Annotated[str, db_option("The result store: every game as it finishes.")] = DEFAULT_DB,
@@ -102,13 +107,14 @@ def tournament(
                 ("--bot", bot), ("--config", config), ("--format", format_), ("--players", players),
                 ("--games", games), ("--seed", seed), ("--rules", rules), ("--set", set_), ("--tc", tc),
                 ("--move-time", move_time), ("--on-illegal", on_illegal), ("--adjudicate", adjudicate),
-                ("--no-duplicate", no_duplicate), ("--fresh-bots", fresh_bots)])
+                ("--no-duplicate", no_duplicate), ("--fresh-bots", fresh_bots), ("--clock", clock),
+                ("--backstop", backstop)])
             settings = resumed_tournament(store, resume, concurrency, sandbox, bind)
             tid = resume
         else:
             settings = tournament_settings(config, bot, set_, format_, players, games, concurrency, seed,
                                            rules, tc, move_time, on_illegal, no_duplicate, fresh_bots,
-                                           sandbox, bind, adjudicate)
+                                           sandbox, bind, adjudicate, clock, backstop)
             tid = register_tournament(store, settings)
         settings.validate()
         with hold_run("tournament", store, target, tid, resumed=resume is not None, log_dir=log_dir,
@@ -168,14 +174,16 @@ def tournament_settings(config: Path | None, bot: list[str] | None, set_: list[s
                         concurrency: int | None, seed: str | None, rules: str | None, tc: str | None,
                         move_time: float | None, on_illegal: str | None, no_duplicate: bool,
                         fresh_bots: bool, sandbox: str | None, bind: list[Path] | None,
-                        adjudicate: str | None = None) -> Any:
+                        adjudicate: str | None = None, clock: str | None = None,
+                        backstop: float | None = None) -> Any:
     """A new tournament's settings: the config file's, overridden by the options given."""
     from ..league.tournament import settings_from_options
     return settings_from_options(
         config, bot or [], set_ or [],
         {"format": format_, "players": players, "games": games,
          "concurrency": concurrency, "seed": None if seed is None else run_seed(seed),
-         "preset": rules, "tc": tc, "move_time": move_time, "on_illegal": on_illegal,
+         "preset": rules, "tc": tc, "move_time": move_time, "clock": clock, "backstop": backstop,
+         "on_illegal": on_illegal,
          "adjudicate": adjudicate, "duplicate": False if no_duplicate else None,
          "fresh_bots": True if fresh_bots else None, "sandbox": sandbox,
          "bind_extra": list(sandbox_options("auto", bind)[1])})
@@ -235,6 +243,8 @@ def sprt(
     set_: SetOption = None,
     tc: ClockOption = None,
     move_time: MoveTimeOption = None,
+    clock: ClockKindOption = "wall",
+    backstop: BackstopOption = DEFAULT_BACKSTOP,
     fresh_bots: SprtFreshFlag = False,
     sandbox: SandboxOption = "auto",
     bind: BindOption = None,
@@ -271,12 +281,14 @@ def sprt(
             ("--set", set_), ("--tc", tc), ("--move-time", move_time), ("--elo0", elo0 != 0.0),
             ("--elo1", elo1 != 10.0), ("--alpha", alpha != 0.05), ("--beta", beta != 0.05),
             ("--max-pairs", max_pairs != 20000), ("--rules", rules != "classic"),
-            ("--fresh-bots", fresh_bots), ("--adjudicate", adjudicate)])
+            ("--fresh-bots", fresh_bots), ("--adjudicate", adjudicate), ("--clock", clock != "wall"),
+            ("--backstop", backstop != DEFAULT_BACKSTOP)])
     elif bot_a is None or bot_b is None:
         fail("give the two bots, BOT_A and BOT_B (or --resume ID)")
     else:
-        settings = new_sprt(bot_a, bot_b, opponent or [], rules, set_, tc, move_time, seed, test,
-                            max_pairs, mode, binds, fresh_bots, adjudicate)
+        settings = new_sprt(bot_a, bot_b, opponent or [], rules, set_,
+                            TimeControl.parse(tc, move_time, clock=clock, backstop=backstop), seed,
+                            test, max_pairs, mode, binds, fresh_bots, adjudicate)
     target = run_target(db, distributed)
     with open_store(target) as store:
         if resume is None:
@@ -362,7 +374,7 @@ def sprt_test(elo0: float, elo1: float, alpha: float, beta: float) -> Any:
 
 
 def new_sprt(bot_a: str, bot_b: str, opponent: list[str], rules: str, set_: list[str] | None,
-             tc: str | None, move_time: float | None, seed: str | None, test: Any, max_pairs: int,
+             tc: TimeControl, seed: str | None, test: Any, max_pairs: int,
              sandbox: str, binds: tuple[str, ...], fresh_bots: bool,
              adjudicate: str | None = None) -> dict[str, Any]:
     """A new SPRT run's settings as stored: its bots (A, B, the opponents; named A-...,
@@ -375,7 +387,7 @@ def new_sprt(bot_a: str, bot_b: str, opponent: list[str], rules: str, set_: list
     table_rules.check_table(len(specs) - 1 if opponent else 2)
     if any(x.kind == "tcp" for x in specs):
         raise BotSpecError("sprt starts its bots itself: give command lines or builtin:NAME, not tcp:NAME")
-    config = MatchConfig(rules=table_rules, tc=TimeControl.parse(tc, move_time), seed=run_seed(seed),
+    config = MatchConfig(rules=table_rules, tc=tc, seed=run_seed(seed),
                          adjudicate=parse_budget(adjudicate))
     names = unique_names([f"A-{specs[0].name}", f"B-{specs[1].name}"] + [x.name for x in specs[2:]])
     entries = [BotEntry(name, spec.text) for name, spec in zip(names, specs)]
