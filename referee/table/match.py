@@ -130,9 +130,9 @@ class GameRecord:
     #: CPU seconds in-process (builtin) bots spent deciding in this game: they run in the
     #: referee's process, so the referee's own CPU is its process CPU minus this. Not logged.
     #: A decision the built-in measured (``ask.cpu``: an awaited one, and under the cpu
-    #: clock every one) counts the CPU time of the thread that decided; one finished at
-    #: once under the wall clock its time on the run's clock (reading a CPU clock would
-    #: cost more than such a decision).
+    #: clock every one) counts the CPU time of the thread that decided; another awaited one
+    #: the process CPU time of the call; one finished at once under the wall clock its
+    #: time on the run's clock (reading a CPU clock would cost more than such a decision).
     inprocess_cpu_s: float = 0.0
     #: For a game played in a worker process: that worker's own CPU seconds since its
     #: previous game (in-process bots excluded). Not logged.
@@ -291,10 +291,14 @@ async def _decisions(table: Table, game: Game, decisions: list[Decision],
         if ask is None:
             continue
         seat = ask.seat
+        in_process = table.in_process[seat]
+        cpu = time.process_time() if in_process else 0.0
         try:
             answer = await table.players[seat].finish(ask)
         except BotFailure as exc:
             raise failed(seat, exc, ask.id) from None
+        if in_process and ask.cpu < 0.0:  # its CPU is not the referee's (unless it said so)
+            ask.cpu = time.process_time() - cpu
         conclude(table, game, ask, answer, decisions)
 
 
