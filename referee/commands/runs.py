@@ -43,6 +43,12 @@ TournamentDistributedFlag = Annotated[bool, typer.Option(
     "for `durak-ref worker` processes on any machines, and show progress until every game "
     "is stored (see README, Several machines).")]
 
+TournamentClockOption = Annotated[str | None, typer.Option(
+    "--clock", help=CLOCK_KIND_HELP + " Default: the config's, else wall.", metavar="wall|cpu",
+    show_default=False)]
+TournamentBackstopOption = Annotated[float | None, typer.Option(
+    help=BACKSTOP_HELP + f" Default: the config's, else {DEFAULT_BACKSTOP:g}.", show_default=False)]
+
 
 def tournament(
     bot: TournamentBotOption = None,
@@ -62,11 +68,8 @@ def tournament(
     set_: SetOption = None,
     tc: Annotated[str | None, typer.Option("--tc", help="Game clock BASE+INC in seconds.")] = None,
     move_time: MoveTimeOption = None,
-    clock: Annotated[str | None, typer.Option(
-        "--clock", help=CLOCK_KIND_HELP + " Default: the config's, else wall.", metavar="wall|cpu",
-        show_default=False)] = None,
-    backstop: Annotated[float | None, typer.Option(
-        help=BACKSTOP_HELP + " Default: the config's, else 5.", show_default=False)] = None,
+    clock: TournamentClockOption = None,
+    backstop: TournamentBackstopOption = None,
     on_illegal: Annotated[str | None, typer.Option(help="forfeit or retry:N.")] = None,
     adjudicate: AdjudicateOption = None,
     db: Annotated[str, db_option("The result store: every game as it finishes.")] = DEFAULT_DB,
@@ -96,7 +99,6 @@ def tournament(
     """
     bot_limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
     from ..records.store import open_store
-    from ..league.standings import standings
     from ..league.tournament import register_tournament
 
     web = http_address(http)
@@ -106,9 +108,9 @@ def tournament(
             refuse_changes("--concurrency, --db, --log-dir", [
                 ("--bot", bot), ("--config", config), ("--format", format_), ("--players", players),
                 ("--games", games), ("--seed", seed), ("--rules", rules), ("--set", set_), ("--tc", tc),
-                ("--move-time", move_time), ("--on-illegal", on_illegal), ("--adjudicate", adjudicate),
-                ("--no-duplicate", no_duplicate), ("--fresh-bots", fresh_bots), ("--clock", clock),
-                ("--backstop", backstop)])
+                ("--move-time", move_time), ("--clock", clock), ("--backstop", backstop),
+                ("--on-illegal", on_illegal), ("--adjudicate", adjudicate),
+                ("--no-duplicate", no_duplicate), ("--fresh-bots", fresh_bots)])
             settings = resumed_tournament(store, resume, concurrency, sandbox, bind)
             tid = resume
         else:
@@ -121,15 +123,23 @@ def tournament(
                       distributed=distributed) as run:
             progress = _play_tournament(run, store, settings, fresh=resume is None, as_json=as_json,
                                         hide=[config] if config else [], recover=recover, web=web)
-        data = standings(store, tid)
-        data.update(sandbox=progress.sandbox, duplicates=progress.duplicates,
-                    stderr_logs=progress.stderr_logs, decisions_this_run=progress.decisions,
-                    **progress.referee_cost())
+        data = _standings_with(store, tid, progress)
     if as_json:
         emit_result("tournament", dict(standings_body(data), **reproduce_fields(settings.seed, resume)))
         return
     _print_tournament(data)
     print_seed(settings.seed, resume)
+
+
+def _standings_with(store: Any, tid: str, progress: Any) -> dict[str, Any]:
+    """Tournament ``tid``'s standings, with what this run's ``progress`` saw: how bots
+    ran, their stderr logs, the decisions asked and the referee's cost."""
+    from ..league.standings import standings
+    data = standings(store, tid)
+    data.update(sandbox=progress.sandbox, duplicates=progress.duplicates,
+                stderr_logs=progress.stderr_logs, decisions_this_run=progress.decisions,
+                **progress.referee_cost())
+    return data
 
 
 def _print_tournament(data: dict[str, Any]) -> None:
@@ -277,18 +287,16 @@ def sprt(
     mode, binds = sandbox_options(sandbox, bind)
     if resume is not None:
         refuse_changes("--concurrency, --sandbox, --bind, --db, --log-dir", [
-            ("BOT_A", bot_a), ("BOT_B", bot_b), ("--opponent", opponent), ("--seed", seed),
-            ("--set", set_), ("--tc", tc), ("--move-time", move_time), ("--elo0", elo0 != 0.0),
-            ("--elo1", elo1 != 10.0), ("--alpha", alpha != 0.05), ("--beta", beta != 0.05),
-            ("--max-pairs", max_pairs != 20000), ("--rules", rules != "classic"),
-            ("--fresh-bots", fresh_bots), ("--adjudicate", adjudicate), ("--clock", clock != "wall"),
-            ("--backstop", backstop != DEFAULT_BACKSTOP)])
+            ("BOT_A", bot_a), ("BOT_B", bot_b), ("--opponent", opponent), ("--seed", seed), ("--set", set_),
+            ("--tc", tc), ("--move-time", move_time), ("--elo0", elo0 != 0.0), ("--elo1", elo1 != 10.0),
+            ("--alpha", alpha != 0.05), ("--beta", beta != 0.05), ("--max-pairs", max_pairs != 20000),
+            ("--rules", rules != "classic"), ("--fresh-bots", fresh_bots), ("--adjudicate", adjudicate),
+            ("--clock", clock != "wall"), ("--backstop", backstop != DEFAULT_BACKSTOP)])
     elif bot_a is None or bot_b is None:
         fail("give the two bots, BOT_A and BOT_B (or --resume ID)")
     else:
-        settings = new_sprt(bot_a, bot_b, opponent or [], rules, set_,
-                            TimeControl.parse(tc, move_time, clock=clock, backstop=backstop), seed,
-                            test, max_pairs, mode, binds, fresh_bots, adjudicate)
+        settings = new_sprt(bot_a, bot_b, opponent or [], rules, set_, tc, move_time, seed, test,
+                            max_pairs, mode, binds, fresh_bots, adjudicate, clock, backstop)
     target = run_target(db, distributed)
     with open_store(target) as store:
         if resume is None:
@@ -303,14 +311,19 @@ def sprt(
             run = _play_sprt(held, store, job, concurrency=concurrency, recover=recover, as_json=as_json,
                              sandbox=job.settings.sandbox if sandbox == "auto" else mode,
                              binds=(*job.settings.bind, *extra_binds))
-    status = dict(run.status(), a={"name": job.a.name, "command": job.a.command},
-                  b={"name": job.b.name, "command": job.b.command},
-                  opponents=[{"name": e.name, "command": e.command} for e in job.opponents])
+    status = sprt_status(run, job)
     if as_json:
         emit_result("sprt", dict(sprt_body(status), **reproduce_fields(job.config.seed, resume)))
     else:
         _print_sprt(run, status, job, f"run {tid} in {target}", resume)
     raise typer.Exit(0 if status["state"] == "accept_h1" else 1)
+
+
+def sprt_status(run: Any, job: Any) -> dict[str, Any]:
+    """An SPRT run's status (``SprtRun.status``) with its bots' names and commands."""
+    return dict(run.status(), a={"name": job.a.name, "command": job.a.command},
+                b={"name": job.b.name, "command": job.b.command},
+                opponents=[{"name": e.name, "command": e.command} for e in job.opponents])
 
 
 def _play_sprt(held: Any, store: Any, job: Any, *, concurrency: int, recover: bool, as_json: bool,
@@ -374,9 +387,10 @@ def sprt_test(elo0: float, elo1: float, alpha: float, beta: float) -> Any:
 
 
 def new_sprt(bot_a: str, bot_b: str, opponent: list[str], rules: str, set_: list[str] | None,
-             tc: TimeControl, seed: str | None, test: Any, max_pairs: int,
+             tc: str | None, move_time: float | None, seed: str | None, test: Any, max_pairs: int,
              sandbox: str, binds: tuple[str, ...], fresh_bots: bool,
-             adjudicate: str | None = None) -> dict[str, Any]:
+             adjudicate: str | None = None, clock: str = "wall",
+             backstop: float = DEFAULT_BACKSTOP) -> dict[str, Any]:
     """A new SPRT run's settings as stored: its bots (A, B, the opponents; named A-...,
     B-...), the match config, the test and how the bots run."""
     from ..league.abtest import stored_settings
@@ -387,7 +401,8 @@ def new_sprt(bot_a: str, bot_b: str, opponent: list[str], rules: str, set_: list
     table_rules.check_table(len(specs) - 1 if opponent else 2)
     if any(x.kind == "tcp" for x in specs):
         raise BotSpecError("sprt starts its bots itself: give command lines or builtin:NAME, not tcp:NAME")
-    config = MatchConfig(rules=table_rules, tc=tc, seed=run_seed(seed),
+    config = MatchConfig(rules=table_rules, seed=run_seed(seed),
+                         tc=TimeControl.parse(tc, move_time, clock=clock, backstop=backstop),
                          adjudicate=parse_budget(adjudicate))
     names = unique_names([f"A-{specs[0].name}", f"B-{specs[1].name}"] + [x.name for x in specs[2:]])
     entries = [BotEntry(name, spec.text) for name, spec in zip(names, specs)]
