@@ -8,6 +8,10 @@ same decks at every table). The ratings are the project's maximum-likelihood fit
 anchored at ``greedy`` = 0 when greedy plays (else at the first bot), each with the 95%
 half-width of its difference to the anchor.
 
+The games are played on the cpu clock by default (``--clock cpu``: each decision charged
+the CPU its bot spent, table/clock.py), so a host loaded by other work changes neither the
+ratings nor the time forfeits; each row counts its bot's forfeits by kind.
+
 Time per decision, per bot: the CPU of its decisions where it can be told apart from the
 rest of the run: another built-in's own thread CPU (``BuiltinPlayer.decide_cpu_s``); for
 ``random`` and ``greedy``, which decide from the engine's state in microseconds, their
@@ -69,12 +73,13 @@ class BotTally:
     cpu_s: float | None = 0.0  #: their CPU (None: cannot be told apart; module docstring)
     cpu_decisions: int = 0
     fast: bool = False  #: decides from the engine's state (in ``attempt``): clock time is CPU
+    forfeits: dict[str, int] = field(default_factory=dict)  #: kind -> games it forfeited
 
     def row(self) -> dict[str, Any]:
         """Its standing row (referee/printing/jsonresult.py's keys), without the rating."""
         return {"name": self.name, "games": self.games, "durak": self.durak,
                 "durak_rate": round(self.durak / self.games, 4) if self.games else None,
-                "decisions": self.decisions,
+                "forfeits": dict(self.forfeits), "decisions": self.decisions,
                 "mean_decision_ms": (round(1000 * self.wall_s / self.decisions, 3)
                                      if self.decisions else None),
                 "cpu_ms_per_decision": (round(1000 * self.cpu_s / self.cpu_decisions, 3)
@@ -168,6 +173,9 @@ async def _play_table(table: Sequence[BotSpec], config: MatchConfig, options: Se
         for seat, name in enumerate(names):
             run.bots[name].games += 1
             run.bots[name].durak += seat == game.durak
+        if game.forfeit is not None:
+            forfeits = run.bots[names[game.forfeit["seat"]]].forfeits
+            forfeits[game.termination] = forfeits.get(game.termination, 0) + 1
         run.games.append(RatedGame(tuple(names), names[game.durak]) if game.durak is not None
                          else RatedGame(tuple(names), None, tuple(names[s] for s in game.drawn_seats)))
         if on_game is not None:
@@ -226,10 +234,11 @@ def _result(run: StrengthRun, config: MatchConfig, players: int) -> dict[str, An
     return {"anchor": anchor, "players": players, "games_per_table": config.games,
             "deals_per_table": config.games // players, "tables": table_count(len(names), players),
             "games": len(run.games), "rules": config.rules.preset, "seed": config.seed,
+            "time_control": config.tc.as_dict(),
             "standings": standings, "specs": {n: run.bots[n].spec for n in names},
             "rating_error": error}
 
 
 #: A standing row's keys in the order of referee/printing/jsonresult.py's STANDING_KEYS.
-STANDING_ORDER = ("name", "games", "durak", "durak_rate", "elo", "elo_error95", "decisions",
+STANDING_ORDER = ("name", "games", "durak", "durak_rate", "forfeits", "elo", "elo_error95", "decisions",
                   "mean_decision_ms", "cpu_ms_per_decision")

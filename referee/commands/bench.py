@@ -15,9 +15,10 @@ from .common import (
     err, fail, out, print_seed, reproduce_fields, run_seed, sandbox_options, store_target,
 )
 from .options import (
-    SANDBOX_HELP, BuiltinGamesOption, CpuOption, JsonFlag, ReportJsonFlag, RoundsOption,
-    RulesOption, SeedOption,
+    CLOCK_KIND_HELP, SANDBOX_HELP, BackstopOption, BuiltinGamesOption, CpuOption, JsonFlag,
+    MoveTimeOption, ReportJsonFlag, RoundsOption, RulesOption, SeedOption,
 )
+from ..table.clock import DEFAULT_BACKSTOP, TimeControl
 
 
 def engine(
@@ -498,6 +499,11 @@ def strength(
         "ismcts150, ismcts600, expert).", show_default=False)] = None,
     rules: RulesOption = "classic",
     seed: SeedOption = None,
+    move_time: MoveTimeOption = None,
+    clock: Annotated[str, typer.Option(
+        "--clock", help=CLOCK_KIND_HELP + " Here cpu by default: the ratings and forfeits do "
+        "not depend on the machine's load.", metavar="wall|cpu")] = "cpu",
+    backstop: BackstopOption = DEFAULT_BACKSTOP,
     sandbox: Annotated[str, typer.Option(help=SANDBOX_HELP)] = "auto",
     as_json: JsonFlag = False,
 ) -> None:
@@ -518,7 +524,8 @@ def strength(
                          [n.strip() for n in only.split(",") if n.strip()])
     table_rules.check_table(players)
     mode, binds = sandbox_options(sandbox, None)
-    config = MatchConfig(rules=table_rules, games=games, seed=run_seed(seed))
+    config = MatchConfig(rules=table_rules, games=games, seed=run_seed(seed),
+                         tc=TimeControl.parse(None, move_time, clock=clock, backstop=backstop))
     per_table = -(-games // players) * players
     with progress_for(table_count(len(specs), players) * per_table, "bench strength") as advance:
         result = bench_strength(specs, config, players, SeatOptions(sandbox=mode, binds=binds),
@@ -542,6 +549,10 @@ def strength(
         err.print(f"durak-ref: no ratings: {result['rating_error']}", markup=False, highlight=False)
     out.print(f"ratings: maximum-likelihood fit of {result['games']} games, {result['anchor']} = 0, "
               f"± the 95% half-width of each bot's difference to it; {result['tables']} tables of "
-              f"{players}, {result['deals_per_table']} duplicate deals each, rules {rules}; "
-              f"{result['seconds']} s", markup=False, highlight=False)
+              f"{players}, {result['deals_per_table']} duplicate deals each, rules {rules}, "
+              f"{config.tc.describe()}; {result['seconds']} s", markup=False, highlight=False)
+    forfeits = {row["name"]: row["forfeits"] for row in result["standings"] if row["forfeits"]}
+    out.print("forfeits: " + ("; ".join(f"{name} {', '.join(f'{k} {n}' for k, n in kinds.items())}"
+                                        for name, kinds in forfeits.items()) or "none"),
+              markup=False, highlight=False)
     print_seed(config.seed)

@@ -12,14 +12,14 @@ from ..league.runs import lock_run, stopping
 from ..printing.jsonresult import emit_result, ladder_rows, rows_of_tally
 from ..rules.options import make_rules
 from ..table.adjudicator import parse_budget
-from ..table.clock import TimeControl
+from ..table.clock import DEFAULT_BACKSTOP, TimeControl
 from ..table.match import MatchConfig
 from .common import (
     bot_limits, err, fail, open_store_at, out, print_seed, reproduce_fields, run_seed,
     sandbox_options, store_target,
 )
 from .options import (
-    AdjudicateOption, BindOption, CpusOption, DEFAULT_DB, DbOption, JsonFlag, LogDirOption, MaxMemoryOption,
+    AdjudicateOption, BackstopOption, BindOption, ClockKindOption, CpusOption, DEFAULT_DB, DbOption, JsonFlag, LogDirOption, MaxMemoryOption,
     MaxProcsOption, MoveTimeOption, PonderFlag, RecoverFlag, RulesOption, SEED_HELP, SandboxOption,
     SetOption,
 )
@@ -45,6 +45,8 @@ def run(
     rules: RulesOption = "classic",
     set_: SetOption = None,
     move_time: MoveTimeOption = None,
+    clock: ClockKindOption = "wall",
+    backstop: BackstopOption = DEFAULT_BACKSTOP,
     seed: Annotated[str | None, typer.Option(help=SEED_HELP + " It also breaks pairing ties.",
                                              show_default=False)] = None,
     db: DbOption = DEFAULT_DB,
@@ -69,7 +71,8 @@ def run(
 
     mode, binds = sandbox_options(sandbox, bind)
     config = MatchConfig(rules=make_rules(rules, set_ or []), seed=run_seed(seed),
-                         tc=TimeControl.parse(None, move_time), adjudicate=parse_budget(adjudicate))
+                         tc=TimeControl.parse(None, move_time, clock=clock, backstop=backstop),
+                         adjudicate=parse_budget(adjudicate))
     from ..table.failfast import ForfeitTally, forfeit_line
     tally = ForfeitTally()  # this run's games and forfeits per bot, for the summary
 

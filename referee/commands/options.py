@@ -12,7 +12,7 @@ import typer
 
 from ..rules.options import OPTIONS, PRESETS
 from ..seats.players import BUILTINS
-from ..table.clock import DEFAULT_MOVE_TIME
+from ..table.clock import DEFAULT_MOVE_TIME, MAX_BACKSTOP
 
 #: Upper bounds of the resource limits: far above any machine, low enough for setrlimit.
 MAX_MEMORY_MB = 1 << 24  # 16 TiB
@@ -86,7 +86,19 @@ GamesOption = Annotated[int, typer.Option("--games", "-n", min=1, help="Games to
 ClockOption = Annotated[str | None, typer.Option(
     "--tc", help="Game clock per seat, BASE+INCREMENT in seconds (Fischer), e.g. 60+0.5. "
     "Default: no game clock.")]
+CLOCK_KIND_HELP = ("Which time a decision is charged. wall: the time on the clock, from the "
+                   "request written to the answer read. cpu: the CPU time the seat itself "
+                   "spent (a bot program's control group, a built-in's thread), so a host "
+                   "loaded by other work does not change the results; the time limits and "
+                   "what bots are told are then CPU seconds, with a wall-clock backstop "
+                   "(--backstop). cpu needs every seat measurable: a TCP bot is refused, and so "
+                   "is a bot program where no cgroup with CPU accounting can be had.")
+BACKSTOP_HELP = (f"Under --clock cpu: the wall time the referee waits for a decision, as a "
+                 f"multiple of its CPU budget (1 to {MAX_BACKSTOP:g}), so a bot that sleeps or "
+                 f"blocks still forfeits on time.")
 ReconnectGraceOption = Annotated[float, typer.Option(help=RECONNECT_HELP)]
+ClockKindOption = Annotated[str, typer.Option("--clock", help=CLOCK_KIND_HELP, metavar="wall|cpu")]
+BackstopOption = Annotated[float, typer.Option(help=BACKSTOP_HELP)]
 CpuOption = Annotated[int, typer.Option(help="Pin the referee and the bots to this CPU (-1: do not pin).")]
 HttpOption = Annotated[str | None, typer.Option(help=HTTP_HELP, show_default=False)]
 BuiltinGamesOption = Annotated[int, typer.Option(min=2, help="Games per pairing with the built-in bots.")]

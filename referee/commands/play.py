@@ -10,16 +10,16 @@ import typer
 
 from ..console.progress import progress_for
 from ..rules.options import make_rules
-from ..seats.players import parse_bot_spec
+from ..seats.players import TCP_NO_CPU_TIME, BotSpec, parse_bot_spec
 from ..table.adjudicator import parse_budget
-from ..table.clock import TimeControl
+from ..table.clock import DEFAULT_BACKSTOP, TimeControl
 from ..table.match import MatchConfig, parse_on_illegal
 from ..table.runner import CONNECT_WAIT_S
 from .common import (
     bot_limits, check_range, err, fail, name_value_pairs, out, run_seed, sandbox_options,
 )
 from .options import (
-    BOTS_HELP, AdjudicateOption, BindOption, ClockOption, CpusOption, GamesOption, MAX_CPU_S, MaxMemoryOption,
+    BOTS_HELP, AdjudicateOption, BackstopOption, BindOption, ClockKindOption, ClockOption, CpusOption, GamesOption, MAX_CPU_S, MaxMemoryOption,
     MaxProcsOption, MoveTimeOption, PonderFlag, ReconnectGraceOption, RecoverFlag, RulesOption,
     SandboxOption, SeedOption, SetOption, WEEK_S,
 )
@@ -45,6 +45,8 @@ def match(
     set_: SetOption = None,
     tc: ClockOption = None,
     move_time: MoveTimeOption = None,
+    clock: ClockKindOption = "wall",
+    backstop: BackstopOption = DEFAULT_BACKSTOP,
     startup_time: Annotated[float, typer.Option(
         help="Seconds a bot may take to start and answer the handshake.")] = 10.0,
     on_illegal: OnIllegalOption = "forfeit",
@@ -87,21 +89,12 @@ def match(
     table_rules.check_table(len(specs))
     config = MatchConfig(
         rules=table_rules, games=games, seed=run_seed(seed),
-        tc=TimeControl.parse(tc, move_time, startup_time),
+        tc=TimeControl.parse(tc, move_time, startup_time, clock, backstop),
         illegal_retries=parse_on_illegal(on_illegal), max_restarts=max_restarts,
         until_durak=until_durak, duplicate=duplicate, adjudicate=parse_budget(adjudicate))
     check_range(connect_wait, "--connect-wait", 0, WEEK_S, low_open=True)
     check_range(reconnect_grace, "--reconnect-grace", 0, WEEK_S)
-    from ..seats.tcp import is_loopback, new_token, parse_listen
-    listen_at = parse_listen(listen)
-    tokens = dict(name_value_pairs(token or [], "--token", "NAME=SECRET"))
-    for spec in specs:
-        if spec.kind == "tcp" and spec.name not in tokens:
-            tokens[spec.name] = new_token()
-            err.print(f"token for tcp:{spec.name}: {tokens[spec.name]}", markup=False, highlight=False)
-    if any(s.kind == "tcp" for s in specs) and not is_loopback(listen_at[0]):
-        err.print(f"durak-ref: note: listening on {listen_at[0]}, not loopback: other machines can "
-                  f"connect (tokens are checked)", markup=False, highlight=False)
+    listen_at, tokens = _tcp_seats(specs, config, listen, token)
     mode, binds = sandbox_options(sandbox, bind)
     options = SeatOptions(max_memory_mb=max_memory, max_cpu_s=max_cpu, listen=listen_at,
                              limits=bot_limits(max_memory, max_procs, cpus, ponder),
@@ -117,6 +110,27 @@ def match(
     if result.interrupted:
         err.print("durak-ref: interrupted; the log holds every finished game")
         raise typer.Exit(130)
+
+
+def _tcp_seats(specs: list[BotSpec], config: MatchConfig, listen: str,
+               token: list[str] | None) -> tuple[tuple[str, int], dict[str, str]]:
+    """Where ``match`` listens for its tcp:NAME seats and each one's token (a generated one
+    printed); a note when other machines can connect. A TCP seat has no CPU clock: under
+    ``--clock cpu`` the match is refused before it listens."""
+    from ..seats.tcp import is_loopback, new_token, parse_listen
+    tcp = [spec for spec in specs if spec.kind == "tcp"]
+    if config.tc.cpu and tcp:
+        fail(f"--clock cpu: {', '.join(spec.text for spec in tcp)}: {TCP_NO_CPU_TIME}")
+    listen_at = parse_listen(listen)
+    tokens = dict(name_value_pairs(token or [], "--token", "NAME=SECRET"))
+    for spec in tcp:
+        if spec.name not in tokens:
+            tokens[spec.name] = new_token()
+            err.print(f"token for tcp:{spec.name}: {tokens[spec.name]}", markup=False, highlight=False)
+    if tcp and not is_loopback(listen_at[0]):
+        err.print(f"durak-ref: note: listening on {listen_at[0]}, not loopback: other machines can "
+                  f"connect (tokens are checked)", markup=False, highlight=False)
+    return listen_at, tokens
 
 
 PersonClockOption = Annotated[str | None, typer.Option(

@@ -16,14 +16,14 @@ from ..records.storedb import PgUrl
 from ..rules.options import make_rules
 from ..seats.players import BotSpecError, parse_bot_spec, unique_names
 from ..table.adjudicator import parse_budget
-from ..table.clock import TimeControl
+from ..table.clock import DEFAULT_BACKSTOP, TimeControl
 from ..table.match import MatchConfig
 from .common import (
     bot_limits, check_range, err, fail, http_address, note, out, print_seed, reproduce_fields,
     run_seed, sandbox_options, store_target,
 )
 from .options import (
-    AdjudicateOption, BindOption, ClockOption, CpusOption, DEFAULT_DB, HttpOption, MaxMemoryOption, MaxProcsOption,
+    AdjudicateOption, BACKSTOP_HELP, BackstopOption, BindOption, CLOCK_KIND_HELP, ClockKindOption, ClockOption, CpusOption, DEFAULT_DB, HttpOption, MaxMemoryOption, MaxProcsOption,
     MoveTimeOption, PonderFlag, RULES_HELP, RecoverFlag, RulesOption, RunLogDirOption, SANDBOX_HELP,
     SEED_HELP, SandboxOption, SeedOption, SetOption, WEEK_S, db_option,
 )
@@ -42,6 +42,12 @@ TournamentDistributedFlag = Annotated[bool, typer.Option(
     "--distributed", help="Do not play here: queue the games in the --db PostgreSQL store "
     "for `durak-ref worker` processes on any machines, and show progress until every game "
     "is stored (see README, Several machines).")]
+
+TournamentClockOption = Annotated[str | None, typer.Option(
+    "--clock", help=CLOCK_KIND_HELP + " Default: the config's, else wall.", metavar="wall|cpu",
+    show_default=False)]
+TournamentBackstopOption = Annotated[float | None, typer.Option(
+    help=BACKSTOP_HELP + f" Default: the config's, else {DEFAULT_BACKSTOP:g}.", show_default=False)]
 
 
 def tournament(
@@ -62,6 +68,8 @@ def tournament(
     set_: SetOption = None,
     tc: Annotated[str | None, typer.Option("--tc", help="Game clock BASE+INC in seconds.")] = None,
     move_time: MoveTimeOption = None,
+    clock: TournamentClockOption = None,
+    backstop: TournamentBackstopOption = None,
     on_illegal: Annotated[str | None, typer.Option(help="forfeit or retry:N.")] = None,
     adjudicate: AdjudicateOption = None,
     db: Annotated[str, db_option("The result store: every game as it finishes.")] = DEFAULT_DB,
@@ -91,7 +99,6 @@ def tournament(
     """
     bot_limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
     from ..records.store import open_store
-    from ..league.standings import standings
     from ..league.tournament import register_tournament
 
     web = http_address(http)
@@ -101,29 +108,38 @@ def tournament(
             refuse_changes("--concurrency, --db, --log-dir", [
                 ("--bot", bot), ("--config", config), ("--format", format_), ("--players", players),
                 ("--games", games), ("--seed", seed), ("--rules", rules), ("--set", set_), ("--tc", tc),
-                ("--move-time", move_time), ("--on-illegal", on_illegal), ("--adjudicate", adjudicate),
+                ("--move-time", move_time), ("--clock", clock), ("--backstop", backstop),
+                ("--on-illegal", on_illegal), ("--adjudicate", adjudicate),
                 ("--no-duplicate", no_duplicate), ("--fresh-bots", fresh_bots)])
             settings = resumed_tournament(store, resume, concurrency, sandbox, bind)
             tid = resume
         else:
             settings = tournament_settings(config, bot, set_, format_, players, games, concurrency, seed,
                                            rules, tc, move_time, on_illegal, no_duplicate, fresh_bots,
-                                           sandbox, bind, adjudicate)
+                                           sandbox, bind, adjudicate, clock, backstop)
             tid = register_tournament(store, settings)
         settings.validate()
         with hold_run("tournament", store, target, tid, resumed=resume is not None, log_dir=log_dir,
                       distributed=distributed) as run:
             progress = _play_tournament(run, store, settings, fresh=resume is None, as_json=as_json,
                                         hide=[config] if config else [], recover=recover, web=web)
-        data = standings(store, tid)
-        data.update(sandbox=progress.sandbox, duplicates=progress.duplicates,
-                    stderr_logs=progress.stderr_logs, decisions_this_run=progress.decisions,
-                    **progress.referee_cost())
+        data = _standings_with(store, tid, progress)
     if as_json:
         emit_result("tournament", dict(standings_body(data), **reproduce_fields(settings.seed, resume)))
         return
     _print_tournament(data)
     print_seed(settings.seed, resume)
+
+
+def _standings_with(store: Any, tid: str, progress: Any) -> dict[str, Any]:
+    """Tournament ``tid``'s standings, with what this run's ``progress`` saw: how bots
+    ran, their stderr logs, the decisions asked and the referee's cost."""
+    from ..league.standings import standings
+    data = standings(store, tid)
+    data.update(sandbox=progress.sandbox, duplicates=progress.duplicates,
+                stderr_logs=progress.stderr_logs, decisions_this_run=progress.decisions,
+                **progress.referee_cost())
+    return data
 
 
 def _print_tournament(data: dict[str, Any]) -> None:
@@ -168,14 +184,16 @@ def tournament_settings(config: Path | None, bot: list[str] | None, set_: list[s
                         concurrency: int | None, seed: str | None, rules: str | None, tc: str | None,
                         move_time: float | None, on_illegal: str | None, no_duplicate: bool,
                         fresh_bots: bool, sandbox: str | None, bind: list[Path] | None,
-                        adjudicate: str | None = None) -> Any:
+                        adjudicate: str | None = None, clock: str | None = None,
+                        backstop: float | None = None) -> Any:
     """A new tournament's settings: the config file's, overridden by the options given."""
     from ..league.tournament import settings_from_options
     return settings_from_options(
         config, bot or [], set_ or [],
         {"format": format_, "players": players, "games": games,
          "concurrency": concurrency, "seed": None if seed is None else run_seed(seed),
-         "preset": rules, "tc": tc, "move_time": move_time, "on_illegal": on_illegal,
+         "preset": rules, "tc": tc, "move_time": move_time, "clock": clock, "backstop": backstop,
+         "on_illegal": on_illegal,
          "adjudicate": adjudicate, "duplicate": False if no_duplicate else None,
          "fresh_bots": True if fresh_bots else None, "sandbox": sandbox,
          "bind_extra": list(sandbox_options("auto", bind)[1])})
@@ -235,6 +253,8 @@ def sprt(
     set_: SetOption = None,
     tc: ClockOption = None,
     move_time: MoveTimeOption = None,
+    clock: ClockKindOption = "wall",
+    backstop: BackstopOption = DEFAULT_BACKSTOP,
     fresh_bots: SprtFreshFlag = False,
     sandbox: SandboxOption = "auto",
     bind: BindOption = None,
@@ -267,16 +287,16 @@ def sprt(
     mode, binds = sandbox_options(sandbox, bind)
     if resume is not None:
         refuse_changes("--concurrency, --sandbox, --bind, --db, --log-dir", [
-            ("BOT_A", bot_a), ("BOT_B", bot_b), ("--opponent", opponent), ("--seed", seed),
-            ("--set", set_), ("--tc", tc), ("--move-time", move_time), ("--elo0", elo0 != 0.0),
-            ("--elo1", elo1 != 10.0), ("--alpha", alpha != 0.05), ("--beta", beta != 0.05),
-            ("--max-pairs", max_pairs != 20000), ("--rules", rules != "classic"),
-            ("--fresh-bots", fresh_bots), ("--adjudicate", adjudicate)])
+            ("BOT_A", bot_a), ("BOT_B", bot_b), ("--opponent", opponent), ("--seed", seed), ("--set", set_),
+            ("--tc", tc), ("--move-time", move_time), ("--elo0", elo0 != 0.0), ("--elo1", elo1 != 10.0),
+            ("--alpha", alpha != 0.05), ("--beta", beta != 0.05), ("--max-pairs", max_pairs != 20000),
+            ("--rules", rules != "classic"), ("--fresh-bots", fresh_bots), ("--adjudicate", adjudicate),
+            ("--clock", clock != "wall"), ("--backstop", backstop != DEFAULT_BACKSTOP)])
     elif bot_a is None or bot_b is None:
         fail("give the two bots, BOT_A and BOT_B (or --resume ID)")
     else:
         settings = new_sprt(bot_a, bot_b, opponent or [], rules, set_, tc, move_time, seed, test,
-                            max_pairs, mode, binds, fresh_bots, adjudicate)
+                            max_pairs, mode, binds, fresh_bots, adjudicate, clock, backstop)
     target = run_target(db, distributed)
     with open_store(target) as store:
         if resume is None:
@@ -291,14 +311,19 @@ def sprt(
             run = _play_sprt(held, store, job, concurrency=concurrency, recover=recover, as_json=as_json,
                              sandbox=job.settings.sandbox if sandbox == "auto" else mode,
                              binds=(*job.settings.bind, *extra_binds))
-    status = dict(run.status(), a={"name": job.a.name, "command": job.a.command},
-                  b={"name": job.b.name, "command": job.b.command},
-                  opponents=[{"name": e.name, "command": e.command} for e in job.opponents])
+    status = sprt_status(run, job)
     if as_json:
         emit_result("sprt", dict(sprt_body(status), **reproduce_fields(job.config.seed, resume)))
     else:
         _print_sprt(run, status, job, f"run {tid} in {target}", resume)
     raise typer.Exit(0 if status["state"] == "accept_h1" else 1)
+
+
+def sprt_status(run: Any, job: Any) -> dict[str, Any]:
+    """An SPRT run's status (``SprtRun.status``) with its bots' names and commands."""
+    return dict(run.status(), a={"name": job.a.name, "command": job.a.command},
+                b={"name": job.b.name, "command": job.b.command},
+                opponents=[{"name": e.name, "command": e.command} for e in job.opponents])
 
 
 def _play_sprt(held: Any, store: Any, job: Any, *, concurrency: int, recover: bool, as_json: bool,
@@ -364,7 +389,8 @@ def sprt_test(elo0: float, elo1: float, alpha: float, beta: float) -> Any:
 def new_sprt(bot_a: str, bot_b: str, opponent: list[str], rules: str, set_: list[str] | None,
              tc: str | None, move_time: float | None, seed: str | None, test: Any, max_pairs: int,
              sandbox: str, binds: tuple[str, ...], fresh_bots: bool,
-             adjudicate: str | None = None) -> dict[str, Any]:
+             adjudicate: str | None = None, clock: str = "wall",
+             backstop: float = DEFAULT_BACKSTOP) -> dict[str, Any]:
     """A new SPRT run's settings as stored: its bots (A, B, the opponents; named A-...,
     B-...), the match config, the test and how the bots run."""
     from ..league.abtest import stored_settings
@@ -375,7 +401,8 @@ def new_sprt(bot_a: str, bot_b: str, opponent: list[str], rules: str, set_: list
     table_rules.check_table(len(specs) - 1 if opponent else 2)
     if any(x.kind == "tcp" for x in specs):
         raise BotSpecError("sprt starts its bots itself: give command lines or builtin:NAME, not tcp:NAME")
-    config = MatchConfig(rules=table_rules, tc=TimeControl.parse(tc, move_time), seed=run_seed(seed),
+    config = MatchConfig(rules=table_rules, seed=run_seed(seed),
+                         tc=TimeControl.parse(tc, move_time, clock=clock, backstop=backstop),
                          adjudicate=parse_budget(adjudicate))
     names = unique_names([f"A-{specs[0].name}", f"B-{specs[1].name}"] + [x.name for x in specs[2:]])
     entries = [BotEntry(name, spec.text) for name, spec in zip(names, specs)]

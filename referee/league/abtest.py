@@ -194,7 +194,7 @@ def settings_for(bots: list[BotEntry], config: MatchConfig, players: int, seed: 
         bots, players=players, seed=seed, preset=rules.preset,
         rules={o.name: o.format(getattr(rules, o.name)) for o in OPTIONS},
         tc=None if tc.base is None else f"{tc.base:g}+{tc.increment:g}", move_time=tc.move,
-        startup_time=tc.startup, max_restarts=config.max_restarts,
+        startup_time=tc.startup, clock=tc.clock, backstop=tc.backstop, max_restarts=config.max_restarts,
         on_illegal="forfeit" if not config.illegal_retries else f"retry:{config.illegal_retries}",
         adjudicate=None if config.adjudicate is None else config.adjudicate.text,
         sandbox=sandbox, bind=list(bind), fresh_bots=fresh_bots)

@@ -38,7 +38,7 @@ import trio
 
 from ..console.usererror import leaves
 from ..table.adjudicator import AdjudicateError, parse_budget
-from ..table.clock import TimeControl, TimeControlError
+from ..table.clock import DEFAULT_BACKSTOP, TimeControl, TimeControlError
 from ..table.match import (
     GameRecord, MatchConfig, OnIllegalError, Watch, parse_on_illegal, play_game, referee_cost,
 )
@@ -102,6 +102,8 @@ class TournamentSettings:
     tc: str | None = None
     move_time: float | None = None
     startup_time: float = 10.0
+    clock: str = "wall"  #: wall | cpu (table/clock.py)
+    backstop: float = DEFAULT_BACKSTOP  #: under the cpu clock: wall time waited per CPU budget
     on_illegal: str = "forfeit"
     adjudicate: str | None = None  #: the solver's budget per game (``adjudicator.parse_budget``)
     max_restarts: int = 3
@@ -161,7 +163,8 @@ class TournamentSettings:
             rules.check_table(self.players)
             self.sandbox_policy().check()
             return MatchConfig(rules=rules, games=1, seed=self.seed,
-                               tc=TimeControl.parse(self.tc, self.move_time, self.startup_time),
+                               tc=TimeControl.parse(self.tc, self.move_time, self.startup_time,
+                                                    self.clock, self.backstop),
                                illegal_retries=parse_on_illegal(self.on_illegal),
                                max_restarts=self.max_restarts,
                                adjudicate=parse_budget(self.adjudicate))
@@ -180,7 +183,8 @@ _CONFIG_TYPES: dict[str, type | tuple[type, ...]] = {
     "rules": dict, "preset": str, "time_control": dict, "concurrency": int, "on_illegal": str,
     "max_restarts": int, "fresh_bots": bool, "sandbox": str, "bind": list, "adjudicate": str}
 _TC_TYPES: dict[str, type | tuple[type, ...]] = {
-    "tc": str, "move_time": (int, float), "startup_time": (int, float)}
+    "tc": str, "move_time": (int, float), "startup_time": (int, float), "clock": str,
+    "backstop": (int, float)}
 _TYPE_NAMES = {list: "an array", str: "a string", int: "an integer", bool: "true or false",
                dict: "a table", (int, float): "a number", (int, str): "a string or an integer"}
 
@@ -227,10 +231,10 @@ def load_config(path: Path) -> dict[str, Any]:
         out["preset"] = rules.pop("preset")
     out["rules"] = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in rules.items()}
     tc = data.get("time_control", {})
-    bad_tc = sorted(set(tc) - {"tc", "move_time", "startup_time"})
+    bad_tc = sorted(set(tc) - set(_TC_TYPES))
     if bad_tc:
         raise TournamentError(f"{path}: unknown [time_control] key(s) {', '.join(bad_tc)}; "
-                              f"known: tc, move_time, startup_time")
+                              f"known: {', '.join(_TC_TYPES)}")
     out.update({k: tc[k] for k in tc})
     bots = []
     for i, b in enumerate(data.get("bots", [])):

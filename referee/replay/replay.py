@@ -20,6 +20,7 @@ from ..table import observer
 from ..table.adjudicator import ADJUDICATED
 from ..records.signing import Trust
 from ..seats.players import BotSpecError, parse_bot_spec
+from ..table.clock import CLOCKS
 from ..table.forfeit import ASKED_FORFEITS, FORFEIT_SEATS
 from ..table.match import FORFEITS, forfeit_reason
 from ..rules import Game, Rules
@@ -44,6 +45,17 @@ def log_rules(header: dict[str, Any]) -> Rules:
         return rules_from_dict(header["rules"], header.get("preset", "classic"))
     except (RulesError, KeyError, TypeError) as exc:
         raise Divergence(f"the header's rules cannot be used: {exc}") from None
+
+
+def log_clock(header: dict[str, Any]) -> str:
+    """The clock that ruled the log's games (table/clock.py ``CLOCKS``): its header's
+    ``time_control.clock``, ``wall`` in a log written before there was a choice. Under
+    ``cpu`` the decisions' milliseconds are CPU time. Raises Divergence for another value."""
+    tc = header.get("time_control")
+    clock = tc.get("clock", "wall") if isinstance(tc, dict) else "wall"
+    if clock not in CLOCKS:
+        raise Divergence(f"the header's time_control clock {clock!r} is none of {', '.join(CLOCKS)}")
+    return str(clock)
 
 
 def dealt_game(rules: Rules, record: dict[str, Any], events: bool = False) -> Game:
@@ -243,8 +255,10 @@ def verify_adjudication(game: Game, record: dict[str, Any], max_nodes: int = VER
 def verify_log(header: dict[str, Any], games: list[dict[str, Any]]) -> list[Verified]:
     """Verify every game; one entry per game (``ok`` False with the first divergence, or
     with why its signature fails when the games were read with their signatures
-    checked: ``record_signature``)."""
+    checked: ``record_signature``). Raises Divergence for a header that cannot be used
+    (its rules, its clock)."""
     rules = log_rules(header)
+    log_clock(header)
     out = []
     for record in games:
         problems = [p for p in (record_signature(record),) if p is not None]
@@ -314,6 +328,7 @@ def game_steps(header: dict[str, Any], record: dict[str, Any], seat: int | None 
     The seat view prints only what the seat's observation holds: its own hand, the
     table, public events, hand sizes and the cards publicly known per seat."""
     rules = log_rules(header)
+    unit = " CPU" if log_clock(header) == "cpu" else ""
     names = record["players"]
     view = observer.view_of(seat)
     game = dealt_game(rules, record, events=True)
@@ -324,7 +339,7 @@ def game_steps(header: dict[str, Any], record: dict[str, Any], seat: int | None 
     assert game.events is not None
     for i, s, action, forced in replayed_decisions(game, record):
         ms = record["decisions"][i][3] if len(record["decisions"][i]) > 3 else None
-        note = " (forced)" if forced else (f" ({ms:.1f} ms)" if isinstance(ms, (int, float)) else "")
+        note = " (forced)" if forced else (f" ({ms:.1f} ms{unit})" if isinstance(ms, (int, float)) else "")
         if observer.sees_decision(game, view):  # not another's decline
             # Whether another seat's move was forced (or how long it took) is not
             # something that seat's opponents see.

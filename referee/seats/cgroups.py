@@ -54,7 +54,7 @@ MEMORY_MB = 1024  #: default memory limit per bot process tree, MB (tmpfs and sh
 PROCS = 64  #: default process limit per bot process tree
 CPUS = 1.0  #: default CPU quota per bot process tree, in CPUs
 PERIOD_US = 100_000  #: the CPU quota's period
-V1_CONTROLLERS = ("memory", "pids", "cpu", "freezer")
+V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct", "freezer")
 V2_CONTROLLERS = ("memory", "pids", "cpu")
 _JOIN = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 
@@ -104,6 +104,7 @@ class Group:
         self.frozen = False
         self._freeze_fd: int | None = None
         self.oom_fd: int | None = None  #: v1: an eventfd readable after an OOM (see Backend)
+        self._cpu_fd: int | None = None  #: the CPU counter's file (``cpu_meter``)
 
     def join_argv(self) -> list[str]:
         """The prefix that puts the command after it into this group, then execs it."""
@@ -161,6 +162,32 @@ class Group:
             return kills
         return _field(os.path.join(d, "memory.failcnt"), None)
 
+    def cpu_meter(self) -> Callable[[], float] | None:
+        """A function that reads the CPU seconds every process of the group has used so
+        far (v1 ``cpuacct.usage``, nanoseconds; v2 ``cpu.stat`` ``usage_usec``): one
+        pread of a file kept open, a few microseconds. None where the backend has no CPU
+        counter (``Backend.cpu_time``) or the file cannot be opened. The cpu clock
+        (table/clock.py) charges a decision the difference of two reads."""
+        where = self.backend.cpu_time
+        if where is None:
+            return None
+        v2 = where == "v2"
+        try:
+            fd = self._cpu_fd = os.open(os.path.join(self.dirs[where], "cpu.stat" if v2 else "cpuacct.usage"),
+                                        os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        pread = os.pread
+        if v2:
+            def read_v2() -> float:
+                head = pread(fd, 64, 0).split(None, 2)  # "usage_usec N\n..."
+                return int(head[1]) / 1e6
+            return read_v2
+
+        def read_v1() -> float:
+            return int(pread(fd, 32, 0)) / 1e9
+        return read_v1
+
     def pids_refused(self) -> int:
         """How many forks the process limit refused."""
         d = self.dirs.get("v2", self.dirs.get("pids"))
@@ -185,10 +212,10 @@ class Group:
     def remove(self) -> bool:
         """Close the group's fds and rmdir it: True when it is gone (False: a member is
         still exiting; try again)."""
-        for fd in (self._freeze_fd, self.oom_fd):
+        for fd in (self._freeze_fd, self.oom_fd, self._cpu_fd):
             if fd is not None:
                 os.close(fd)
-        self._freeze_fd = self.oom_fd = None
+        self._freeze_fd = self.oom_fd = self._cpu_fd = None
         gone = True
         for d in dict.fromkeys(self.dirs.values()):
             try:
@@ -211,6 +238,12 @@ class Backend:
         self.enforced = enforced  #: memory, swap, pids, cpu, freezer -> enforced here
         self.limits = limits
         self.freezer: str | None = ("v2" if version == 2 else "freezer") if enforced["freezer"] else None
+        #: Which group directory holds the CPU counter the cpu clock reads (v2: "v2", its
+        #: ``cpu.stat``; v1: "cpuacct", or "cpu" where the two are mounted together), or
+        #: None: bots' CPU time cannot be read here.
+        self.cpu_time: str | None = "v2" if version == 2 else next(
+            (c for c in ("cpuacct", "cpu") if c in bases
+             and os.path.exists(os.path.join(bases[c], "cpuacct.usage"))), None)
         self._count = 0
 
     def create(self) -> Group:
@@ -280,7 +313,7 @@ class Backend:
                 "memory_mb": lim.memory_mb if on["memory"] else None, "no_swap": on["swap"],
                 "procs": lim.procs if on["pids"] else None,
                 "cpus": lim.cpus if on["cpu"] else None,
-                "frozen_off_move": not lim.ponder}
+                "frozen_off_move": not lim.ponder, "cpu_time": self.cpu_time is not None}
 
     def remove_all(self) -> None:
         """Remove this referee's subtree (what is still in it is killed first)."""
@@ -463,11 +496,15 @@ def detect(limits: Limits, root: str = ROOT, proc_cgroup: str = "/proc/self/cgro
         else:
             reasons.append(why)
     bases: dict[str, str] = {}
+    mounts: set[str] = set()
     for ctrl in V1_CONTROLLERS:
         mounted = os.path.join(root, ctrl)
         if not os.path.exists(os.path.join(mounted, "cgroup.procs")) or os.path.exists(
                 os.path.join(mounted, "cgroup.controllers")):
             continue
+        if os.path.realpath(mounted) in mounts:  # mounted together (cpu,cpuacct): one group
+            continue
+        mounts.add(os.path.realpath(mounted))
         parent = os.path.join(mounted, own.get(ctrl, "/").strip("/"))
         if not os.path.isdir(parent):
             parent = mounted
@@ -521,6 +558,15 @@ class Confinement:
     @property
     def memory_enforced(self) -> bool:
         return self.backend is not None and self.backend.enforced["memory"] and self.limits.memory_mb is not None
+
+    def cpu_time_why_not(self) -> str | None:
+        """None when bot groups here count their CPU time (the cpu clock can charge a bot
+        program), else why not."""
+        if self.backend is None:
+            return f"no control group can be had for bot programs here: {self.why_not}"
+        if self.backend.cpu_time is None:
+            return "no CPU accounting controller (cgroup v1 cpuacct) is mounted for bot groups"
+        return None
 
     def open_group(self) -> Group | None:
         """A new group for one bot process (None: no backend, or the kernel refused)."""

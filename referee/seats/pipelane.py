@@ -61,13 +61,21 @@ class Request:
     as it is (its frame given), it is a request as a tool or a test asks it."""
 
     def __init__(self, request_id: int, budget: float | None, answers: dict[bytes, Any],
-                 frame: bytes | None = None) -> None:
+                 frame: bytes | None = None, cpu_budget: float | None = None) -> None:
         self.id = request_id  #: the request id
-        self.budget = budget  #: seconds the answer may take (None: no limit)
+        #: Seconds of wall time the answer may take (None: no limit): the seat is waited
+        #: for so long (under the cpu clock: the backstop, table/clock.py ``Clock.wait``).
+        self.budget = budget
+        #: Under the cpu clock, the CPU seconds the answer may use (None: the wall clock
+        #: rules, or no limit): a seat that can read its CPU stops waiting past it.
+        self.cpu_budget = cpu_budget
         self.answers = answers  #: canonical packed action maps -> the action they name
         #: (written, answered): run-clock times of the request fully written and of the
         #: answer complete, set by a player that knows them; None: the loop times the call.
         self.timing: tuple[float, float] | None = None
+        #: The CPU seconds the seat spent on the answer, as the seat measured them (a
+        #: program bot's control group, an in-process built-in's thread); -1: not measured.
+        self.cpu = -1.0
         self._frame = frame
 
     def frame(self) -> bytes:
@@ -154,13 +162,24 @@ class Lane(Seat):
         #: What to call before a request is written (None: nothing): thaws a bot that
         #: was frozen while another was waited for (referee/seats/cgroups.py, Turns).
         self.wake: Callable[[], None] | None = None
+        #: The bot's CPU seconds so far (its control group's counter: cgroups.Group.
+        #: cpu_meter), None: not readable. Read only under the cpu clock (``cpu_limit``).
+        self.meter: Callable[[], float] | None = None
+        self.cpu_rate = 1.0  #: the most CPUs the bot can use at once (its quota)
+        #: The open request's CPU budget (``Request.cpu_budget``; None: the wall clock).
+        self.cpu_limit: float | None = None
+        self.cpu_written = -1.0  #: ``meter`` as the open request was written (-1: unread)
+        self.cpu_used = -1.0  #: the CPU seconds of the last answer (-1: not measured)
 
     def attempt(self, ask: Request) -> object:
         """``StreamPlayer.attempt`` (its contract), compiled: ``decide_now`` for the
-        request of ``ask`` (a ``framelane.Ask``), with the answer's timing on it."""
+        request of ``ask`` (a ``framelane.Ask``), with the answer's timing (and under
+        the cpu clock its CPU seconds) on it."""
+        self.cpu_limit = ask.cpu_budget
         answer = decide_now(self, self.player, ask.frame(), ask.id, ask.budget, ask.answers)
         if answer is not None:
             ask.timing = self.timing
+            ask.cpu = self.cpu_used
         return answer
 
     def hear(self, frame: bytes) -> None:
@@ -196,6 +215,21 @@ def answer_head(request_id: int) -> bytes:
         if len(_HEADS) < _HEADS_MAX:
             _HEADS[request_id] = head
     return head
+
+
+def cpu_open(lane: Lane) -> None:
+    """A request is about to be written: read the bot's CPU counter (under the cpu clock,
+    where it has one; else mark it unread), the start of the answer's CPU time."""
+    meter = lane.meter
+    lane.cpu_used = -1.0
+    lane.cpu_written = meter() if meter is not None and lane.cpu_limit is not None else -1.0
+
+
+def cpu_close(lane: Lane) -> None:
+    """The answer is complete: its CPU seconds (``cpu_used``), from ``cpu_open`` to now."""
+    meter = lane.meter
+    start = lane.cpu_written
+    lane.cpu_used = meter() - start if meter is not None and start >= 0.0 else -1.0
 
 
 def yield_due(lane: Lane) -> bool:
@@ -292,6 +326,8 @@ def decide_now(lane: Lane, player: Any, frame: bytes, request_id: int, budget: f
         if action is not None:
             lane.answered = request_id
             lane.timing = (written, answered)
+            if lane.cpu_written >= 0.0:
+                cpu_close(lane)
             if answered - written > QUICK_ANSWER_S:
                 lane.quick = False
             return action
@@ -314,6 +350,10 @@ def _write_request(lane: Lane, frame: bytes, request_id: int, head: bytes,
     wake = lane.wake
     if wake is not None:  # (a frozen bot: thawed before its request is written)
         wake()
+    if lane.cpu_limit is not None:  # (the cpu clock: its CPU counter read)
+        cpu_open(lane)
+    else:
+        lane.cpu_written = lane.cpu_used = -1.0
     total = 0
     for part in queued:
         total += len(part)

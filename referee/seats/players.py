@@ -78,6 +78,9 @@ BUILTINS = {
 #: Built-ins that take ``:KEY=VALUE,...`` parameters: the search bots
 #: (referee/bots/ismcts.py, ``SEARCH_BOTS``) and the solver.
 PARAMETRIC = ("ismcts", "expert", "solver")
+#: Why a TCP seat cannot be played under the cpu clock (``Player.cpu_time_why_not``).
+TCP_NO_CPU_TIME = ("a TCP bot runs where the referee cannot read its CPU time (only built-ins "
+                   "and the bot programs it starts have a CPU clock); play it with --clock wall")
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _SCRIPT_RE = re.compile(r"^[^\s]+\.(py|js|mjs|cjs|ts|rb|pl|php|lua|jar|sh|exe)$")
 
@@ -221,11 +224,19 @@ class Ask(Protocol):
     index: int  #: the game's number in its match
     id: int  #: the request id (1, 2, ... per seat per game)
     legal: list[int]  #: the legal actions, as action numbers
-    budget: float | None  #: seconds the answer may take (None: no limit)
+    #: seconds of wall time the answer may take (None: no limit; under the cpu clock the
+    #: backstop, table/clock.py)
+    budget: float | None
+    #: under the cpu clock, the CPU seconds the answer may use (None: the wall clock rules)
+    cpu_budget: float | None
     answers: Mapping[bytes, int]  #: canonical packed action maps -> the action they name
     #: (written, answered): run-clock times of the request fully written and of the
     #: answer complete, for a player that knows them; None: the loop times the call.
     timing: tuple[float, float] | None
+    #: the CPU seconds the seat spent on the answer, for a player that measures them (a
+    #: program bot's control group, a built-in's thread); -1: not measured. Under the cpu
+    #: clock an answer whose CPU is not measured is charged its wall time.
+    cpu: float
 
     def frame(self) -> bytes:
         """The request's frame (``encode(self.message())``, byte for byte)."""
@@ -280,6 +291,15 @@ class Player:
     def attempt(self, ask: Ask) -> Any:
         """The decision now, or None (not yet: ``finish`` is awaited next). None by default."""
         return None
+
+    def cpu_time_why_not(self) -> str | None:
+        """None when this seat measures the CPU time of its decisions (``Ask.cpu``), so the
+        cpu clock can charge it (table/clock.py); else why not, and the run refuses
+        ``--clock cpu``. By default a seat does not: a TCP bot runs on a machine or in a
+        process the referee cannot look into, a person thinks without a CPU."""
+        if self.spec.kind == "tcp":
+            return TCP_NO_CPU_TIME
+        return f"a {self.spec.kind} seat has no CPU time the referee can read"
 
     async def finish(self, ask: Ask) -> Any:
         """The answer to ``ask``, continuing what ``attempt`` left open. Raises BotFailure."""
@@ -384,6 +404,19 @@ class BuiltinPlayer(Player):
     def attempt(self, ask: Ask) -> Any:
         if not self._now:
             return None
+        if ask.cpu_budget is None:  # the wall clock: the loop times the call
+            return self._choose_now(ask)
+        cpu = time.thread_time()
+        answer = self._choose_now(ask)
+        ask.cpu = time.thread_time() - cpu
+        return answer
+
+    def cpu_time_why_not(self) -> str | None:
+        """None: a built-in's decision is timed by the CPU clock of its thread."""
+        return None
+
+    def _choose_now(self, ask: Ask) -> Any:
+        """``random``'s or ``greedy``'s choice, from the engine."""
         if self._kind == "random":
             index = ask.index
             return random_action(ask.legal, self._rng if index == self._game else self._game_rng(index))
@@ -396,15 +429,17 @@ class BuiltinPlayer(Player):
         if self._now:  # (asked through finish alone: the same choice)
             return self.attempt(ask)
         cpu = time.thread_time()
-        answer = await self._decide(ask)
-        self.decide_cpu_s += time.thread_time() - cpu
+        answer = await self._decide(ask)  # (it never waits: this thread's CPU is its own)
+        ask.cpu = time.thread_time() - cpu
+        self.decide_cpu_s += ask.cpu
         self.decided += 1
         return answer
 
     async def _decide(self, ask: Ask) -> Any:
         """``finish``'s choice for the built-ins that do not choose in ``attempt``."""
         if self._chooser is not None:
-            action = self._chooser.choose(ask.game, ask.index, ask.budget)
+            action = self._chooser.choose(ask.game, ask.index, ask.budget if ask.cpu_budget is None
+                                          else ask.cpu_budget)
             if action is not None:
                 return action
             assert self._fallback is not None

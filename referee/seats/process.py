@@ -110,6 +110,13 @@ class ProcessPlayer(StreamPlayer):
         """The control group of the running bot process (None: none)."""
         return self.conn.group if self.conn else None
 
+    def cpu_time_why_not(self) -> str | None:
+        """None when its control group counts its CPU time (cgroups.Group.cpu_meter): the
+        cpu clock refuses a bot program it cannot measure rather than time it on the wall
+        clock unannounced."""
+        why = self.confinement.cpu_time_why_not()
+        return None if why is None else f"{why} (so its CPU time cannot be read)"
+
     def take_turns(self, turns: Turns) -> None:
         """Be frozen while another seat of ``turns`` is waited for (not with --ponder, nor
         where no cgroup can be had)."""
@@ -188,12 +195,25 @@ class ProcessPlayer(StreamPlayer):
         self._lane.wake = None
         assert process.stdin is not None and process.stdout is not None
         self._attach(process.stdin, process.stdout)
+        self._meter(group)
         self._nursery.start_soon(self._drain_stderr, conn)
         self._nursery.start_soon(self._watch_exit, conn)
         if group is not None and group.oom_fd is not None:
             self._nursery.start_soon(self._watch_oom, conn)
         await self._handshake(self.startup_time)
         self.ever_ready = True
+
+    def _meter(self, group: Group | None) -> None:
+        """Give the lane the group's CPU counter (read only under the cpu clock) and the
+        most CPUs the group can use at once: its quota, else the machine's."""
+        lane = self._lane
+        lane.meter = None if group is None else group.cpu_meter()
+        cpus = float(os.cpu_count() or 1)
+        limit = self.confinement.limits.cpus
+        backend = self.confinement.backend
+        if limit is not None and backend is not None and backend.enforced["cpu"]:
+            cpus = min(cpus, limit)
+        lane.cpu_rate = cpus
 
     def _rlimit_memory_mb(self) -> int | None:
         """The address-space rlimit: only where no memory cgroup holds the bot (an

@@ -41,8 +41,8 @@ from protocol.errors import RemoteProtocolError, UnsupportedVersionError
 
 from .. import __version__
 from .pipelane import (QUICK_ANSWER_S, QUICK_WAIT_MS, READ_CHUNK, YIELD_EVERY, Lane,  # noqa: F401
-                       Request, answer_head as _answer_head, clock_offset, flush_now, pending,
-                       queue_frame, yield_due)
+                       Request, answer_head as _answer_head, clock_offset, cpu_close, cpu_open,
+                       flush_now, pending, queue_frame, yield_due)
 from .players import Ask, BotFailure, Player
 
 #: Seconds a write to a bot may block (the bot not reading its input) before the bot
@@ -270,6 +270,7 @@ class StreamPlayer(Player):
         referee's. A bot that does not read its input is failed when the write has not
         finished within the budget (or WRITE_TIMEOUT)."""
         lane = self._lane
+        lane.cpu_limit = ask.cpu_budget
         if lane.open is None and lane.stash is None and yield_due(lane):
             # The periodic yield to trio (stderr drains, exit watchers and Ctrl-C are
             # served), taken between decisions: then the decision is tried at once again,
@@ -281,6 +282,7 @@ class StreamPlayer(Player):
                 return answer
         answer = await self._decide_told(ask.frame(), ask.id, ask.budget, ask.answers)
         ask.timing = lane.timing
+        ask.cpu = lane.cpu_used
         return answer
 
     async def _decide_told(self, frame: bytes, request_id: int, budget: float | None,
@@ -334,6 +336,7 @@ class StreamPlayer(Player):
         lane.answered = request_id
         lane.timing = (written, self._frame_at)
         lane.quick = self._frame_at - written <= QUICK_ANSWER_S
+        cpu_close(lane)
 
     async def tell(self, message: dict[str, Any]) -> None:
         before = self.failure
@@ -359,6 +362,7 @@ class StreamPlayer(Player):
         and wait for its answer: the value ``answers`` maps a canonical answer's action
         bytes to, else the action map the bot sent."""
         self._lane.timing = None
+        self._lane.cpu_used = -1.0
         opened, self._lane.open = self._lane.open, None
         stash, self._lane.stash = self._lane.stash, None
         if opened is None:
@@ -375,6 +379,7 @@ class StreamPlayer(Player):
             self._lane.expect, self._lane.answers = _answer_head(request_id), answers
             if self._lane.wake is not None:  # frozen while another seat was waited for
                 self.wake_up()
+            cpu_open(self._lane)
             written = await self._flush(None if budget is None else self._lane.now() + budget)
         elif opened[1] is None:  # part of the request is still queued
             written = await self._flush(None if budget is None else self._lane.now() + budget)
@@ -623,11 +628,41 @@ class StreamPlayer(Player):
         if deadline is None:  # no clock: skip the cancel scope (it is per decision)
             return await self._read_message(wait_first=True)
         start = self._lane.now()
+        if self._lane.cpu_written >= 0.0:
+            return await self._receive_cpu(deadline, what, start)
         with trio.move_on_at(deadline):
             return await self._read_message(wait_first=True)
         waited = self._lane.now() - start
         raise self._fail("timeout", f"no answer to {what} within {budget:.3f} s",
                          waited_s=round(waited, 3), budget_s=round(budget or 0.0, 3))
+
+    async def _receive_cpu(self, deadline: float, what: str, start: float) -> dict[str, Any]:
+        """``_receive`` under the cpu clock, for a bot whose CPU counter is read
+        (``cpu_open``): the next message, waited for until the bot has used its CPU budget
+        (``Lane.cpu_limit``) or the wall ``deadline`` (the backstop) has passed. The
+        counter is read whenever the bot could first have used up its budget (at
+        ``Lane.cpu_rate`` CPUs), so a bot that spins is stopped soon after its budget
+        and one that sleeps costs a read per budget's worth of waiting."""
+        lane = self._lane
+        limit = lane.cpu_limit
+        meter = lane.meter
+        assert limit is not None and meter is not None
+        while True:
+            used = meter() - lane.cpu_written
+            if used > limit:
+                raise self._fail("timeout", f"no answer to {what} within its CPU budget of "
+                                 f"{limit:.3f} s (it used {used:.3f} s of CPU)", clock="cpu",
+                                 cpu_s=round(used, 3), budget_s=round(limit, 3),
+                                 waited_s=round(lane.now() - start, 3))
+            now = lane.now()
+            if now >= deadline:
+                raise self._fail("timeout", f"no answer to {what} within {deadline - start:.3f} s "
+                                 f"of wall time, the cpu clock's backstop (it used {used:.3f} s "
+                                 f"of its {limit:.3f} s of CPU)", clock="wall backstop",
+                                 cpu_s=round(used, 3), budget_s=round(limit, 3),
+                                 waited_s=round(now - start, 3))
+            with trio.move_on_at(min(deadline, now + max((limit - used) / lane.cpu_rate, 0.001))):
+                return await self._read_message(wait_first=True)
 
     def _message_now(self) -> dict[str, Any] | None:
         """The next message if it is already buffered or a pipe delivers it without

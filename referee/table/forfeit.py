@@ -62,13 +62,24 @@ def failed(seat: int, failure: BotFailure, request_id: int | None = None) -> For
     return Forfeit(seat, failure.kind, reason, failure.evidence)
 
 
-def late(seat: int, request_id: int, used: float, budget: float | None, answer: Any) -> Forfeit:
+def late(seat: int, request_id: int, used: float, budget: float | None, answer: Any,
+         wall: float | None = None, cpu: bool = False) -> Forfeit:
     """The forfeit of a seat that answered request ``request_id`` over its time budget
-    (``answer``: what it answered, as evidence)."""
-    reason = f"answered request {request_id} after {used:.3f} s, over its budget of {budget:.3f} s"
-    return Forfeit(seat, "timeout", reason, {"used_s": round(used, 4), "budget_s": budget,
-                                             "received": answer},
-                   msg.error_msg("timeout", reason, True))
+    (``answer``: what it answered, as evidence). Under the cpu clock ``wall`` is the
+    decision's wall time, and ``cpu`` says that ``used`` is its CPU time (else the wall
+    time passed the backstop, ``budget``)."""
+    if wall is None:
+        reason = f"answered request {request_id} after {used:.3f} s, over its budget of {budget:.3f} s"
+    elif cpu:
+        reason = (f"answered request {request_id} after {used:.3f} s of CPU ({wall:.3f} s wall), "
+                  f"over its CPU budget of {budget:.3f} s")
+    else:
+        reason = (f"answered request {request_id} after {used:.3f} s of wall time, past the "
+                  f"cpu clock's wall backstop of {budget:.3f} s")
+    evidence: dict[str, Any] = {"used_s": round(used, 4), "budget_s": budget, "received": answer}
+    if wall is not None:
+        evidence.update(clock="cpu" if cpu else "wall backstop", wall_s=round(wall, 4))
+    return Forfeit(seat, "timeout", reason, evidence, msg.error_msg("timeout", reason, True))
 
 
 def illegal_message(game: Game, action: int, request_id: int) -> str:

@@ -181,8 +181,10 @@ class Ask(Request):
         request_id = table.ids[seat] + 1
         table.ids[seat] = request_id
         clock = table.clocks[seat]
-        # (answers: every action's canonical bytes; the frame is made on first use)
-        super().__init__(request_id, clock.budget(), ACTIONS_BY_BYTES)
+        # (answers: every action's canonical bytes; the frame is made on first use; under
+        # the cpu clock the seat is waited for the backstop, and may use its budget of CPU)
+        super().__init__(request_id, clock.wait(), ACTIONS_BY_BYTES, None,
+                         clock.budget() if clock.cpu else None)
         self.game = game
         self.seat = seat
         self.index = table.index  #: the game's number in its match
@@ -190,7 +192,6 @@ class Ask(Request):
         self.clock = clock
         self.asked = table.time()  #: when the loop asked (the start of an untimed answer)
         self.used = 0.0  #: the seconds charged for the answer (set by ``settle``)
-        self.cpu = -1.0  #: the in-process CPU seconds of an awaited answer (-1: its time)
         self._table = table
         self._message: dict[str, Any] | None = None
 
@@ -262,7 +263,8 @@ def conclude(t: Table, game: Game, ask: Ask, answer: object, decisions: list[Dec
 
 def settle(t: Table, game: Game, ask: Ask, answer: object) -> Decision | None:
     """The one judge of an answer: charge the seat's clock the answer's time (its
-    ``timing``, else from ``ask.asked`` to now), then apply it when in time, well formed
+    ``timing``, else from ``ask.asked`` to now; under the cpu clock the CPU the seat
+    measured, ``ask.cpu``: ``Clock.charge``), then apply it when in time, well formed
     and legal; return the decision. An illegal answer with retries left
     (``--on-illegal retry:N``) is recorded in ``t.retries``, the seat is sent a
     non-fatal error, and None says the seat is to be asked again. Anything else raises
@@ -274,11 +276,16 @@ def settle(t: Table, game: Game, ask: Ask, answer: object) -> Decision | None:
     used = (t.time() - ask.asked) if timing is None else timing[1] - timing[0]
     if used < 0.0:
         used = 0.0
-    ask.used = used
-    t.charged += used
-    overran = ask.clock.charge(used)
+    clock = ask.clock
+    cpu = ask.cpu
+    overran = clock.charge(used, cpu)
+    charged = clock.ruling(used, cpu)  # (under the cpu clock: its CPU, ``Clock.ruling``)
+    ask.used = charged
+    t.charged += charged
     if overran is not None:
-        raise late(seat, ask.id, used, overran, _received(answer))
+        metered = clock.cpu and cpu >= 0.0
+        raise late(seat, ask.id, charged, overran, _received(answer),
+                   used if metered else None, metered and charged == cpu)
     legal = ask.legal
     # An action number (a fast reader maps canonical bytes to it; a built-in chooses one)
     # or a map equal to an element of the legal list (bots copy one) needs no parse.

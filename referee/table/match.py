@@ -50,6 +50,25 @@ from ..errors import UserError
 Watch = Callable[[dict[str, Any]], Awaitable[None]]
 
 
+class CpuClockError(UserError, ValueError):
+    """``--clock cpu`` with a seat whose CPU time the referee cannot read."""
+
+    hint = ("use --clock wall (the wall clock), or seat only built-ins and bot programs in "
+            "control groups with CPU accounting")
+
+
+def check_cpu_clock(players: Sequence[Player], tc: TimeControl) -> None:
+    """Under the cpu clock, refuse a table with a seat that cannot measure its CPU time
+    (``Player.cpu_time_why_not``): charging it its wall time would change its clock
+    unannounced. Raises CpuClockError naming the seat and why."""
+    if not tc.cpu:
+        return
+    for p in players:
+        why = p.cpu_time_why_not()
+        if why is not None:
+            raise CpuClockError(f"--clock cpu: seat {p.name}: {why}")
+
+
 class OnIllegalError(UserError, ValueError):
     """The user's --on-illegal value is not ``forfeit`` or ``retry:N``."""
 
@@ -110,9 +129,10 @@ class GameRecord:
     retries: list[dict[str, Any]] = field(default_factory=list)
     #: CPU seconds in-process (builtin) bots spent deciding in this game: they run in the
     #: referee's process, so the referee's own CPU is its process CPU minus this. Not logged.
-    #: A decision finished at once (``Player.attempt``) counts its time on the run's clock
-    #: (wall time under trio's default clock: reading the process CPU clock would cost more
-    #: than such a decision); an awaited one its process CPU time.
+    #: A decision the built-in measured (``ask.cpu``: an awaited one, and under the cpu
+    #: clock every one) counts the CPU time of the thread that decided; another awaited one
+    #: the process CPU time of the call; one finished at once under the wall clock its
+    #: time on the run's clock (reading a CPU clock would cost more than such a decision).
     inprocess_cpu_s: float = 0.0
     #: For a game played in a worker process: that worker's own CPU seconds since its
     #: previous game (in-process bots excluded). Not logged.
@@ -182,6 +202,7 @@ async def play_game(players: Sequence[Player], config: MatchConfig, *, index: in
     ``watch``: a spectator's hook, awaited with the game's public messages only (its
     start, every public event, its end; see referee/table/spectator.py); None costs nothing.
     Every decision goes through the one loop of ``framelane`` (see its docstring)."""
+    check_cpu_clock(players, config.tc)
     started = trio.current_time()
     rules = config.rules
     table = _table(players, config, index, watch is not None)
@@ -270,14 +291,13 @@ async def _decisions(table: Table, game: Game, decisions: list[Decision],
         if ask is None:
             continue
         seat = ask.seat
-        player = table.players[seat]
         in_process = table.in_process[seat]
         cpu = time.process_time() if in_process else 0.0
         try:
-            answer = await player.finish(ask)
+            answer = await table.players[seat].finish(ask)
         except BotFailure as exc:
             raise failed(seat, exc, ask.id) from None
-        if in_process:  # its CPU is not the referee's
+        if in_process and ask.cpu < 0.0:  # its CPU is not the referee's (unless it said so)
             ask.cpu = time.process_time() - cpu
         conclude(table, game, ask, answer, decisions)
 

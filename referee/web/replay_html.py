@@ -144,7 +144,8 @@ def match_summary(header: dict[str, Any], footer: dict[str, Any] | None,
     out: dict[str, Any] = {
         "preset": _text(header.get("preset")),
         "rules": header.get("rules"),
-        "time_control": ({k: _num(tc.get(k)) for k in ("base_s", "increment_s", "move_s")}
+        "time_control": (dict({k: _num(tc.get(k)) for k in ("base_s", "increment_s", "move_s")},
+                              clock="cpu" if tc.get("clock") == "cpu" else "wall")
                          if isinstance(tc, dict) else {}),
         "started": _text(header.get("started")),
         "ended": _text((footer or {}).get("ended")),

@@ -109,8 +109,12 @@ def test_increment_ms_is_sent_only_with_a_game_clock() -> None:
 def test_describe_and_as_dict_state_the_time_control() -> None:
     t = TimeControl.parse("60+0.5", move=2.0, startup=3.0)
     assert t.describe() == "60+0.5, 2 s/decision"
-    assert t.as_dict() == {"base_s": 60.0, "increment_s": 0.5, "move_s": 2.0, "startup_s": 3.0}
+    assert t.as_dict() == {"base_s": 60.0, "increment_s": 0.5, "move_s": 2.0, "startup_s": 3.0,
+                           "clock": "wall", "backstop_x": None}
     assert TimeControl.parse().describe() == f"{DEFAULT_MOVE_TIME:g} s/decision"
+    cpu = TimeControl.parse(None, move=2.0, clock="cpu", backstop=4)
+    assert cpu.describe() == "2 s/decision, cpu clock (wall backstop 4x)"
+    assert cpu.as_dict()["clock"] == "cpu" and cpu.as_dict()["backstop_x"] == 4
 
 
 def test_stopping_a_clock_that_was_not_started_is_a_referee_bug_caught_at_once() -> None:

@@ -169,6 +169,7 @@ class FirstAsk:
         self.game = Game.new(make_rules(), 2, seed=1)
         self.seat, self.index, self.id = self.game.seat_to_move(), 0, 1
         self.legal = self.game.legal_actions()
+        self.cpu_budget = None  #: the wall clock
 
 
 def test_only_the_built_ins_with_an_engine_twin_answer_at_once() -> None:

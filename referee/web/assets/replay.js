@@ -150,6 +150,7 @@
     const tc = m.time_control || {};
     if (tc.base_s !== null && tc.base_s !== undefined) parts.push("clock " + tc.base_s + "+" + (tc.increment_s || 0) + " s");
     else if (tc.move_s) parts.push(tc.move_s + " s per move");
+    if (tc.clock === "cpu") parts.push("cpu clock (times are CPU time)");
     if (m.started) parts.push("started " + m.started);
     if (m.ended) parts.push("ended " + m.ended);
     if (m.interrupted === null) parts.push("no footer: the match did not finish");
