@@ -300,29 +300,31 @@ def test_a_log_resigned_by_another_key_is_refused(run: Path) -> None:
 
 
 def test_an_impossible_forfeit_is_refused_even_signed_by_the_trusted_key(run: Path) -> None:
-    """A referee's own key does not make any result true: game 1 rewritten (by whoever
-    holds the key) as a timeout of the seat that was not to move, the store edited
-    alike, is still refused by the forfeit check."""
+    """A referee's own key does not make any result true: a played-out game (g against
+    r) rewritten (by whoever holds the key) as a timeout of the seat that was not to
+    move after its first decision, the store edited alike, is still refused by the
+    forfeit check."""
     from referee.records.signing import referee_key
     from referee.replay.replay import dealt_game, log_rules, replayed_decisions
 
     log = tournament_log(run)
     records = [json.loads(line) for line in log.read_text().splitlines()]
-    record = records[2]  # game 1: x forfeited
+    record = next(r for r in records if r.get("type") == "game" and not r.get("forfeit"))
     game = dealt_game(log_rules(records[0]), record)
     for _ in replayed_decisions(game, dict(record, decisions=record["decisions"][:1])):
         pass
     idle = 1 - game.current_seat
     record.update(decisions=record["decisions"][:1], termination="timeout", durak=idle,
-                  forfeit=dict(record["forfeit"], seat=idle, kind="timeout", decision=1,
+                  forfeit=dict(seat=idle, kind="timeout", decision=1, reason="no answer within 10 s",
                                bot=record["players"][idle]))
     resign_log(records, log, referee_key())
     name = record["players"][idle]
-    sql(run, f"UPDATE games SET durak = '{name}', termination = 'timeout' WHERE game_index = 1 AND {T}")
+    sql(run, f"UPDATE games SET durak = '{name}', termination = 'timeout' "
+             f"WHERE game_index = {record['game']} AND {T}")
     code, report = verify_json(run)
     assert code == 1
     d = next(d for d in report["differences"] if d["field"] == "replay")
-    assert d["game"] == 1
+    assert d["game"] == record["game"]
     assert f"seat {idle} is recorded as forfeiting by timeout, which is impossible" in d["log"]
     assert (None, "signature") not in fields(report)
 
