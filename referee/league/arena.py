@@ -47,7 +47,8 @@ from ..seats.tcp import TcpGate, TcpLimits, TcpSeat, TokenBook, hash_token, new_
 
 class ArenaError(UserError, ValueError):
     """The user's register or unregister cannot be done: a bad bot name, a local bot of
-    that name, a name already registered or not registered. The message says which."""
+    that name, a name already registered or not registered, a name that is a built-in's
+    or looks like one or like another name in the store. The message says which."""
 
     hint = "`durak-ref ladder show` lists the bots; an arena name is 1-64 letters, digits, '_', '-' or '.'"
 
@@ -75,6 +76,8 @@ def register(store: Store, name: str, rotate: bool = False) -> str:
     if registered and not rotate:
         raise ArenaError(f"{name!r} is already registered; for a new token (the old one then "
                          f"stops working) use: durak-ref register --rotate {name}")
+    if not registered:
+        _refuse_look_alike(store, name)
     token = new_token()
     with store.transaction():
         store.ensure_bot(name, f"tcp:{name}")
@@ -82,6 +85,38 @@ def register(store: Store, name: str, rotate: bool = False) -> str:
         if store.ladder_rating(name) is None:
             store.set_ladder(name, float(settings["start"]), 0)
     return token
+
+
+def _refuse_look_alike(store: Store, name: str) -> None:
+    """ArenaError when new arena name ``name`` is a built-in's or looks like one, or
+    looks like a name in the store (a bot's or a person's: ``seats/names.py``). The name
+    itself may be in the store: an arena bot registered again after ``unregister``."""
+    from ..seats.names import look_alike
+    from ..seats.players import BUILTINS
+
+    builtin = look_alike(name, BUILTINS)
+    if builtin is not None:
+        looks = "is" if builtin == name else f"looks like {builtin!r},"
+        raise ArenaError(f"{name!r} {looks} a built-in bot's name: choose another name")
+    stored = _stored_look_alike(store, name)
+    if stored is not None:
+        raise ArenaError(f"{name!r} looks like {stored[0]!r}, {_whose(stored[1])} name in this "
+                         f"store: choose another name")
+
+
+def _stored_look_alike(store: Store, name: str) -> tuple[str, str] | None:
+    """The name in the store that ``name`` looks like (``seats/names.py``; ``name`` itself
+    not counted) and what it is recorded as (its command), or None."""
+    from ..seats.names import look_alike
+
+    commands = {n: c for n, c, _ in store.bots() if n != name}
+    other = look_alike(name, commands)
+    return None if other is None else (other, commands[other])
+
+
+def _whose(command: str) -> str:
+    """Whose name the store's ``command`` says a name is: a person's or a bot's."""
+    return "a person's" if command.startswith(PERSON) else "a bot's"
 
 
 def unregister(store: Store, name: str) -> None:
@@ -434,6 +469,8 @@ def _open_lobby(arena: Arena, grace: float) -> Any:
         mine = PERSON + person_key
         with arena.store.transaction():
             command = arena.store.bot_command(name)
+            if command is None and (why := _looks_taken(arena.store, name, mine)) is not None:
+                return why
             if command is None:
                 arena.store.ensure_bot(name, mine)
             elif command == "human":
@@ -449,3 +486,15 @@ def _open_lobby(arena: Arena, grace: float) -> Any:
         await play_table(arena, table)
 
     return Lobby(play, bots, grace=grace, claim=claim, on_event=arena.on_event)
+
+
+def _looks_taken(store: Store, name: str, mine: str) -> str | None:
+    """Why new display name ``name`` may not be claimed by ``mine`` (PERSON + token hash):
+    it looks like a name in the store, or None."""
+    stored = _stored_look_alike(store, name)
+    if stored is None:
+        return None
+    other, command = stored
+    if command == mine:
+        return f"{name!r} looks like {other!r}, your own name here: play under {other!r}"
+    return f"{name!r} looks like {other!r}, {_whose(command)} name here: choose another display name"

@@ -51,7 +51,8 @@ def raise_fd_limit(wanted: int) -> None:
 
 # --------------------------------------------------------------------------- authentication
 
-@pytest.mark.parametrize("case", ["wrong token", "no token", "another bot's token", "unknown name"])
+@pytest.mark.parametrize("case", ["wrong token", "no token", "another bot's token", "unknown name",
+                                  "a look-alike name"])
 async def test_bad_credentials_are_refused_and_games_go_on(tmp_path: Path, case: str) -> None:
     with trio.fail_after(30):
         async with running_arena(tmp_path) as run:
@@ -62,6 +63,9 @@ async def test_bad_credentials_are_refused_and_games_go_on(tmp_path: Path, case:
                 "no token": ("alice", None, "no token"),
                 "another bot's token": ("bob", run.tokens["alice"], "wrong token or unknown name"),
                 "unknown name": ("mallory", run.tokens["alice"], "wrong token or unknown name"),
+                # A TCP bot's name is its registered name, exactly (register refuses a
+                # look-alike: test_arena_hardening.py); Cyrillic а with alice's own token.
+                "a look-alike name": ("аlice", run.tokens["alice"], "wrong token or unknown name"),
             }[case]
             attacker = await Client.connect(run.port)
             await attacker.hello(name, token)
