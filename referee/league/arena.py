@@ -50,7 +50,8 @@ class ArenaError(UserError, ValueError):
     that name, a name already registered or not registered, a name that is a built-in's
     or looks like one or like another name in the store. The message says which."""
 
-    hint = "`durak-ref ladder show` lists the bots; an arena name is 1-64 letters, digits, '_', '-' or '.'"
+    hint = ("`durak-ref ladder show` lists the bots; an arena name is 1-64 letters, digits, '_', '-' "
+            "or '.', not like a built-in's or a stored name")
 
 
 def _arena_bot(store: Store, name: str) -> str | None:
@@ -64,9 +65,12 @@ def _arena_bot(store: Store, name: str) -> str | None:
 def register(store: Store, name: str, rotate: bool = False) -> str:
     """Register a TCP bot, or with ``rotate`` give a registered one a new token (the old
     one stops working at once, also for a running ``serve``). Returns the new token
-    (shown once, stored hashed). ArenaError: a bad name, a local bot of that name, a
-    name already registered (without ``rotate``) or not registered (with it)."""
+    (shown once, stored hashed). ArenaError: a bad name (named as a look-alike first
+    when it is one), a built-in's name or a look-alike of one or of a name in the store
+    (``_refuse_look_alike``), a local bot of that name, a name already registered
+    (without ``rotate``) or not registered (with it)."""
     if not re.fullmatch(r"[A-Za-z0-9_.\-]{1,64}", name):
+        _refuse_look_alike(store, name)  # the likelier reason first: аlpha (Cyrillic а) for alpha
         raise ArenaError(f"bot name {name!r}: use 1-64 letters, digits, '_', '-', '.'")
     settings = ensure_ladder(store)
     registered = _arena_bot(store, name) is not None and name in store.token_hashes()
@@ -98,20 +102,40 @@ def _refuse_look_alike(store: Store, name: str) -> None:
     if builtin is not None:
         looks = "is" if builtin == name else f"looks like {builtin!r},"
         raise ArenaError(f"{name!r} {looks} a built-in bot's name: choose another name")
-    stored = _stored_look_alike(store, name)
+    stored = StoredNames(store).look_alike(name)
     if stored is not None:
         raise ArenaError(f"{name!r} looks like {stored[0]!r}, {_whose(stored[1])} name in this "
                          f"store: choose another name")
 
 
-def _stored_look_alike(store: Store, name: str) -> tuple[str, str] | None:
-    """The name in the store that ``name`` looks like (``seats/names.py``; ``name`` itself
-    not counted) and what it is recorded as (its command), or None."""
-    from ..seats.names import look_alike
+class StoredNames:
+    """The store's names (bots' and people's) by look-alike key (``seats/names.py``):
+    read when made, read again when another process has committed to the store
+    (``register``: ``Store.data_version``; a name is never removed from the store, so
+    only new ones are indexed), and told of the names added here."""
 
-    commands = {n: c for n, c, _ in store.bots() if n != name}
-    other = look_alike(name, commands)
-    return None if other is None else (other, commands[other])
+    def __init__(self, store: Store) -> None:
+        from ..seats.names import NameIndex
+
+        self.store, self._version, self._index = store, -1, NameIndex()
+        self._read()
+
+    def _read(self) -> None:
+        version = self.store.data_version()
+        if version != self._version:
+            self._version = version
+            for name, _, _ in self.store.bots():
+                self._index.add(name)
+
+    def look_alike(self, name: str) -> tuple[str, str] | None:
+        """The stored name that ``name`` looks like (``name`` itself not counted) and what
+        it is recorded as (its command), or None."""
+        self._read()
+        other = self._index.find(name, other_than=name)
+        return None if other is None else (other, self.store.bot_command(other) or "")
+
+    def add(self, name: str) -> None:
+        self._index.add(name)
 
 
 def _whose(command: str) -> str:
@@ -462,6 +486,8 @@ def _open_lobby(arena: Arena, grace: float) -> Any:
     def bots() -> list[str]:
         return [f"builtin:{b}" for b in BUILTINS] + arena.idle_bots()
 
+    names = StoredNames(arena.store)
+
     def claim(name: str, person_key: str) -> str | None:
         # A person's name is recorded as PERSON + their token's hash: theirs from the first
         # seat they take under it. A name a person played under before names were claimed
@@ -469,10 +495,11 @@ def _open_lobby(arena: Arena, grace: float) -> Any:
         mine = PERSON + person_key
         with arena.store.transaction():
             command = arena.store.bot_command(name)
-            if command is None and (why := _looks_taken(arena.store, name, mine)) is not None:
+            if command is None and (why := _looks_taken(names, name, mine)) is not None:
                 return why
             if command is None:
                 arena.store.ensure_bot(name, mine)
+                names.add(name)
             elif command == "human":
                 arena.store.set_bot_command(name, mine)
             elif command != mine:
@@ -488,10 +515,10 @@ def _open_lobby(arena: Arena, grace: float) -> Any:
     return Lobby(play, bots, grace=grace, claim=claim, on_event=arena.on_event)
 
 
-def _looks_taken(store: Store, name: str, mine: str) -> str | None:
+def _looks_taken(names: StoredNames, name: str, mine: str) -> str | None:
     """Why new display name ``name`` may not be claimed by ``mine`` (PERSON + token hash):
     it looks like a name in the store, or None."""
-    stored = _stored_look_alike(store, name)
+    stored = names.look_alike(name)
     if stored is None:
         return None
     other, command = stored

@@ -8,7 +8,8 @@ string is its NFD form with each character replaced by its prototype from Unicod
 confusables.txt, put in NFD again, and two strings are confusable when their skeletons
 are equal (``grееdy`` with Cyrillic е and ``greedy``; ``a1pha`` and ``alpha``;
 ``modern`` and ``rnodern``). The skeleton is ICU's (``SpoofChecker.getSkeleton``
-through PyICU, over the system's ICU and its confusables data), not a table of ours.
+through PyICU as the ``pyicu-wheels`` package builds it, with its own ICU 77.1, Unicode
+16, inside: the same data on every machine), not a table of ours.
 
 The skeleton is taken of the name's NFKC form: confusables.txt leaves most compatibility
 forms to NFKC (fullwidth ``ｒ`` is not in it), so without it ``ｇｒｅｅｄｙ`` would pass.
@@ -25,7 +26,7 @@ let a name's owner use it again say so before they ask.
 
 No skeleton is stored: each is computed when names are compared (and cached for the
 process), so a newer ICU with more confusables refuses more from then on and changes
-nothing already recorded.
+nothing already recorded (``icu.ICU_VERSION`` says which one decides).
 """
 
 from __future__ import annotations
@@ -60,13 +61,32 @@ def name_keys(name: str) -> frozenset[str]:
                       case_fold(skeleton(case_fold(name)))))
 
 
+class NameIndex:
+    """Names by their keys: which of them a name is or looks like, found in time that does
+    not grow with how many there are (a server's store of every person's name)."""
+
+    def __init__(self, names: Iterable[str] = ()) -> None:
+        self._order: dict[str, int] = {}
+        self._by_key: dict[str, list[str]] = {}
+        for name in names:
+            self.add(name)
+
+    def add(self, name: str) -> None:
+        if name not in self._order:
+            self._order[name] = len(self._order)
+            for key in name_keys(name):
+                self._by_key.setdefault(key, []).append(name)
+
+    def find(self, name: str, *, other_than: str | None = None) -> str | None:
+        """The first name added that ``name`` is or looks like (a shared key), leaving
+        ``other_than`` out, or None."""
+        found = {n for key in name_keys(name) for n in self._by_key.get(key, ()) if n != other_than}
+        return min(found, key=self._order.__getitem__, default=None)
+
+
 def look_alike(name: str, others: Iterable[str]) -> str | None:
     """The first of ``others`` that ``name`` is, or looks like (a shared key), or None."""
-    keys = name_keys(name)
-    for other in others:
-        if other == name or not keys.isdisjoint(name_keys(other)):
-            return other
-    return None
+    return NameIndex(others).find(name)
 
 
 def starts_like(name: str, prefixes: Iterable[str]) -> str | None:

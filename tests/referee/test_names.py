@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from referee.seats.names import look_alike, name_keys, skeleton, starts_like
+from referee.seats.names import NameIndex, look_alike, name_keys, skeleton, starts_like
 
 
 @pytest.mark.parametrize(("spoof", "prototype"), [
@@ -69,3 +69,14 @@ def test_a_bot_spec_prefix_is_recognised_under_its_disguises() -> None:
     assert starts_like("BUILTIN:greedy", ("builtin:", "tcp:")) == "builtin:"
     assert starts_like("ｔｃｐ：x", ("tcp:",)) == "tcp:"  # fullwidth colon too
     assert starts_like("tcpfan", ("builtin:", "tcp:")) is None
+
+
+def test_an_index_finds_the_first_name_added_that_a_name_is_or_looks_like() -> None:
+    # The lobby's store of names and the TCP gate's registered names are indexed by key,
+    # so a lookup does not read every name; the answer is the look_alike one.
+    index = NameIndex(["alpha", "ALPHA", "victim"])
+    assert index.find("аlpha") == "alpha"  # Cyrillic а
+    assert index.find("alpha", other_than="alpha") == "ALPHA"  # a name is left out of its own check
+    assert index.find("vіctim") == "victim" and index.find("gamma") is None
+    index.add("beta")
+    assert index.find("bеta") == "beta" == look_alike("bеta", ["alpha", "beta"])

@@ -457,7 +457,11 @@ def test_register_refuses_a_name_that_looks_like_a_builtin_or_a_name_in_the_stor
         _cli_json("register", name, "--db", db, cwd=tmp_path)
     with Store(db) as store, store.transaction():
         store.ensure_bot("victim", "person:" + "0" * 64)  # a lobby person's claimed name
-    for name, why in [("a1pha", "'a1pha' looks like 'alpha', a bot's name in this store"),
+    for name, why in [("аlpha", "'аlpha' looks like 'alpha', a bot's name in this store"),  # а
+                      ("vіctim", "'vіctim' looks like 'victim', a person's name in this store"),  # і
+                      ("grееdy", "'grееdy' looks like 'greedy', a built-in bot's name"),  # е е
+                      ("ехреrt", "'ехреrt' looks like 'expert', a built-in bot's name"),  # е х р е
+                      ("a1pha", "'a1pha' looks like 'alpha', a bot's name in this store"),
                       ("ALPHA", "'ALPHA' looks like 'alpha', a bot's name in this store"),
                       ("aIpha", "'aIpha' looks like 'alpha', a bot's name in this store"),
                       ("rnodern", "'rnodern' looks like 'modern', a bot's name in this store"),

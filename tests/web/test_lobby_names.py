@@ -95,6 +95,13 @@ def test_a_name_that_looks_like_a_taken_one_is_refused_naming_it(tmp_path: Path)
             status, answer = post(base, join, {"name": spoof})
             assert status == 409, (spoof, answer)
             assert f"{spoof!r} looks like {real!r}, {whose}" in answer["error"], (spoof, answer)
+        # The exact names are refused as on 5aa61aa.
+        for exact, why in [("greedy", "'greedy' is a built-in bot's name"),
+                           ("expert", "'expert' is a built-in bot's name"),
+                           ("alpha", "'alpha' is a bot's name here"),
+                           ("victim", "'victim' is another person's name here")]:
+            status, answer = post(base, join, {"name": exact})
+            assert status == 409 and why in answer["error"], (exact, answer)
         status, answer = post(base, join, {"name": "tсp:alpha"})  # Cyrillic с
         assert status == 409 and "how a bot is named" in answer["error"], answer
         # At the table where victim sits, the table says so; the person who is victim is
@@ -103,6 +110,10 @@ def test_a_name_that_looks_like_a_taken_one_is_refused_naming_it(tmp_path: Path)
         assert status == 409 and "looks like 'victim', who already sits at this table" in answer["error"]
         status, answer = post(base, join, {"name": "vіctim", "person": victim["person"]})
         assert status == 409 and "your own name here: play under 'victim'" in answer["error"], answer
+        # A bot registered while the server runs (another process) is seen at once.
+        assert cli("register", "beta", "--db", db, cwd=tmp_path).returncode == 0
+        status, answer = post(base, join, {"name": "bеta"})  # Cyrillic е
+        assert status == 409 and "looks like 'beta', a bot's name here" in answer["error"], answer
         status, answer = post(base, join, {"name": "Vera"})  # a name of its own is seated
         assert status == 200, answer
     finally:
