@@ -32,6 +32,8 @@ def register(
     """Register a bot for `durak-ref serve` and print its token (with --rotate: a new one).
 
     Only the token's hash is stored; the store is made readable by its owner only (0600).
+    A built-in's name is refused, and so is a name that looks like a built-in's or like
+    any name in the store (a1pha or ALPHA beside alpha: Unicode's confusables, any case).
     """
     from ..league.arena import register as register_bot
 

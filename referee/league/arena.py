@@ -47,9 +47,11 @@ from ..seats.tcp import TcpGate, TcpLimits, TcpSeat, TokenBook, hash_token, new_
 
 class ArenaError(UserError, ValueError):
     """The user's register or unregister cannot be done: a bad bot name, a local bot of
-    that name, a name already registered or not registered. The message says which."""
+    that name, a name already registered or not registered, a name that is a built-in's
+    or looks like one or like another name in the store. The message says which."""
 
-    hint = "`durak-ref ladder show` lists the bots; an arena name is 1-64 letters, digits, '_', '-' or '.'"
+    hint = ("`durak-ref ladder show` lists the bots; an arena name is 1-64 letters, digits, '_', '-' "
+            "or '.', not like a built-in's or a stored name")
 
 
 def _arena_bot(store: Store, name: str) -> str | None:
@@ -63,9 +65,12 @@ def _arena_bot(store: Store, name: str) -> str | None:
 def register(store: Store, name: str, rotate: bool = False) -> str:
     """Register a TCP bot, or with ``rotate`` give a registered one a new token (the old
     one stops working at once, also for a running ``serve``). Returns the new token
-    (shown once, stored hashed). ArenaError: a bad name, a local bot of that name, a
-    name already registered (without ``rotate``) or not registered (with it)."""
+    (shown once, stored hashed). ArenaError: a bad name (named as a look-alike first
+    when it is one), a built-in's name or a look-alike of one or of a name in the store
+    (``_refuse_look_alike``), a local bot of that name, a name already registered
+    (without ``rotate``) or not registered (with it)."""
     if not re.fullmatch(r"[A-Za-z0-9_.\-]{1,64}", name):
+        _refuse_look_alike(store, name)  # the likelier reason first: аlpha (Cyrillic а) for alpha
         raise ArenaError(f"bot name {name!r}: use 1-64 letters, digits, '_', '-', '.'")
     settings = ensure_ladder(store)
     registered = _arena_bot(store, name) is not None and name in store.token_hashes()
@@ -75,6 +80,8 @@ def register(store: Store, name: str, rotate: bool = False) -> str:
     if registered and not rotate:
         raise ArenaError(f"{name!r} is already registered; for a new token (the old one then "
                          f"stops working) use: durak-ref register --rotate {name}")
+    if not registered:
+        _refuse_look_alike(store, name)
     token = new_token()
     with store.transaction():
         store.ensure_bot(name, f"tcp:{name}")
@@ -82,6 +89,58 @@ def register(store: Store, name: str, rotate: bool = False) -> str:
         if store.ladder_rating(name) is None:
             store.set_ladder(name, float(settings["start"]), 0)
     return token
+
+
+def _refuse_look_alike(store: Store, name: str) -> None:
+    """ArenaError when new arena name ``name`` is a built-in's or looks like one, or
+    looks like a name in the store (a bot's or a person's: ``seats/names.py``). The name
+    itself may be in the store: an arena bot registered again after ``unregister``."""
+    from ..seats.names import look_alike
+    from ..seats.players import BUILTINS
+
+    builtin = look_alike(name, BUILTINS)
+    if builtin is not None:
+        looks = "is" if builtin == name else f"looks like {builtin!r},"
+        raise ArenaError(f"{name!r} {looks} a built-in bot's name: choose another name")
+    stored = StoredNames(store).look_alike(name)
+    if stored is not None:
+        raise ArenaError(f"{name!r} looks like {stored[0]!r}, {_whose(stored[1])} name in this "
+                         f"store: choose another name")
+
+
+class StoredNames:
+    """The store's names (bots' and people's) by look-alike key (``seats/names.py``):
+    read when made, read again when another process has committed to the store
+    (``register``: ``Store.data_version``; a name is never removed from the store, so
+    only new ones are indexed), and told of the names added here."""
+
+    def __init__(self, store: Store) -> None:
+        from ..seats.names import NameIndex
+
+        self.store, self._version, self._index = store, -1, NameIndex()
+        self._read()
+
+    def _read(self) -> None:
+        version = self.store.data_version()
+        if version != self._version:
+            self._version = version
+            for name, _, _ in self.store.bots():
+                self._index.add(name)
+
+    def look_alike(self, name: str) -> tuple[str, str] | None:
+        """The stored name that ``name`` looks like (``name`` itself not counted) and what
+        it is recorded as (its command), or None."""
+        self._read()
+        other = self._index.find(name, other_than=name)
+        return None if other is None else (other, self.store.bot_command(other) or "")
+
+    def add(self, name: str) -> None:
+        self._index.add(name)
+
+
+def _whose(command: str) -> str:
+    """Whose name the store's ``command`` says a name is: a person's or a bot's."""
+    return "a person's" if command.startswith(PERSON) else "a bot's"
 
 
 def unregister(store: Store, name: str) -> None:
@@ -443,6 +502,8 @@ def _open_lobby(arena: Arena, grace: float) -> Any:
     def bots() -> list[str]:
         return [f"builtin:{b}" for b in BUILTINS] + arena.idle_bots()
 
+    names = StoredNames(arena.store)
+
     def claim(name: str, person_key: str) -> str | None:
         # A person's name is recorded as PERSON + their token's hash: theirs from the first
         # seat they take under it. A name a person played under before names were claimed
@@ -450,8 +511,11 @@ def _open_lobby(arena: Arena, grace: float) -> Any:
         mine = PERSON + person_key
         with arena.store.transaction():
             command = arena.store.bot_command(name)
+            if command is None and (why := _looks_taken(names, name, mine)) is not None:
+                return why
             if command is None:
                 arena.store.ensure_bot(name, mine)
+                names.add(name)
             elif command == "human":
                 arena.store.set_bot_command(name, mine)
             elif command != mine:
@@ -465,3 +529,15 @@ def _open_lobby(arena: Arena, grace: float) -> Any:
         await play_table(arena, table)
 
     return Lobby(play, bots, grace=grace, claim=claim, on_event=arena.on_event)
+
+
+def _looks_taken(names: StoredNames, name: str, mine: str) -> str | None:
+    """Why new display name ``name`` may not be claimed by ``mine`` (PERSON + token hash):
+    it looks like a name in the store, or None."""
+    stored = names.look_alike(name)
+    if stored is None:
+        return None
+    other, command = stored
+    if command == mine:
+        return f"{name!r} looks like {other!r}, your own name here: play under {other!r}"
+    return f"{name!r} looks like {other!r}, {_whose(command)} name here: choose another display name"

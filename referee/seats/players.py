@@ -33,6 +33,7 @@ from ..bots.fastchoice import greedy_action, random_action
 from ..bots.solverbot import SolverChooser
 from ..rules.game import Game
 from ..errors import UserError
+from .names import look_alike
 
 
 class BotSpecError(UserError, ValueError):
@@ -203,11 +204,13 @@ def unique_names(names: list[str]) -> list[str]:
 
 def free_name(wanted: str, taken: set[str]) -> str:
     """The name a bot that says hello as ``wanted`` gets: ``wanted`` itself unless a seat
-    of the run already has it (a built-in, a name the user gave, an earlier seat), else
-    the first of ``wanted#2``, ``wanted#3``, ... that none has. A bot chooses its hello
-    name, so it must never take, or push aside, a name the run's results go by."""
+    of the run already has it or one that looks like it (a built-in, a name the user
+    gave, an earlier seat; ``names.look_alike``: ``grееdy`` with Cyrillic е, ``Greedy``),
+    else the first of ``wanted#2``, ``wanted#3``, ... that none has or looks like. A bot
+    chooses its hello name, so it must never take, mimic or push aside a name the run's
+    results go by."""
     name, k = wanted, 1
-    while name in taken:
+    while look_alike(name, taken) is not None:
         k += 1
         name = f"{wanted}#{k}"
     return name

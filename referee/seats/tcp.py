@@ -56,7 +56,8 @@ from protocol.errors import RemoteProtocolError, UnsupportedVersionError
 
 from .. import __version__
 from ..records.matchlog import utc_now
-from .players import Ask, BotFailure, BotSpec
+from .names import NameIndex
+from .players import BUILTINS, Ask, BotFailure, BotSpec
 from .wire import TOLD_FAILURES, StreamPlayer
 from ..errors import UserError
 
@@ -278,6 +279,9 @@ class TokenBook:
         self.reload = reload
         self.generation = 0  #: counts the refreshes that changed a hash
         self._dummy = hash_token(new_token())
+        #: built-ins' and registered names by look-alike key (made when first asked; a name
+        #: joins it once and stays, so each one's keys are computed once)
+        self._names: NameIndex | None = None
 
     def add(self, name: str, token: str) -> None:
         self.hashes[name] = hash_token(token)
@@ -295,6 +299,18 @@ class TokenBook:
     def current(self, name: str) -> str | None:
         """The name's token hash now (None: not registered)."""
         return self.hashes.get(name)
+
+    def look_alike(self, name: str) -> str | None:
+        """The registered name or built-in's name that ``name``, not itself registered,
+        looks like (``names.py``: ``аlice`` with a Cyrillic а for ``alice``), or None. A
+        bot says hello under its registered name exactly, so a refusal can say which."""
+        if name in self.hashes:
+            return None
+        if self._names is None:
+            self._names = NameIndex(BUILTINS)
+        for known in self.hashes:
+            self._names.add(known)
+        return self._names.find(name, other_than=name)
 
     def check(self, name: str, token: str | None) -> bool:
         expected = self.hashes.get(name, self._dummy)
@@ -773,6 +789,9 @@ class TcpGate:
             await self._throttled(stream, peer, self.throttle.penalty(peer, now), hello.name)
             return False
         why = "no token" if hello.token is None else "wrong token or unknown name"
+        if hello.token is not None and (other := self.tokens.look_alike(hello.name)) is not None:
+            why = (f"no bot is registered as {hello.name!r}; it looks like {other!r}: a bot "
+                   f"says hello under its registered name, letter for letter")
         self.auth_report.add_failure(peer)
         await self._refuse(stream, peer, "auth", f"authentication failed for {hello.name!r} "
                            f"({why})", hello.name, quiet=True)

@@ -28,6 +28,9 @@ kept with the ratings: the store), by a person token the lobby gives that browse
 the browser keeps (``person`` in the create and join bodies and answers). Another
 browser is refused that name, with the reason. A name sits once at a table; a bot's name
 (a built-in's, ``builtin:...`` or ``tcp:...``, a registered bot's) is never a person's.
+Nor is a name that looks like one of these (``seats/names.py``: the same UTS #39
+confusable skeleton, also without regard to case): it is refused naming the one it
+looks like.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ import trio
 
 from .live import Client, pump, refuse, response_headers, sse
 from .seat import BrowserSeat, new_seat_token, token_key
+from ..seats.names import look_alike, starts_like
 from ..seats.players import BUILTINS
 from ..console.jsonout import dumps
 from ..human.hints import HINT_BOTS
@@ -99,11 +103,15 @@ def display_name(raw: Any) -> str:
 
 def bot_like(name: str) -> str | None:
     """Why ``name`` is a bot's and not a person's display name, or None: a bot spec
-    (``builtin:...``, ``tcp:...``) or a built-in bot's name (in any case)."""
-    if name.lower().startswith(("builtin:", "tcp:")):
+    (``builtin:...``, ``tcp:...``) or a built-in bot's name, or one that looks like
+    either (``seats/names.py``: in any case, ``grееdy`` with Cyrillic е too)."""
+    if starts_like(name, ("builtin:", "tcp:")) is not None:
         return f"{name!r} is how a bot is named (builtin:NAME, tcp:NAME): choose a person's name"
-    if name.lower() in BUILTINS:
+    builtin = look_alike(name, BUILTINS)
+    if builtin == name:
         return f"{name!r} is a built-in bot's name: choose another display name"
+    if builtin is not None:
+        return f"{name!r} looks like {builtin!r}, a built-in bot's name: choose another display name"
     return None
 
 
@@ -297,11 +305,13 @@ class Lobby:
     def _person_name(self, form: dict[str, Any], seated: list[BrowserSeat]) -> tuple[str, str]:
         """The form's display name, claimed for its person (``person``: their token, or a
         new one for a browser that has none yet) -> (name, person token). LobbyError 409
-        for a bot's name, a name at this table already, another person's name."""
+        for a bot's name, a name at this table already, another person's name, or one that
+        looks like any of them."""
         name = display_name(form.get("name"))
         why = bot_like(name)
-        if why is None and any(p.name == name for p in seated):
-            why = f"{name!r} already sits at this table: choose another display name"
+        if why is None and (there := look_alike(name, [p.name for p in seated])) is not None:
+            who = "" if there == name else f" looks like {there!r}, who"
+            why = f"{name!r}{who} already sits at this table: choose another display name"
         if why is not None:
             raise LobbyError(409, why)
         person = form.get("person")

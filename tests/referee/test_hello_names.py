@@ -1,9 +1,10 @@
 """A command bot without a NAME= takes the name its hello gives, but never one the run
-already uses: a built-in's, a name the user gave, an earlier seat's. It gets the first
-free ``NAME#2``, ``NAME#3``, ... instead, and every other seat keeps its name. (Before,
-a bot saying hello as "greedy" took that name and pushed the real built-in aside to
-``greedy#2``, so the results credited the bot with the built-in's name.) Through the real
-CLI: ``match --json`` and check-bot."""
+already uses, nor one that looks like it (referee/seats/names.py): a built-in's, a name
+the user gave, an earlier seat's. It gets the first free ``NAME#2``, ``NAME#3``, ...
+instead, and every other seat keeps its name. (Before, a bot saying hello as "greedy"
+took that name and pushed the real built-in aside to ``greedy#2``, so the results
+credited the bot with the built-in's name.) Through the real CLI: ``match --json`` and
+check-bot."""
 
 from __future__ import annotations
 
@@ -42,6 +43,14 @@ def test_a_bot_cannot_take_a_name_the_user_gave_or_a_suffixed_one(tmp_path: Path
     assert names(tmp_path, named("alice"), "alice=builtin:random") == ["alice#2", "alice"]
     assert names(tmp_path, named("greedy#2"), "builtin:greedy", "builtin:greedy") == [
         "greedy#2#2", "greedy", "greedy#2"]
+
+
+def test_a_bot_cannot_take_a_name_that_looks_like_one_the_run_uses(tmp_path: Path) -> None:
+    # Issue 35: on main a hello as "grееdy" (Cyrillic е) sat beside builtin:greedy under
+    # that name. A look-alike (the same Unicode confusable skeleton, or case) is told
+    # apart as the name itself is, and so is its #2 when that looks like a taken one.
+    assert names(tmp_path, named("grееdy"), named("GREEDY"), "builtin:greedy") == [
+        "grееdy#2", "GREEDY#3", "greedy"]
 
 
 def test_two_bots_with_one_hello_name_are_told_apart_in_seat_order(tmp_path: Path) -> None:

@@ -447,6 +447,38 @@ def test_rotate_and_unregister_say_what_is_wrong(tmp_path: Path) -> None:
         assert register(store, "alice") not in (first, rotated)
 
 
+def test_register_refuses_a_name_that_looks_like_a_builtin_or_a_name_in_the_store(tmp_path: Path) -> None:
+    # Issue 35: on main each of these was given a token beside the bot, the built-in or
+    # the person it imitates (the same Unicode confusable skeleton, or case: seats/names.py).
+    db = tmp_path / "arena.sqlite"
+    for name in ("alpha", "modern"):
+        _cli_json("register", name, "--db", db, cwd=tmp_path)
+    with Store(db) as store, store.transaction():
+        store.ensure_bot("victim", "person:" + "0" * 64)  # a lobby person's claimed name
+    for name, why in [("аlpha", "'аlpha' looks like 'alpha', a bot's name in this store"),  # а
+                      ("vіctim", "'vіctim' looks like 'victim', a person's name in this store"),  # і
+                      ("grееdy", "'grееdy' looks like 'greedy', a built-in bot's name"),  # е е
+                      ("ехреrt", "'ехреrt' looks like 'expert', a built-in bot's name"),  # е х р е
+                      ("a1pha", "'a1pha' looks like 'alpha', a bot's name in this store"),
+                      ("ALPHA", "'ALPHA' looks like 'alpha', a bot's name in this store"),
+                      ("aIpha", "'aIpha' looks like 'alpha', a bot's name in this store"),
+                      ("rnodern", "'rnodern' looks like 'modern', a bot's name in this store"),
+                      ("VICTIM", "'VICTIM' looks like 'victim', a person's name in this store"),
+                      ("greedy", "'greedy' is a built-in bot's name"),
+                      ("Expert", "'Expert' looks like 'expert', a built-in bot's name"),
+                      ("s0lver", "'s0lver' looks like 'solver', a built-in bot's name")]:
+        refused = cli("register", name, "--db", db, cwd=tmp_path)
+        assert refused.returncode == 2 and why in refused.stderr, (name, refused.stderr)
+        assert "Traceback" not in refused.stderr
+    with Store(db) as store:
+        assert sorted(store.token_hashes()) == ["alpha", "modern"]
+    # The bot's own name is still its own: rotated, unregistered and registered again.
+    _cli_json("register", "--rotate", "alpha", "--db", db, cwd=tmp_path)
+    _cli_json("unregister", "alpha", "--db", db, cwd=tmp_path)
+    assert _cli_json("register", "alpha", "--db", db, cwd=tmp_path)["name"] == "alpha"
+    assert _cli_json("register", "alphas", "--db", db, cwd=tmp_path)["name"] == "alphas"
+
+
 # --------------------------------------------------------------------------- deals
 
 def _log_games(tmp_path: Path) -> list[dict[str, Any]]:

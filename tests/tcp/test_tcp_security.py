@@ -51,7 +51,8 @@ def raise_fd_limit(wanted: int) -> None:
 
 # --------------------------------------------------------------------------- authentication
 
-@pytest.mark.parametrize("case", ["wrong token", "no token", "another bot's token", "unknown name"])
+@pytest.mark.parametrize("case", ["wrong token", "no token", "another bot's token", "unknown name",
+                                  "a look-alike name"])
 async def test_bad_credentials_are_refused_and_games_go_on(tmp_path: Path, case: str) -> None:
     with trio.fail_after(30):
         async with running_arena(tmp_path) as run:
@@ -62,6 +63,9 @@ async def test_bad_credentials_are_refused_and_games_go_on(tmp_path: Path, case:
                 "no token": ("alice", None, "no token"),
                 "another bot's token": ("bob", run.tokens["alice"], "wrong token or unknown name"),
                 "unknown name": ("mallory", run.tokens["alice"], "wrong token or unknown name"),
+                # A TCP bot's name is its registered name, exactly (register refuses a
+                # look-alike: test_arena_hardening.py); Cyrillic а with alice's own token.
+                "a look-alike name": ("аlice", run.tokens["alice"], look_alike_refusal("аlice", "alice")),
             }[case]
             attacker = await Client.connect(run.port)
             await attacker.hello(name, token)
@@ -85,6 +89,41 @@ async def test_bad_credentials_are_refused_and_games_go_on(tmp_path: Path, case:
             assert run.arena.status()["connected"] == {"alice": 1, "bob": 1}
         assert run.bots["alice"].bye and run.bots["bob"].bye
         assert run.bots["alice"].connections == run.bots["bob"].connections == 1
+
+
+def look_alike_refusal(name: str, registered: str) -> str:
+    return (f"no bot is registered as {name!r}; it looks like {registered!r}: a bot says hello "
+            f"under its registered name, letter for letter")
+
+
+async def test_a_hello_under_a_look_alike_name_is_refused_naming_the_name_it_imitates(
+        tmp_path: Path) -> None:
+    # Issue 35 item 4: Cyrillic letters in a registered bot's or a built-in's name. On
+    # 5aa61aa each was refused only as "wrong token or unknown name", which did not say
+    # why a name that reads like the right one fails; now the refusal names it.
+    limits = TcpLimits(handshake_s=2.0, auth_free_failures=10)  # five failures, no penalty
+    with trio.fail_after(30):
+        async with running_arena(tmp_path, names=("alpha", "victim"), limits=limits) as run:
+            run.start_bot("alpha")
+            run.start_bot("victim")
+            for name, token, why in [
+                    ("аlpha", run.tokens["alpha"], look_alike_refusal("аlpha", "alpha")),  # а
+                    ("vіctim", run.tokens["victim"], look_alike_refusal("vіctim", "victim")),  # і
+                    ("grееdy", run.tokens["alpha"], look_alike_refusal("grееdy", "greedy")),  # е е
+                    ("ехреrt", run.tokens["alpha"], look_alike_refusal("ехреrt", "expert")),  # е х р е
+                    # The exact name with a wrong token is refused as before.
+                    ("alpha", "not-the-token", "wrong token or unknown name")]:
+                attacker = await Client.connect(run.port)
+                await attacker.hello(name, token)
+                answer = await attacker.until_closed(5)
+                await attacker.aclose()
+                assert [(a["type"], a["code"]) for a in answer] == [("error", "auth")], (name, answer)
+                assert answer[0]["message"] == f"authentication failed for {name!r} ({why})"
+            assert [r.name for r in run.refusals()] == ["аlpha", "vіctim", "grееdy", "ехреrt", "alpha"]
+            # The registered bots, under their own names, play on.
+            await run.play(GAMES)
+            run.check_legit_games(GAMES, ("alpha", "victim"))
+            assert run.arena.status()["connected"] == {"alpha": 1, "victim": 1}
 
 
 # --------------------------------------------------------------------------- busy seat

@@ -1,7 +1,9 @@
 """Display names at a real ``serve --http`` over HTTP: a person is rated under their
 name, so the first browser to sit under a name claims it (by the person token it is
 given and keeps); another browser is refused it, also after the server restarts; a name
-sits once at a table; a bot's name is never a person's."""
+sits once at a table; a bot's name is never a person's. Nor is a name that looks like any
+of these (the same Unicode confusable skeleton, or case): the refusal names the one it
+looks like."""
 
 from __future__ import annotations
 
@@ -70,3 +72,49 @@ def test_a_name_is_the_first_persons_to_sit_under_it_and_a_bots_name_is_nobodys(
     with sqlite3.connect(db) as store:  # the store holds the token's hash, never the token
         (command,) = store.execute("SELECT command FROM bots WHERE name = 'Ann'").fetchone()
     assert command == "person:" + hashlib.sha256(ann.encode()).hexdigest()
+
+
+def test_a_name_that_looks_like_a_taken_one_is_refused_naming_it(tmp_path: Path) -> None:
+    # Issue 35's attack: on main these four were seated while the exact names got 409.
+    db = tmp_path / "arena.sqlite"
+    assert cli("register", "alpha", "--db", db, cwd=tmp_path).returncode == 0
+    serve, base = serving(tmp_path, db)
+    try:
+        status, victim = post(base, "/api/tables", {"seats": ["you", "open"], "name": "victim"})
+        assert status == 200, victim
+        status, host = post(base, "/api/tables", {"seats": ["you", "open"], "name": "Host"})
+        assert status == 200, host
+        join = f"/api/tables/{host['table']}/join"
+        for spoof, real, whose in [("grееdy", "greedy", "a built-in bot's name"),  # Cyrillic е
+                                   ("ехреrt", "expert", "a built-in bot's name"),  # е х р е
+                                   ("аlpha", "alpha", "a bot's name here"),        # а
+                                   ("vіctim", "victim", "a person's name here"),  # і
+                                   ("ALPHA", "alpha", "a bot's name here"),
+                                   ("a1pha", "alpha", "a bot's name here"),
+                                   ("ｇｒｅｅｄｙ", "greedy", "a built-in bot's name")]:
+            status, answer = post(base, join, {"name": spoof})
+            assert status == 409, (spoof, answer)
+            assert f"{spoof!r} looks like {real!r}, {whose}" in answer["error"], (spoof, answer)
+        # The exact names are refused as on 5aa61aa.
+        for exact, why in [("greedy", "'greedy' is a built-in bot's name"),
+                           ("expert", "'expert' is a built-in bot's name"),
+                           ("alpha", "'alpha' is a bot's name here"),
+                           ("victim", "'victim' is another person's name here")]:
+            status, answer = post(base, join, {"name": exact})
+            assert status == 409 and why in answer["error"], (exact, answer)
+        status, answer = post(base, join, {"name": "tсp:alpha"})  # Cyrillic с
+        assert status == 409 and "how a bot is named" in answer["error"], answer
+        # At the table where victim sits, the table says so; the person who is victim is
+        # pointed back to their own name.
+        status, answer = post(base, f"/api/tables/{victim['table']}/join", {"name": "Vіctim"})
+        assert status == 409 and "looks like 'victim', who already sits at this table" in answer["error"]
+        status, answer = post(base, join, {"name": "vіctim", "person": victim["person"]})
+        assert status == 409 and "your own name here: play under 'victim'" in answer["error"], answer
+        # A bot registered while the server runs (another process) is seen at once.
+        assert cli("register", "beta", "--db", db, cwd=tmp_path).returncode == 0
+        status, answer = post(base, join, {"name": "bеta"})  # Cyrillic е
+        assert status == 409 and "looks like 'beta', a bot's name here" in answer["error"], answer
+        status, answer = post(base, join, {"name": "Vera"})  # a name of its own is seated
+        assert status == 200, answer
+    finally:
+        serve.close()
