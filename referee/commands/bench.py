@@ -12,7 +12,7 @@ from ..printing.jsonresult import emit_result, result as json_result
 from ..records.storedb import PgUrl
 from ..rules.options import make_rules
 from .common import (
-    err, fail, out, print_seed, reproduce_fields, run_seed, sandbox_options, store_target,
+    check_range, err, fail, out, print_seed, reproduce_fields, run_seed, sandbox_options, store_target,
 )
 from .options import (
     SANDBOX_HELP, BuiltinGamesOption, CpuOption, JsonFlag, ReportJsonFlag, RoundsOption,
@@ -545,3 +545,44 @@ def strength(
               f"{players}, {result['deals_per_table']} duplicate deals each, rules {rules}; "
               f"{result['seconds']} s", markup=False, highlight=False)
     print_seed(config.seed)
+
+
+def loop(
+    seconds: Annotated[float, typer.Option(help="Seconds of each stretch (idle, then the lobby "
+                                           "full), 2 to 600.")] = 10.0,
+    tables: Annotated[int, typer.Option(help="Expert tables the visitor keeps open (1 to 3, the "
+                                        "lobby's tables per address).")] = 3,
+    as_json: JsonFlag = False,
+) -> None:
+    """The serve's event-loop lateness idle and with a lobby full of expert tables.
+
+    Starts a real `serve --http`, reads its loop probe (GET /api/loop: how late a 10 ms
+    sleep wakes) over an idle stretch, then while one visitor keeps its tables of "you +
+    3 x builtin:expert" in play, answering every move at once; prints p50, p99 and max of
+    both side by side. Target: p99 under 10 ms with the lobby full."""
+    from ..bench.bench_loop import bench_loop
+
+    check_range(seconds, "--seconds", 2, 600)
+    check_range(tables, "--tables", 1, 3)
+    try:
+        result = bench_loop(seconds, tables)
+    except (OSError, RuntimeError) as exc:
+        fail(f"bench loop: {exc}", 1)
+    if as_json:
+        emit_result("bench loop", result)
+        return
+    idle, busy = result["idle"], result["lobby_full"]
+    out.print(f"event-loop lateness of serve (a {idle['interval_ms']:g} ms sleep), "
+              f"{seconds:g} s each:", markup=False)
+    out.print(f"{'':8} {'idle':>10} {'lobby full':>12}", markup=False)
+    for key in ("p50_ms", "p99_ms", "max_ms", "samples"):
+        out.print(f"{key:8} {_figure(idle[key]):>10} {_figure(busy[key]):>12}", markup=False)
+    out.print(f"lobby: {tables} table(s) of {' + '.join(result['table_seats'])}; the visitor made "
+              f"{result['visitor_moves']} moves, finished {result['visitor_games']} games",
+              markup=False, highlight=False)
+    for error in result["visitor_errors"]:
+        err.print(f"visitor: {error}", markup=False, highlight=False)
+
+
+def _figure(value: Any) -> str:
+    return "-" if value is None else f"{value:g}"

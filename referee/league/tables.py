@@ -10,13 +10,19 @@ messages, and whose public move is open, from the people's seats.
 from __future__ import annotations
 
 import secrets
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
+
+import trio
 
 
 from .ladder import ensure_ladder, store_ladder_game
 from ..human.clocks import TableClocks
 from ..records.matchlog import MatchLogWriter, fresh_log_path, timestamp, utc_now
-from ..seats.players import BuiltinPlayer, Player, parse_bot_spec, unique_names
+from ..seats.confined import confined, seat_builtin
+from ..seats.players import BotFailure, BotStartError, Player, parse_bot_spec, unique_names
 from ..table.match import MatchResult, BotStats, play_game
 from ..table.runner import log_header
 from ..web.live import replay_header
@@ -45,10 +51,34 @@ def _seat_players(arena: Any, table: LobbyTable) -> tuple[list[Player], list[Any
         else:
             assert s.bot is not None
             spec = parse_bot_spec(s.bot)
-            players.append(BuiltinPlayer(spec.name, spec, table.config.seed))
+            # A search never runs on the server's loop: a confined process, like a bot's.
+            players.append(seat_builtin(spec.name, spec, table.config.seed, confine=True,
+                                        startup_time=table.config.tc.startup))
     for p, name in zip(players, unique_names([p.name for p in players])):
         p.name = name
     return players, taken
+
+
+@asynccontextmanager
+async def _confined_started(players: list[Player]) -> AsyncIterator[bool]:
+    """Start the table's confined built-ins (their processes live while inside) and yield
+    whether all of them started; they are closed on the way out, whatever happens."""
+    bots = confined(players)
+    async with trio.open_nursery() as nursery:
+        try:
+            ready = True
+            for bot in bots:
+                try:
+                    await bot.start(nursery)
+                except (BotStartError, BotFailure) as exc:
+                    print(f"durak-ref: lobby: {bot.name} did not start: {exc}", file=sys.stderr)
+                    ready = False
+                    break
+            yield ready
+        finally:
+            for bot in bots:
+                await bot.close()
+            nursery.cancel_scope.cancel()
 
 
 def _show_clocks(players: list[Player], config: Any) -> TableClocks:
@@ -92,8 +122,13 @@ async def play_table(arena: Any, table: LobbyTable) -> None:
 
     try:
         started = utc_now()
-        record = await play_game(players, config, index=index, seed=deal, dealer=len(players) - 1,
-                                 watch=watch)
+        async with _confined_started(players) as ready:
+            if not ready:
+                table.result = {"error": "a built-in of the table could not start: create the "
+                                         "table again (the server's log says why)"}
+                return
+            record = await play_game(players, config, index=index, seed=deal,
+                                     dealer=len(players) - 1, watch=watch)
         with arena.store.transaction():
             for p in players:
                 arena.store.ensure_bot(p.name, "human" if p.spec.kind == "human" else p.spec.text)

@@ -372,9 +372,9 @@ class BuiltinPlayer(Player):
             self._fallback = BuiltinPlayer(name, BotSpec(
                 "builtin", name, (params.fallback, *params.fallback_items), spec.text), seed)
             params = None
-        self._params = params  #: ismcts's
-        self._search: Any = None
-        self._search_game: Game | None = None
+        from ..bots.ismcts import SearchSeat
+        #: ``ismcts``, ``expert``: the search (``SearchSeat``: the same in a confined process)
+        self._search = None if params is None else SearchSeat(params)
         #: The CPU of the decisions made in ``finish`` (this thread's: what a busy
         #: machine's other jobs do not inflate), and how many there were; ``random`` and
         #: ``greedy``, which choose in ``attempt``, are not counted.
@@ -409,16 +409,10 @@ class BuiltinPlayer(Player):
                 return action
             assert self._fallback is not None
             return await self._fallback.finish(ask)
-        if self._params is not None:
+        if self._search is not None:
             request = ask.message()
-            obs, legal = request["observation"], request["legal"]
-            if self._search_game is not ask.game:  # the table's rules, once per game
-                from ..bots.ismcts import IsmctsStrategy
-                self._search, self._search_game = IsmctsStrategy(ask.game.rules, self._params), ask.game
-            # Seeded per decision: the choice is a function of (seed, seat, game,
-            # request id, observation, legal list) alone.
-            rng = random.Random(f"{self._seed}:{self.name}:{ask.index}:{ask.id}")
-            return self._search.choose(obs, legal, rng)
+            return self._search.choose(f"{self._seed}:{self.name}", ask.game.rules, ask.game,
+                                       ask.index, ask.id, request["observation"], request["legal"])
         # gentle may decide without reading the whole observation: computed on demand.
         view: Any = ObservationOnDemand(ask.game, ask.seat)
         return gentle_choose(view, ask.legal_wire())
