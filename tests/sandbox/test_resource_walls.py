@@ -99,6 +99,33 @@ def test_spinning_children_are_frozen_while_the_opponent_thinks_so_it_never_forf
     assert spun_while_thinking(plogs) > 0.2
 
 
+def test_a_bot_opposite_a_searching_builtin_is_frozen_while_the_builtin_thinks(
+        tmp_path: Path) -> None:
+    """Against builtin:expert (issue 35: a bot's child got 83-106 ms of CPU per expert
+    decision, the expert deciding in the referee's process where nothing froze the bot):
+    the expert is now a confined seat like a program, so the turn logic freezes the
+    spinners while it decides. The signal is the share of the expert's charged time in
+    which a spinner ran (the spin bot's reports after its first, which covers the
+    start-up), not a wall time against a threshold."""
+    summary, logs, err = match(tmp_path, "expert", bot("spin", 4), "builtin:expert:iterations=400",
+                               "--games", 1, "--seed", 11)
+    assert summary["games"] == 1 and not summary["forfeit_details"], summary
+    header, game = _log_records(logs)
+    assert "referee.seats.builtinbot" in header["bots"][1]["argv"]  # a process of its own
+    expert_ms = sum(d[3] for d in game["decisions"] if d[0] == 1 and not d[2])
+    spins = [r for r in reports(logs) if r["mode"] == "spin"][1:]
+    spun_ms = sum(b - a for r in spins for a, b in r["ran_ms"])
+    assert expert_ms > 0 and spins, (expert_ms, spins)
+    assert spun_ms / expert_ms < 0.1, (spun_ms, expert_ms)  # (before: 0.29 on a loaded host)
+
+
+def _log_records(logs: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The header and the one game of the match log in ``logs``."""
+    (path,) = logs.glob("match-*.jsonl")
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    return records[0], next(r for r in records if r["type"] == "game")
+
+
 # -- processes -------------------------------------------------------------------------------
 
 
