@@ -27,6 +27,7 @@ gentle: microseconds a decision, ``durak-ref bench loop``) always stay in the pr
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -80,11 +81,46 @@ class ConfinedBuiltin(ProcessPlayer):
         super().__init__(name, command, startup_time=startup_time, grace=grace, sandbox=policy)
         self.builtin = spec
         self._seed = seed
+        #: CPU seconds of its processes from their handshake to their close (its
+        #: decisions: what ``BuiltinPlayer.decide_cpu_s`` counts in the referee's process),
+        #: and in all (start-up included): ``bench strength`` tells its CPU apart so.
+        self.decide_cpu_s = 0.0
+        self.process_cpu_s = 0.0
+        self._cpu_mark: float | None = None
 
     async def start(self, nursery: trio.Nursery) -> None:
         # Keyed by the seat's name at the start (a table renames its seats before).
         self.env = {"PYTHONPATH": CODE_ROOT, KEY_ENV: f"{self._seed}:{self.name}"}
         await super().start(nursery)
+        self._cpu_mark = self._tree_cpu()
+
+    async def close(self) -> None:
+        if self._cpu_mark is not None:  # (read before bye: a reaped process has no /proc)
+            spent = self._tree_cpu()
+            self.decide_cpu_s += max(0.0, spent - self._cpu_mark)
+            self.process_cpu_s += spent
+            self._cpu_mark = None
+        await super().close()
+
+    def _tree_cpu(self) -> float:
+        """User + system CPU seconds of the bot's live processes (its group's, else its
+        own; the sandbox's wrappers cost next to nothing)."""
+        group, pid = self.group, self.pid
+        pids = group.pids() if group is not None else [] if pid is None else [pid]
+        return sum(map(_process_cpu, pids))
+
+
+def _process_cpu(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def seat_builtin(name: str, spec: BotSpec, seed: int | str, *, confine: bool,
