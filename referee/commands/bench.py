@@ -452,6 +452,19 @@ def _print_soak(r: dict[str, Any]) -> None:
         out.print(e, markup=False, highlight=False)
 
 
+def _measured(command: str, as_json: bool, measure: Any, *args: Any) -> dict[str, Any] | None:
+    """``measure(*args)``'s result, or None when printed already as --json; a machine that
+    cannot run it (OSError, RuntimeError: a server that did not start) fails with exit 1."""
+    try:
+        result: dict[str, Any] = measure(*args)
+    except (OSError, RuntimeError) as exc:
+        fail(f"{command}: {exc}", 1)
+    if as_json:
+        emit_result(command, result)
+        return None
+    return result
+
+
 def tcp(
     round_trips: Annotated[int, typer.Option(min=10, help="Request/answer round trips per transport.")] = 2000,
     idle: Annotated[int, typer.Option(min=0, help="Idle authenticated connections for the memory "
@@ -462,12 +475,8 @@ def tcp(
     with idle authenticated connections."""
     from ..bench.bench_tcp import bench_tcp
 
-    try:
-        result = bench_tcp(round_trips, idle)
-    except (OSError, RuntimeError) as exc:
-        fail(f"bench tcp: {exc}", 1)
-    if as_json:
-        emit_result("bench tcp", result)
+    result = _measured("bench tcp", as_json, bench_tcp, round_trips, idle)
+    if result is None:
         return
     rt = result["round_trip_us_median"]
     out.print(f"round trip (median of {round_trips}, same bot and request): pipes {rt['pipes']:.1f} µs, "
@@ -564,12 +573,8 @@ def loop(
 
     check_range(seconds, "--seconds", 2, 600)
     check_range(tables, "--tables", 1, 3)
-    try:
-        result = bench_loop(seconds, tables)
-    except (OSError, RuntimeError) as exc:
-        fail(f"bench loop: {exc}", 1)
-    if as_json:
-        emit_result("bench loop", result)
+    result = _measured("bench loop", as_json, bench_loop, seconds, tables)
+    if result is None:
         return
     idle, busy = result["idle"], result["lobby_full"]
     out.print(f"event-loop lateness of serve (a {idle['interval_ms']:g} ms sleep), "

@@ -25,11 +25,10 @@ import sys
 from typing import Any
 
 from protocol.bot import Bot, run
-from protocol.strategies import gentle_choose, greedy_choose
+from protocol.strategies import gentle_choose, greedy_choose, random_choose
 
-from ..bots.fastchoice import random_action
 from ..bots.solverbot import SolverChooser
-from .players import PARAMETRIC, BotSpec, BotSpecError, _param_map, parse_bot_spec
+from .players import PARAMETRIC, BotSpec, BotSpecError, builtin_param_map, parse_bot_spec
 
 #: The environment variable that carries the seat's key (module docstring).
 KEY_ENV = "DURAK_BOT_KEY"
@@ -44,7 +43,7 @@ class BuiltinBot(Bot):
     def __init__(self, spec: BotSpec, key: str) -> None:
         kind = spec.argv[0]
         self.name, self.kind, self.key = kind, kind, key
-        params: Any = _param_map(kind, spec.argv[1:], spec.text) if kind in PARAMETRIC else None
+        params: Any = builtin_param_map(kind, spec.argv[1:], spec.text) if kind in PARAMETRIC else None
         self._solver: SolverChooser | None = None
         self._fallback: BuiltinBot | None = None
         self._search: Any = None
@@ -76,7 +75,7 @@ class BuiltinBot(Bot):
                legal: list[dict[str, Any]]) -> dict[str, Any]:
         """The answer to ``request`` (its observation and legal list)."""
         if self.kind == "random":
-            return random_action(legal, self._rng)
+            return random_choose(obs, legal, self._rng)
         if self.kind == "greedy":
             return greedy_choose(obs, legal)
         if self.kind == "gentle":

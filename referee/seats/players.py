@@ -162,11 +162,11 @@ def _builtin_params(builtin: str, text: str, spec: str) -> tuple[str, ...]:
     if builtin not in PARAMETRIC:
         raise BotSpecError(f"{spec!r}: built-in {builtin} takes no parameters")
     items = tuple(i.strip() for i in text.split(","))
-    _param_map(builtin, items, spec)
+    builtin_param_map(builtin, items, spec)
     return items
 
 
-def _param_map(builtin: str, items: tuple[str, ...], spec: str) -> Any:
+def builtin_param_map(builtin: str, items: tuple[str, ...], spec: str) -> Any:
     """The parameters of built-in ``builtin`` (``PARAMETRIC``) from its ``KEY=VALUE``
     items: its own parser's result. Raises BotSpecError naming ``spec``."""
     from ..bots import ismcts, solverbot
@@ -181,7 +181,7 @@ def _param_map(builtin: str, items: tuple[str, ...], spec: str) -> Any:
         if builtin == "solver":
             params = solverbot.parse_params(pairs)
             if params.fallback in PARAMETRIC:  # (the fallback's own parameters, checked)
-                _param_map(params.fallback, params.fallback_items, spec)
+                builtin_param_map(params.fallback, params.fallback_items, spec)
             return params
         return ismcts.parse_params(pairs, builtin)
     except (ismcts.IsmctsParamError, solverbot.SolverBotParamError) as exc:
@@ -363,7 +363,7 @@ class BuiltinPlayer(Player):
         self._now = kind in ("random", "greedy")  #: chooses in ``attempt``
         self._game: int | None = None
         self._rng = random.Random()
-        params: Any = _param_map(kind, spec.argv[1:], spec.text) if kind in PARAMETRIC else None
+        params: Any = builtin_param_map(kind, spec.argv[1:], spec.text) if kind in PARAMETRIC else None
         #: ``solver``: its solver, and the built-in that decides where the solver does not.
         self._chooser: SolverChooser | None = None
         self._fallback: BuiltinPlayer | None = None
