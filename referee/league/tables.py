@@ -21,8 +21,9 @@ import trio
 from .ladder import ensure_ladder, store_ladder_game
 from ..human.clocks import TableClocks
 from ..records.matchlog import MatchLogWriter, fresh_log_path, timestamp, utc_now
-from ..seats.confined import confined, seat_builtin
+from ..seats.confined import confined, resolved_sandbox, seat_builtin
 from ..seats.players import BotFailure, BotStartError, Player, parse_bot_spec, unique_names
+from ..seats.sandbox import Sandbox
 from ..table.match import MatchResult, BotStats, play_game
 from ..table.runner import log_header
 from ..web.live import replay_header
@@ -30,10 +31,12 @@ from ..web.lobby import LobbyTable
 from ..web.seat import BrowserSeat
 
 
-def _seat_players(arena: Any, table: LobbyTable) -> tuple[list[Player], list[Any]] | None:
-    """The players of ``table``'s seats (its people, its built-ins, its TCP bots taken from
-    the arena's idle ones), under unique names, and the TCP seats taken; None, with the
-    reason on the table and nothing taken, when a TCP bot is no longer free."""
+def _seat_players(arena: Any, table: LobbyTable,
+                  sandbox: Sandbox) -> tuple[list[Player], list[Any]] | None:
+    """The players of ``table``'s seats (its people, its built-ins, confined in the
+    resolved ``sandbox``, its TCP bots taken from the arena's idle ones), under unique
+    names, and the TCP seats taken; None, with the reason on the table and nothing taken,
+    when a TCP bot is no longer free."""
     players: list[Player] = []
     taken: list[Any] = []
     for s in table.seats:
@@ -53,7 +56,7 @@ def _seat_players(arena: Any, table: LobbyTable) -> tuple[list[Player], list[Any
             spec = parse_bot_spec(s.bot)
             # A search never runs on the server's loop: a confined process, like a bot's.
             players.append(seat_builtin(spec.name, spec, table.config.seed, confine=True,
-                                        startup_time=table.config.tc.startup))
+                                        startup_time=table.config.tc.startup, sandbox=sandbox))
     for p, name in zip(players, unique_names([p.name for p in players])):
         p.name = name
     return players, taken
@@ -101,7 +104,7 @@ async def play_table(arena: Any, table: LobbyTable) -> None:
     """Play ``table``'s one game (``arena``: the running ``arena.Arena``) and record it (log, store, live page); the result goes
     on the table. A TCP bot of the table that is no longer free ends the table unplayed."""
     config = table.config
-    seated = _seat_players(arena, table)
+    seated = _seat_players(arena, table, await resolved_sandbox())
     if seated is None:
         return
     players, taken = seated
@@ -112,7 +115,9 @@ async def play_table(arena: Any, table: LobbyTable) -> None:
     writer = None
     if arena.log_dir is not None:
         writer = MatchLogWriter(fresh_log_path(arena.log_dir, f"table-{timestamp()}"))
-        writer.write(dict(log_header(players, config), lobby_table=table.number))
+        # (The header looks at the sandbox's seccomp state: /etc read, milliseconds.)
+        header = await trio.to_thread.run_sync(log_header, players, config)
+        writer.write(dict(header, lobby_table=table.number))
     clocks = _show_clocks(players, config)
 
     async def watch(message: dict[str, Any]) -> None:

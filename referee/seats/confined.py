@@ -123,6 +123,19 @@ def _process_cpu(pid: int) -> float:
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
+_RESOLVED: list[Sandbox] = []
+
+
+async def resolved_sandbox() -> Sandbox:
+    """The default policy of confined built-ins (``auto``, silent) resolved, once per
+    process, in a worker thread: resolving runs bwrap and tries the seccomp filter
+    (subprocesses: 140 ms the first time) and reads /etc (milliseconds each time), which
+    must not happen on an event loop that others share (``serve``'s lobby tables)."""
+    if not _RESOLVED:
+        _RESOLVED.append(await trio.to_thread.run_sync(Sandbox(warn=False).resolve))
+    return _RESOLVED[0]
+
+
 def seat_builtin(name: str, spec: BotSpec, seed: int | str, *, confine: bool,
                  startup_time: float = 10.0, sandbox: Sandbox | None = None) -> Player:
     """The player of built-in ``spec`` at seat ``name``: a ``ConfinedBuiltin`` when
