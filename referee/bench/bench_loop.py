@@ -85,11 +85,15 @@ def stop_serve(serve: subprocess.Popen[str]) -> None:
 
 
 def loop_figures(base: str, window: float) -> dict[str, Any]:
-    """The serve's loop probe over the last ``window`` seconds."""
+    """The serve's loop probe over the last ``window`` seconds (at most
+    ``loopprobe.KEEP_S``). RuntimeError when it does not answer."""
     import httpx
 
-    answer = httpx.get(f"{base}/api/loop", params={"window": f"{window:g}"}, timeout=30)
-    answer.raise_for_status()
+    try:
+        answer = httpx.get(f"{base}/api/loop", params={"window": f"{window:g}"}, timeout=30)
+        answer.raise_for_status()
+    except httpx.HTTPError as exc:
+        raise RuntimeError(f"serve's loop probe did not answer: {exc}") from exc
     figures: dict[str, Any] = answer.json()
     return figures
 

@@ -558,7 +558,7 @@ def strength(
 
 def loop(
     seconds: Annotated[float, typer.Option(help="Seconds of each stretch (idle, then the lobby "
-                                           "full), 2 to 600.")] = 10.0,
+                                           "full), 2 to 30 (what serve's probe keeps).")] = 10.0,
     tables: Annotated[int, typer.Option(help="Expert tables the visitor keeps open (1 to 3, the "
                                         "lobby's tables per address).")] = 3,
     as_json: JsonFlag = False,
@@ -570,8 +570,9 @@ def loop(
     3 x builtin:expert" in play, answering every move at once; prints p50, p99 and max of
     both side by side. Target: p99 under 10 ms with the lobby full."""
     from ..bench.bench_loop import bench_loop
+    from ..web.loopprobe import KEEP_S
 
-    check_range(seconds, "--seconds", 2, 600)
+    check_range(seconds, "--seconds", 2, KEEP_S)
     check_range(tables, "--tables", 1, 3)
     result = _measured("bench loop", as_json, bench_loop, seconds, tables)
     if result is None:

@@ -26,6 +26,7 @@ def test_bench_loop_reports_the_probe_idle_and_with_the_lobby_full(tmp_path: Pat
 
 
 def test_bench_loop_refuses_bounds_as_the_users_error(tmp_path: Path) -> None:
-    for args, what in ((["--seconds", "1"], "--seconds"), (["--tables", "4"], "--tables")):
+    for args, what in ((["--seconds", "1"], "--seconds"), (["--seconds", "31"], "--seconds"),
+                       (["--tables", "4"], "--tables")):
         run = cli("bench", "loop", *args, cwd=tmp_path)
         assert run.returncode == 2 and what in run.stderr, run.stderr

@@ -52,6 +52,11 @@ def test_a_lobby_full_of_experts_costs_the_arenas_bots_no_time(tmp_path: Path) -
     visitor = Visitor(base, EXPERT_TABLE, tables=3)
     try:
         visitor.start()
+        # In play once the visitor has moved (nine experts started: seconds on a busy
+        # host); then the lobby stays full for LOBBY_FULL_S.
+        deadline = time.monotonic() + 120
+        while visitor.moves == 0 and not visitor.errors and time.monotonic() < deadline:
+            time.sleep(0.2)
         time.sleep(LOBBY_FULL_S)
         expert_processes = _processes_running("referee.seats.builtinbot")
     finally:
