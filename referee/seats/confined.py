@@ -22,7 +22,8 @@ bot (command or TCP: match, tournament, sprt, ladder, check-bot, bench strength)
 of built-ins only (and a person's game at a terminal) keeps them in the process: it
 shares its loop with nobody and has no program bot to freeze; ``bench strength``'s
 ladder so keeps its CPU-per-decision figures. The cheap built-ins (random, greedy,
-gentle: microseconds a decision, ``durak-ref bench loop``) always stay in the process.
+gentle: microseconds a decision, ``bench strength``'s CPU per decision) always stay in
+the process.
 """
 
 from __future__ import annotations
