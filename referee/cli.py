@@ -82,6 +82,7 @@ def _top(version_: Annotated[bool, typer.Option(
 # The commands, in the order `durak-ref --help` lists them.
 app.command()(play.match)
 app.command()(play.play)
+app.command()(play.bot)
 app.command()(results.replay)
 app.command()(results.verify)
 app.command()(info.rules)
@@ -110,6 +111,7 @@ bench_app.command("soak")(bench.soak)
 bench_app.command("tcp")(bench.tcp)
 bench_app.command("env")(bench.env)
 bench_app.command("strength")(bench.strength)
+bench_app.command("loop")(bench.loop)
 
 
 def main() -> None:

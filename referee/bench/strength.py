@@ -13,11 +13,14 @@ the CPU its bot spent, table/clock.py), so a host loaded by other work changes n
 ratings nor the time forfeits; each row counts its bot's forfeits by kind.
 
 Time per decision, per bot: the CPU of its decisions where it can be told apart from the
-rest of the run: another built-in's own thread CPU (``BuiltinPlayer.decide_cpu_s``); for
-``random`` and ``greedy``, which decide from the engine's state in microseconds, their
-charged clock time (it stands for their CPU: they choose in ``BuiltinPlayer.attempt``); for a
-program bot, the CPU of its reaped processes over the tables where it was the only
-program bot. Wall time per decision (what the referee charged) is given too.
+rest of the run: another built-in's own thread CPU (``BuiltinPlayer.decide_cpu_s``), or,
+where it sits opposite a program bot and so runs confined (referee/seats/confined.py),
+its processes' CPU from their handshake to their close (``ConfinedBuiltin.decide_cpu_s``);
+for ``random`` and ``greedy``, which decide from the engine's state in microseconds,
+their charged clock time (it stands for their CPU: they choose in
+``BuiltinPlayer.attempt``); for a program bot, the CPU of its reaped processes (less the
+confined built-ins') over the tables where it was the only program bot. Wall time per
+decision (what the referee charged) is given too.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import trio
 
 from ..errors import UserError
 from ..scoring.ratings import Z95, RatedGame, RatingError, fit_ratings
+from ..seats.confined import ConfinedBuiltin
 from ..seats.players import BotFailure, BotSpec, BuiltinPlayer, parse_bot_spec
 from ..table.failfast import first_start_error
 from ..table.match import GameRecord, MatchConfig, play_match
@@ -157,8 +161,10 @@ async def _play_table(table: Sequence[BotSpec], config: MatchConfig, options: Se
                       run: StrengthRun, on_game: Callable[[str], None] | None) -> None:
     """Play one table's games, counting them into ``run``."""
     seats = make_players(table, config, stderr_stem=None, options=options)
-    programs = [p for p in seats if not isinstance(p, BuiltinPlayer)]
+    confined = [p for p in seats if isinstance(p, ConfinedBuiltin)]
+    programs = [p for p in seats if not isinstance(p, (BuiltinPlayer, ConfinedBuiltin))]
     children0 = children_cpu()
+    asked = {p.name: 0 for p in seats}  #: unforced decisions per bot at this table
 
     def record(game: GameRecord, _: Any) -> None:
         names = game.players
@@ -166,6 +172,7 @@ async def _play_table(table: Sequence[BotSpec], config: MatchConfig, options: Se
             if not d.forced:
                 tally = run.bots[names[d.seat]]
                 tally.decisions += 1
+                asked[names[d.seat]] += 1
                 tally.wall_s += d.seconds
                 if tally.fast and tally.cpu_s is not None:
                     tally.cpu_s += d.seconds
@@ -199,11 +206,17 @@ async def _play_table(table: Sequence[BotSpec], config: MatchConfig, options: Se
             assert tally.cpu_s is not None
             tally.cpu_s += p.decide_cpu_s
             tally.cpu_decisions += p.decided
+    for c in confined:  # its processes' CPU from their handshake to their close
+        tally = run.bots[c.name]
+        if tally.cpu_s is not None:
+            tally.cpu_s += c.decide_cpu_s
+            tally.cpu_decisions += asked[c.name]
     if len(programs) == 1:
-        # The bot's processes are reaped (closed): their CPU is in children_cpu now.
+        # The bot's processes are reaped (closed): their CPU is in children_cpu now, with
+        # the confined built-ins' (read from /proc before they closed).
         tally = run.bots[programs[0].name]
         if tally.cpu_s is not None:
-            tally.cpu_s += children_cpu() - children0
+            tally.cpu_s += children_cpu() - children0 - sum(c.process_cpu_s for c in confined)
             tally.cpu_decisions = tally.decisions
     else:
         for p in programs:

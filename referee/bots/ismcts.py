@@ -412,3 +412,27 @@ def _decided(root: Node, remaining: int) -> bool:
         elif v > second:
             second = v
     return first - second > remaining
+
+
+class SearchSeat:
+    """One seat's search bot (``ismcts``, ``expert``) over a whole match: a fresh
+    ``IsmctsStrategy`` per game, and each decision's generator keyed by (``key``, the
+    game's index, the request id) alone. The one way a built-in search decides, in the
+    referee's process (``seats/players.py`` ``BuiltinPlayer``) and in a confined process
+    (``seats/confined.py``, ``durak-ref bot``): the same key gives the same choices."""
+
+    def __init__(self, params: IsmctsParams) -> None:
+        self.params = params
+        self.search: IsmctsStrategy | None = None
+        self._game: object = None
+
+    def choose(self, key: str, rules: Rules, game: object, index: int, request_id: int,
+               obs: dict[str, Any], legal: list[dict[str, Any]]) -> dict[str, Any]:
+        """The choice for request ``request_id`` of game ``index`` (``game``: anything
+        that is the same object for the whole game and another for the next one;
+        ``key``: the seat's, ``"SEED:SEAT NAME"``)."""
+        if self.search is None or game is not self._game:  # the table's rules, once per game
+            self.search, self._game = IsmctsStrategy(rules, self.params), game
+        # Seeded per decision: the choice is a function of (key, game, request id,
+        # observation, legal list) alone.
+        return self.search.choose(obs, legal, random.Random(f"{key}:{index}:{request_id}"))

@@ -12,7 +12,7 @@ from ..printing.jsonresult import emit_result, result as json_result
 from ..records.storedb import PgUrl
 from ..rules.options import make_rules
 from .common import (
-    err, fail, out, print_seed, reproduce_fields, run_seed, sandbox_options, store_target,
+    check_range, err, fail, out, print_seed, reproduce_fields, run_seed, sandbox_options, store_target,
 )
 from .options import (
     CLOCK_KIND_HELP, SANDBOX_HELP, BackstopOption, BuiltinGamesOption, CpuOption, JsonFlag,
@@ -453,6 +453,19 @@ def _print_soak(r: dict[str, Any]) -> None:
         out.print(e, markup=False, highlight=False)
 
 
+def _measured(command: str, as_json: bool, measure: Any, *args: Any) -> dict[str, Any] | None:
+    """``measure(*args)``'s result, or None when printed already as --json; a machine that
+    cannot run it (OSError, RuntimeError: a server that did not start) fails with exit 1."""
+    try:
+        result: dict[str, Any] = measure(*args)
+    except (OSError, RuntimeError) as exc:
+        fail(f"{command}: {exc}", 1)
+    if as_json:
+        emit_result(command, result)
+        return None
+    return result
+
+
 def tcp(
     round_trips: Annotated[int, typer.Option(min=10, help="Request/answer round trips per transport.")] = 2000,
     idle: Annotated[int, typer.Option(min=0, help="Idle authenticated connections for the memory "
@@ -463,12 +476,8 @@ def tcp(
     with idle authenticated connections."""
     from ..bench.bench_tcp import bench_tcp
 
-    try:
-        result = bench_tcp(round_trips, idle)
-    except (OSError, RuntimeError) as exc:
-        fail(f"bench tcp: {exc}", 1)
-    if as_json:
-        emit_result("bench tcp", result)
+    result = _measured("bench tcp", as_json, bench_tcp, round_trips, idle)
+    if result is None:
         return
     rt = result["round_trip_us_median"]
     out.print(f"round trip (median of {round_trips}, same bot and request): pipes {rt['pipes']:.1f} µs, "
@@ -556,3 +565,41 @@ def strength(
                                         for name, kinds in forfeits.items()) or "none"),
               markup=False, highlight=False)
     print_seed(config.seed)
+
+
+def loop(
+    seconds: Annotated[float, typer.Option(help="Seconds of each stretch (idle, then the lobby "
+                                           "full), 2 to 30 (what serve's probe keeps).")] = 10.0,
+    tables: Annotated[int, typer.Option(help="Expert tables the visitor keeps open (1 to 3, the "
+                                        "lobby's tables per address).")] = 3,
+    as_json: JsonFlag = False,
+) -> None:
+    """The serve's event-loop lateness idle and with a lobby full of expert tables.
+
+    Starts a real `serve --http`, reads its loop probe (GET /api/loop: how late a 10 ms
+    sleep wakes) over an idle stretch, then while one visitor keeps its tables of "you +
+    3 x builtin:expert" in play, answering every move at once; prints p50, p99 and max of
+    both side by side. Target: p99 under 10 ms with the lobby full."""
+    from ..bench.bench_loop import bench_loop
+    from ..web.loopprobe import KEEP_S
+
+    check_range(seconds, "--seconds", 2, KEEP_S)
+    check_range(tables, "--tables", 1, 3)
+    result = _measured("bench loop", as_json, bench_loop, seconds, tables)
+    if result is None:
+        return
+    idle, busy = result["idle"], result["lobby_full"]
+    out.print(f"event-loop lateness of serve (a {idle['interval_ms']:g} ms sleep), "
+              f"{seconds:g} s each:", markup=False)
+    out.print(f"{'':8} {'idle':>10} {'lobby full':>12}", markup=False)
+    for key in ("p50_ms", "p99_ms", "max_ms", "samples"):
+        out.print(f"{key:8} {_figure(idle[key]):>10} {_figure(busy[key]):>12}", markup=False)
+    out.print(f"lobby: {tables} table(s) of {' + '.join(result['table_seats'])}; the visitor made "
+              f"{result['visitor_moves']} moves, finished {result['visitor_games']} games",
+              markup=False, highlight=False)
+    for error in result["visitor_errors"]:
+        err.print(f"visitor: {error}", markup=False, highlight=False)
+
+
+def _figure(value: Any) -> str:
+    return "-" if value is None else f"{value:g}"

@@ -219,3 +219,21 @@ def play(
     if result.interrupted:
         err.print("durak-ref: interrupted; the log holds every finished game (not the one in progress)")
         raise typer.Exit(130)
+
+
+def bot(
+    spec: Annotated[str, typer.Argument(help="The built-in to play: builtin:NAME or "
+                                        "builtin:NAME:KEY=VALUE,... (as in any bot spec).",
+                                        show_default=False)],
+) -> None:
+    """Play a built-in bot as a program: the bot protocol over stdin/stdout (protocol/SPEC.md).
+
+    What the referee runs for a searching built-in (ismcts, expert, solver) wherever it must
+    not decide in the referee's process: under `serve`, and opposite a program bot, where it
+    is a sandboxed, frozen-off-move seat like any program. Any referee can seat it:
+    `durak-ref match "durak-ref bot builtin:expert" ./mybot`. Its search is seeded from
+    $DURAK_BOT_KEY (default: durak-ref:NAME). Prints no result: its output is the protocol.
+    """
+    from ..seats.builtinbot import run_builtin
+
+    run_builtin(spec)

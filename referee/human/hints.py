@@ -4,11 +4,18 @@ in one line.
 A hint is computed from the request alone (the seat's observation and legal list, and
 for ``ismcts`` the table rules the seat got in ``game_start``), exactly as the bot would
 decide in that seat, so it can tell the person nothing their seat may not know.
+
+A server computes it in a process of its own (``python -m referee.human.hints``: the job
+as JSON on stdin, the hint as JSON on stdout; ``web/seat.py`` ``hint_elsewhere``): a
+search takes milliseconds of CPU, which on the server's event loop (or in a thread of
+its process, which holds the interpreter's lock) would stall every other table.
 """
 
 from __future__ import annotations
 
+import json
 import random
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -78,3 +85,14 @@ def _index(legal: Sequence[Mapping[str, Any]], choice: Mapping[str, Any]) -> int
         if action is choice:
             return i
     return [dict(a) for a in legal].index(dict(choice))
+
+
+def main() -> None:
+    """One hint: ``{"bot", "request", "rules", "seed"}`` as JSON on stdin, the hint's map
+    (``hint``) as JSON on stdout."""
+    job = json.load(sys.stdin)
+    json.dump(hint(job["bot"], job["request"], job.get("rules"), job.get("seed", "")), sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

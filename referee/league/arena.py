@@ -42,6 +42,7 @@ from ..rules.deal import DEAL_TEXT
 from ..records.store import Store
 from ..errors import UserError
 from ..web.live import LiveHub, replay_header
+from ..web.loopprobe import LoopProbe
 from ..seats.tcp import TcpGate, TcpLimits, TcpSeat, TokenBook, hash_token, new_token
 
 
@@ -439,16 +440,20 @@ def serve(arena: Arena, host: str, port: int, http: tuple[str, int] | None = Non
 
     from ..web.live import LiveError, live_url, serve_live
 
+    probe = LoopProbe()
+
     async def main() -> int:
         async with trio.open_nursery() as nursery:
             result: list[int] = []
             lobby = None
+            nursery.start_soon(probe.run)
             if http is not None:
                 from .ladder import LADDER_ID
                 from .standings import LIVE_READ_AT_ONCE, StandingsTally
                 tally = StandingsTally(arena.store, LADDER_ID, LIVE_READ_AT_ONCE)
                 arena.live = LiveHub("durak-ref arena", standings=tally.update,
                                      deal_games=2 if arena.duplicate else 1)
+                arena.live.loop_probe = probe
                 lobby = _open_lobby(arena, person_grace)
                 nursery.start_soon(lobby.run)
                 bound = await nursery.start(partial(serve_live, arena.live, *http, site=lobby))
@@ -486,7 +491,10 @@ def serve(arena: Arena, host: str, port: int, http: tuple[str, int] | None = Non
     from ..seats.tcp import ListenError
     from ..console.usererror import lifted
     with lifted(ListenError, LogError, StoreError, LiveError):
-        return trio.run(main)
+        try:
+            return trio.run(main)
+        finally:
+            arena.say(probe.line())
 
 
 #: What the store records a person's display name as: this, then their person token's hash.

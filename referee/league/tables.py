@@ -10,13 +10,20 @@ messages, and whose public move is open, from the people's seats.
 from __future__ import annotations
 
 import secrets
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
+
+import trio
 
 
 from .ladder import ensure_ladder, store_ladder_game
 from ..human.clocks import TableClocks
 from ..records.matchlog import MatchLogWriter, fresh_log_path, timestamp, utc_now
-from ..seats.players import BuiltinPlayer, Player, parse_bot_spec, unique_names
+from ..seats.confined import confined, resolved_sandbox, seat_builtin
+from ..seats.players import BotFailure, BotStartError, Player, parse_bot_spec, unique_names
+from ..seats.sandbox import Sandbox
 from ..table.match import MatchResult, BotStats, play_game
 from ..table.runner import log_header
 from ..web.live import replay_header
@@ -24,10 +31,12 @@ from ..web.lobby import LobbyTable
 from ..web.seat import BrowserSeat
 
 
-def _seat_players(arena: Any, table: LobbyTable) -> tuple[list[Player], list[Any]] | None:
-    """The players of ``table``'s seats (its people, its built-ins, its TCP bots taken from
-    the arena's idle ones), under unique names, and the TCP seats taken; None, with the
-    reason on the table and nothing taken, when a TCP bot is no longer free."""
+def _seat_players(arena: Any, table: LobbyTable,
+                  sandbox: Sandbox) -> tuple[list[Player], list[Any]] | None:
+    """The players of ``table``'s seats (its people, its built-ins, confined in the
+    resolved ``sandbox``, its TCP bots taken from the arena's idle ones), under unique
+    names, and the TCP seats taken; None, with the reason on the table and nothing taken,
+    when a TCP bot is no longer free."""
     players: list[Player] = []
     taken: list[Any] = []
     for s in table.seats:
@@ -45,10 +54,34 @@ def _seat_players(arena: Any, table: LobbyTable) -> tuple[list[Player], list[Any
         else:
             assert s.bot is not None
             spec = parse_bot_spec(s.bot)
-            players.append(BuiltinPlayer(spec.name, spec, table.config.seed))
+            # A search never runs on the server's loop: a confined process, like a bot's.
+            players.append(seat_builtin(spec.name, spec, table.config.seed, confine=True,
+                                        startup_time=table.config.tc.startup, sandbox=sandbox))
     for p, name in zip(players, unique_names([p.name for p in players])):
         p.name = name
     return players, taken
+
+
+@asynccontextmanager
+async def _confined_started(players: list[Player]) -> AsyncIterator[bool]:
+    """Start the table's confined built-ins (their processes live while inside) and yield
+    whether all of them started; they are closed on the way out, whatever happens."""
+    bots = confined(players)
+    async with trio.open_nursery() as nursery:
+        try:
+            ready = True
+            for bot in bots:
+                try:
+                    await bot.start(nursery)
+                except (BotStartError, BotFailure) as exc:
+                    print(f"durak-ref: lobby: {bot.name} did not start: {exc}", file=sys.stderr)
+                    ready = False
+                    break
+            yield ready
+        finally:
+            for bot in bots:
+                await bot.close()
+            nursery.cancel_scope.cancel()
 
 
 def _show_clocks(players: list[Player], config: Any) -> TableClocks:
@@ -71,7 +104,7 @@ async def play_table(arena: Any, table: LobbyTable) -> None:
     """Play ``table``'s one game (``arena``: the running ``arena.Arena``) and record it (log, store, live page); the result goes
     on the table. A TCP bot of the table that is no longer free ends the table unplayed."""
     config = table.config
-    seated = _seat_players(arena, table)
+    seated = _seat_players(arena, table, await resolved_sandbox())
     if seated is None:
         return
     players, taken = seated
@@ -82,7 +115,9 @@ async def play_table(arena: Any, table: LobbyTable) -> None:
     writer = None
     if arena.log_dir is not None:
         writer = MatchLogWriter(fresh_log_path(arena.log_dir, f"table-{timestamp()}"))
-        writer.write(dict(log_header(players, config), lobby_table=table.number))
+        # (The header looks at the sandbox's seccomp state: /etc read, milliseconds.)
+        header = await trio.to_thread.run_sync(log_header, players, config)
+        writer.write(dict(header, lobby_table=table.number))
     clocks = _show_clocks(players, config)
 
     async def watch(message: dict[str, Any]) -> None:
@@ -92,8 +127,13 @@ async def play_table(arena: Any, table: LobbyTable) -> None:
 
     try:
         started = utc_now()
-        record = await play_game(players, config, index=index, seed=deal, dealer=len(players) - 1,
-                                 watch=watch)
+        async with _confined_started(players) as ready:
+            if not ready:
+                table.result = {"error": "a built-in of the table could not start: create the "
+                                         "table again (the server's log says why)"}
+                return
+            record = await play_game(players, config, index=index, seed=deal,
+                                     dealer=len(players) - 1, watch=watch)
         with arena.store.transaction():
             for p in players:
                 arena.store.ensure_bot(p.name, "human" if p.spec.kind == "human" else p.spec.text)

@@ -44,7 +44,7 @@ from ..table.match import (
 )
 from ..records.matchlog import FORMAT, MatchLogWriter, fresh_log_path, safe_name, utc_now
 from ..seats.players import (
-    BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player, parse_bot_spec,
+    BotSpec, BotSpecError, BotStartError, Player, parse_bot_spec,
 )
 from ..rules.deal import DEAL_TEXT, SeedError, check_seed, deal_id
 from ..rules.options import RulesError, make_rules
@@ -394,7 +394,13 @@ class PlayerPool:
         entry = self.entries[name]
         spec = entry.spec()
         if spec.kind == "builtin":
-            player: Player = BuiltinPlayer(name, spec, self.config.seed)
+            from ..seats.confined import confine_searching, searching, seat_builtin
+            # In a run with program bots a searching built-in may sit opposite one.
+            confine = confine_searching([e.spec() for e in self.entries.values()])
+            if confine and searching(spec) and self.sandbox is None:
+                self.sandbox = self.settings.sandbox_policy().resolve()
+            player: Player = seat_builtin(name, spec, self.config.seed, confine=confine,
+                                          startup_time=self.config.tc.startup, sandbox=self.sandbox)
         else:
             from ..seats.process import ProcessPlayer
             stderr = (None if self.stderr_stem is None else self.stderr_stem.with_name(

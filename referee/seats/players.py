@@ -166,11 +166,11 @@ def _builtin_params(builtin: str, text: str, spec: str) -> tuple[str, ...]:
     if builtin not in PARAMETRIC:
         raise BotSpecError(f"{spec!r}: built-in {builtin} takes no parameters")
     items = tuple(i.strip() for i in text.split(","))
-    _param_map(builtin, items, spec)
+    builtin_param_map(builtin, items, spec)
     return items
 
 
-def _param_map(builtin: str, items: tuple[str, ...], spec: str) -> Any:
+def builtin_param_map(builtin: str, items: tuple[str, ...], spec: str) -> Any:
     """The parameters of built-in ``builtin`` (``PARAMETRIC``) from its ``KEY=VALUE``
     items: its own parser's result. Raises BotSpecError naming ``spec``."""
     from ..bots import ismcts, solverbot
@@ -185,7 +185,7 @@ def _param_map(builtin: str, items: tuple[str, ...], spec: str) -> Any:
         if builtin == "solver":
             params = solverbot.parse_params(pairs)
             if params.fallback in PARAMETRIC:  # (the fallback's own parameters, checked)
-                _param_map(params.fallback, params.fallback_items, spec)
+                builtin_param_map(params.fallback, params.fallback_items, spec)
             return params
         return ismcts.parse_params(pairs, builtin)
     except (ismcts.IsmctsParamError, solverbot.SolverBotParamError) as exc:
@@ -386,7 +386,7 @@ class BuiltinPlayer(Player):
         self._now = kind in ("random", "greedy")  #: chooses in ``attempt``
         self._game: int | None = None
         self._rng = random.Random()
-        params: Any = _param_map(kind, spec.argv[1:], spec.text) if kind in PARAMETRIC else None
+        params: Any = builtin_param_map(kind, spec.argv[1:], spec.text) if kind in PARAMETRIC else None
         #: ``solver``: its solver, and the built-in that decides where the solver does not.
         self._chooser: SolverChooser | None = None
         self._fallback: BuiltinPlayer | None = None
@@ -395,9 +395,9 @@ class BuiltinPlayer(Player):
             self._fallback = BuiltinPlayer(name, BotSpec(
                 "builtin", name, (params.fallback, *params.fallback_items), spec.text), seed)
             params = None
-        self._params = params  #: ismcts's
-        self._search: Any = None
-        self._search_game: Game | None = None
+        from ..bots.ismcts import SearchSeat
+        #: ``ismcts``, ``expert``: the search (``SearchSeat``: the same in a confined process)
+        self._search = None if params is None else SearchSeat(params)
         #: The CPU of the decisions made in ``finish`` (this thread's: what a busy
         #: machine's other jobs do not inflate), and how many there were; ``random`` and
         #: ``greedy``, which choose in ``attempt``, are not counted.
@@ -447,16 +447,10 @@ class BuiltinPlayer(Player):
                 return action
             assert self._fallback is not None
             return await self._fallback.finish(ask)
-        if self._params is not None:
+        if self._search is not None:
             request = ask.message()
-            obs, legal = request["observation"], request["legal"]
-            if self._search_game is not ask.game:  # the table's rules, once per game
-                from ..bots.ismcts import IsmctsStrategy
-                self._search, self._search_game = IsmctsStrategy(ask.game.rules, self._params), ask.game
-            # Seeded per decision: the choice is a function of (seed, seat, game,
-            # request id, observation, legal list) alone.
-            rng = random.Random(f"{self._seed}:{self.name}:{ask.index}:{ask.id}")
-            return self._search.choose(obs, legal, rng)
+            return self._search.choose(f"{self._seed}:{self.name}", ask.game.rules, ask.game,
+                                       ask.index, ask.id, request["observation"], request["legal"])
         # gentle may decide without reading the whole observation: computed on demand.
         view: Any = ObservationOnDemand(ask.game, ask.seat)
         return gentle_choose(view, ask.legal_wire())

@@ -25,6 +25,7 @@ import os
 import resource
 import shutil
 import signal
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -174,8 +175,11 @@ class ProcessPlayer(StreamPlayer):
         # before prlimit and bwrap), so everything it forks is inside.
         group = self.confinement.open_group()
         try:
-            launch = self.sandbox.launch(self.spec.argv, self.cwd, self.env, limits,
-                                         join=group.join_argv() if group else ())
+            # Building the sandbox's view reads many files (milliseconds): in a worker
+            # thread, off the event loop that other tables and connections share.
+            launch = await trio.to_thread.run_sync(partial(
+                self.sandbox.launch, self.spec.argv, self.cwd, self.env, limits,
+                join=group.join_argv() if group else ()))
             # In the trio thread, not a worker thread: see referee/seats/spawn.py (die-with-parent).
             process = spawn(launch.argv, cwd=launch.cwd, env=launch.env,
                             preexec_fn=None if has_prlimit else self._limits(),
@@ -288,7 +292,7 @@ class ProcessPlayer(StreamPlayer):
             for stream in (p.stdout, p.stderr):
                 if stream is not None:
                     await stream.aclose()
-            conn.launch.cleanup()
+            await trio.to_thread.run_sync(conn.launch.cleanup)  # (removing a tree: milliseconds)
             if conn.group is not None:
                 if self.sweep_group:
                     await _remove_group(conn.group, self.grace)

@@ -23,7 +23,7 @@ from ..records.matchlog import FORMAT, MatchLogWriter, new_log_path, safe_name, 
 from ..rules.deal import DEAL_TEXT
 from .failfast import first_start_error
 from ..seats.tcp import ListenError, TcpLimits
-from ..seats.players import (BotFailure, BotSpec, BotSpecError, BotStartError, BuiltinPlayer, Player,
+from ..seats.players import (BotFailure, BotSpec, BotSpecError, BotStartError, Player,
                              free_name, unique_names)
 from ..seats.cgroups import Limits, default_limits
 from ..seats.sandbox import Sandbox, duplicate_soundness, seccomp_state, warn_unsound_duplicates
@@ -69,15 +69,18 @@ def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: 
     policy (default: ``options.sandbox_policy()``, resolved here). ``human``: the player
     of the spec of kind "human" (``durak-ref play``, referee/human/terminal.py; the learner
     of referee/env/single_agent.py)."""
+    from ..seats.confined import confine_searching, seat_builtin, searching
     from ..seats.process import ProcessPlayer
 
-    if sandbox is None and any(s.kind == "command" for s in specs):
+    confine = confine_searching(specs)  # (a program bot must not think on their time)
+    if sandbox is None and any(s.kind == "command" or confine and searching(s) for s in specs):
         sandbox = options.sandbox_policy().resolve()
     names = unique_names([s.name for s in specs])
     players: list[Player] = []
     for seat, (name, spec) in enumerate(zip(names, specs)):
         if spec.kind == "builtin":
-            players.append(BuiltinPlayer(name, spec, config.seed))
+            players.append(seat_builtin(name, spec, config.seed, confine=confine,
+                                        startup_time=config.tc.startup, sandbox=sandbox))
         elif spec.kind == "command":
             stderr = (None if stderr_stem is None else
                       stderr_stem.with_name(f"{stderr_stem.name}.seat{seat}-{safe_name(name)}.stderr.log"))

@@ -38,12 +38,14 @@ from dataclasses import dataclass
 from functools import partial
 from importlib import resources
 from typing import Any, TypeVar
+from urllib.parse import parse_qs
 
 import trio
 
 from ..console.jsonout import dumps
 from ..console.usererror import first_of, leaves
 from ..seats.tcp import ListenError, is_loopback, parse_listen
+from .loopprobe import LoopProbe
 from .replay_html import ReplayHtmlError
 from ..table.spectator import PublicTable
 from ..errors import UserError
@@ -166,6 +168,8 @@ class LiveHub:
         self.closed = trio.Event()
         self._standings_due = trio.Event()
         self._standings_due.set()
+        #: The server's event-loop probe (referee/web/loopprobe.py), served at /api/loop.
+        self.loop_probe: LoopProbe | None = None
 
     # ---------------------------------------------------------------- fed by the referee
 
@@ -383,6 +387,8 @@ class LiveApp:
             return 200, body, response_headers(kind)
         if path == "/api/state":
             return 200, dumps(self.hub.snapshot()).encode(), response_headers("application/json")
+        if path == "/api/loop" and self.hub.loop_probe is not None:
+            return self._loop_figures(self.hub.loop_probe, scope)
         if path == "/events":
             return 0, b"", []
         match = _GAME_PATH.fullmatch(path)
@@ -401,6 +407,19 @@ class LiveApp:
                 return 500, f"cannot draw game {done.number}: {exc}\n".encode(), response_headers(text)
             return 200, page.encode(), response_headers("text/html; charset=utf-8", _REPLAY_CSP)
         return 404, b"not found\n", response_headers(text)
+
+    def _loop_figures(self, probe: LoopProbe, scope: dict[str, Any]) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+        """``/api/loop?window=S``: the event loop's lateness over the last S seconds."""
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        text = query.get("window", [""])[0]
+        try:
+            window = float(text) if text else None
+        except ValueError:
+            window = -1.0
+        if window is not None and not 0 < window <= probe.keep:
+            return 400, f"window: seconds, more than 0 and at most {probe.keep:g}\n".encode(), \
+                response_headers("text/plain; charset=utf-8")
+        return 200, dumps(probe.stats(window)).encode(), response_headers("application/json")
 
     def _host_ok(self, scope: dict[str, Any]) -> bool:
         if not self.loopback_only:

@@ -20,8 +20,11 @@ seat, kept by the browser; the lobby looks seats up by its hash.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
+import os
 import secrets
+import sys
 from typing import Any
 
 import trio
@@ -29,7 +32,7 @@ import trio
 from protocol.codec import decode
 
 from .live import Client, sse
-from ..human import hints
+from ..console.jsonout import dumps
 from ..human.clocks import TableClocks, is_public_request
 from ..human.seatview import SeatTable, choose_answer
 from ..human.terminal import human_spec
@@ -40,6 +43,37 @@ STREAMS_PER_SEAT = 4
 #: Seat updates waiting for one stream; each update replaces the waiting one, so this
 #: bounds only the rare keyless notices.
 STREAM_QUEUE = 16
+
+
+#: Seconds a hint may take (its process is killed then, and the move has no hint).
+HINT_SECONDS = 5.0
+
+
+async def hint_elsewhere(bot: str, request: Any, rules: Any, seed: str) -> dict[str, Any] | None:
+    """``hints.hint`` computed in a process of its own (``python -m referee.human.hints``),
+    never on the server's event loop nor in a thread of its process (a search holds the
+    interpreter's lock: every other table would wait), in a bot's control group where
+    the host gives one (memory, processes, a CPU's quota), within ``HINT_SECONDS``: the
+    hint, or None when none came in time."""
+    from ..seats.cgroups import confinement, default_limits
+    from ..seats.confined import CODE_ROOT
+
+    group = confinement(default_limits(), announce=False).open_group()
+    job = dumps({"bot": bot, "request": request, "rules": rules, "seed": seed}).encode()
+    argv = [*(group.join_argv() if group else ()), sys.executable, "-m", "referee.human.hints"]
+    try:
+        with trio.move_on_after(HINT_SECONDS):
+            done = await trio.run_process(argv, stdin=job, capture_stdout=True,
+                                          capture_stderr=True, check=False,
+                                          env=dict(os.environ, PYTHONPATH=CODE_ROOT))
+            if done.returncode == 0:
+                answer: dict[str, Any] = json.loads(done.stdout)
+                return answer
+        return None
+    finally:
+        if group is not None:
+            group.kill_all()
+            group.remove()
 
 
 def new_seat_token() -> str:
@@ -172,11 +206,8 @@ class BrowserSeat(Player):
         self.table.follow(request)
         self._hint = None
         if self.hint_bot is not None:
-            # A search takes milliseconds of CPU: in a worker thread, not on the event loop,
-            # where it would stall every other table's bots (and so their clocks) meanwhile.
-            self._hint = await trio.to_thread.run_sync(
-                hints.hint, self.hint_bot, request, self.table.rules,
-                f"{self.name}:{request['game']}")
+            self._hint = await hint_elsewhere(self.hint_bot, request, self.table.rules,
+                                              f"{self.name}:{request['game']}")
         # The person's time starts when the request (with its hint) is on the page.
         self._asked_at = trio.current_time()
         if self.clocks is not None and is_public_request(request):

@@ -147,6 +147,7 @@ ELSEWHERE = {
     "serve": "tests/tcp/test_arena_hardening.py (two bots connect and play 4 games)",
     "worker": "tests/tournament/test_distributed.py (needs PostgreSQL)",
     "bench soak": "tests/app/test_bench_soak.py (a soak of 0.2 minutes)",
+    "bench loop": "tests/app/test_bench_loop.py (a real serve with a lobby table of experts)",
     "bench distributed": "tests/app/test_bench_distributed.py (needs PostgreSQL)",
 }
 

@@ -26,7 +26,14 @@ from typing import Any
 import pytest
 import trio
 
+from referee.rules.options import make_rules
 from referee.seats.cgroups import Limits, confinement, detect
+from referee.seats.confined import ConfinedBuiltin
+from referee.seats.players import BuiltinPlayer, parse_bot_spec
+from referee.seats.process import ProcessPlayer
+from referee.table.clock import TimeControl
+from referee.table.match import GameRecord, MatchConfig, play_match
+from referee.table.runner import make_players
 from support import attack_reports as reports, cli
 
 BOT = Path(__file__).resolve().parent / "bots" / "resource_bot.py"
@@ -97,6 +104,93 @@ def test_spinning_children_are_frozen_while_the_opponent_thinks_so_it_never_forf
 
     assert spun_while_thinking(logs) < 0.02
     assert spun_while_thinking(plogs) > 0.2
+
+
+#: Two spinners at niceness 0 (they take every CPU they are given, so any time they
+#: are let run shows as CPU), opposite the expert at a budget that keeps the test short.
+SPINNER, EXPERT = bot("spin", 2, 0), "builtin:expert:iterations=150"
+
+
+def test_a_bot_opposite_builtin_expert_gets_no_cpu_while_the_expert_decides() -> None:
+    """Against ``builtin:expert`` (issue 35: a bot's child got 83-106 ms of CPU per expert
+    decision, the expert searching in the referee's process where nothing froze the bot):
+    the run seats the expert as a confined process, so the turn logic freezes the spinning
+    bot while the expert decides. Measured as the CPU of the bot's processes (its cgroup's,
+    from the kernel's per-task schedstat, in ns) from the moment the expert is asked to
+    the moment its answer is back, at every expert decision of a game. Control: the same
+    spinner opposite the expert deciding in the referee's process (main's way) runs
+    through its decisions."""
+    confined = trio.run(_spinner_cpu_across_expert_decisions, True)
+    in_process = trio.run(_spinner_cpu_across_expert_decisions, False)
+    assert len(confined) >= 5 and len(in_process) >= 5, (confined, in_process)
+    per_decision_ms = 1000 * sum(confined) / len(confined)
+    # Frozen: only the moment between the request's write and the freeze (microseconds
+    # each) is the bot's; before, a spinner ran for as long as the search did.
+    assert per_decision_ms < 2.0, confined
+    assert sum(in_process) > 20 * max(sum(confined), 0.001), (in_process, confined)
+
+
+async def _spinner_cpu_across_expert_decisions(confine: bool) -> list[float]:
+    """Play one game of the spinner against the expert (confined as a run seats it when
+    ``confine``, else in the referee's process); the CPU seconds the spinner's processes
+    took across each expert decision."""
+    config = MatchConfig(rules=make_rules("classic", []), games=1, seed=11,
+                         tc=TimeControl.parse(None, 60.0))
+    players = make_players([parse_bot_spec(SPINNER), parse_bot_spec(EXPERT)], config,
+                           stderr_stem=None)
+    spinner, expert = players
+    assert isinstance(expert, ConfinedBuiltin)  # what every run with a program bot does
+    if not confine:
+        players[1] = expert = BuiltinPlayer(expert.name, expert.builtin, config.seed)
+    grown: list[float] = []
+    games: list[GameRecord] = []
+    async with trio.open_nursery() as nursery:
+        try:
+            for p in players:
+                await p.start(nursery)
+            assert isinstance(spinner, ProcessPlayer) and spinner.group is not None
+            _watch_decisions(expert, lambda: _group_cpu(spinner.group), grown)
+            await play_match(players, config, on_game=lambda g, _: games.append(g))
+        finally:
+            for p in players:
+                await p.close()
+            nursery.cancel_scope.cancel()
+    assert [g.forfeit for g in games] == [None], games
+    return grown
+
+
+def _watch_decisions(player: Any, cpu: Any, grown: list[float]) -> None:
+    """Append to ``grown`` how much ``cpu()`` grew across each decision of ``player``:
+    from its ``attempt`` (the request asked) to its answer (from ``attempt`` at once, or
+    from the awaited ``finish``)."""
+    attempt, finish = player.attempt, player.finish
+    asked = [0.0]
+
+    def attempt_watched(ask: Any) -> Any:
+        asked[0] = cpu()
+        answer = attempt(ask)
+        if answer is not None:
+            grown.append(cpu() - asked[0])
+        return answer
+
+    async def finish_watched(ask: Any) -> Any:
+        answer = await finish(ask)
+        grown.append(cpu() - asked[0])
+        return answer
+
+    player.attempt, player.finish = attempt_watched, finish_watched
+
+
+def _group_cpu(group: Any) -> float:
+    """CPU seconds the processes of ``group`` have taken (schedstat: ns, per task)."""
+    total = 0
+    for pid in group.pids():
+        try:
+            with open(f"/proc/{pid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / 1e9
 
 
 # -- processes -------------------------------------------------------------------------------

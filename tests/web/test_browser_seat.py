@@ -14,7 +14,7 @@ from referee.rules import make_rules
 from referee.seats.players import BuiltinPlayer, parse_bot_spec
 from referee.table.clock import TimeControl
 from referee.table.match import FORFEITS, MatchConfig, play_game
-from referee.web.seat import BrowserSeat, new_seat_token, token_key
+from referee.web.seat import HINT_SECONDS, BrowserSeat, new_seat_token, token_key
 
 async def person(seat: BrowserSeat, states: list[str], *, choice: int = 0) -> None:
     """A page: follows the seat's stream and clicks a legal move whenever asked; first a
@@ -126,37 +126,48 @@ def test_seat_tokens_are_long_random_and_filed_by_hash() -> None:
     assert token not in token_key(token) and len(token_key(token)) == 64
 
 
-def test_a_learning_games_hint_is_searched_off_the_event_loop(
+def test_a_learning_games_hint_is_searched_in_a_process_of_its_own(
         monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """An ismcts hint costs milliseconds of CPU: searched on the event loop it would stall
-    every other table's bots, whose clocks run meanwhile. It is searched in a worker
-    thread."""
-    import threading
-
+    """An ismcts hint costs milliseconds of CPU: searched on the event loop, or in a thread
+    of the server's process (which holds the interpreter's lock while it searches), it
+    would stall every other table's bots, whose clocks run meanwhile. It is searched in
+    a process of its own: this process never computes one, and the page gets them."""
     from referee.human import hints
 
-    searched: list[bool] = []
-    real_hint = hints.hint
+    def not_here(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("a hint was searched in the server's process")
 
-    def slow_hint(*args, **kwargs):  # type: ignore[no-untyped-def]
-        searched.append(threading.current_thread() is threading.main_thread())
-        return real_hint(*args, **kwargs)
+    monkeypatch.setattr(hints, "hint", not_here)
+    states = _hinted_game(monkeypatch, HINT_SECONDS)
+    assert any('"why"' in s for s in states)  # the page got the hints
 
-    monkeypatch.setattr(hints, "hint", slow_hint)
+
+def test_a_hint_that_takes_too_long_is_dropped_and_the_game_goes_on(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A hint is bounded in time: past it, its process is killed and the move is shown
+    without one; the person plays on."""
+    states = _hinted_game(monkeypatch, 0.001)
+    assert states and not any('"why"' in s for s in states)
+
+
+def _hinted_game(monkeypatch, seconds: float) -> list[str]:  # type: ignore[no-untyped-def]
+    """The page states of a person (answering at once) playing greedy with ismcts hints
+    bounded by ``seconds``; the game must end without a forfeit."""
+    from referee.web import seat as seat_module
+
+    monkeypatch.setattr(seat_module, "HINT_SECONDS", seconds)
     rules = make_rules("classic", [])
     config = MatchConfig(rules=rules, seed="browser-hint", tc=TimeControl.parse(None, 30))
+    states: list[str] = []
 
     async def main() -> dict:
         seat = BrowserSeat("Ann", grace=5, hint_bot="ismcts")
         greedy = BuiltinPlayer("greedy", parse_bot_spec("builtin:greedy"), config.seed)
-        states: list[str] = []
         async with trio.open_nursery() as nursery:
             nursery.start_soon(person, seat, states)
             await trio.testing.wait_all_tasks_blocked()
             record = await play_game([seat, greedy], config, index=0, seed="hint", dealer=1)
-        assert any('"why"' in s for s in states)  # the page got the hints
         return record.as_dict()
 
     record = trio.run(main)
     assert record["termination"] not in FORFEITS, record["reason"]
-    assert searched and not any(searched)
+    return states

@@ -6,9 +6,10 @@
 It reports what it managed as lines ``ATTACK {json}`` on its stderr (kept in the bot's
 stderr log). Modes:
 
-- ``spin N``: fork N children that each ``setsid()`` and spin forever, noting in a
-  shared record each millisecond (of CLOCK_MONOTONIC) in which one of them ran; at each
-  of its decisions, report those milliseconds since its previous report (as ranges).
+- ``spin N [NICE]``: fork N children that each ``setsid()``, take niceness NICE
+  (default 19) and spin forever, noting in a shared record each millisecond (of
+  CLOCK_MONOTONIC) in which one of them ran; at each of its decisions, report those
+  milliseconds since its previous report (as ranges).
 - ``think MS``: at each decision do a fixed amount of CPU work (MS milliseconds of CPU,
   calibrated once at start from this process's own CPU clock) and report when it
   started and ended (milliseconds of CLOCK_MONOTONIC) and the wall and CPU seconds.
@@ -38,8 +39,8 @@ def report(**data):  # type: ignore[no-untyped-def]
 SLOTS = 1 << 16  #: milliseconds remembered by the spinners' shared record
 
 
-def spinners(n):  # type: ignore[no-untyped-def]
-    """Fork ``n`` setsid spinners; returns (pids, record): in the shared ``record``, slot
+def spinners(n, nice=19):  # type: ignore[no-untyped-def]
+    """Fork ``n`` setsid spinners at niceness ``nice``; returns (pids, record): in the shared ``record``, slot
     ``ms % SLOTS`` holds ``ms`` once some spinner ran during that millisecond of
     CLOCK_MONOTONIC (the clock every process on the machine shares)."""
     record = mmap.mmap(-1, SLOTS * 8)
@@ -48,9 +49,9 @@ def spinners(n):  # type: ignore[no-untyped-def]
         pid = os.fork()
         if pid == 0:
             os.setsid()
-            # Niced: within the bot's own share of the CPU its main process answers
-            # quickly (nice does not lower what the children take from others).
-            os.nice(19)
+            # Niced (by default): within the bot's own share of the CPU its main process
+            # answers quickly (nice does not lower what the children take from others).
+            os.nice(nice)
             last = 0
             while True:
                 ms = int(time.monotonic() * 1000)
@@ -139,7 +140,7 @@ def main() -> None:
     rng = random.Random(7)
     state = {"children": [], "last": 0.0, "iterations": 0, "record": None, "since": 0}
     if mode == "spin":
-        state["children"], state["record"] = spinners(int(args[0]))
+        state["children"], state["record"] = spinners(int(args[0]), *map(int, args[1:2]))
         state["since"] = int(time.monotonic() * 1000)
     elif mode == "think":
         state["iterations"] = calibrate(float(args[0]))
