@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import functools
 import os
+import pwd
 import random
 import stat
 from dataclasses import dataclass
@@ -72,7 +74,21 @@ def uid_range(text: str | None = None) -> tuple[int, int]:
     if low <= 65534 <= high:
         raise UidRangeError(f"{ENV}={text!r}: the range holds 65534 (nobody), which other "
                             f"programs use; choose a range without it")
+    taken = _accounts_in(low, high)
+    if taken:
+        raise UidRangeError(f"{ENV}={text!r}: the range holds the uid of {taken} (/etc/passwd): "
+                            f"a bot would own that account's files; choose a range without it")
     return low, high
+
+
+@functools.lru_cache(maxsize=8)
+def _accounts_in(low: int, high: int) -> str | None:
+    """The first account of the system's user database whose uid is in the range."""
+    try:
+        users = pwd.getpwall()
+    except OSError:
+        return None
+    return next((f"{u.pw_name} ({u.pw_uid})" for u in users if low <= u.pw_uid <= high), None)
 
 
 def _private_dir(path: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -73,6 +74,16 @@ def test_two_bots_running_at_once_have_different_uids_from_the_range(tmp_path: P
         assert r["gid"] == r["uid"]
         assert r["sigpending"] == SIGPENDING
         assert r["nproc"] == 64  # the default --max-procs
+
+
+def test_a_uid_range_holding_an_accounts_uid_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bot must never own a person's or a service's files."""
+    account = next((u for u in pwd.getpwall() if 1000 <= u.pw_uid < 65534), None)
+    if account is None:
+        pytest.skip("no account with a uid from 1000 in this machine's /etc/passwd")
+    text = f"{account.pw_uid}-{account.pw_uid}"
+    with pytest.raises(uids.UidRangeError, match=f"holds the uid of {account.pw_name}"):
+        uids.uid_range(text)
 
 
 #: Leases ``sys.argv[2]`` uids under ``sys.argv[1]``, prints them, waits for stdin to close.
