@@ -167,6 +167,7 @@ class Watchdog:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
             start_new_session=True)
         theirs.close()
+        ours.setblocking(False)
         self._channel: socket.socket | None = ours
         self.pid = self.process.pid
         self.owner = os.getpid()  #: the referee process it watches
@@ -183,10 +184,15 @@ class Watchdog:
             return
         try:
             socket.send_fds(self._channel, [text.encode()], list(fds))
+        except BlockingIOError:
+            # Never wait on it (the referee's loop is shared): a watchdog that does not
+            # read (stopped by someone) loses this message, and says so once.
+            _say_once(f"warning: the watchdog (pid {self.pid}) is not reading: a message was "
+                      f"lost ({text.split()[0]})")
         except OSError as exc:
             self._forget()
-            print(f"durak-ref: warning: the watchdog (pid {self.pid}) is gone ({exc.strerror or exc}): "
-                  f"bots would outlive a referee killed with SIGKILL", file=sys.stderr, flush=True)
+            _say_once(f"warning: the watchdog (pid {self.pid}) is gone ({exc.strerror or exc}): "
+                      f"bots would outlive a referee killed with SIGKILL")
 
     def watch_base(self, path: str) -> None:
         """Remove ``path`` (a subtree of bot groups) and end its processes if we die."""
@@ -198,6 +204,15 @@ class Watchdog:
 
     def drop(self, uid: int) -> None:
         self._send(f"drop {uid}")
+
+
+_said: set[str] = set()
+
+
+def _say_once(text: str) -> None:
+    if text not in _said:
+        _said.add(text)
+        print(f"durak-ref: {text}", file=sys.stderr, flush=True)
 
 
 _started: list[Watchdog] = []
