@@ -12,7 +12,7 @@ from .common import (
     bot_limits, err, fail, out, sandbox_options,
 )
 from .options import (
-    BindOption, CpusOption, MaxMemoryOption, MaxProcsOption, SandboxOption,
+    BindOption, CpusOption, MaxMemoryOption, BotUidsOption, MaxProcsOption, SandboxOption,
 )
 
 
@@ -30,6 +30,7 @@ def check_bot(
     bind: BindOption = None,
     max_memory: MaxMemoryOption = None,
     max_procs: MaxProcsOption = 64,
+    bot_uids: BotUidsOption = None,
     cpus: CpusOption = 1.0,
     listen: Annotated[str, typer.Option(
         help="For a tcp:NAME bot: where to listen, HOST:PORT (the bot connects, as in "

@@ -20,7 +20,7 @@ from .common import (
 )
 from .options import (
     AdjudicateOption, BindOption, CpusOption, DEFAULT_DB, DbOption, JsonFlag, LogDirOption, MaxMemoryOption,
-    MaxProcsOption, MoveTimeOption, PonderFlag, RecoverFlag, RulesOption, SEED_HELP, SandboxOption,
+    BotUidsOption, MaxProcsOption, MoveTimeOption, PonderFlag, RecoverFlag, RulesOption, SEED_HELP, SandboxOption,
     SetOption,
 )
 
@@ -56,6 +56,7 @@ def run(
     as_json: Annotated[bool, typer.Option("--json", help="Print games played and the ladder as JSON.")] = False,
     max_memory: MaxMemoryOption = None,
     max_procs: MaxProcsOption = 64,
+    bot_uids: BotUidsOption = None,
     cpus: CpusOption = 1.0,
     ponder: PonderFlag = False,
 ) -> None:

@@ -23,7 +23,7 @@ from .common import (
     run_seed, sandbox_options, store_target,
 )
 from .options import (
-    AdjudicateOption, BindOption, ClockOption, CpusOption, DEFAULT_DB, HttpOption, MaxMemoryOption, MaxProcsOption,
+    AdjudicateOption, BindOption, ClockOption, CpusOption, DEFAULT_DB, HttpOption, MaxMemoryOption, BotUidsOption, MaxProcsOption,
     MoveTimeOption, PonderFlag, RULES_HELP, RecoverFlag, RulesOption, RunLogDirOption, SANDBOX_HELP,
     SEED_HELP, SandboxOption, SeedOption, SetOption, WEEK_S, db_option,
 )
@@ -77,6 +77,7 @@ def tournament(
     as_json: Annotated[bool, typer.Option("--json", help="Print the final table as JSON.")] = False,
     max_memory: MaxMemoryOption = None,
     max_procs: MaxProcsOption = 64,
+    bot_uids: BotUidsOption = None,
     cpus: CpusOption = 1.0,
     ponder: PonderFlag = False,
 ) -> None:
@@ -247,6 +248,7 @@ def sprt(
     as_json: Annotated[bool, typer.Option("--json", help="Print the final status as JSON.")] = False,
     max_memory: MaxMemoryOption = None,
     max_procs: MaxProcsOption = 64,
+    bot_uids: BotUidsOption = None,
     cpus: CpusOption = 1.0,
     ponder: PonderFlag = False,
 ) -> None:
@@ -409,6 +411,7 @@ def worker(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     max_memory: MaxMemoryOption = None,
     max_procs: MaxProcsOption = 64,
+    bot_uids: BotUidsOption = None,
     cpus: CpusOption = 1.0,
     ponder: PonderFlag = False,
 ) -> None:

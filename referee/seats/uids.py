@@ -10,8 +10,8 @@ charged at every level up to the initial namespace, to the uid that made each na
 so namespaces made by one uid still share (measured: two ``unshare -U`` by root share
 root's 128 inotify instances; by two different uids they do not). Two different uids do.
 
-How. Each bot process leases a uid from a range (``DURAK_BOT_UIDS``, default
-``DEFAULT_UIDS``: 65,536 uids far above people's and systems' own) for as long as it
+How. Each bot process leases a uid from a range (``--bot-uids FIRST-LAST`` on every
+command that runs program bots, or ``DURAK_BOT_UIDS``; default ``DEFAULT_UIDS``: 65,536 uids far above people's and systems' own) for as long as it
 lives: the lease is an exclusive ``flock`` on ``RUNTIME_DIR/<uid>.lock``, a directory only
 root may write, so two bots never hold one uid at once, in one referee or in any number
 of referees on the machine. The lock is held by the referee and, through a duplicate
@@ -41,15 +41,18 @@ from .watchdog import watchdog
 
 RUNTIME_DIR = "/run/durak-ref/uids"
 ENV = "DURAK_BOT_UIDS"
+OPTION = "--bot-uids"  #: the command-line form of ``ENV`` (referee/commands/options.py)
 DEFAULT_UIDS = (1_900_000_000, 1_900_065_535)  #: first and last uid, inclusive
 LOWEST = 1000  #: below: system and people's uids, never a bot's
 HIGHEST = 2**31 - 2  #: above: tools that keep a uid in a signed int go wrong
 
 
 class UidRangeError(UserError, ValueError):
-    """``DURAK_BOT_UIDS`` is malformed or out of bounds (the user's to fix). Exit code 2."""
+    """``--bot-uids``/``DURAK_BOT_UIDS`` is malformed, out of bounds or holds an account's
+    uid (the user's to fix). Exit code 2."""
 
-    hint = f"set {ENV}=FIRST-LAST (uids from {LOWEST} to {HIGHEST}), or unset it for the default"
+    hint = (f"give {OPTION} FIRST-LAST (or set {ENV}), uids from {LOWEST} to {HIGHEST} "
+            f"that no account has; or neither, for the default")
 
 
 class NoUidError(OSError):
@@ -57,26 +60,43 @@ class NoUidError(OSError):
     error, as any other OSError of starting it)."""
 
 
+_chosen: list[tuple[int, int]] = []  #: the range ``choose`` set for this process
+
+
+def choose(text: str | None) -> None:
+    """Make ``text`` (``--bot-uids`` or ``$DURAK_BOT_UIDS``, FIRST-LAST) this process's bot
+    uid range; None leaves it as it is. Raises UidRangeError naming the option."""
+    if text is not None:
+        _chosen[:] = [_parse(text, f"{OPTION}/{ENV} {text!r}")]
+
+
 def uid_range(text: str | None = None) -> tuple[int, int]:
-    """The bot uid range (first, last), from ``text`` or ``$DURAK_BOT_UIDS`` or the
-    default. Raises UidRangeError naming the variable for bad text."""
+    """The bot uid range (first, last): from ``text``, else the one ``choose`` set, else
+    ``$DURAK_BOT_UIDS``, else the default. Raises UidRangeError for bad text."""
+    if text is None and _chosen:
+        return _chosen[0]
     text = os.environ.get(ENV) if text is None else text
     if not text:
         return DEFAULT_UIDS
+    return _parse(text, f"{ENV}={text!r}")
+
+
+def _parse(text: str, where: str) -> tuple[int, int]:
+    """``text`` as (first, last), checked; ``where`` names it in the error."""
     first, sep, last = text.strip().partition("-")
     if not sep or not first.strip().isdigit() or not last.strip().isdigit():
-        raise UidRangeError(f"{ENV}={text!r}: expected FIRST-LAST, two uids (e.g. "
+        raise UidRangeError(f"{where}: expected FIRST-LAST, two uids (e.g. "
                             f"{DEFAULT_UIDS[0]}-{DEFAULT_UIDS[1]})")
     low, high = int(first), int(last)
     if not LOWEST <= low <= high <= HIGHEST:
-        raise UidRangeError(f"{ENV}={text!r}: needs {LOWEST} <= FIRST <= LAST <= {HIGHEST} "
+        raise UidRangeError(f"{where}: needs {LOWEST} <= FIRST <= LAST <= {HIGHEST} "
                             f"(bots never get a system or person's uid)")
     if low <= 65534 <= high:
-        raise UidRangeError(f"{ENV}={text!r}: the range holds 65534 (nobody), which other "
+        raise UidRangeError(f"{where}: the range holds 65534 (nobody), which other "
                             f"programs use; choose a range without it")
     taken = _accounts_in(low, high)
     if taken:
-        raise UidRangeError(f"{ENV}={text!r}: the range holds the uid of {taken} (/etc/passwd): "
+        raise UidRangeError(f"{where}: the range holds the uid of {taken} (/etc/passwd): "
                             f"a bot would own that account's files; choose a range without it")
     return low, high
 

@@ -1,15 +1,15 @@
 """A uid per running bot (referee/seats/uids.py): real bots in the real sandbox, through
 the real CLI, as root (the only case where the referee can give uids away).
 
-``bots/pool_bot.py hog`` takes every inotify instance and every POSIX timer (pending
-signal) its uid may have; ``bots/pool_bot.py probe``, its opponent in the same match,
-tries to make some after that. Before the leases both ran as uid 65534 and the probe got
-none (issue 35: 0 of 22 inotify instances, 2 of 22 timers).
+``bots/pool_bot.py hog`` takes every inotify instance, POSIX timer (pending signal), POSIX
+message queue byte and process its uid may have; ``bots/pool_bot.py probe``, its
+opponent in the same match, running at the same time, tries to make some after that.
+On main (5aa61aa) both ran as uid 65534 and the probe got 0 of 22 inotify instances,
+0 of 22 timers and 0 of 22 message queues; the hog got 96,367 timers.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import pwd
 import shutil
@@ -27,6 +27,7 @@ from support import attack_reports, cli
 
 BOT = Path(__file__).resolve().parent / "bots" / "pool_bot.py"
 PY = sys.executable
+RANGE = (1_900_300_000, 1_900_300_099)  #: the range the pool match gives with --bot-uids
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("bwrap") is None,
@@ -36,44 +37,68 @@ pytestmark = [
 ]
 
 
-def pool_match(tmp_path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
+    """The hog's and the probe's reports from one match between them (with ``--bot-uids``
+    set to ``RANGE``), by mode; probes only from after the hog took its pools."""
+    tmp_path = tmp_path_factory.mktemp("pools")
     logs = tmp_path / "logs"
     proc = cli("match", f"{PY} {BOT} hog", f"{PY} {BOT} probe", "--games", "2",
-               "--log-dir", logs, "--json", cwd=tmp_path, timeout=180)
+               "--bot-uids", f"{RANGE[0]}-{RANGE[1]}", "--log-dir", logs, "--json",
+               cwd=tmp_path, timeout=180)
     assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout), attack_reports(logs)
+    found = attack_reports(logs)
+    hogs = [r for r in found if r["mode"] == "hog"]
+    assert hogs, found
+    after = [r for r in found if r["mode"] == "probe" and r["at_ms"] > hogs[0]["done_ms"]]
+    assert after, f"the probe was never asked after the hog took the pools: {found}"
+    return {"hog": hogs, "probe": after}
 
 
-def test_a_bot_that_takes_its_uids_pools_leaves_its_opponent_its_own(tmp_path: Path) -> None:
-    """The attack: one bot takes every inotify instance and every timer it can; its
-    opponent, asked after that in the same match, still gets all 22 of each. The hog got
-    at most ``SIGPENDING`` timers (its RLIMIT_SIGPENDING), not the machine's 96,367."""
-    _, reports = pool_match(tmp_path)
-    hogs = [r for r in reports if r["mode"] == "hog"]
-    assert hogs, reports
-    hog = hogs[0]
-    assert hog["inotify"] > 0 and hog["timers"] > 0, hog  # it did take them
-    assert hog["timers"] <= SIGPENDING, hog
-    assert hog["sigpending"] == SIGPENDING
-    after = [r for r in reports if r["mode"] == "probe" and r["at_ms"] > hog["done_ms"]]
-    assert after, f"the probe was never asked after the hog took the pools: {reports}"
-    for probe in after:
+def test_the_hog_did_take_its_uids_pools(reports: dict[str, list[dict[str, Any]]]) -> None:
+    """The attack is real: the kernel refused the hog more of each pool, and its timers
+    stopped at its own RLIMIT_SIGPENDING, not the machine's 96,367."""
+    hog = reports["hog"][0]
+    assert hog["inotify"] > 0 and hog["inotify_errno"] != 0, hog
+    assert 0 < hog["timers"] <= SIGPENDING, hog
+    assert hog["queues"] > 0 and hog["queue_errno"] != 0, hog
+    assert hog["processes"] > 0 and hog["fork_errno"] != 0, hog
+
+
+def test_its_running_opponent_still_gets_inotify_instances_and_timers(
+        reports: dict[str, list[dict[str, Any]]]) -> None:
+    """Issue 35's attack: on main 0 of 22 ``inotify_init1`` and 0 of 22 ``timer_create``."""
+    for probe in reports["probe"]:
         assert (probe["inotify"], probe["timers"]) == (22, 22), probe
 
 
-def test_two_bots_running_at_once_have_different_uids_from_the_range(tmp_path: Path) -> None:
-    """Each bot process runs as a uid of its own from the range (not nobody), with a low
-    RLIMIT_SIGPENDING and RLIMIT_NPROC at the process limit."""
-    _, reports = pool_match(tmp_path)
-    low, high = uids.uid_range()
-    by_mode = {r["mode"]: r for r in reports}
-    hog, probe = by_mode["hog"], by_mode["probe"]
+def test_its_running_opponent_still_gets_message_queues(
+        reports: dict[str, list[dict[str, Any]]]) -> None:
+    """The uid's RLIMIT_MSGQUEUE bytes are the bot's own (on main: 0 of 22 ``mq_open``)."""
+    for probe in reports["probe"]:
+        assert probe["queues"] == 22, probe
+
+
+def test_rlimit_nproc_counts_only_the_bots_own_processes(
+        reports: dict[str, list[dict[str, Any]]]) -> None:
+    """Each bot has RLIMIT_NPROC at the process limit (64) for a uid of its own: the hog
+    holding all it may does not stop its opponent forking. (On main RLIMIT_NPROC was
+    root's 96,367, for the one uid 65534 every bot on the machine shared.)"""
+    assert reports["hog"][0]["nproc"] == 64
+    for probe in reports["probe"]:
+        assert probe["nproc"] == 64 and probe["forks"] == 22, probe
+
+
+def test_two_bots_running_at_once_have_different_uids_from_the_range_given(
+        reports: dict[str, list[dict[str, Any]]]) -> None:
+    """Each bot process runs as a uid of its own from ``--bot-uids`` (not nobody), gid
+    the same, with a low RLIMIT_SIGPENDING."""
+    hog, probe = reports["hog"][0], reports["probe"][0]
     assert hog["uid"] != probe["uid"]
     for r in (hog, probe):
-        assert low <= r["uid"] <= high and r["uid"] != SANDBOX_ID, r
+        assert RANGE[0] <= r["uid"] <= RANGE[1] and r["uid"] != SANDBOX_ID, r
         assert r["gid"] == r["uid"]
         assert r["sigpending"] == SIGPENDING
-        assert r["nproc"] == 64  # the default --max-procs
 
 
 def test_a_uid_range_holding_an_accounts_uid_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -139,14 +164,27 @@ def lease_soon(where: str) -> uids.UidLease:
             time.sleep(0.05)
 
 
-@pytest.mark.parametrize("text, says", [
+BAD_RANGES = [
     ("abc", "expected FIRST-LAST"),
     ("5-10", "needs 1000 <= FIRST <= LAST"),
     ("60000-70000", "holds 65534"),
-])
-def test_a_bad_uid_range_is_refused_before_any_game_naming_the_variable(
+]
+
+
+@pytest.mark.parametrize("text, says", BAD_RANGES)
+def test_a_bad_bot_uids_option_is_refused_before_any_game_naming_it(
+        tmp_path: Path, text: str, says: str) -> None:
+    proc = cli("match", f"{PY} {BOT} probe", f"{PY} {BOT} probe", "--games", "1",
+               "--bot-uids", text, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert f"{uids.OPTION}/{uids.ENV} {text!r}" in proc.stderr and says in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("text, says", BAD_RANGES[:1])
+def test_a_bad_bot_uids_variable_is_refused_the_same_way(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, says: str) -> None:
     monkeypatch.setenv(uids.ENV, text)
     proc = cli("match", f"{PY} {BOT} probe", f"{PY} {BOT} probe", "--games", "1", cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
-    assert f"{uids.ENV}={text!r}" in proc.stderr and says in proc.stderr
+    assert f"{uids.OPTION}/{uids.ENV} {text!r}" in proc.stderr and says in proc.stderr

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """A bot that plays legal random moves and takes, or probes, the kernel's per-user pools.
 
-    python3 pool_bot.py hog     at its first decision, create inotify instances and POSIX
-                                timers until the kernel refuses (each timer holds a
-                                pending-signal slot of the uid), and keep them
-    python3 pool_bot.py probe   at every decision, try 22 inotify_init1 and 22
-                                timer_create (and free them again)
+    python3 pool_bot.py hog     at its first decision, create inotify instances, POSIX
+                                timers (each holds a pending-signal slot of the uid),
+                                POSIX message queues (their bytes count against the
+                                uid's RLIMIT_MSGQUEUE) and child processes (RLIMIT_NPROC
+                                counts the uid's processes) until the kernel refuses
+                                each, and keep them all
+    python3 pool_bot.py probe   at every decision, try 22 inotify_init1, 22
+                                timer_create, 22 mq_open and 22 fork (and free them again)
 
 Each reports, as ``ATTACK {json}`` lines on its stderr: its uid and gid, its
 RLIMIT_SIGPENDING and RLIMIT_NPROC, what it got, and when (``done_ms``/``at_ms``:
@@ -52,6 +55,52 @@ def new_timer():  # type: ignore[no-untyped-def]
     return timer, 0
 
 
+class MqAttr(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_long), ("maxmsg", ctypes.c_long), ("msgsize", ctypes.c_long),
+                ("curmsgs", ctypes.c_long), ("pad", ctypes.c_long * 4)]
+
+
+#: Queue shapes the hog takes, largest first, down to the smallest the kernel makes: what
+#: is left of the uid's RLIMIT_MSGQUEUE bytes then holds no queue at all.
+MQ_SHAPES = ((10, 8192), (10, 512), (1, 512), (1, 32), (1, 1))
+
+
+def new_queue(name, maxmsg, msgsize):  # type: ignore[no-untyped-def]
+    """A POSIX message queue descriptor (unlinked at once: it lives while open), or -1."""
+    attr = MqAttr(0, maxmsg, msgsize, 0)
+    fd = libc.mq_open(name.encode(), os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600, ctypes.byref(attr))
+    err = ctypes.get_errno()
+    if fd >= 0:
+        libc.mq_unlink(name.encode())
+    return fd, err
+
+
+def take_queues():  # type: ignore[no-untyped-def]
+    kept, err = [], 0
+    for maxmsg, msgsize in MQ_SHAPES:
+        while len(kept) < 1000:
+            fd, err = new_queue(f"/hog{len(kept)}", maxmsg, msgsize)
+            if fd < 0:
+                break
+            kept.append(fd)
+    return kept, err
+
+
+def take_processes():  # type: ignore[no-untyped-def]
+    """Children that sleep, forked until the kernel refuses: (how many, errno)."""
+    children = 0
+    while children < 10_000:
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            return children, exc.errno
+        if pid == 0:
+            while True:
+                time.sleep(60)
+        children += 1
+    return children, 0
+
+
 def hog():  # type: ignore[no-untyped-def]
     kept = []
     while len(kept) < LIMIT:
@@ -66,15 +115,18 @@ def hog():  # type: ignore[no-untyped-def]
         if timer is None:
             break
         timers += 1
+    queues, queue_errno = take_queues()
+    processes, fork_errno = take_processes()
     report(mode="hog", inotify=inotify, inotify_errno=inotify_errno, timers=timers,
-           timer_errno=err, done_ms=int(time.monotonic() * 1000))
-    return kept
+           timer_errno=err, queues=len(queues), queue_errno=queue_errno, processes=processes,
+           fork_errno=fork_errno, done_ms=int(time.monotonic() * 1000))
+    return kept + queues
 
 
 def probe():  # type: ignore[no-untyped-def]
     at = int(time.monotonic() * 1000)
-    inotify = timers = 0
-    for _ in range(22):
+    inotify = timers = queues = forks = 0
+    for i in range(22):
         fd = libc.inotify_init1(0)
         if fd >= 0:
             inotify += 1
@@ -83,7 +135,19 @@ def probe():  # type: ignore[no-untyped-def]
         if timer is not None:
             timers += 1
             libc.timer_delete(timer)
-    report(mode="probe", inotify=inotify, timers=timers, at_ms=at)
+        fd, _ = new_queue(f"/probe{i}", 10, 8192)
+        if fd >= 0:
+            queues += 1
+            libc.mq_close(fd)
+        try:
+            pid = os.fork()
+        except OSError:
+            continue
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+        forks += 1
+    report(mode="probe", inotify=inotify, timers=timers, queues=queues, forks=forks, at_ms=at)
 
 
 mode = sys.argv[1]
