@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -92,16 +92,9 @@ def match(
         until_durak=until_durak, duplicate=duplicate, adjudicate=parse_budget(adjudicate))
     check_range(connect_wait, "--connect-wait", 0, WEEK_S, low_open=True)
     check_range(reconnect_grace, "--reconnect-grace", 0, WEEK_S)
-    from ..seats.tcp import is_loopback, new_token, parse_listen
+    from ..seats.tcp import parse_listen
     listen_at = parse_listen(listen)
-    tokens = dict(name_value_pairs(token or [], "--token", "NAME=SECRET"))
-    for spec in specs:
-        if spec.kind == "tcp" and spec.name not in tokens:
-            tokens[spec.name] = new_token()
-            err.print(f"token for tcp:{spec.name}: {tokens[spec.name]}", markup=False, highlight=False)
-    if any(s.kind == "tcp" for s in specs) and not is_loopback(listen_at[0]):
-        err.print(f"durak-ref: note: listening on {listen_at[0]}, not loopback: other machines can "
-                  f"connect (tokens are checked)", markup=False, highlight=False)
+    tokens = _tcp_tokens(specs, token, listen_at[0])
     mode, binds = sandbox_options(sandbox, bind)
     options = SeatOptions(max_memory_mb=max_memory, max_cpu_s=max_cpu, listen=listen_at,
                              limits=bot_limits(max_memory, max_procs, cpus, ponder),
@@ -117,6 +110,22 @@ def match(
     if result.interrupted:
         err.print("durak-ref: interrupted; the log holds every finished game")
         raise typer.Exit(130)
+
+
+def _tcp_tokens(specs: list[Any], given: list[str] | None, host: str) -> dict[str, str]:
+    """The token of each TCP bot: ``--token NAME=SECRET`` as given, a new one printed for
+    each other; and the note that a non-loopback ``host`` lets other machines connect."""
+    from ..seats.tcp import is_loopback, new_token
+
+    tokens = dict(name_value_pairs(given or [], "--token", "NAME=SECRET"))
+    for spec in specs:
+        if spec.kind == "tcp" and spec.name not in tokens:
+            tokens[spec.name] = new_token()
+            err.print(f"token for tcp:{spec.name}: {tokens[spec.name]}", markup=False, highlight=False)
+    if any(s.kind == "tcp" for s in specs) and not is_loopback(host):
+        err.print(f"durak-ref: note: listening on {host}, not loopback: other machines can "
+                  f"connect (tokens are checked)", markup=False, highlight=False)
+    return tokens
 
 
 PersonClockOption = Annotated[str | None, typer.Option(

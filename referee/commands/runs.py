@@ -92,7 +92,6 @@ def tournament(
     """
     bot_limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
     from ..records.store import open_store
-    from ..league.standings import standings
     from ..league.tournament import register_tournament
 
     web = http_address(http)
@@ -116,15 +115,24 @@ def tournament(
                       distributed=distributed) as run:
             progress = _play_tournament(run, store, settings, fresh=resume is None, as_json=as_json,
                                         hide=[config] if config else [], recover=recover, web=web)
-        data = standings(store, tid)
-        data.update(sandbox=progress.sandbox, duplicates=progress.duplicates,
-                    stderr_logs=progress.stderr_logs, decisions_this_run=progress.decisions,
-                    **progress.referee_cost())
+        data = _final_table(store, tid, progress)
     if as_json:
         emit_result("tournament", dict(standings_body(data), **reproduce_fields(settings.seed, resume)))
         return
     _print_tournament(data)
     print_seed(settings.seed, resume)
+
+
+def _final_table(store: Any, tid: str, progress: Any) -> dict[str, Any]:
+    """Tournament ``tid``'s standings with what this run's ``progress`` adds (sandbox,
+    duplicates, stderr logs, decisions and the referee's cost)."""
+    from ..league.standings import standings
+
+    data = standings(store, tid)
+    data.update(sandbox=progress.sandbox, duplicates=progress.duplicates,
+                stderr_logs=progress.stderr_logs, decisions_this_run=progress.decisions,
+                **progress.referee_cost())
+    return data
 
 
 def _print_tournament(data: dict[str, Any]) -> None:

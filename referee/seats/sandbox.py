@@ -37,7 +37,7 @@ path are made by us, mode 0755, so only the bound paths' own permissions count; 
 step before the bot is ``setpriv``, which drops to the bot's uid and gid with no
 supplementary groups, no capabilities (bounding set emptied) and no_new_privs, and execs
 the bot, which stays PID 1. That uid is the bot's own: each bot process leases one from
-a range no person or system uses (referee/seats/uids.py, ``DURAK_BOT_UIDS``), so the
+a range no person or system uses (referee/seats/uids.py, ``--bot-uids``), so the
 kernel's per-user pools (inotify instances, pending signals and POSIX timers, message
 queue bytes, processes) are not shared with any other bot, and ``RLIMIT_NPROC`` is the
 process limit. File permissions are a wall of their own: the bot reads what "others"
@@ -245,7 +245,7 @@ class Sandbox:
             if not os.path.exists(path):
                 raise SandboxError(f"--bind {path}: no such file or directory")
         if self.mode != "none" and as_root():
-            uids.uid_range()  # a bad $DURAK_BOT_UIDS is an error before the first game
+            uids.uid_range()  # a bad $DURAK_SANDBOX_UIDS is an error before the first game
 
     def hiding(self, *paths: str | Path | None) -> Sandbox:
         """This policy, also hiding ``paths`` (None entries are ignored). A store file

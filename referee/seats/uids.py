@@ -11,7 +11,7 @@ so namespaces made by one uid still share (measured: two ``unshare -U`` by root 
 root's 128 inotify instances; by two different uids they do not). Two different uids do.
 
 How. Each bot process leases a uid from a range (``--bot-uids FIRST-LAST`` on every
-command that runs program bots, or ``DURAK_BOT_UIDS``; default ``DEFAULT_UIDS``: 65,536 uids far above people's and systems' own) for as long as it
+command that runs program bots, or ``DURAK_SANDBOX_UIDS``; default ``DEFAULT_UIDS``: 65,536 uids far above people's and systems' own) for as long as it
 lives: the lease is an exclusive ``flock`` on ``RUNTIME_DIR/<uid>.lock``, a directory only
 root may write, so two bots never hold one uid at once, in one referee or in any number
 of referees on the machine. The lock is held by the referee and, through a duplicate
@@ -40,7 +40,8 @@ from ..errors import UserError
 from .watchdog import watchdog
 
 RUNTIME_DIR = "/run/durak-ref/uids"
-ENV = "DURAK_BOT_UIDS"
+#: Not DURAK_BOT_*: those every bot inherits (sandbox_view.BOT_ENVIRONMENT).
+ENV = "DURAK_SANDBOX_UIDS"
 OPTION = "--bot-uids"  #: the command-line form of ``ENV`` (referee/commands/options.py)
 DEFAULT_UIDS = (1_900_000_000, 1_900_065_535)  #: first and last uid, inclusive
 LOWEST = 1000  #: below: system and people's uids, never a bot's
@@ -48,7 +49,7 @@ HIGHEST = 2**31 - 2  #: above: tools that keep a uid in a signed int go wrong
 
 
 class UidRangeError(UserError, ValueError):
-    """``--bot-uids``/``DURAK_BOT_UIDS`` is malformed, out of bounds or holds an account's
+    """``--bot-uids``/``DURAK_SANDBOX_UIDS`` is malformed, out of bounds or holds an account's
     uid (the user's to fix). Exit code 2."""
 
     hint = (f"give {OPTION} FIRST-LAST (or set {ENV}), uids from {LOWEST} to {HIGHEST} "
@@ -64,7 +65,7 @@ _chosen: list[tuple[int, int]] = []  #: the range ``choose`` set for this proces
 
 
 def choose(text: str | None) -> None:
-    """Make ``text`` (``--bot-uids`` or ``$DURAK_BOT_UIDS``, FIRST-LAST) this process's bot
+    """Make ``text`` (``--bot-uids`` or ``$DURAK_SANDBOX_UIDS``, FIRST-LAST) this process's bot
     uid range; None leaves it as it is. Raises UidRangeError naming the option."""
     if text is not None:
         _chosen[:] = [_parse(text, f"{OPTION}/{ENV} {text!r}")]
@@ -72,7 +73,7 @@ def choose(text: str | None) -> None:
 
 def uid_range(text: str | None = None) -> tuple[int, int]:
     """The bot uid range (first, last): from ``text``, else the one ``choose`` set, else
-    ``$DURAK_BOT_UIDS``, else the default. Raises UidRangeError for bad text."""
+    ``$DURAK_SANDBOX_UIDS``, else the default. Raises UidRangeError for bad text."""
     if text is None and _chosen:
         return _chosen[0]
     text = os.environ.get(ENV) if text is None else text
@@ -148,7 +149,7 @@ _next: list[int] = []  #: where this process looks next, as an offset into the r
 def lease(where: str = RUNTIME_DIR) -> UidLease:
     """A uid of the range no other bot holds now (see the module docstring). A few
     microseconds per uid tried. Raises NoUidError when all are taken, UidRangeError for
-    a bad ``$DURAK_BOT_UIDS``, PermissionError for an unsafe ``where`` (both OSErrors
+    a bad ``$DURAK_SANDBOX_UIDS``, PermissionError for an unsafe ``where`` (both OSErrors
     but the first: the bot's start fails, naming why)."""
     low, high = uid_range()
     size = high - low + 1
@@ -168,4 +169,4 @@ def lease(where: str = RUNTIME_DIR) -> UidLease:
         watchdog().hold(uid, fd)
         return UidLease(uid, fd)
     raise NoUidError(errno.EAGAIN, f"all {size} bot uids ({low}-{high}) are leased to running "
-                                   f"bots (give more with {ENV}=FIRST-LAST)")
+                                   f"bots (give a larger range with {OPTION} FIRST-LAST or {ENV})")

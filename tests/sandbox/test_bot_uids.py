@@ -188,3 +188,15 @@ def test_a_bad_bot_uids_variable_is_refused_the_same_way(
     proc = cli("match", f"{PY} {BOT} probe", f"{PY} {BOT} probe", "--games", "1", cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
     assert f"{uids.OPTION}/{uids.ENV} {text!r}" in proc.stderr and says in proc.stderr
+
+
+def test_a_range_too_small_for_the_bots_running_at_once_stops_the_run_naming_the_option(
+        tmp_path: Path) -> None:
+    """Two bots at once need two uids: with one, the second bot cannot start, and the
+    error says how to give more (no bot ever shares a uid to make do)."""
+    only = 1_900_400_000
+    proc = cli("match", f"{PY} {BOT} probe", f"{PY} {BOT} probe", "--games", "1",
+               "--bot-uids", f"{only}-{only}", cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert f"all 1 bot uids ({only}-{only}) are leased" in proc.stderr
+    assert uids.OPTION in proc.stderr and uids.ENV in proc.stderr
