@@ -4,9 +4,9 @@ child; within seconds no process of that bot is left (bwrap included) and no con
 group of the run. The watchdog that does it is out of the bots' reach, and does not
 outlive a referee that exits normally.
 
-On cgroup v1 (this machine and CI: controllers under /sys/fs/cgroup) through the whole
-CLI; never skipped there. On cgroup v2 the whole CLI needs a v2 tree with the memory,
-pids and cpu controllers (the referee's backend prefers it then); this machine's
+Through the whole CLI on the backend the referee picks: cgroup v1 on this machine and
+CI (controllers under /sys/fs/cgroup; never skipped there), cgroup v2 on a host whose v2
+tree gives the memory, pids and cpu controllers (the backend prefers it then); this machine's
 /sys/fs/cgroup/unified has none of them (they are bound to v1), which a visible skip
 says. Its cgroup2 does have freezing and ``cgroup.kill`` (cgroup2's own files), so the
 v2 attack runs there with a real sandboxed bot under a stand-in referee made of the
@@ -17,6 +17,7 @@ referee's own parts (a version 2 ``Backend`` that enforces only freezing, its gu
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -30,6 +31,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.seats import uids
 from referee.seats.cgroups import Limits, confinement
 from support import DURAK_REF
 
@@ -74,7 +76,8 @@ def run_groups(pid: int) -> list[str]:
 
 
 def frozen(pid: int) -> bool:
-    """Whether ``pid``'s v1 freezer group (or v2 group) is frozen now."""
+    """Whether ``pid``'s v1 freezer group, or (where the referee uses cgroup v2) its v2
+    group, is frozen now."""
     try:
         lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
     except OSError:
@@ -84,6 +87,11 @@ def frozen(pid: int) -> bool:
         if "freezer" in controllers.split(","):
             state = Path("/sys/fs/cgroup/freezer", path.lstrip("/"), "freezer.state")
             return state.exists() and state.read_text().strip() == "FROZEN"
+        if not controllers and CONFINED.backend is not None and CONFINED.backend.version == 2:
+            for mount in ("/sys/fs/cgroup", V2_MOUNT):
+                events = Path(mount, path.lstrip("/"), "cgroup.events")
+                if events.exists():
+                    return "frozen 1" in events.read_text().splitlines()
     return False
 
 
@@ -97,10 +105,12 @@ def wait_for(check, seconds: float):  # type: ignore[no-untyped-def]
         time.sleep(0.05)
 
 
-needs_v1 = pytest.mark.skipif(
-    CONFINED.backend is None or CONFINED.backend.version != 1,
-    reason=f"needs the cgroup v1 backend with a freezer here: "
-           f"{CONFINED.why_not or 'this host gives the referee cgroup v2'}")
+#: The CLI tests need the referee to freeze bots in control groups: v1 here (and CI),
+#: v2 on a host whose v2 tree gives the controllers. Never skipped on this machine.
+needs_frozen_bots = pytest.mark.skipif(
+    CONFINED.backend is None or not CONFINED.backend.enforced["freezer"],
+    reason=f"the referee cannot freeze bots in control groups here: "
+           f"{CONFINED.why_not or 'no freezer'}")
 
 
 @contextlib.contextmanager
@@ -130,7 +140,7 @@ def frozen_match(tmp_path: Path, tag: str) -> Iterator[tuple[subprocess.Popen[by
 
 
 @needs_bwrap
-@needs_v1
+@needs_frozen_bots
 def test_sigkill_of_the_referee_while_its_bot_is_frozen_leaves_no_process_and_no_group(
         tmp_path: Path) -> None:
     """The attack of issue 35: SIGKILL to the referee while a bot (100 MB, and a child
@@ -138,13 +148,28 @@ def test_sigkill_of_the_referee_while_its_bot_is_frozen_leaves_no_process_and_no
     bot, its child and bwrap stayed alive (frozen, in D state) with the memory, and the
     groups stayed until some later referee swept them."""
     tag = f"orphan-{uuid.uuid4().hex[:12]}"
-    with frozen_match(tmp_path, tag) as (referee, _):
+    with frozen_match(tmp_path, tag) as (referee, bots):
+        bot_uid = max(status_uids(p)[0] for p in bots)
         referee.send_signal(signal.SIGKILL)
         referee.wait(timeout=10)
         gone = wait_for(lambda: not marked(tag) and not run_groups(referee.pid), 10)
         assert gone, (f"10 s after the referee's SIGKILL: processes {marked(tag)}, "
                       f"groups {run_groups(referee.pid)}")
         assert not marked(f"other-{tag}")  # the opponent too
+        if os.geteuid() == 0:  # and the bot's uid is free again (its watchdog held it)
+            assert wait_for(lambda: lease_free(bot_uid), 10), f"uid {bot_uid} still leased"
+
+
+def lease_free(uid: int) -> bool:
+    """Whether no process holds the lease of bot uid ``uid`` (referee/seats/uids.py)."""
+    fd = os.open(os.path.join(uids.RUNTIME_DIR, f"{uid}.lock"), os.O_RDWR | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
 
 
 #: Run as a bot's uid (argv[2]) against the watchdog (argv[1]): what a bot's uid gets
@@ -191,7 +216,7 @@ def watchdogs_of(referee: int) -> list[int]:
 
 
 @needs_bwrap
-@needs_v1
+@needs_frozen_bots
 @pytest.mark.skipif(os.geteuid() != 0, reason="bots get uids of their own only as root")
 @pytest.mark.skipif(SYSTEM_PY is None, reason="no python3 in /usr/bin that any uid may run")
 def test_the_watchdog_is_outside_the_bots_groups_and_uids_and_they_cannot_kill_or_trace_it(
@@ -330,9 +355,9 @@ def test_on_cgroup_v2_a_sandboxed_bot_frozen_when_its_referee_is_killed_is_ended
 
 
 @pytest.mark.skipif(CONFINED.backend is None or CONFINED.backend.version == 2,
-                    reason="the referee uses cgroup v2 here: the v1 test above was skipped instead")
+                    reason="the referee uses cgroup v2 here: the CLI tests above ran on it")
 def test_the_whole_cli_on_cgroup_v2_needs_a_tree_with_controllers() -> None:
-    """Says, as a visible skip, why the CLI test above cannot run on cgroup v2 here."""
+    """Says, as a visible skip, why the CLI tests above ran on cgroup v1 here, not v2."""
     pytest.skip(f"cgroup v2 through durak-ref match: {V2_MOUNT} has the controllers "
                 f"{Path(V2_MOUNT, 'cgroup.controllers').read_text().split() if os.path.exists(V2_MOUNT) else 'none'}"
                 f", not memory, pids and cpu, so the referee's backend is v1 here (the v2 "
