@@ -65,10 +65,11 @@ _chosen: list[tuple[int, int]] = []  #: the range ``choose`` set for this proces
 
 
 def choose(text: str | None) -> None:
-    """Make ``text`` (``--bot-uids`` or ``$DURAK_SANDBOX_UIDS``, FIRST-LAST) this process's bot
-    uid range; None leaves it as it is. Raises UidRangeError naming the option."""
-    if text is not None:
-        _chosen[:] = [_parse(text, f"{OPTION}/{ENV} {text!r}")]
+    """Make ``text`` (``--bot-uids`` or ``$DURAK_SANDBOX_UIDS``, FIRST-LAST) this process's
+    bot uid range (each command sets it as it parses its options); None: back to
+    ``$DURAK_SANDBOX_UIDS`` if set, else the default.
+    Raises UidRangeError naming the option."""
+    _chosen[:] = [] if text is None else [_parse(text, f"{OPTION}/{ENV} {text!r}")]
 
 
 def uid_range(text: str | None = None) -> tuple[int, int]:
