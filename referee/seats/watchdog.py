@@ -41,6 +41,7 @@ import time
 
 GIVE_UP_S = 10.0  #: how long the sweep keeps killing and removing before it gives up
 _MESSAGE_MAX = 4096
+SEND_BUFFER = 4 << 20  #: bytes the referee's end may queue (the kernel caps it at wmem_max)
 
 
 def _write(path: str, value: str) -> None:
@@ -168,6 +169,9 @@ class Watchdog:
             start_new_session=True)
         theirs.close()
         ours.setblocking(False)
+        # Room for thousands of messages (about 280 at the default size) while it starts
+        # or is slow to read: a tournament may start many bots at once.
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
         self._channel: socket.socket | None = ours
         self.pid = self.process.pid
         self.owner = os.getpid()  #: the referee process it watches

@@ -419,3 +419,13 @@ def test_many_matches_in_a_row_leave_no_watchdog_behind(tmp_path: Path) -> None:
     found = json.loads(out.stdout)
     assert found["left"] == [], found
     assert found["reaped"] >= runs, found  # one watchdog per referee, each ended
+
+
+def test_a_burst_of_messages_while_the_watchdog_starts_is_not_lost() -> None:
+    """The referee never waits on its watchdog, so what it says before the watchdog
+    reads is queued: 2,000 messages at once (a tournament starting many bots) fit."""
+    code = ("from referee.seats.watchdog import watchdog; w = watchdog()\n"
+            "for i in range(2000): w.watch_base(f'/nonexistent/durak-ref.{i}')\n")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    out = subprocess.run([PY, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0 and "not reading" not in out.stderr, out.stderr
