@@ -127,8 +127,12 @@ def frozen_match(tmp_path: Path, tag: str) -> Iterator[tuple[subprocess.Popen[by
         cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     groups: list[str] = []
     try:
-        bots = wait_for(lambda: [p for p in marked(tag) if frozen(p)], 90)
-        assert len(bots) >= 3, f"the bot, its child and bwrap never were frozen: {marked(tag)}"
+        def frozen_bot() -> list[int]:  # bwrap, the bot and its child, all frozen
+            found = [p for p in marked(tag) if frozen(p)]
+            return found if len(found) >= 3 else []
+
+        bots = wait_for(frozen_bot, 90)
+        assert bots, f"the bot, its child and bwrap never were frozen: {marked(tag)}"
         groups = run_groups(referee.pid)
         assert groups, "the referee made no control group"
         yield referee, bots
