@@ -15,7 +15,7 @@ from .common import (
     check_range, err, fail, out, print_seed, reproduce_fields, run_seed, sandbox_options, store_target,
 )
 from .options import (
-    CLOCK_KIND_HELP, SANDBOX_HELP, BackstopOption, BuiltinGamesOption, CpuOption, JsonFlag,
+    CLOCK_KIND_HELP, SANDBOX_HELP, BackstopOption, BotUidsOption, BuiltinGamesOption, CpuOption, JsonFlag,
     MoveTimeOption, ReportJsonFlag, RoundsOption, RulesOption, SeedOption,
 )
 from ..table.clock import DEFAULT_BACKSTOP, TimeControl
@@ -168,6 +168,7 @@ def match(
     sandbox: Annotated[str, typer.Option(
         help="How the bots run: auto, bwrap, none, or both (none, then bwrap, and the ratio "
         "of start-up and per-decision times).")] = "auto",
+    bot_uids: BotUidsOption = None,
     starts: Annotated[int, typer.Option(min=0, help="Extra cold starts of a bot, to time its start-up.")] = 20,
     bot: Annotated[list[str] | None, typer.Option(
         "--bot", help="A bot command line (give it twice; default: --bots python), "
@@ -365,6 +366,7 @@ def soak(
                                              help="Seconds per decision (short: the hanging bot "
                                                   "costs one each time).")] = 0.25,
     sandbox: Annotated[str, typer.Option(help="auto | bwrap | none, for the program bots.")] = "auto",
+    bot_uids: BotUidsOption = None,
     games_memory: Annotated[bool, typer.Option(
         "--games-memory", help="Instead of the soak: peak RSS of a builtin match at 2,000 and "
                                "20,000 games, each in a fresh process (target: within 15%).")] = False,
@@ -514,6 +516,7 @@ def strength(
         "not depend on the machine's load.", metavar="wall|cpu")] = "cpu",
     backstop: BackstopOption = DEFAULT_BACKSTOP,
     sandbox: Annotated[str, typer.Option(help=SANDBOX_HELP)] = "auto",
+    bot_uids: BotUidsOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """How strong the built-in bots are: random, gentle, greedy, ismcts at 30, 150 and 600

@@ -13,7 +13,7 @@ from .common import (
     bot_limits, check_range, err, fail, out, sandbox_options,
 )
 from .options import (
-    BindOption, CpusOption, MaxMemoryOption, MaxProcsOption, SandboxOption, WEEK_S,
+    BindOption, BotUidsOption, CpusOption, MaxMemoryOption, MaxProcsOption, SandboxOption, WEEK_S,
 )
 
 
@@ -31,6 +31,7 @@ def check_bot(
     bind: BindOption = None,
     max_memory: MaxMemoryOption = None,
     max_procs: MaxProcsOption = 64,
+    bot_uids: BotUidsOption = None,
     cpus: CpusOption = 1.0,
     listen: Annotated[str, typer.Option(
         help="For a tcp:NAME bot: where to listen, HOST:PORT (the bot connects, as in "

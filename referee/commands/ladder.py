@@ -19,8 +19,9 @@ from .common import (
     sandbox_options, store_target,
 )
 from .options import (
-    AdjudicateOption, BackstopOption, BindOption, ClockKindOption, CpusOption, DEFAULT_DB, DbOption, JsonFlag, LogDirOption, MaxMemoryOption,
-    MaxProcsOption, MoveTimeOption, PonderFlag, RecoverFlag, RulesOption, SEED_HELP, SandboxOption,
+    AdjudicateOption, BackstopOption, BindOption, BotUidsOption, ClockKindOption, CpusOption, DEFAULT_DB, DbOption,
+    JsonFlag, LogDirOption, MaxMemoryOption, MaxProcsOption, MoveTimeOption, PonderFlag, RecoverFlag, RulesOption,
+    SEED_HELP, SandboxOption,
     SetOption,
 )
 
@@ -58,6 +59,7 @@ def run(
     as_json: Annotated[bool, typer.Option("--json", help="Print games played and the ladder as JSON.")] = False,
     max_memory: MaxMemoryOption = None,
     max_procs: MaxProcsOption = 64,
+    bot_uids: BotUidsOption = None,
     cpus: CpusOption = 1.0,
     ponder: PonderFlag = False,
 ) -> None:

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from ..rules.options import OPTIONS, PRESETS
+from ..seats import uids
 from ..seats.players import BUILTINS
 from ..table.clock import DEFAULT_MOVE_TIME, MAX_BACKSTOP
 
@@ -129,3 +130,17 @@ REQUIRE_SIGNATURE_HELP = ("Fail a log that carries no signature, or whose signat
 TrustOption = Annotated[str | None, typer.Option("--trust", help=TRUST_HELP, metavar="KEY",
                                                  show_default=False)]
 RequireSignatureFlag = Annotated[bool, typer.Option("--require-signature", help=REQUIRE_SIGNATURE_HELP)]
+
+def _choose_bot_uids(value: str | None) -> str | None:
+    uids.choose(value)  # UidRangeError (exit 2) naming the option for a bad range
+    return value
+
+
+BotUidsOption = Annotated[str | None, typer.Option(
+    uids.OPTION, envvar=uids.ENV, metavar="FIRST-LAST", show_default=False,
+    callback=_choose_bot_uids,
+    help="Uids sandboxed bots run as when the referee is root: each running bot process "
+    "gets one of its own, so no bot can take another's per-user kernel pools (inotify "
+    f"instances, pending signals, message queues, processes). FIRST and LAST inclusive, "
+    f"from {uids.LOWEST} to {uids.HIGHEST}, holding no account's uid nor 65534. Default: "
+    f"{uids.DEFAULT_UIDS[0]}-{uids.DEFAULT_UIDS[1]}.")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -19,8 +19,9 @@ from .common import (
     bot_limits, check_range, err, fail, name_value_pairs, out, run_seed, sandbox_options,
 )
 from .options import (
-    BOTS_HELP, AdjudicateOption, BackstopOption, BindOption, ClockKindOption, ClockOption, CpusOption, GamesOption, MAX_CPU_S, MaxMemoryOption,
-    MaxProcsOption, MoveTimeOption, PonderFlag, ReconnectGraceOption, RecoverFlag, RulesOption,
+    BOTS_HELP, AdjudicateOption, BackstopOption, BindOption, BotUidsOption, ClockKindOption, ClockOption, CpusOption,
+    GamesOption, MAX_CPU_S, MaxMemoryOption, MaxProcsOption, MoveTimeOption, PonderFlag, ReconnectGraceOption,
+    RecoverFlag, RulesOption,
     SandboxOption, SeedOption, SetOption, WEEK_S,
 )
 
@@ -54,6 +55,7 @@ def match(
         min=0, help="Restarts per bot per match after a crash, timeout or protocol error.")] = 3,
     max_memory: MaxMemoryOption = None,
     max_procs: MaxProcsOption = 64,
+    bot_uids: BotUidsOption = None,
     cpus: CpusOption = 1.0,
     ponder: PonderFlag = False,
     max_cpu: Annotated[int | None, typer.Option(
@@ -161,6 +163,7 @@ def play(
     log_dir: Annotated[Path, typer.Option(help="Where the game log and bots' stderr go.")] = Path("logs"),
     no_log: Annotated[bool, typer.Option("--no-log", help="Write no game log.")] = False,
     sandbox: SandboxOption = "auto",
+    bot_uids: BotUidsOption = None,
     bind: BindOption = None,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Show the table on stderr and print the result as one JSON object on "

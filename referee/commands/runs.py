@@ -23,7 +23,8 @@ from .common import (
     run_seed, sandbox_options, store_target,
 )
 from .options import (
-    AdjudicateOption, BACKSTOP_HELP, BackstopOption, BindOption, CLOCK_KIND_HELP, ClockKindOption, ClockOption, CpusOption, DEFAULT_DB, HttpOption, MaxMemoryOption, MaxProcsOption,
+    AdjudicateOption, BACKSTOP_HELP, BackstopOption, BindOption, BotUidsOption, CLOCK_KIND_HELP, ClockKindOption,
+    ClockOption, CpusOption, DEFAULT_DB, HttpOption, MaxMemoryOption, MaxProcsOption,
     MoveTimeOption, PonderFlag, RULES_HELP, RecoverFlag, RulesOption, RunLogDirOption, SANDBOX_HELP,
     SEED_HELP, SandboxOption, SeedOption, SetOption, WEEK_S, db_option,
 )
@@ -85,6 +86,7 @@ def tournament(
     as_json: Annotated[bool, typer.Option("--json", help="Print the final table as JSON.")] = False,
     max_memory: MaxMemoryOption = None,
     max_procs: MaxProcsOption = 64,
+    bot_uids: BotUidsOption = None,
     cpus: CpusOption = 1.0,
     ponder: PonderFlag = False,
 ) -> None:
@@ -267,6 +269,7 @@ def sprt(
     as_json: Annotated[bool, typer.Option("--json", help="Print the final status as JSON.")] = False,
     max_memory: MaxMemoryOption = None,
     max_procs: MaxProcsOption = 64,
+    bot_uids: BotUidsOption = None,
     cpus: CpusOption = 1.0,
     ponder: PonderFlag = False,
 ) -> None:
@@ -436,6 +439,7 @@ def worker(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     max_memory: MaxMemoryOption = None,
     max_procs: MaxProcsOption = 64,
+    bot_uids: BotUidsOption = None,
     cpus: CpusOption = 1.0,
     ponder: PonderFlag = False,
 ) -> None:

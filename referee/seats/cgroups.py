@@ -49,6 +49,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .watchdog import on_cgroupfs, remove_trees, watchdog
+
 ROOT = "/sys/fs/cgroup"  #: where cgroup hierarchies are mounted
 MEMORY_MB = 1024  #: default memory limit per bot process tree, MB (tmpfs and shm included)
 PROCS = 64  #: default process limit per bot process tree
@@ -315,10 +317,20 @@ class Backend:
                 "cpus": lim.cpus if on["cpu"] else None,
                 "frozen_off_move": not lim.ponder, "cpu_time": self.cpu_time is not None}
 
+    def guard(self) -> None:
+        """Remove this subtree when the referee exits: at a normal exit here, and
+        whatever way it dies by its watchdog (referee/seats/watchdog.py), which thaws
+        and kills what is still in it first."""
+        atexit.register(self.remove_all)
+        real = [b for b in dict.fromkeys(self.bases.values()) if on_cgroupfs(b)]
+        if real:  # (not a directory shaped like a hierarchy, as tests make)
+            dog = watchdog()
+            for base in real:
+                dog.watch_base(base)
+
     def remove_all(self) -> None:
         """Remove this referee's subtree (what is still in it is killed first)."""
-        for base in dict.fromkeys(self.bases.values()):
-            _remove_tree(base)
+        remove_trees(list(dict.fromkeys(self.bases.values())))
 
 
 def _put(directory: str, name: str, value: str) -> None:
@@ -376,27 +388,6 @@ def _oom_eventfd(memory_dir: str) -> int | None:
     return efd
 
 
-def _remove_tree(base: str) -> None:
-    if not os.path.isdir(base):
-        return
-    for entry in os.scandir(base):
-        if entry.is_dir(follow_symlinks=False):
-            _remove_tree(entry.path)
-    try:
-        with open(os.path.join(base, "cgroup.procs")) as f:
-            pids = [int(x) for x in f.read().split()]
-    except OSError:
-        pids = []
-    _write(os.path.join(base, "cgroup.freeze"), "0")
-    _write(os.path.join(base, "freezer.state"), "THAWED")
-    for pid in pids:
-        _kill(pid, signal.SIGKILL)
-    try:
-        os.rmdir(base)
-    except OSError:
-        pass
-
-
 def _own_groups(proc_cgroup: str) -> dict[str, str]:
     """The referee's own group per v1 controller, and "" -> its v2 group."""
     out: dict[str, str] = {}
@@ -424,7 +415,7 @@ def _sweep(parent: str) -> None:
         if entry.name.startswith("durak-ref.") and entry.is_dir(follow_symlinks=False):
             pid = entry.name.split(".", 1)[1]
             if pid.isdigit() and int(pid) != os.getpid() and not os.path.exists(f"/proc/{pid}"):
-                _remove_tree(entry.path)
+                remove_trees([entry.path])
 
 
 def _v2_parent(mount: str, own: str) -> tuple[str | None, str]:
@@ -491,7 +482,7 @@ def detect(limits: Limits, root: str = ROOT, proc_cgroup: str = "/proc/self/cgro
                 swap = os.path.exists(os.path.join(base, "memory.swap.max"))
                 backend = Backend(2, {"v2": base}, {"memory": True, "swap": swap, "pids": True,
                                                      "cpu": True, "freezer": True}, limits)
-                atexit.register(backend.remove_all)
+                backend.guard()
                 return backend, ""
         else:
             reasons.append(why)
@@ -517,8 +508,7 @@ def detect(limits: Limits, root: str = ROOT, proc_cgroup: str = "/proc/self/cgro
             continue
         bases[ctrl] = base
     if not any(c in bases for c in ("memory", "pids", "cpu")):
-        for base in bases.values():
-            _remove_tree(base)
+        remove_trees(list(bases.values()))
         if not reasons:
             reasons.append(f"no cgroup v1 memory, pids or cpu controller under {root}")
         return None, "; ".join(reasons)
@@ -527,7 +517,7 @@ def detect(limits: Limits, root: str = ROOT, proc_cgroup: str = "/proc/self/cgro
                     os.path.join(bases["memory"], "memory.memsw.limit_in_bytes")),
                 "pids": "pids" in bases, "cpu": "cpu" in bases, "freezer": "freezer" in bases}
     backend = Backend(1, bases, enforced, limits)
-    atexit.register(backend.remove_all)
+    backend.guard()
     if "freezer" in bases:
         _anchor_freezer(bases["freezer"])
     return backend, ""

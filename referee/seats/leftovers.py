@@ -27,6 +27,8 @@ from typing import Any
 
 import trio
 
+from .watchdog import watchdog_pid
+
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
 CMDLINE_MAX = 300
@@ -153,9 +155,11 @@ class Watch:
             self.ignored.add(pid)
 
     def new(self) -> dict[int, ProcInfo]:
-        """The new descendants now, zombies included."""
+        """The new descendants now, zombies included (not the referee's own watchdog,
+        referee/seats/watchdog.py, which may have been started after the watch)."""
+        ours = watchdog_pid()
         return {pid: p for pid, p in descendants().items()
-                if (pid, p.start) not in self.baseline and pid not in self.ignored}
+                if (pid, p.start) not in self.baseline and pid not in self.ignored and pid != ours}
 
     async def wait_gone(self, seconds: float, poll: float = 0.01) -> dict[int, ProcInfo]:
         """Wait up to ``seconds`` for every new descendant to exit (reaping those that

@@ -35,8 +35,9 @@ from protocol import messages as msg
 
 from .cgroups import Group, Turns, confinement
 from .players import BotFailure, BotSpec, BotStartError
-from .sandbox import Launch, Sandbox, limit_args
+from .sandbox import SIGPENDING, Launch, Sandbox, limit_args
 from .spawn import BotProcess, spawn
+from .uids import UidLease
 from .wire import StreamPlayer
 
 STDERR_TAIL = 4096
@@ -100,7 +101,8 @@ class ProcessPlayer(StreamPlayer):
         self._stderr_file: BinaryIO | None = None
         self._stderr_written = 0
         self._stderr_dropped = 0
-        self._kept_groups: list[Group] = []  #: stopped processes' groups, not swept yet
+        #: Stopped processes' groups, not swept yet, with the uid lease each keeps until then.
+        self._kept_groups: list[tuple[Group, UidLease | None]] = []
 
     @property
     def pid(self) -> int | None:
@@ -149,7 +151,9 @@ class ProcessPlayer(StreamPlayer):
         """Kill what is left in the groups of stopped processes and remove them (see
         ``sweep_group``)."""
         while self._kept_groups:
-            await _remove_group(self._kept_groups.pop(), self.grace)
+            group, lease = self._kept_groups.pop()
+            if await _remove_group(group, self.grace) and lease is not None:
+                lease.release()
 
     # -- lifecycle
 
@@ -188,6 +192,8 @@ class ProcessPlayer(StreamPlayer):
         except OSError as exc:
             if launch is not None:
                 launch.cleanup()
+                if launch.lease is not None:
+                    launch.lease.release()
             if group is not None:
                 group.remove()
             raise BotStartError(f"bot {self.name}: cannot start {self.spec.argv[0]!r}: "
@@ -226,14 +232,13 @@ class ProcessPlayer(StreamPlayer):
 
     def _limits(self) -> Any:
         mem, cpu = self._rlimit_memory_mb(), self.max_cpu_s
-        if mem is None and cpu is None:
-            return None
 
         def apply() -> None:  # runs in the child between fork and exec
             if mem is not None:
                 resource.setrlimit(resource.RLIMIT_AS, (mem << 20, mem << 20))
             if cpu is not None:
                 resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+            resource.setrlimit(resource.RLIMIT_SIGPENDING, (SIGPENDING, SIGPENDING))
         return apply
 
     async def prepare_game(self, max_restarts: int, fresh: bool = False) -> None:
@@ -293,11 +298,15 @@ class ProcessPlayer(StreamPlayer):
                 if stream is not None:
                     await stream.aclose()
             await trio.to_thread.run_sync(conn.launch.cleanup)  # (removing a tree: milliseconds)
+            lease = conn.launch.lease
             if conn.group is not None:
-                if self.sweep_group:
-                    await _remove_group(conn.group, self.grace)
-                else:
-                    self._kept_groups.append(conn.group)
+                if not self.sweep_group:
+                    self._kept_groups.append((conn.group, lease))
+                    lease = None  # kept with the group until it is gone (sweep_groups)
+                elif not await _remove_group(conn.group, self.grace):
+                    lease = None  # a member still exiting: the uid stays leased (until exit)
+            if lease is not None:
+                lease.release()
 
     # -- what the stream means (see wire.StreamPlayer)
 
@@ -434,16 +443,18 @@ class ProcessPlayer(StreamPlayer):
         return text.splitlines()[-lines:]
 
 
-async def _remove_group(group: Group, grace: float) -> None:
+async def _remove_group(group: Group, grace: float) -> bool:
     """Kill what is left in a reaped bot's group and remove it: a member that is still
     exiting keeps it for a moment (the subtree's removal at exit catches a group that
-    outlives ``grace``)."""
+    outlives ``grace``). True when it is gone."""
     if group.oom_fd is not None:
         trio.lowlevel.notify_closing(group.oom_fd)
     group.kill_all()
     with trio.move_on_after(grace):
         while not group.remove():
             await trio.sleep(0.005)
+        return True
+    return False
 
 
 def _signal_group(pgid: int, sig: int) -> None:

@@ -34,14 +34,20 @@ With bubblewrap (``bwrap``) a bot:
 Which uid. When the referee runs as root, bwrap makes no user namespace: as root it can
 bind any path (a pyenv under a 0700 ``/root``), and the directories leading to a bound
 path are made by us, mode 0755, so only the bound paths' own permissions count; the last
-step before the bot is ``setpriv``, which drops to ``uid`` (default 65534) with no
+step before the bot is ``setpriv``, which drops to the bot's uid and gid with no
 supplementary groups, no capabilities (bounding set emptied) and no_new_privs, and execs
-the bot, which stays PID 1. Its uid outside is then that uid: file permissions are a
-wall of their own. A program that uid cannot run or read is a start error naming the
-path and its mode (``sandbox_view.unreadable``). When the referee is not root, bwrap
-makes an unprivileged user namespace in which the bot is uid 65534, mapped to the
-referee's own uid outside (one line at start says so): it has no capabilities outside,
-and reads what the referee's user may, of what its view shows.
+the bot, which stays PID 1. That uid is the bot's own: each bot process leases one from
+a range no person or system uses (referee/seats/uids.py, ``--bot-uids``), so the
+kernel's per-user pools (inotify instances, pending signals and POSIX timers, message
+queue bytes, processes) are not shared with any other bot, and ``RLIMIT_NPROC`` is the
+process limit. File permissions are a wall of their own: the bot reads what "others"
+may. A program it cannot run or read is a start error naming the path and its mode
+(``sandbox_view.unreadable``). When the referee is not root, bwrap makes an
+unprivileged user namespace in which the bot is uid 65534, mapped to the referee's own
+uid outside (one line at start says so): it has no capabilities outside, reads what the
+referee's user may, of what its view shows, and shares that user's per-user pools.
+Every bot gets a low ``RLIMIT_SIGPENDING`` (``SIGPENDING``): signals queued to it and
+POSIX timers.
 
 Resource walls (memory, processes, CPU, freezing off-move) are cgroups
 (referee/seats/cgroups.py): the command starts with the group's join prefix, then
@@ -64,20 +70,23 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import seccomp
+from . import seccomp, uids
+from .uids import UidLease
 from .sandbox_view import (CommandView, bind_args, bot_environment, drop_args, identity_args,
                            inside, merge_binds, proc_args, program_files, project_root,
                            system_args, unreadable)
-from .cgroups import Limits, default_limits
+from .cgroups import PROCS, Limits, default_limits
 from ..errors import UserError
 
 MODES = ("auto", "bwrap", "none")
-SANDBOX_ID = 65534  #: uid and gid of a bot ("nobody"; outside too when the referee is root)
+SANDBOX_ID = 65534  #: uid and gid of a bot inside its user namespace when the referee is not root
+SIGPENDING = 256  #: RLIMIT_SIGPENDING of a bot: its queued signals and POSIX timers
 SCRATCH_MB = 256  #: size cap of a bot's private /tmp (tmpfs memory is not in RLIMIT_AS)
 #: The one line saying where the walls come from when the referee is not root.
 UNPRIVILEGED_WALLS = ("sandbox: not root, so bots run as your uid in a user namespace without "
                       "capabilities: they may read what your user may, of what the sandbox "
-                      f"shows them (as root they would run as uid {SANDBOX_ID})")
+                      "shows them, and share your per-user kernel pools (as root each would run as a "
+                      "uid of its own)")
 SHM_MB = 64  #: size cap of a bot's private /dev/shm (inside its memory limit: tmpfs_mb)
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 
@@ -103,6 +112,9 @@ class Launch:
     #: hands the bot its stdin and stdout (``stdio_relay``); None: they are fds 0 and 1.
     relay_at: int | None = None
     pass_fds: tuple[int, ...] = ()  #: fds the child inherits (the seccomp filter); spawn closes ours
+    #: The bot's own uid, leased (root only: referee/seats/uids.py): release it once the
+    #: bot's processes are gone and its group removed.
+    lease: UidLease | None = None
 
 
 def stdio_relay(stdin_fd: int, stdout_fd: int) -> list[str]:
@@ -218,7 +230,9 @@ class Sandbox:
     warn: bool = True  #: print the one-line "unsandboxed" warning (workers: the parent did)
     #: The commands of the other seats (argv): their program files are hidden from this bot.
     rivals: tuple[tuple[str, ...], ...] = ()
-    uid: int = SANDBOX_ID  #: uid and gid the bot runs as (outside too when the referee is root)
+    #: uid and gid the bot runs as inside its user namespace when the referee is not root
+    #: (as root each bot process leases a uid of its own: referee/seats/uids.py).
+    uid: int = SANDBOX_ID
     #: The resource walls of each bot process tree (referee/seats/cgroups.py); they apply
     #: in mode ``none`` too (cgroups do not need bwrap).
     limits: Limits = field(default_factory=default_limits)
@@ -230,6 +244,8 @@ class Sandbox:
         for path in self.binds:
             if not os.path.exists(path):
                 raise SandboxError(f"--bind {path}: no such file or directory")
+        if self.mode != "none" and as_root():
+            uids.uid_range()  # a bad $DURAK_SANDBOX_UIDS is an error before the first game
 
     def hiding(self, *paths: str | Path | None) -> Sandbox:
         """This policy, also hiding ``paths`` (None entries are ignored). A store file
@@ -299,6 +315,9 @@ class Sandbox:
         mode = self.mode if self.mode != "auto" else self.resolve().mode
         base_env = bot_environment(env)
         _check_program(argv, cwd, base_env)
+        lease = uids.lease() if mode == "bwrap" and as_root() else None
+        if lease is not None and limits:  # its own uid: the processes of the uid are the bot's
+            limits = [*limits, f"--nproc={self.limits.procs or PROCS}"]
         prefix = list(join)
         if limits:
             prefix += [shutil.which("prlimit") or "prlimit", *limits, "--"]
@@ -307,18 +326,30 @@ class Sandbox:
             base_env.update(HOME=scratch, TMPDIR=scratch)
             return Launch([*prefix, *argv], base_env, cwd, "none", scratch,
                           lambda: shutil.rmtree(scratch, ignore_errors=True))
+        try:
+            return self._bwrap_launch(argv, cwd, base_env, prefix, lease)
+        except BaseException:
+            if lease is not None:
+                lease.release()
+            raise
+
+    def _bwrap_launch(self, argv: Sequence[str], cwd: str | None, base_env: dict[str, str],
+                      prefix: list[str], lease: UidLease | None) -> Launch:
+        """``launch`` in mode bwrap, the bot running as the ``lease``'s uid (None: not
+        root; ``uid`` inside a user namespace)."""
+        uid = self.uid if lease is None else lease.uid
         work = os.path.abspath(cwd or os.getcwd())
         view = CommandView(argv, work, base_env.get("PATH", os.defpath))
         own_cwd = [work] if cwd is not None else []
         binds = merge_binds([*view.binds, *own_cwd, *(os.path.abspath(b) for b in self.binds)])
         if as_root():
-            why = unreadable([*view.files, *((w, "x") for w in own_cwd)], binds, self.uid, self.uid)
+            why = unreadable([*view.files, *((w, "x") for w in own_cwd)], binds, uid, uid)
             if why is not None:
                 raise PermissionError(13, why)
         etc = tempfile.mkdtemp(prefix="durak-etc-")
         os.chmod(etc, 0o755)
-        args = [shutil.which("bwrap") or "bwrap", *_base_args(self.uid, self.limits),
-                *identity_args(etc, self.uid, self.uid), *bind_args(binds)]
+        args = [shutil.which("bwrap") or "bwrap", *_base_args(uid, self.limits),
+                *identity_args(etc, uid, uid), *bind_args(binds)]
         if not inside(work, binds):
             args += ["--perms", "0755", "--dir", work]  # the referee's cwd: an empty stand-in
         hide = [*self.hide, *_rival_files(self.rivals, argv, view), *secret_files()]
@@ -339,10 +370,10 @@ class Sandbox:
         filter_args, filter_fds = seccomp.bwrap_args(_bwrap_prefix())
         args += [*filter_args, "--remount-ro", "/", "--chdir", work, "--"]
         relay_at = len(prefix) + len(args) if RELAY_SHELL else None
-        args += drop_args(self.uid, self.uid) if as_root() else []
+        args += drop_args(uid, uid) if as_root() else []
         base_env.update(HOME="/tmp", TMPDIR="/tmp")
         return Launch([*prefix, *args, *argv], base_env, None, "bwrap", "/tmp",
-                      lambda: shutil.rmtree(etc, ignore_errors=True), relay_at, filter_fds)
+                      lambda: shutil.rmtree(etc, ignore_errors=True), relay_at, filter_fds, lease)
 
 
 def secret_files() -> list[str]:
@@ -394,8 +425,8 @@ def _check_program(argv: Sequence[str], cwd: str | None, env: Mapping[str, str] 
 
 
 def limit_args(max_memory_mb: int | None, max_cpu_s: int | None) -> list[str]:
-    """``prlimit`` options for the limits (empty when there are none)."""
-    out = []
+    """``prlimit`` options for the limits (``SIGPENDING`` always)."""
+    out = [f"--sigpending={SIGPENDING}"]
     if max_memory_mb is not None:
         out.append(f"--as={max_memory_mb << 20}")
     if max_cpu_s is not None:
