@@ -26,21 +26,42 @@ def register(
     rotate: Annotated[bool, typer.Option("--rotate", help="Give an already registered bot a new "
                                          "token; the old one stops working at once, also for a "
                                          "running serve (a game in progress finishes).")] = False,
+    lobby: Annotated[str | None, typer.Option(
+        "--lobby", metavar="on|off", show_default=False,
+        help="Whether people may seat this bot at their tables in the browser lobby of "
+        "`serve --http` (under the arena's time per move; a person keeps it waiting at most "
+        "--lobby-bot-wait seconds on a move). Default for a new bot: off. For a registered "
+        "bot, without --rotate, only this is changed (no new token), also for a running "
+        "serve.")] = None,
     db: DbOption = DEFAULT_DB,
-    as_json: Annotated[bool, typer.Option("--json", help='Print {"name", "token"}.')] = False,
+    as_json: Annotated[bool, typer.Option("--json", help='Print {"name", "token", "lobby"} '
+                                          '(token null when only --lobby changed).')] = False,
 ) -> None:
-    """Register a bot for `durak-ref serve` and print its token (with --rotate: a new one).
+    """Register a bot for `durak-ref serve` and print its token (with --rotate: a new one;
+    with --lobby on|off for a registered bot: only whether the lobby may seat it).
 
     Only the token's hash is stored; the store is made readable by its owner only (0600).
     """
-    from ..league.arena import register as register_bot
+    from ..league.arena import allow_lobby, register as register_bot, registered
 
+    if lobby not in (None, "on", "off"):
+        fail(f"--lobby {lobby!r}: say on or off")
+    allowed = None if lobby is None else lobby == "on"
     with open_store_at(db) as store:
-        token = register_bot(store, name, rotate=rotate)
+        token = None
+        if allowed is not None and not rotate and registered(store, name):
+            allow_lobby(store, name, allowed)
+        else:
+            token = register_bot(store, name, rotate=rotate, lobby=allowed)
+        in_lobby = name in store.lobby_bots()
     if as_json:
-        emit_result("register", {"name": name, "token": token})
+        emit_result("register", {"name": name, "token": token, "lobby": in_lobby})
         return
-    out.print(f"{name}: token {token}", markup=False, highlight=False)
+    play = "people may seat it in the lobby" if in_lobby else "not offered in the lobby"
+    if token is None:
+        out.print(f"{name}: {play}", markup=False, highlight=False)
+        return
+    out.print(f"{name}: token {token} ({play})", markup=False, highlight=False)
     err.print("Keep the token: only its hash is stored. Connect with e.g. "
               f"examples/python/random_bot.py --connect HOST:PORT --name {name} --token TOKEN",
               markup=False, highlight=False)
@@ -107,6 +128,11 @@ def serve(
                                                 "paused, for their browser to come back (all "
                                                 "pauses of a game together); then it is their "
                                                 "forfeit (disconnect).")] = 60.0,
+    lobby_bot_wait: Annotated[float, typer.Option(help="With --http: the longest a registered "
+                                                  "bot seated in the lobby waits on a person's "
+                                                  "one move (the time their page is away "
+                                                  "included); then it is the person's timeout "
+                                                  "and the bot is back in the arena.")] = 30.0,
     as_json: Annotated[bool, typer.Option("--json", help="At the end, print games played and the ladder as JSON.")] = False,
 ) -> None:
     """Run the arena: registered bots connect over TCP and play rated games continuously.
@@ -132,6 +158,7 @@ def serve(
     check_range(handshake_time, "--handshake-time", 0.1, WEEK_S)
     check_range(reconnect_grace, "--reconnect-grace", 0, WEEK_S)
     check_range(person_grace, "--person-grace", 0, WEEK_S)
+    check_range(lobby_bot_wait, "--lobby-bot-wait", 1, WEEK_S)
     if not is_loopback(host):
         err.print(f"durak-ref: note: listening on {host}, not loopback: other machines can connect "
                   "(tokens are checked)", markup=False)
@@ -144,9 +171,11 @@ def serve(
         arena = Arena(store, config, limits, max_games_per_bot=max_games_per_bot, games=games,
                       log_dir=log_dir, duplicate=duplicate, reconnect_grace=reconnect_grace,
                       on_event=lambda text: err.print(text, markup=False, highlight=False))
-        err.print(f"arena on {host}:{port}; bots: {', '.join(sorted(store.token_hashes()))}",
-                  markup=False, highlight=False)
-        played = serve_arena(arena, host, port, http=web, person_grace=person_grace)
+        lobby = store.lobby_bots()
+        names = [n + (" (lobby)" if n in lobby and web is not None else "") for n in sorted(store.token_hashes())]
+        err.print(f"arena on {host}:{port}; bots: {', '.join(names)}", markup=False, highlight=False)
+        played = serve_arena(arena, host, port, http=web, person_grace=person_grace,
+                             bot_wait=lobby_bot_wait)
         if as_json:
             emit_result("serve", {"played": played,
                                   "refusals": len(arena.gate.refusals) if arena.gate else 0,

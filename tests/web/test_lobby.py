@@ -9,7 +9,7 @@ import pytest
 import trio
 import trio.testing
 
-from referee.web.lobby import TABLES_PER_ADDRESS, Lobby, LobbyError, display_name
+from referee.web.lobby import TABLES, Lobby, LobbyError, display_name
 
 
 def lobby() -> Lobby:
@@ -53,7 +53,7 @@ def test_one_address_holds_at_most_its_share_of_tables() -> None:
     room = lobby()
 
     async def main() -> None:
-        for _ in range(TABLES_PER_ADDRESS):
+        for _ in range(TABLES.address):
             room.create({**GOOD, "seats": ["you", "open"]}, "10.0.0.1")
         with pytest.raises(LobbyError) as caught:
             room.create(GOOD, "10.0.0.1")
@@ -149,7 +149,7 @@ def test_the_sites_own_page_may_post_and_gets_a_seat_token() -> None:
 
 
 def test_one_address_holds_at_most_its_share_of_streams_and_leaving_frees_them() -> None:
-    from referee.web.lobby import STREAMS_PER_ADDRESS
+    from referee.web.lobby import STREAMS
 
     room = lobby()
 
@@ -169,15 +169,15 @@ def test_one_address_holds_at_most_its_share_of_streams_and_leaving_frees_them()
             await room.handle(request("GET", "/lobby/events", client=address), receive, send)
 
         async with trio.open_nursery() as nursery:
-            for _ in range(STREAMS_PER_ADDRESS):
+            for _ in range(STREAMS.address):
                 nursery.start_soon(held_open, "10.0.0.1")
             await trio.testing.wait_all_tasks_blocked()
-            assert room.streams == STREAMS_PER_ADDRESS
+            assert room.streams == STREAMS.address
             status, _ = await answer(room, request("GET", "/lobby/events", client="10.0.0.1"))
-            assert status == 503  # the flooding address is refused ...
+            assert status == 429  # the flooding address is refused ...
             nursery.start_soon(held_open, "10.0.0.2")  # ... another address is not
             await trio.testing.wait_all_tasks_blocked()
-            assert room.streams == STREAMS_PER_ADDRESS + 1
+            assert room.streams == STREAMS.address + 1
             leave.set()
         assert room.streams == 0 and room.addresses["10.0.0.1"].streams == 0
 
