@@ -92,6 +92,13 @@ MaxPendingOption = Annotated[int, typer.Option(
     "--max-pending", min=0, help="Unauthenticated connections in total, apart from the bots' room; "
     "when full, the oldest silent one gives way. 0: sized by the file descriptor limit (raised "
     "to its hard limit, at most 65536), less --max-connections and 128, within 16..16384.")]
+PersonGraceOption = Annotated[float, typer.Option(
+    help="With --http: seconds a person's game waits, paused, for their browser to come back "
+    "(all pauses of a game together); then it is their forfeit (disconnect).")]
+LobbyBotWaitOption = Annotated[float, typer.Option(
+    help="With --http: the longest a registered bot seated in the lobby waits on a person's "
+    "one move (the time their page is away included), 1 s to a week; then it is the "
+    "person's timeout and the bot is back in the arena.")]
 ArenaDuplicateFlag = Annotated[bool, typer.Option(
     "--duplicate", help="Both games of a pairing share one deal (seats swapped) instead of two "
     "secret deals. Unsound against untrusted bots: a remote bot that remembers the first game "
@@ -124,15 +131,8 @@ def serve(
     log_dir: Annotated[Path, typer.Option(help="Where game logs go.")] = Path("logs"),
     http: HttpOption = None,
     adjudicate: AdjudicateOption = None,
-    person_grace: Annotated[float, typer.Option(help="With --http: seconds a person's game waits, "
-                                                "paused, for their browser to come back (all "
-                                                "pauses of a game together); then it is their "
-                                                "forfeit (disconnect).")] = 60.0,
-    lobby_bot_wait: Annotated[float, typer.Option(help="With --http: the longest a registered "
-                                                  "bot seated in the lobby waits on a person's "
-                                                  "one move (the time their page is away "
-                                                  "included); then it is the person's timeout "
-                                                  "and the bot is back in the arena.")] = 30.0,
+    person_grace: PersonGraceOption = 60.0,
+    lobby_bot_wait: LobbyBotWaitOption = 30.0,
     as_json: Annotated[bool, typer.Option("--json", help="At the end, print games played and the ladder as JSON.")] = False,
 ) -> None:
     """Run the arena: registered bots connect over TCP and play rated games continuously.
