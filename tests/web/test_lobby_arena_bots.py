@@ -68,6 +68,8 @@ def test_a_visitor_cannot_hold_a_registered_bot_nor_choose_its_rated_games(tmp_p
     delta = register(db, tmp_path, "delta")
     omega = register(db, tmp_path, "omega")
     assert (gamma["lobby"], delta["lobby"], omega["lobby"]) == (True, False, False)
+    shown = cli("ladder", "show", "--db", db, "--json", cwd=tmp_path)
+    assert json.loads(shown.stdout)["lobby_bots"] == ["gamma"], shown.stdout
     serve = Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", db, "--http", "127.0.0.1:0",
                     "--move-time", "30", "--lobby-bot-wait", str(WAIT_S), "--max-games-per-bot", "2",
                     "--person-grace", "600", "--log-dir", tmp_path / "logs")
@@ -108,9 +110,15 @@ def test_a_visitor_cannot_hold_a_registered_bot_nor_choose_its_rated_games(tmp_p
         assert arena_games(serve) > played + 2
 
         # The owner withdraws the leave while serve runs: the lobby follows.
-        register(db, tmp_path, "gamma", "--lobby", "off")
+        changed = register(db, tmp_path, "gamma", "--lobby", "off")
+        assert (changed["token"], changed["lobby"]) == (None, False), changed  # the token holds
         status, answer = post(base, "/api/tables", {"name": "Visitor", "seats": ["you", "tcp:gamma"]})
         assert status == 403, answer
+        played = arena_games(serve)  # gamma's token still holds: it plays on in the arena
+        deadline = time.monotonic() + 60
+        while arena_games(serve) <= played and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert arena_games(serve) > played
     finally:
         serve.process.send_signal(signal.SIGINT)  # stop: games in flight finish and are stored
         try:
