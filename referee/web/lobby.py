@@ -67,7 +67,6 @@ from ..table.clock import TimeControl, TimeControlError
 from ..table.match import MatchConfig
 
 
-
 @dataclass(frozen=True)
 class Cap:
     """One of the lobby's caps: at most ``total`` in all (0: sized when the lobby opens),
@@ -232,6 +231,11 @@ class _Use:
     claims: deque[float] = field(default_factory=deque)
     streams: int = 0
 
+    def quiet(self, now: float) -> bool:
+        """No stream open and nothing done within the hour: nothing to remember."""
+        return not self.streams and all(not times or times[-1] < now - 3600.0
+                                        for times in (self.creates, self.joins, self.claims))
+
 
 def _recent(times: deque[float], now: float, window: float = 3600.0) -> int:
     while times and times[0] < now - window:
@@ -394,11 +398,12 @@ class Lobby:
 
     def _uses(self, address: str) -> tuple[_Use, _Use, _Use]:
         """(everyone, the address's network, the address): what each did lately."""
-        if len(self.addresses) > 4096:  # forget the quiet ones, not the busy
-            for book in (self.addresses, self.networks):
-                for key in [k for k, a in book.items() if not a.streams][:2048]:
-                    del book[key]
         network = network_of(address)
+        now = trio.current_time()
+        for book in (self.addresses, self.networks):
+            if len(book) > 4096:  # forget the quiet ones (the caps in all bound the busy)
+                for key in [k for k, use in book.items() if use.quiet(now)]:
+                    del book[key]
         return (self.everyone, self.networks.setdefault(network, _Use()),
                 self.addresses.setdefault(address, _Use()))
 

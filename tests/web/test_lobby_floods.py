@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 import trio.testing
 
@@ -205,5 +206,24 @@ def test_new_display_names_are_capped_but_a_name_used_again_is_no_new_claim() ->
             assert exc.status == 429 and f"at most {CLAIMS.address} new display names an hour " \
                 "from one address" in exc.message, exc.message
         room.join(seats[0], {"name": "N0", "person": person}, "10.99.0.1")  # theirs already
+
+    trio.run(main)
+
+
+def test_the_lobby_forgets_quiet_addresses_but_not_a_busy_networks_count() -> None:
+    """Past 4096 addresses (or networks) remembered, the quiet ones are forgotten; a
+    network that created tables this hour keeps its count, so requests from thousands of
+    other addresses cannot wash it out."""
+    room = lobby()
+
+    async def main() -> None:
+        for i in range(1, 4):
+            room.create({**GOOD, "name": f"P{i}", "seats": ["you", "open"]}, f"10.1.2.{i}")
+        for n in range(5000):  # bad creates (400) from 5000 addresses in 5000 networks
+            with pytest.raises(LobbyError):
+                room.create({"name": "X", "seats": []}, f"11.{n // 250}.{n % 250}.1")
+        assert len(room.addresses) <= 4097 and len(room.networks) <= 4097
+        assert len(room.networks["10.1.2.0/24"].creates) == 3
+        assert len(room.addresses["10.1.2.1"].creates) == 1
 
     trio.run(main)
