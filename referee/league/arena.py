@@ -399,6 +399,7 @@ def serve(arena: Arena, host: str, port: int, http: tuple[str, int] | None = Non
     import signal
 
     from ..web.live import LiveError, live_url, serve_live
+    from ..web.lobby import seat_streams_reserved
 
     async def main() -> int:
         async with trio.open_nursery() as nursery:
@@ -415,6 +416,8 @@ def serve(arena: Arena, host: str, port: int, http: tuple[str, int] | None = Non
                 bound = await nursery.start(partial(serve_live, arena.live, *http, site=lobby))
                 arena.say(f"live page: {live_url(http[0], bound)}")
                 arena.say(f"lobby: {live_url(http[0], bound)}play")
+                arena.say(f"lobby: room for {lobby.max_streams} open lobby pages in all (sized "
+                          f"by the fd limit), {seat_streams_reserved()} seat streams set aside")
 
             async def run() -> None:
                 try:

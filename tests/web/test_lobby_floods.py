@@ -103,6 +103,16 @@ async def flood(port: int, tmp_path: Path) -> None:
         assert refusals and all(status == 429 and "from one network (127.0.5.0/24)" in text
                                 for status, text in refusals), refusals[:3]
 
+        # A newcomer of the full network: refused, saying which cap and what to do.
+        late = Http(port, "127.0.5.100")
+        assert await late.send("GET", "/lobby/events") == 429
+        assert "at most 32 open lobby pages from one network (127.0.5.0/24): close some and " \
+            "reload" in await late.text(b"reload")
+        await late.aclose()
+        late = Http(port, "127.0.5.101")
+        assert await late.send("POST", "/api/tables", {"name": "Late", "seats": ["you", "open"]}) == 429
+        assert "tables open or in play from one network (127.0.5.0/24)" in (await late.json())["error"]
+        await late.aclose()
         # The seated person's own seat stream, from the full network: served.
         seat = Http(port, SEATED)
         assert await seat.send("GET", f"/seat/events?token={token}") == 200
@@ -126,6 +136,59 @@ def test_one_network_cannot_take_every_stream_or_table_and_others_are_served(tmp
     try:
         port = int(serve.wait_for(r"^lobby: http://127\.0\.0\.1:(\d+)/play$")[1])
         trio.run(flood, port, tmp_path)
+    finally:
+        serve.close()
+
+
+NOFILE = 1276  #: the fd limit the sized serve runs under (soft and hard)
+
+
+async def fill_to_the_cap(port: int, cap: int) -> None:
+    """A seated person, then ``cap`` lobby pages from as many networks as it takes (8 per
+    address, 32 per network); the next page, from yet another network: 503 naming the
+    cap in all; the seated person's own seat stream: still served."""
+    held: list[Http] = []
+    try:
+        seated = Http(port, "127.0.9.1")
+        assert await seated.send("POST", "/api/tables", {"name": "Sam", "seats": ["you", "open"]}) == 200
+        token = (await seated.json())["token"]
+        await seated.aclose()
+        for n in range(cap):
+            page = Http(port, f"127.0.{20 + n // STREAMS.network}.{1 + n % STREAMS.network // STREAMS.address}")
+            assert await page.send("GET", "/lobby/events") == 200, n
+            held.append(page)
+        page = Http(port, "127.0.99.1")
+        assert await page.send("GET", "/lobby/events") == 503
+        assert f"the lobby is full: at most {cap} open lobby pages in all" in await page.text(b"reload")
+        await page.aclose()
+        seat = Http(port, "127.0.9.1")
+        assert await seat.send("GET", f"/seat/events?token={token}") == 200
+        assert '"name": "Sam"' in await seat.text(b'"name": "Sam"')
+        held.append(seat)
+    finally:
+        for client in held:
+            await client.aclose()
+
+
+def test_the_lobby_pages_cap_in_all_is_sized_by_the_fd_limit_like_the_arenas_pool(tmp_path: Path) -> None:
+    """Under an fd limit of NOFILE, the lobby pages' cap is what is left of it once the
+    arena's bots and pending pool, every lobby seat's streams and the reserve are set
+    aside (``seats.tcp.fd_room``, the function that sizes the arena's pending pool), and
+    a real serve refuses the page past it while a seated person is served."""
+    from referee.seats.tcp import FD_RESERVE
+    from referee.web.lobby import seat_streams_reserved
+
+    bots, pending = 20, 200
+    cap = NOFILE - bots - pending - seat_streams_reserved() - FD_RESERVE
+    assert 32 < cap < 128  # above the floor, below the old fixed cap (a test that can fail)
+    serve = Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", tmp_path / "arena.sqlite",
+                    "--http", "127.0.0.1:0", "--max-connections", str(bots), "--max-pending",
+                    str(pending), nofile=NOFILE)
+    try:
+        port = int(serve.wait_for(r"^lobby: http://127\.0\.0\.1:(\d+)/play$")[1])
+        shown = serve.wait_for(r"^lobby: room for (\d+) open lobby pages in all")
+        assert int(shown[1]) == cap, shown[0]
+        trio.run(fill_to_the_cap, port, cap)
     finally:
         serve.close()
 
@@ -166,20 +229,113 @@ def test_a_full_lobby_still_serves_a_seated_persons_own_stream() -> None:
     trio.run(main)
 
 
-def test_tables_are_capped_per_network_and_the_refusal_names_the_cap() -> None:
+#: (an address of a network by number, the network's name, an address of another network)
+NETWORKS = [pytest.param(lambda i: f"10.1.2.{i}", "10.1.2.0/24", "10.1.3.1", id="IPv4 /24"),
+            pytest.param(lambda i: f"2001:db8:1:2::{i:x}", "2001:db8:1:2::/64", "2001:db8:1:3::1",
+                         id="IPv6 /64")]
+
+
+@pytest.mark.parametrize("address, network, other", NETWORKS)
+def test_tables_are_capped_per_network_and_the_refusal_names_the_cap(
+        address: Any, network: str, other: str) -> None:
     room = lobby()
 
     async def main() -> None:
         made = 0
-        for i in range(1, 30):  # 29 addresses of one /24, one table each
+        for i in range(1, 30):  # 29 addresses of one network, one table each
             try:
-                room.create({**GOOD, "name": f"P{i}", "seats": ["you", "open"]}, f"10.1.2.{i}")
+                room.create({**GOOD, "name": f"P{i}", "seats": ["you", "open"]}, address(i))
                 made += 1
             except LobbyError as exc:
                 assert exc.status == 429 and "tables open or in play from one network " \
-                    "(10.1.2.0/24)" in exc.message, exc.message
+                    f"({network})" in exc.message, exc.message
         assert made == TABLES.network
-        room.create({**GOOD, "name": "Q", "seats": ["you", "open"]}, "10.1.3.1")  # another network
+        room.create({**GOOD, "name": "Q", "seats": ["you", "open"]}, other)  # another network
+
+    trio.run(main)
+
+
+@pytest.mark.parametrize("address, network, other", NETWORKS)
+def test_tables_created_an_hour_are_capped_per_network_though_each_game_is_over(
+        address: Any, network: str, other: str) -> None:
+    """Each table plays at once and is over (so the open tables' cap never bites): one
+    network still creates at most CREATES.network an hour, from however many addresses."""
+    from referee.web.lobby import CREATES
+
+    async def over(table: Any) -> None:
+        table.result = {"durak": None}
+
+    room = Lobby(over, lambda: ["builtin:greedy"])
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(room.run)
+            await trio.testing.wait_all_tasks_blocked()
+            for i in range(CREATES.network):
+                room.create({**GOOD, "name": f"P{i}"}, address(1 + i // 10))
+                await trio.testing.wait_all_tasks_blocked()
+            assert not [t for t in room.tables.values() if t.state != "over"]
+            with pytest.raises(LobbyError) as refused:
+                room.create({**GOOD, "name": "One more"}, address(200))  # a new address
+            assert refused.value.status == 429 and f"at most {CREATES.network} tables created " \
+                f"an hour from one network ({network})" in refused.value.message
+            room.create({**GOOD, "name": "Q"}, other)
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+
+
+@pytest.mark.parametrize("address, network, other", NETWORKS)
+def test_new_display_names_are_capped_per_network(address: Any, network: str, other: str) -> None:
+    """Each new name is a row kept in the store for good: one network claims at most
+    CLAIMS.network new names an hour, from however many addresses."""
+    from referee.web.lobby import CLAIMS
+
+    room = lobby()
+
+    async def main() -> None:
+        seats = [t.number for n in range(CLAIMS.network // 3 + 1)
+                 for t in [room.create({**GOOD, "name": f"Host{n}", "seats": ["you", "open", "open", "open"]},
+                                       f"10.{100 + n}.0.1")[0]] for _ in range(3)]
+        for i in range(CLAIMS.network):
+            room.join(seats.pop(0), {"name": f"N{i}"}, address(1 + i // 10))
+        with pytest.raises(LobbyError) as refused:
+            room.join(seats[0], {"name": "One more"}, address(200))
+        assert refused.value.status == 429 and f"at most {CLAIMS.network} new display names " \
+            f"an hour from one network ({network})" in refused.value.message
+        room.join(seats[0], {"name": "Q"}, other)
+
+    trio.run(main)
+
+
+@pytest.mark.parametrize("address, network, other", NETWORKS)
+def test_lobby_pages_are_capped_per_network(address: Any, network: str, other: str) -> None:
+    room = lobby()
+
+    async def main() -> None:
+        leave = trio.Event()
+
+        async def held_open(client: str) -> None:
+            async def receive() -> dict[str, Any]:
+                await leave.wait()
+                return {"type": "http.disconnect"}
+
+            async def send(message: dict[str, Any]) -> None:
+                pass
+
+            await room.handle(request("GET", "/lobby/events", client=client), receive, send)
+
+        async with trio.open_nursery() as nursery:
+            for n in range(STREAMS.network):
+                nursery.start_soon(held_open, address(1 + n // STREAMS.address))
+            await trio.testing.wait_all_tasks_blocked()
+            status, body = await answer(room, request("GET", "/lobby/events", client=address(200)))
+            assert status == 429 and f"at most {STREAMS.network} open lobby pages from one " \
+                f"network ({network})".encode() in body, body
+            nursery.start_soon(held_open, other)
+            await trio.testing.wait_all_tasks_blocked()
+            assert room.streams == STREAMS.network + 1
+            leave.set()
 
     trio.run(main)
 
