@@ -167,12 +167,13 @@ class Running:
         self.lines: list[str] = []
 
         def limit() -> None:
-            if nofile is not None:
-                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
 
+        # (preexec_fn only when asked: it is unsafe while other threads of ours run)
         self.process = subprocess.Popen(
             [str(DURAK_REF), *map(str, args)], cwd=cwd, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=limit)
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            preexec_fn=None if nofile is None else limit)
         self.reader = threading.Thread(target=self._collect, daemon=True)
         self.reader.start()
 

@@ -94,6 +94,7 @@ OPEN_FOR_S = 900.0  #: an open table whose seats are not all taken by then is cl
 KEEP_OVER = 20  #: finished tables kept (their seats' pages, their results)
 NAME_MAX = 24  #: characters of a display name
 DEFAULT_MOVE_TIME = 60.0  #: seconds per move at a table without a game clock
+MIN_MOVE_TIME = 1.0  #: the least seconds per move a lobby table gives a person
 MAX_MOVE_TIME = 3600.0
 LOBBY_EVERY_S = 2.0  #: the lobby is sent again this often when it changed (bots come and go)
 #: Seconds a registered bot waits on a person's one decision at most (``serve
@@ -354,9 +355,10 @@ class Lobby:
         registered bot plays within the arena's time per decision. LobbyError 400."""
         clock = form.get("clock", "")
         move = form.get("move_time", DEFAULT_MOVE_TIME)
-        if not isinstance(clock, str) or type(move) not in (int, float) or not 1 <= move <= MAX_MOVE_TIME:
+        if not isinstance(clock, str) or type(move) not in (int, float) or \
+                not MIN_MOVE_TIME <= move <= MAX_MOVE_TIME:
             raise LobbyError(400, f"time: a clock like 300+5 (or none) and seconds per move, "
-                             f"1 to {MAX_MOVE_TIME:g}")
+                             f"{MIN_MOVE_TIME:g} to {MAX_MOVE_TIME:g}")
         try:
             tc = TimeControl.parse(clock.strip() or None, float(move))
         except TimeControlError as exc:
@@ -365,6 +367,10 @@ class Lobby:
         if not arena or self.registered is None:
             return tc, None
         limit = self.registered.move_s
+        if limit is not None and limit < MIN_MOVE_TIME:
+            raise LobbyError(400, f"{arena[0]} plays under the arena's time limit of {limit:g} s "
+                             f"per move, less than a person gets here ({MIN_MOVE_TIME:g} s): "
+                             f"pick a built-in bot")
         if limit is not None and (tc.move is None or tc.move > limit):
             raise LobbyError(400, f"{arena[0]} plays under the arena's time limit of {limit:g} s "
                              f"per move: set seconds per move to at most {limit:g}")
