@@ -7,6 +7,7 @@ import dataclasses
 
 import json
 import re
+import resource
 import subprocess
 import threading
 import time
@@ -161,11 +162,18 @@ class Running:
     """``durak-ref ARGS`` running as a user runs it; its stderr lines collected as they
     come (``wait_for``). Always ``close()`` it."""
 
-    def __init__(self, cwd: Path, *args: str | Path) -> None:
+    def __init__(self, cwd: Path, *args: str | Path, nofile: int | None = None) -> None:
+        """``nofile``: run it with this RLIMIT_NOFILE, soft and hard (as ``prlimit``)."""
         self.lines: list[str] = []
+
+        def limit() -> None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+        # (preexec_fn only when asked: it is unsafe while other threads of ours run)
         self.process = subprocess.Popen(
             [str(DURAK_REF), *map(str, args)], cwd=cwd, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            preexec_fn=None if nofile is None else limit)
         self.reader = threading.Thread(target=self._collect, daemon=True)
         self.reader.start()
 

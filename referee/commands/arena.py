@@ -26,23 +26,44 @@ def register(
     rotate: Annotated[bool, typer.Option("--rotate", help="Give an already registered bot a new "
                                          "token; the old one stops working at once, also for a "
                                          "running serve (a game in progress finishes).")] = False,
+    lobby: Annotated[str | None, typer.Option(
+        "--lobby", metavar="on|off", show_default=False,
+        help="Whether people may seat this bot at their tables in the browser lobby of "
+        "`serve --http` (under the arena's time per move; a person keeps it waiting at most "
+        "--lobby-bot-wait seconds on a move). Default for a new bot: off. For a registered "
+        "bot, without --rotate, only this is changed (no new token), also for a running "
+        "serve.")] = None,
     db: DbOption = DEFAULT_DB,
-    as_json: Annotated[bool, typer.Option("--json", help='Print {"name", "token"}.')] = False,
+    as_json: Annotated[bool, typer.Option("--json", help='Print {"name", "token", "lobby"} '
+                                          '(token null when only --lobby changed).')] = False,
 ) -> None:
-    """Register a bot for `durak-ref serve` and print its token (with --rotate: a new one).
+    """Register a bot for `durak-ref serve` and print its token (with --rotate: a new one;
+    with --lobby on|off for a registered bot: only whether the lobby may seat it).
 
     Only the token's hash is stored; the store is made readable by its owner only (0600).
     A built-in's name is refused, and so is a name that looks like a built-in's or like
     any name in the store (a1pha or ALPHA beside alpha: Unicode's confusables, any case).
     """
-    from ..league.arena import register as register_bot
+    from ..league.arena import allow_lobby, register as register_bot, registered
 
+    if lobby not in (None, "on", "off"):
+        fail(f"--lobby {lobby!r}: say on or off")
+    allowed = None if lobby is None else lobby == "on"
     with open_store_at(db) as store:
-        token = register_bot(store, name, rotate=rotate)
+        token = None
+        if allowed is not None and not rotate and registered(store, name):
+            allow_lobby(store, name, allowed)
+        else:
+            token = register_bot(store, name, rotate=rotate, lobby=allowed)
+        in_lobby = name in store.lobby_bots()
     if as_json:
-        emit_result("register", {"name": name, "token": token})
+        emit_result("register", {"name": name, "token": token, "lobby": in_lobby})
         return
-    out.print(f"{name}: token {token}", markup=False, highlight=False)
+    play = "people may seat it in the lobby" if in_lobby else "not offered in the lobby"
+    if token is None:
+        out.print(f"{name}: {play}", markup=False, highlight=False)
+        return
+    out.print(f"{name}: token {token} ({play})", markup=False, highlight=False)
     err.print("Keep the token: only its hash is stored. Connect with e.g. "
               f"examples/python/random_bot.py --connect HOST:PORT --name {name} --token TOKEN",
               markup=False, highlight=False)
@@ -73,6 +94,13 @@ MaxPendingOption = Annotated[int, typer.Option(
     "--max-pending", min=0, help="Unauthenticated connections in total, apart from the bots' room; "
     "when full, the oldest silent one gives way. 0: sized by the file descriptor limit (raised "
     "to its hard limit, at most 65536), less --max-connections and 128, within 16..16384.")]
+PersonGraceOption = Annotated[float, typer.Option(
+    help="With --http: seconds a person's game waits, paused, for their browser to come back "
+    "(all pauses of a game together); then it is their forfeit (disconnect).")]
+LobbyBotWaitOption = Annotated[float, typer.Option(
+    help="With --http: the longest a registered bot seated in the lobby waits on a person's "
+    "one move (the time their page is away included), 1 s to a week; then it is the "
+    "person's timeout and the bot is back in the arena.")]
 ArenaDuplicateFlag = Annotated[bool, typer.Option(
     "--duplicate", help="Both games of a pairing share one deal (seats swapped) instead of two "
     "secret deals. Unsound against untrusted bots: a remote bot that remembers the first game "
@@ -108,10 +136,8 @@ def serve(
     log_dir: Annotated[Path, typer.Option(help="Where game logs go.")] = Path("logs"),
     http: HttpOption = None,
     adjudicate: AdjudicateOption = None,
-    person_grace: Annotated[float, typer.Option(help="With --http: seconds a person's game waits, "
-                                                "paused, for their browser to come back (all "
-                                                "pauses of a game together); then it is their "
-                                                "forfeit (disconnect).")] = 60.0,
+    person_grace: PersonGraceOption = 60.0,
+    lobby_bot_wait: LobbyBotWaitOption = 30.0,
     as_json: Annotated[bool, typer.Option("--json", help="At the end, print games played and the ladder as JSON.")] = False,
 ) -> None:
     """Run the arena: registered bots connect over TCP and play rated games continuously.
@@ -137,6 +163,7 @@ def serve(
     check_range(handshake_time, "--handshake-time", 0.1, WEEK_S)
     check_range(reconnect_grace, "--reconnect-grace", 0, WEEK_S)
     check_range(person_grace, "--person-grace", 0, WEEK_S)
+    check_range(lobby_bot_wait, "--lobby-bot-wait", 1, WEEK_S)
     if not is_loopback(host):
         err.print(f"durak-ref: note: listening on {host}, not loopback: other machines can connect "
                   "(tokens are checked)", markup=False)
@@ -149,9 +176,11 @@ def serve(
         arena = Arena(store, config, limits, max_games_per_bot=max_games_per_bot, games=games,
                       log_dir=log_dir, duplicate=duplicate, reconnect_grace=reconnect_grace,
                       on_event=lambda text: err.print(text, markup=False, highlight=False))
-        err.print(f"arena on {host}:{port}; bots: {', '.join(sorted(store.token_hashes()))}",
-                  markup=False, highlight=False)
-        played = serve_arena(arena, host, port, http=web, person_grace=person_grace)
+        lobby = store.lobby_bots()
+        names = [n + (" (lobby)" if n in lobby and web is not None else "") for n in sorted(store.token_hashes())]
+        err.print(f"arena on {host}:{port}; bots: {', '.join(names)}", markup=False, highlight=False)
+        played = serve_arena(arena, host, port, http=web, person_grace=person_grace,
+                             bot_wait=lobby_bot_wait)
         if as_json:
             emit_result("serve", {"played": played,
                                   "refusals": len(arena.gate.refusals) if arena.gate else 0,

@@ -128,12 +128,16 @@ def show(
     db: DbOption = DEFAULT_DB,
     as_json: JsonFlag = False,
 ) -> None:
-    """The ladder table: rating and games per bot."""
+    """The ladder table: rating and games per bot, and the registered bots people may
+    seat in the lobby of `serve --http` (`register NAME --lobby on`)."""
     with open_store_at(db) as store:
+        lobby = sorted(store.lobby_bots())
         if as_json:
-            emit_result("ladder show", {"standings": ladder_rows(store.ladder())})
+            emit_result("ladder show", {"standings": ladder_rows(store.ladder()), "lobby_bots": lobby})
         else:
             print_ladder(store)
+            out.print(f"lobby play allowed: {', '.join(lobby) or 'none'} (durak-ref register NAME "
+                      f"--lobby on|off)", markup=False, highlight=False)
 
 
 def history(

@@ -35,7 +35,7 @@ from typing import Any
 
 import trio
 
-from .ladder import ensure_ladder, next_ladder_index, pairing, store_ladder_game
+from .ladder import LOBBY_ID, ensure_ladder, next_ladder_index, pairing, store_ladder_game
 from ..table.match import GameRecord, MatchConfig, play_game
 from ..records.matchlog import FORMAT, MatchLogWriter, fresh_log_path, timestamp, utc_now
 from ..rules.deal import DEAL_TEXT
@@ -63,30 +63,40 @@ def _arena_bot(store: Store, name: str) -> str | None:
     return command
 
 
-def register(store: Store, name: str, rotate: bool = False) -> str:
+def registered(store: Store, name: str) -> bool:
+    """Whether ``name`` is an arena bot with a token (ArenaError for a local bot)."""
+    return _arena_bot(store, name) is not None and name in store.token_hashes()
+
+
+def register(store: Store, name: str, rotate: bool = False, lobby: bool | None = None) -> str:
     """Register a TCP bot, or with ``rotate`` give a registered one a new token (the old
-    one stops working at once, also for a running ``serve``). Returns the new token
-    (shown once, stored hashed). ArenaError: a bad name (named as a look-alike first
-    when it is one), a built-in's name or a look-alike of one or of a name in the store
+    one stops working at once, also for a running ``serve``). ``lobby``: whether people
+    may seat it in the lobby of ``serve --http`` (None: off for a new bot, unchanged on
+    ``rotate``; ``allow_lobby`` changes only that). Returns the new token (shown once,
+    stored hashed). ArenaError: a bad name (named as a look-alike first when it is one),
+    a built-in's name or a look-alike of one or of a name in the store
     (``_refuse_look_alike``), a local bot of that name, a name already registered
     (without ``rotate``) or not registered (with it)."""
     if not re.fullmatch(r"[A-Za-z0-9_.\-]{1,64}", name):
         _refuse_look_alike(store, name)  # the likelier reason first: аlpha (Cyrillic а) for alpha
         raise ArenaError(f"bot name {name!r}: use 1-64 letters, digits, '_', '-', '.'")
     settings = ensure_ladder(store)
-    registered = _arena_bot(store, name) is not None and name in store.token_hashes()
-    if rotate and not registered:
+    known = registered(store, name)
+    if rotate and not known:
         raise ArenaError(f"{name!r} is not registered for the arena; register it first "
                          f"(durak-ref register {name})")
-    if registered and not rotate:
+    if known and not rotate:
         raise ArenaError(f"{name!r} is already registered; for a new token (the old one then "
-                         f"stops working) use: durak-ref register --rotate {name}")
-    if not registered:
+                         f"stops working) use: durak-ref register --rotate {name}; to allow or "
+                         f"stop lobby play: durak-ref register {name} --lobby on|off")
+    if not known:
         _refuse_look_alike(store, name)
     token = new_token()
     with store.transaction():
         store.ensure_bot(name, f"tcp:{name}")
         store.set_token_hash(name, hash_token(token))
+        if lobby is not None or not known:
+            store.set_lobby(name, bool(lobby))
         if store.ladder_rating(name) is None:
             store.set_ladder(name, float(settings["start"]), 0)
     return token
@@ -144,15 +154,28 @@ def _whose(command: str) -> str:
     return "a person's" if command.startswith(PERSON) else "a bot's"
 
 
+def allow_lobby(store: Store, name: str, allowed: bool) -> None:
+    """Allow (or stop) people seating registered bot ``name`` in the lobby; a running
+    ``serve`` follows at once (a lobby game it is in finishes). ArenaError when no arena
+    bot of that name is registered."""
+    _must_be_registered(store, name)
+    with store.transaction():
+        store.set_lobby(name, allowed)
+
+
 def unregister(store: Store, name: str) -> None:
     """Revoke a TCP bot's token: it can no longer connect (a running ``serve`` refuses it
     at once; a game it is playing finishes). Its games and rating stay in the store.
     ArenaError when no arena bot of that name is registered."""
-    if _arena_bot(store, name) is None or name not in store.token_hashes():
-        known = ", ".join(sorted(store.token_hashes())) or "none"
-        raise ArenaError(f"{name!r} is not registered for the arena (registered: {known})")
+    _must_be_registered(store, name)
     with store.transaction():
         store.set_token_hash(name, None)
+
+
+def _must_be_registered(store: Store, name: str) -> None:
+    if not registered(store, name):
+        known = ", ".join(sorted(store.token_hashes())) or "none"
+        raise ArenaError(f"{name!r} is not registered for the arena (registered: {known})")
 
 
 def store_book(store: Store) -> TokenBook:
@@ -193,12 +216,23 @@ class Arena:
     _stopping: trio.Event = field(default_factory=trio.Event)
     _book_seen: int = 0  #: the token book generation whose revocations were applied
     _index: Any = None  #: the run's game numbers (arena pairs and lobby tables share them)
+    _lobby: frozenset[str] | None = None  #: the bots allowed in the lobby, as last read
+    _lobby_seen: int = 0  #: the store's data version when they were read
 
     def next_index(self) -> int:
-        """The next game number of the ladder in the store (shared by every table)."""
+        """The next game number of the ladder and the lobby in the store (shared by every
+        table)."""
         if self._index is None:
-            self._index = next_ladder_index(self.store)
+            self._index = next_ladder_index(self.store, (LOBBY_ID,))
         return int(next(self._index))
+
+    def lobby_bots(self) -> frozenset[str]:
+        """The registered bots whose owners allow lobby play (``register --lobby on``),
+        read again whenever another process has committed to the store."""
+        version = self.store.data_version()
+        if self._lobby is None or version != self._lobby_seen:
+            self._lobby, self._lobby_seen = frozenset(self.store.lobby_bots()), version
+        return self._lobby
 
     def take_idle(self, name: str) -> TcpSeat | None:
         """A connected, idle seat of TCP bot ``name``, marked busy (the caller frees it)."""
@@ -430,15 +464,18 @@ class Arena:
             done.set()
 
 def serve(arena: Arena, host: str, port: int, http: tuple[str, int] | None = None,
-          person_grace: float = 60.0) -> int:
+          person_grace: float = 60.0, bot_wait: float | None = None) -> int:
     """Run the arena under ``trio.run``. The first Ctrl-C stops pairing and lets the
     games in flight finish (they are recorded); a second one aborts them. ``http``:
     also serve the live page and the lobby there (referee/web/live.py, lobby.py: people
-    play at tables of 2-4 with bots; ``person_grace``: their reconnect grace, seconds)
-    while the arena runs; it closes with the arena, once the lobby's games are over."""
+    play at tables of 2-4 with bots; ``person_grace``: their reconnect grace, seconds;
+    ``bot_wait``: the longest a registered bot waits on a person's decision, seconds,
+    None: ``lobby.BOT_WAIT_S``) while the arena runs; it closes with the arena, once the
+    lobby's games are over."""
     import signal
 
     from ..web.live import LiveError, live_url, serve_live
+    from ..web.lobby import seat_streams_reserved
 
     probe = LoopProbe()
 
@@ -454,11 +491,13 @@ def serve(arena: Arena, host: str, port: int, http: tuple[str, int] | None = Non
                 arena.live = LiveHub("durak-ref arena", standings=tally.update,
                                      deal_games=2 if arena.duplicate else 1)
                 arena.live.loop_probe = probe
-                lobby = _open_lobby(arena, person_grace)
+                lobby = _open_lobby(arena, person_grace, bot_wait)
                 nursery.start_soon(lobby.run)
                 bound = await nursery.start(partial(serve_live, arena.live, *http, site=lobby))
                 arena.say(f"live page: {live_url(http[0], bound)}")
                 arena.say(f"lobby: {live_url(http[0], bound)}play")
+                arena.say(f"lobby: room for {lobby.max_streams} open lobby pages in all (sized "
+                          f"by the fd limit), {seat_streams_reserved()} seat streams set aside")
 
             async def run() -> None:
                 try:
@@ -501,14 +540,29 @@ def serve(arena: Arena, host: str, port: int, http: tuple[str, int] | None = Non
 PERSON = "person:"
 
 
-def _open_lobby(arena: Arena, grace: float) -> Any:
-    """The lobby of ``serve --http``: its tables are played by ``tables.play_table``."""
+def _open_lobby(arena: Arena, grace: float, bot_wait: float | None = None) -> Any:
+    """The lobby of ``serve --http``: its tables are played by ``tables.play_table``; it
+    offers the built-ins and the registered bots whose owners allow lobby play, with a
+    free connection; its streams' cap is sized by the fd limit beside the arena's
+    connections (``lobby.stream_cap``)."""
     from .tables import play_table
     from ..seats.players import BUILTINS
-    from ..web.lobby import Lobby
+    from ..seats.tcp import raise_fd_limit
+    from ..web.lobby import BOT_WAIT_S, Lobby, RegisteredBots, stream_cap
 
     def bots() -> list[str]:
-        return [f"builtin:{b}" for b in BUILTINS] + arena.idle_bots()
+        allowed = arena.lobby_bots()
+        return [f"builtin:{b}" for b in BUILTINS] + [b for b in arena.idle_bots() if b[4:] in allowed]
+
+    def why_not(spec: str) -> tuple[int, str]:
+        name = spec[4:]
+        if name in arena.lobby_bots():
+            return 409, (f"{spec} is not connected with a free connection now: pick another "
+                         f"bot, or try again in a while")
+        if arena.gate is not None and arena.gate.tokens.current(name) is not None:
+            return 403, (f"{spec}: its owner has not allowed lobby play (the owner can, with "
+                         f"durak-ref register {name} --lobby on)")
+        return 400, f"{spec} is not a registered bot here: pick one the lobby lists"
 
     names = StoredNames(arena.store)
 
@@ -536,7 +590,13 @@ def _open_lobby(arena: Arena, grace: float) -> Any:
     async def play(table: Any) -> None:
         await play_table(arena, table)
 
-    return Lobby(play, bots, grace=grace, claim=claim, on_event=arena.on_event)
+    tc = arena.config.tc
+    registered = RegisteredBots(why_not, tc.move if tc.move is not None else tc.base,
+                                BOT_WAIT_S if bot_wait is None else bot_wait)
+    raise_fd_limit()  # (as the arena's gate does) before the caps are sized by it
+    held = arena.limits.max_connections + arena.limits.pending_cap()
+    return Lobby(play, bots, grace=grace, claim=claim, on_event=arena.on_event,
+                 registered=registered, max_streams=stream_cap(held))
 
 
 def _looks_taken(names: StoredNames, name: str, mine: str) -> str | None:

@@ -35,6 +35,10 @@ from .tournament import (
 )
 
 LADDER_ID = "ladder"
+#: The lobby's games (``serve --http``): stored apart from the ladder's, never rated on it
+#: (referee/league/tables.py), so a person at a lobby table cannot choose whom a ladder
+#: bot plays in rated games.
+LOBBY_ID = "lobby"
 
 
 def ensure_ladder(store: Store, k: float = DEFAULT_K, start: float = DEFAULT_START) -> dict[str, Any]:
@@ -95,8 +99,7 @@ def store_ladder_game(store: Store, record: GameRecord, deal_seed: str, rotation
              RatedGame(tuple(table), last_two=tuple(table[s] for s in record.drawn_seats)))
     before = {b: (store.ladder_rating(b) or (start, 0)) for b in table}
     after = ladder_update({b: r for b, (r, _) in before.items()}, rated, k=k, start=start)
-    row = GameRow(LADDER_ID, record.index, deal_seed, rotation, config.rules.as_dict(), log_file,
-                  None, record.termination, durak, started, utc_now(), seat_rows(record))
+    row = game_row(LADDER_ID, record, deal_seed, rotation, config, started=started, log_file=log_file)
     with store.transaction():
         store.insert_game(row)
         for b in table:
@@ -105,8 +108,19 @@ def store_ladder_game(store: Store, record: GameRecord, deal_seed: str, rotation
     return {b: after[b] for b in table}
 
 
-def next_ladder_index(store: Store) -> Iterator[int]:
-    return itertools.count(max(store.finished_indices(LADDER_ID), default=-1) + 1)
+def game_row(tid: str, record: GameRecord, deal_seed: str, rotation: int, config: MatchConfig, *,
+             started: str, log_file: str | None) -> GameRow:
+    """The store's row of ``record``, a game of run ``tid`` that ended now."""
+    durak = None if record.durak is None else record.players[record.durak]
+    return GameRow(tid, record.index, deal_seed, rotation, config.rules.as_dict(), log_file,
+                   None, record.termination, durak, started, utc_now(), seat_rows(record))
+
+
+def next_ladder_index(store: Store, also: Sequence[str] = ()) -> Iterator[int]:
+    """The ladder's next game numbers: past every stored game of the ladder and of the
+    runs ``also`` (the lobby's, which shares the arena's numbers)."""
+    done = max((max(store.finished_indices(tid), default=-1) for tid in (LADDER_ID, *also)))
+    return itertools.count(done + 1)
 
 
 @dataclass

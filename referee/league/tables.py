@@ -1,8 +1,11 @@
 """Lobby tables (referee/web/lobby.py) played in the arena's server: a full table's game
 goes through ``play_game`` like every arena game, is written to a log of its own (one
-file per table: its rules and clock are its own) and to the ladder in the store, so the
-people at it are rated under their display names; the live page watches it and lists
-its replay once it is over. The people's pages show every seat's clock as the table may
+file per table: its rules and clock are its own) and to the store as a game of the
+lobby's run (``LOBBY_ID``), never of the ladder: the ladder's ratings are the arena's
+pairings' alone, so whom a person seats a registered bot against rates nobody there
+(``report --tournament lobby`` rates the lobby's players over its games). The live page
+watches it and lists its replay once it is over. A registered bot is seated only while
+its owner allows lobby play, on a connection it has free. The people's pages show every seat's clock as the table may
 see it (``human/clocks.py``): the referee's public clocks, from the game's spectator
 messages, and whose public move is open, from the people's seats.
 """
@@ -18,9 +21,10 @@ from typing import Any
 import trio
 
 
-from .ladder import ensure_ladder, store_ladder_game
+from .ladder import LOBBY_ID, game_row
 from ..human.clocks import TableClocks
 from ..records.matchlog import MatchLogWriter, fresh_log_path, timestamp, utc_now
+from ..records.store import Store, StoreError
 from ..seats.confined import confined, resolved_sandbox, seat_builtin
 from ..seats.players import BotFailure, BotStartError, Player, parse_bot_spec, unique_names
 from ..seats.sandbox import Sandbox
@@ -29,6 +33,14 @@ from ..table.runner import log_header
 from ..web.live import replay_header
 from ..web.lobby import LobbyTable
 from ..web.seat import BrowserSeat
+
+
+def ensure_lobby(store: Store) -> None:
+    """The lobby's run in the store (kind ``lobby``), created on first use."""
+    try:
+        store.tournament(LOBBY_ID)
+    except StoreError:  # no lobby game yet
+        store.create_tournament(LOBBY_ID, "lobby", {})
 
 
 def _seat_players(arena: Any, table: LobbyTable,
@@ -43,11 +55,14 @@ def _seat_players(arena: Any, table: LobbyTable,
         if s.person is not None:
             players.append(s.person)
         elif s.bot is not None and s.bot.startswith("tcp:"):
-            seat = arena.take_idle(s.bot[4:])
+            allowed = s.bot[4:] in arena.lobby_bots()
+            seat = arena.take_idle(s.bot[4:]) if allowed else None
             if seat is None:
                 for t in taken:
                     t.busy = False
-                table.result = {"error": f"{s.bot} is no longer connected: create the table again"}
+                why = ("is not connected with a free connection now" if allowed else
+                       "may no longer be seated in the lobby (its owner's choice)")
+                table.result = {"error": f"{s.bot} {why}: create the table again"}
                 return None
             taken.append(seat)
             players.append(seat)
@@ -111,13 +126,13 @@ async def play_table(arena: Any, table: LobbyTable) -> None:
     index = arena.next_index()
     table.game = index
     deal = f"L{secrets.token_hex(16)}"
-    settings = ensure_ladder(arena.store)
+    ensure_lobby(arena.store)
     writer = None
     if arena.log_dir is not None:
         writer = MatchLogWriter(fresh_log_path(arena.log_dir, f"table-{timestamp()}"))
         # (The header looks at the sandbox's seccomp state: /etc read, milliseconds.)
         header = await trio.to_thread.run_sync(log_header, players, config)
-        writer.write(dict(header, lobby_table=table.number))
+        writer.write(dict(header, tournament=LOBBY_ID, lobby_table=table.number))
     clocks = _show_clocks(players, config)
 
     async def watch(message: dict[str, Any]) -> None:
@@ -134,12 +149,12 @@ async def play_table(arena: Any, table: LobbyTable) -> None:
                 return
             record = await play_game(players, config, index=index, seed=deal,
                                      dealer=len(players) - 1, watch=watch)
+        row = game_row(LOBBY_ID, record, deal, 0, config, started=started,
+                       log_file=str(writer.path) if writer else None)
         with arena.store.transaction():
             for p in players:
                 arena.store.ensure_bot(p.name, "human" if p.spec.kind == "human" else p.spec.text)
-        store_ladder_game(arena.store, record, deal, 0, config, k=float(settings["k"]),
-                          start=float(settings["start"]), started=started,
-                          log_file=str(writer.path) if writer else None)
+            arena.store.insert_game(row)
         if writer is not None:
             result = MatchResult(config, [BotStats(p.name) for p in players])
             result.add(record)

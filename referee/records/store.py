@@ -9,7 +9,7 @@ statement lives in this module; the dialects' few differences (listing tables, t
 integrity check, the migration lock) in storedb.py, and the PostgreSQL-only claiming of
 queued games (``FOR UPDATE SKIP LOCKED``) in referee/league/distributed.py.
 
-Schema version 2 (version 1 and a migration; see ``_MIGRATIONS``)::
+Schema version 3 (version 1 and migrations; see ``_MIGRATIONS``)::
 
     schema_version(version)
     bots(name PK, command, first_seen, token_hash)
@@ -24,6 +24,7 @@ Schema version 2 (version 1 and a migration; see ``_MIGRATIONS``)::
           lease_until, attempts)                            PK (tournament_id, game_index)
     game_records(tournament_id, game_index, worker, record)  PK (tournament_id, game_index)
     worker_notes(tournament_id, worker, at, note)           PK (tournament_id, worker)
+    lobby_bots(name PK, since)
 
 A game is written with its seats in one transaction, so a game is either wholly in
 the store or not at all: that is what makes resuming safe.
@@ -45,7 +46,7 @@ from .matchlog import PRIVATE_FILE, private_mkdir, private_open, utc_now
 from .storedb import Backend, ConnectError, PgUrl, TargetError, connect, parse_target
 from ..errors import UserError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MAX_NAME = 64  #: the longest bot name or tournament id the store keeps (VARCHAR(64))
 
 #: The cap of SQLite's page cache per open store, in KiB (see Store.__init__).
@@ -150,6 +151,11 @@ _MIGRATIONS: list[tuple[int, list[str]]] = [
         at VARCHAR(40) NOT NULL,
         note TEXT NOT NULL,
         PRIMARY KEY (tournament_id, worker))"""]),
+    # 3: the arena bots whose owners allow people to seat them in the lobby
+    # (``register --lobby on``; referee/league/arena.py): a row is a yes, since ``since``.
+    (3, ["""CREATE TABLE lobby_bots (
+        name VARCHAR(64) PRIMARY KEY REFERENCES bots(name),
+        since VARCHAR(40) NOT NULL)"""]),
 ]
 
 
@@ -167,9 +173,10 @@ _COLUMNS = {
               "lease_until", "attempts"),
     "game_records": ("tournament_id", "game_index", "worker", "record"),
     "worker_notes": ("tournament_id", "worker", "at", "note"),
+    "lobby_bots": ("name", "since"),
 }
 #: The schema version that added a table (the others are version 1's).
-_SINCE = {"queue": 2, "game_records": 2, "worker_notes": 2}
+_SINCE = {"queue": 2, "game_records": 2, "worker_notes": 2, "lobby_bots": 3}
 
 
 class StoreError(UserError, RuntimeError):
@@ -454,6 +461,17 @@ class Store:
         with self._reading("bots"):
             return {r[0]: r[1] for r in self.db.execute(
                 "SELECT name, token_hash FROM bots WHERE token_hash IS NOT NULL")}
+
+    def set_lobby(self, name: str, allowed: bool) -> None:
+        """Allow (or not) people to seat registered bot ``name`` in the lobby."""
+        self.db.execute("DELETE FROM lobby_bots WHERE name = ?", (name,))
+        if allowed:
+            self.db.execute("INSERT INTO lobby_bots (name, since) VALUES (?, ?)", (name, utc_now()))
+
+    def lobby_bots(self) -> set[str]:
+        """The registered bots whose owners allow lobby play (``set_lobby``)."""
+        with self._reading("lobby_bots"):
+            return {r[0] for r in self.db.execute("SELECT name FROM lobby_bots")}
 
     def bots(self) -> list[tuple[str, str, str]]:
         with self._reading("bots"):

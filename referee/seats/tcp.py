@@ -118,6 +118,10 @@ class TcpLimits:
     log_interval_s: float = 60.0    #: aggregate log lines (failed tokens, the rest) this often
     log_burst: int = 20             #: other refusals logged one by one per interval
 
+    def pending_cap(self) -> int:
+        """The pending cap in force: ``max_pending``, or sized by the fd limit now."""
+        return self.max_pending or fd_sized_pending(self.max_connections)
+
 
 #: File descriptors left for everything but connections (the listening sockets, the
 #: store, logs, the live page, a match's bot processes) when the pending cap is sized.
@@ -147,13 +151,21 @@ def raise_fd_limit(target: int = FD_TARGET) -> int:
     return soft
 
 
+def fd_room(held: int, ceiling: int, floor: int = 16) -> int:
+    """A cap of one pool of connections sized by the file descriptor limit: the soft
+    RLIMIT_NOFILE less ``held`` (what the process's other pools may hold at most) and
+    FD_RESERVE, within ``floor``..``ceiling``. The arena's pending connections
+    (``fd_sized_pending``) and the lobby's streams (referee/web/lobby.py) are sized so."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return ceiling
+    return max(floor, min(ceiling, soft - held - FD_RESERVE))
+
+
 def fd_sized_pending(max_connections: int) -> int:
     """The pending cap the fd limit leaves room for: the soft RLIMIT_NOFILE less the
     authenticated connections and FD_RESERVE, within 16..PENDING_CEILING."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        soft = PENDING_CEILING + max_connections + FD_RESERVE
-    return max(16, min(PENDING_CEILING, soft - max_connections - FD_RESERVE))
+    return fd_room(max_connections, PENDING_CEILING)
 
 
 def network_of(address: str) -> str:
@@ -588,7 +600,7 @@ class TcpGate:
     def __post_init__(self) -> None:
         if self.throttle is None:
             self.throttle = AuthThrottle(self.limits)
-        self.max_pending = self.limits.max_pending or fd_sized_pending(self.limits.max_connections)
+        self.max_pending = self.limits.pending_cap()
 
     @property
     def pending(self) -> int:
@@ -605,8 +617,7 @@ class TcpGate:
         ``limits.max_pending`` says otherwise, sizes the pending cap by it."""
         if self.raise_fds:
             raise_fd_limit()
-        if not self.limits.max_pending:
-            self.max_pending = fd_sized_pending(self.limits.max_connections)
+        self.max_pending = self.limits.pending_cap()
         try:
             listeners = await trio.open_tcp_listeners(port, host=host, backlog=1024)
         except OSError as exc:

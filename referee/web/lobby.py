@@ -19,8 +19,20 @@ view only. What the lobby carries is public: names, bots, rules, results.
 
 Every request is the user's input: bodies are JSON maps of at most MAX_BODY bytes,
 posted as ``application/json`` from this origin; anything else is refused with a
-status and a sentence saying what to do. Table creation, joins and streams are limited
-per address (a flood from one address fills none of the others' room).
+status and a sentence saying what to do. Open tables, table creation, joins, new display
+names and lobby streams are capped per address, per network (/24 IPv4, /64 IPv6, as the
+arena counts them: ``seats.tcp.network_of``) and in all (``Cap``): a flood from one
+address or one network fills none of the others' room, and a refusal names the cap
+(429 for an address's or a network's, 503 for the lobby's). A seated person's own seat
+streams count against none of these: each seat may always open STREAMS_PER_SEAT, and
+their file descriptors are set aside before the lobby streams' cap is sized from the
+fd limit (``stream_cap``, with the arena's ``seats.tcp.fd_room``).
+
+Registered (``tcp:``) bots: the lobby offers only those whose owners allow lobby play,
+and seats them under the arena's rules for them (``RegisteredBots``): a table with one
+plays within the arena's time per decision, and a person there keeps it waiting at most
+a short time on any one decision, then it is the person's timeout (the game ends, the
+bot goes back to the arena).
 
 Display names: a person is rated under their display name, so a name is theirs once
 they have used it: the first browser to take a seat under a name claims it (``claim``,
@@ -36,6 +48,7 @@ looks like.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -47,28 +60,50 @@ from urllib.parse import parse_qs
 import trio
 
 from .live import Client, pump, refuse, response_headers, sse
-from .seat import BrowserSeat, new_seat_token, token_key
+from .seat import STREAMS_PER_SEAT, BrowserSeat, new_seat_token, token_key
 from ..seats.names import look_alike, starts_like
 from ..seats.players import BUILTINS
+from ..seats.tcp import fd_room, network_of
 from ..console.jsonout import dumps
 from ..human.hints import HINT_BOTS
 from ..rules.options import PRESETS, RulesError, make_rules
 from ..table.clock import TimeControl, TimeControlError
 from ..table.match import MatchConfig
 
-MAX_TABLES = 32  #: tables open or in play at once
-TABLES_PER_ADDRESS = 3  #: tables open or in play that one address created
-CREATES_PER_HOUR = 20  #: tables one address may create in an hour
-JOINS_PER_HOUR = 60  #: seats one address may take in an hour
-STREAMS_PER_ADDRESS = 8  #: lobby and seat streams one address holds open
-MAX_STREAMS = 128  #: lobby and seat streams open in all
+
+@dataclass(frozen=True)
+class Cap:
+    """One of the lobby's caps: at most ``total`` in all (0: sized when the lobby opens),
+    ``network`` from one /24 (IPv4) or /64 (IPv6) network, ``address`` from one address.
+    ``what`` names what is counted; ``then`` says what the person can do instead."""
+
+    what: str
+    total: int
+    network: int
+    address: int
+    then: str
+
+
+TABLES = Cap("tables open or in play", 32, 8, 3, "finish one, or join an open table")
+CREATES = Cap("tables created an hour", 600, 60, 20, "join an open table, or try again later")
+JOINS = Cap("seats taken an hour", 1800, 180, 60, "try again later")
+CLAIMS = Cap("new display names an hour", 600, 60, 20, "play under a name you used before")
+#: Lobby streams (``/lobby/events``); a seat's own streams are apart (STREAMS_PER_SEAT).
+STREAMS = Cap("open lobby pages", 0, 32, 8, "close some and reload")
+#: The lobby streams' cap sized by the fd limit is at most this: each stream costs a
+#: task, a socket and hypercorn's connection state.
+STREAMS_CEILING = 1024
 MAX_BODY = 4096  #: bytes of a posted JSON body
 OPEN_FOR_S = 900.0  #: an open table whose seats are not all taken by then is closed
 KEEP_OVER = 20  #: finished tables kept (their seats' pages, their results)
 NAME_MAX = 24  #: characters of a display name
 DEFAULT_MOVE_TIME = 60.0  #: seconds per move at a table without a game clock
+MIN_MOVE_TIME = 1.0  #: the least seconds per move a lobby table gives a person
 MAX_MOVE_TIME = 3600.0
 LOBBY_EVERY_S = 2.0  #: the lobby is sent again this often when it changed (bots come and go)
+#: Seconds a registered bot waits on a person's one decision at most (``serve
+#: --lobby-bot-wait``): then it is the person's timeout.
+BOT_WAIT_S = 30.0
 
 _ASSETS = resources.files("referee.web") / "assets"
 _PAGES = {"/play": ("lobby.html", "text/html; charset=utf-8"),
@@ -115,6 +150,31 @@ def bot_like(name: str) -> str | None:
     return None
 
 
+def seat_streams_reserved() -> int:
+    """The most streams the seats of the lobby's tables may hold (set aside: never refused
+    for others' load): every seat of every table open, in play or kept over."""
+    return (TABLES.total + KEEP_OVER) * 4 * STREAMS_PER_SEAT
+
+
+def stream_cap(held: int = 0) -> int:
+    """The lobby streams' cap the fd limit leaves room for, beside ``held`` descriptors
+    of the process's other pools (the arena's connections) and the seats' own streams."""
+    return fd_room(held + seat_streams_reserved(), STREAMS_CEILING)
+
+
+@dataclass(frozen=True)
+class RegisteredBots:
+    """How the lobby seats the arena's registered (``tcp:NAME``) bots. ``why_not(spec)``:
+    why a registered bot the lobby does not offer now cannot be seated, as (HTTP status,
+    what to do); a table seating one plays within ``move_s`` seconds per decision (the
+    arena's; None: no limit), and a person at it keeps it waiting at most ``wait_s`` on
+    any one decision (the time their page is away included): then it is their timeout."""
+
+    why_not: Callable[[str], tuple[int, str]]
+    move_s: float | None
+    wait_s: float = BOT_WAIT_S
+
+
 def no_claim(name: str, person_key: str) -> str | None:
     """A lobby without a store: every name is free (see ``Lobby``'s ``claim``)."""
     return None
@@ -151,6 +211,9 @@ class LobbyTable:
     seats: list[TableSeat]
     creator: str
     created: float
+    #: Seconds a bot of the arena at this table waits on a person's decision at most
+    #: (None: no registered bot sits here)
+    wait_s: float | None = None
     state: str = "open"
     game: int | None = None  #: the game's number in the run once it has started
     result: dict[str, Any] | None = None
@@ -168,12 +231,19 @@ class LobbyTable:
 
 
 @dataclass
-class _Address:
-    """What one address has done lately (for the per-address limits)."""
+class _Use:
+    """What one address, one network or everyone has done lately (for the caps): the
+    times of the last hour's creates, joins and new names, and the lobby streams open."""
 
     creates: deque[float] = field(default_factory=deque)
     joins: deque[float] = field(default_factory=deque)
+    claims: deque[float] = field(default_factory=deque)
     streams: int = 0
+
+    def quiet(self, now: float) -> bool:
+        """No stream open and nothing done within the hour: nothing to remember."""
+        return not self.streams and all(not times or times[-1] < now - 3600.0
+                                        for times in (self.creates, self.joins, self.claims))
 
 
 def _recent(times: deque[float], now: float, window: float = 3600.0) -> int:
@@ -188,18 +258,27 @@ class Lobby:
     connected TCP bots); ``claim(name, person_key)``: take display name ``name`` for the
     person whose token hashes to ``person_key`` (``token_key``), or say why not (None:
     it is theirs now; a registered bot's name or another person's is refused).
-    ``grace``: the reconnect grace of every person's seat, in seconds."""
+    ``grace``: the reconnect grace of every person's seat, in seconds; ``registered``:
+    how the arena's bots may be seated (None: the lobby offers none); ``max_streams``:
+    the lobby streams' cap (None: ``stream_cap()``)."""
 
     def __init__(self, play: Callable[[LobbyTable], Awaitable[None]], bots: Callable[[], list[str]],
                  *, grace: float = 60.0, claim: Callable[[str, str], str | None] = no_claim,
-                 on_event: Callable[[str], None] | None = None) -> None:
+                 on_event: Callable[[str], None] | None = None,
+                 registered: RegisteredBots | None = None, max_streams: int | None = None) -> None:
         self._play, self._bots, self._claim = play, bots, claim
         self.grace = grace
         self.on_event = on_event
+        self.registered = registered
+        self.max_streams = stream_cap() if max_streams is None else max_streams
         self.tables: dict[int, LobbyTable] = {}
         self.seats: dict[str, tuple[LobbyTable, BrowserSeat]] = {}  #: token hash -> seat
-        self.addresses: dict[str, _Address] = {}
-        self.streams = 0
+        self.addresses: dict[str, _Use] = {}
+        self.networks: dict[str, _Use] = {}
+        self.everyone = _Use()
+        #: (person token hash, name as typed) -> when it was last claimed: a name used
+        #: again by the same browser within the hour is no new claim
+        self._claimed: dict[tuple[str, str], float] = {}
         self.watchers: set[Client] = set()
         self._numbers = iter(range(1, 1 << 62))
         self._nursery: trio.Nursery | None = None
@@ -223,31 +302,17 @@ class Lobby:
             raise LobbyError(503, "the server is stopping: no new tables")
         form = _form(body)
         now = trio.current_time()
-        mine = self._address(address)
+        network = network_of(address)
         live = [t for t in self.tables.values() if t.state in ("open", "playing")]
-        if len(live) >= MAX_TABLES:
-            raise LobbyError(503, f"the lobby is full ({MAX_TABLES} tables): join an open table "
-                             f"or try again when a game ends")
-        if sum(t.creator == address for t in live) >= TABLES_PER_ADDRESS:
-            raise LobbyError(429, f"you have {TABLES_PER_ADDRESS} tables open or in play: finish "
-                             f"one first")
-        if _recent(mine.creates, now) >= CREATES_PER_HOUR:
-            raise LobbyError(429, f"at most {CREATES_PER_HOUR} tables an hour from one address")
+        self._within(TABLES, TABLES.total, (len(live), sum(network_of(t.creator) == network for t in live),
+                                            sum(t.creator == address for t in live)), network)
+        self._within_rate(CREATES, "creates", address, now)
         seats_in = form.get("seats")
         if not isinstance(seats_in, list) or not 2 <= len(seats_in) <= 4:
             raise LobbyError(400, "a table has 2 to 4 seats: give each one (you, open, or a bot)")
         if sum(s == "you" for s in seats_in) != 1:
             raise LobbyError(400, "take exactly one seat yourself (\"you\")")
-        bots = set(self._bots())
-        seats = []
-        for s in seats_in:
-            if s in ("you", "open"):
-                seats.append(TableSeat())
-            elif isinstance(s, str) and s in bots:
-                seats.append(TableSeat(bot=s))
-            else:
-                raise LobbyError(400, f"seat {str(s)[:40]!r}: not a bot here now; bots: "
-                                 f"{', '.join(sorted(bots))}")
+        seats = self._seats(seats_in)
         preset = form.get("preset", "classic")
         options = form.get("options", [])
         if not isinstance(preset, str) or not isinstance(options, list) or \
@@ -256,27 +321,68 @@ class Lobby:
         hints = form.get("hints")
         if hints is not None and hints not in HINT_BOTS:
             raise LobbyError(400, f"hints come from {', '.join(HINT_BOTS)} (or none)")
-        clock = form.get("clock", "")
-        move = form.get("move_time", DEFAULT_MOVE_TIME)
-        if not isinstance(clock, str) or type(move) not in (int, float) or not 1 <= move <= MAX_MOVE_TIME:
-            raise LobbyError(400, f"time: a clock like 300+5 (or none) and seconds per move, "
-                             f"1 to {MAX_MOVE_TIME:g}")
         try:
             rules = make_rules(preset, options)
             rules.check_table(len(seats))
-            tc = TimeControl.parse(clock.strip() or None, float(move))
-        except (RulesError, TimeControlError) as exc:
+        except RulesError as exc:
             raise LobbyError(400, str(exc)) from None
+        tc, wait_s = self._time(form, seats)
+        claim = self._new_claim(form, address, now)
         name, person = self._person_name(form, [])
         table = LobbyTable(next(self._numbers), MatchConfig(rules=rules, games=1, tc=tc),
-                           preset, list(options), tc.describe(), hints, seats, address, now)
+                           preset, list(options), tc.describe(), hints, seats, address, now, wait_s)
         self.tables[table.number] = table
-        mine.creates.append(now)
+        self._note("creates", address, now)
+        self._claimed_now(claim, person, address, now)
         seat = seats_in.index("you")
         token = self._seat(table, seat, name)
         self._say(f"lobby: table {table.number} created from {address} ({len(seats)} seats)")
         self._filled(table)
         return table, seat, token, person
+
+    def _seats(self, seats_in: list[Any]) -> list[TableSeat]:
+        """The seats a create form asks for: LobbyError 400 for a bot not here now, or the
+        ``registered.why_not`` of a registered bot the lobby does not offer."""
+        bots = set(self._bots())
+        seats = []
+        for s in seats_in:
+            if s in ("you", "open"):
+                seats.append(TableSeat())
+            elif isinstance(s, str) and s in bots:
+                seats.append(TableSeat(bot=s))
+            elif isinstance(s, str) and s.startswith("tcp:") and self.registered is not None:
+                raise LobbyError(*self.registered.why_not(s))
+            else:
+                raise LobbyError(400, f"seat {str(s)[:40]!r}: not a bot here now; bots: "
+                                 f"{', '.join(sorted(bots))}")
+        return seats
+
+    def _time(self, form: dict[str, Any], seats: list[TableSeat]) -> tuple[TimeControl, float | None]:
+        """The table's time control from the form, and how long a registered bot at it
+        waits on a person's decision at most (None: none sits there). A table seating a
+        registered bot plays within the arena's time per decision. LobbyError 400."""
+        clock = form.get("clock", "")
+        move = form.get("move_time", DEFAULT_MOVE_TIME)
+        if not isinstance(clock, str) or type(move) not in (int, float) or \
+                not MIN_MOVE_TIME <= move <= MAX_MOVE_TIME:
+            raise LobbyError(400, f"time: a clock like 300+5 (or none) and seconds per move, "
+                             f"{MIN_MOVE_TIME:g} to {MAX_MOVE_TIME:g}")
+        try:
+            tc = TimeControl.parse(clock.strip() or None, float(move))
+        except TimeControlError as exc:
+            raise LobbyError(400, str(exc)) from None
+        arena = [s.bot for s in seats if s.bot is not None and s.bot.startswith("tcp:")]
+        if not arena or self.registered is None:
+            return tc, None
+        limit = self.registered.move_s
+        if limit is not None and limit < MIN_MOVE_TIME:
+            raise LobbyError(400, f"{arena[0]} plays under the arena's time limit of {limit:g} s "
+                             f"per move, less than a person gets here ({MIN_MOVE_TIME:g} s): "
+                             f"pick a built-in bot")
+        if limit is not None and (tc.move is None or tc.move > limit):
+            raise LobbyError(400, f"{arena[0]} plays under the arena's time limit of {limit:g} s "
+                             f"per move: set seconds per move to at most {limit:g}")
+        return tc, self.registered.wait_s
 
     def join(self, number: int, body: Any, address: str) -> tuple[int, str, str]:
         """Take an open seat of table ``number`` (the first, or ``seat`` of the body).
@@ -286,9 +392,7 @@ class Lobby:
         if table is None or table.state != "open":
             raise LobbyError(404, f"table {number} is not open now: pick another in the lobby")
         now = trio.current_time()
-        mine = self._address(address)
-        if _recent(mine.joins, now) >= JOINS_PER_HOUR:
-            raise LobbyError(429, f"at most {JOINS_PER_HOUR} seats an hour from one address")
+        self._within_rate(JOINS, "joins", address, now)
         free = [i for i, s in enumerate(table.seats) if s.bot is None and s.person is None]
         if not free:
             raise LobbyError(404, f"table {number} has no open seat now: pick another in the lobby")
@@ -296,11 +400,75 @@ class Lobby:
         if type(wanted) is not int or wanted not in free:
             raise LobbyError(409, f"seat {str(wanted)[:12]} of table {number} is not open; "
                              f"open: {free}")
+        claim = self._new_claim(form, address, now)
         name, person = self._person_name(form, table.people)
         token = self._seat(table, wanted, name)
-        mine.joins.append(now)
+        self._note("joins", address, now)
+        self._claimed_now(claim, person, address, now)
         self._filled(table)
         return wanted, token, person
+
+    # ------------------------------------------------------------ the caps
+
+    def _uses(self, address: str) -> tuple[_Use, _Use, _Use]:
+        """(everyone, the address's network, the address): what each did lately."""
+        network = network_of(address)
+        now = trio.current_time()
+        for book in (self.addresses, self.networks):
+            if len(book) > 4096:  # forget the quiet ones (the caps in all bound the busy)
+                for key in [k for k, use in book.items() if use.quiet(now)]:
+                    del book[key]
+        return (self.everyone, self.networks.setdefault(network, _Use()),
+                self.addresses.setdefault(address, _Use()))
+
+    @staticmethod
+    def _within(cap: Cap, total: int, counts: tuple[int, int, int], network: str) -> None:
+        """LobbyError when one more would pass ``cap``: ``counts`` are (in all, from the
+        network, from the address); ``total`` the cap in all in force."""
+        everyone, net, mine = counts
+        if mine >= cap.address:
+            raise LobbyError(429, f"at most {cap.address} {cap.what} from one address: {cap.then}")
+        if net >= cap.network:
+            raise LobbyError(429, f"at most {cap.network} {cap.what} from one network "
+                             f"({network}): {cap.then}")
+        if everyone >= total:
+            raise LobbyError(503, f"the lobby is full: at most {total} {cap.what} in all: "
+                             f"{cap.then}")
+
+    def _within_rate(self, cap: Cap, kind: str, address: str, now: float) -> None:
+        everyone, network, mine = self._uses(address)
+        self._within(cap, cap.total, (_recent(getattr(everyone, kind), now),
+                                      _recent(getattr(network, kind), now),
+                                      _recent(getattr(mine, kind), now)), network_of(address))
+
+    def _note(self, kind: str, address: str, now: float) -> None:
+        for use in self._uses(address):
+            getattr(use, kind).append(now)
+
+    def _new_claim(self, form: dict[str, Any], address: str, now: float) -> tuple[str, str] | None:
+        """The (person, name) a form would claim when it is a new claim, checked against
+        the CLAIMS caps first (LobbyError); None when this browser used this name lately."""
+        person, name = form.get("person"), form.get("name")
+        key = (token_key(person) if isinstance(person, str) else "", str(name)[:NAME_MAX * 4])
+        if now - self._claimed.get(key, -math.inf) < 3600.0:
+            return None
+        self._within_rate(CLAIMS, "claims", address, now)
+        return key
+
+    def _claimed_now(self, claim: tuple[str, str] | None, person: str, address: str,
+                     now: float) -> None:
+        """A new name was taken (``_new_claim``): counted, and remembered for the hour."""
+        if claim is None:
+            return
+        if len(self._claimed) > 4 * CLAIMS.total:
+            self._claimed = {k: t for k, t in self._claimed.items() if now - t < 3600.0}
+        self._claimed[(token_key(person), claim[1])] = now
+        self._note("claims", address, now)
+
+    @property
+    def streams(self) -> int:
+        """Lobby streams open in all (a seat's own streams are not counted)."""
+        return self.everyone.streams
 
     def _person_name(self, form: dict[str, Any], seated: list[BrowserSeat]) -> tuple[str, str]:
         """The form's display name, claimed for its person (``person``: their token, or a
@@ -324,7 +492,7 @@ class Lobby:
 
     def _seat(self, table: LobbyTable, seat: int, name: str) -> str:
         token = new_seat_token()
-        person = BrowserSeat(name, grace=self.grace, hint_bot=table.hints)
+        person = BrowserSeat(name, grace=self.grace, hint_bot=table.hints, wait_s=table.wait_s)
         person.on_event = self.on_event
         table.seats[seat].person, table.seats[seat].key = person, token_key(token)
         self.seats[token_key(token)] = (table, person)
@@ -378,14 +546,6 @@ class Lobby:
                     person.table_ended(table.result["error"])
                 self._touch()
         self._forget_over()
-
-    def _address(self, address: str) -> _Address:
-        if address not in self.addresses:
-            if len(self.addresses) > 4096:  # forget the quiet ones, not the busy
-                for key in [k for k, a in self.addresses.items() if not a.streams][:2048]:
-                    del self.addresses[key]
-            self.addresses[address] = _Address()
-        return self.addresses[address]
 
     def _touch(self) -> None:
         self._changed.set()
@@ -479,12 +639,15 @@ class Lobby:
 
     async def _stream(self, path: str, scope: dict[str, Any], receive: Any, send: Any,
                       address: str) -> None:
-        mine = self._address(address)
-        if self.streams >= MAX_STREAMS or mine.streams >= STREAMS_PER_ADDRESS:
-            await refuse(send, 503, "too many open pages from here (or in all): close some "
-                         "and reload", retry_after="10")
-            return
+        uses: tuple[_Use, ...] = ()
         if path == "/lobby/events":
+            uses = self._uses(address)
+            try:
+                self._within(STREAMS, self.max_streams, (uses[0].streams, uses[1].streams,
+                                                         uses[2].streams), network_of(address))
+            except LobbyError as exc:
+                await refuse(send, exc.status, exc.message, retry_after="10")
+                return
             client: Client | None = Client(8)
             assert client is not None
             client.put(sse("lobby", self.snapshot()), key="lobby")
@@ -510,13 +673,13 @@ class Lobby:
 
             def leave() -> None:
                 person.detach(seat_client)
-        self.streams += 1
-        mine.streams += 1
+        for use in uses:  # a lobby stream counts; a seat's own is the seat's alone
+            use.streams += 1
         try:
             await pump(client, receive, send, leave)
         finally:
-            self.streams -= 1
-            mine.streams -= 1
+            for use in uses:
+                use.streams -= 1
 
 
 def _form(body: Any) -> dict[str, Any]:

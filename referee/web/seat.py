@@ -11,7 +11,10 @@ Disconnection works as for a TCP bot with a reconnect grace: while no stream of 
 seat is open at a decision, the decision is paused (the clock stops; the time used
 before still counts) for at most ``grace`` seconds in all of a game; a stream that
 opens again (a reload, the same token) gets the view at once and the decision goes on.
-Past the grace the game is the seat's ``disconnect`` forfeit.
+Past the grace the game is the seat's ``disconnect`` forfeit. At a table with a bot of
+the arena (``wait_s``), one decision of the person's, pauses included, lasts at most
+``wait_s`` seconds of wall time: then it is the person's ``timeout``, so a person can
+hold a registered bot away from the arena only that long at a time.
 
 The seat token is the only key to the seat: unguessable (``new_seat_token``), one per
 seat, kept by the browser; the lobby looks seats up by its hash.
@@ -90,13 +93,17 @@ def token_key(token: str) -> str:
 class BrowserSeat(Player):
     """A person playing in a browser. ``grace``: seconds a game waits, paused, for the
     person to come back (all pauses of a game together); ``hint_bot``: a key of
-    ``hints.HINT_BOTS`` for a learning game's hints, or None."""
+    ``hints.HINT_BOTS`` for a learning game's hints, or None; ``wait_s``: the longest
+    one decision may take, pauses included, because a bot of the arena waits on it
+    (None: the clock's and the grace's limits only)."""
 
-    def __init__(self, name: str, *, grace: float, hint_bot: str | None = None) -> None:
+    def __init__(self, name: str, *, grace: float, hint_bot: str | None = None,
+                 wait_s: float | None = None) -> None:
         super().__init__(name, human_spec(name), wants_events=True)
         self.info = {"name": name, "version": "browser", "author": "a person in a browser"}
         self.grace = grace
         self.hint_bot = hint_bot
+        self.wait_s = wait_s
         self.streams: set[Client] = set()
         self.table: SeatTable | None = None
         self.paused = False  #: waiting for the person to come back, mid-decision
@@ -213,21 +220,20 @@ class BrowserSeat(Player):
         if self.clocks is not None and is_public_request(request):
             self.clocks.asked(self.table.seat, self._asked_at)
         self.publish()
+        # A bot of the arena waits at most wait_s on this decision, pauses included.
+        held_until = math.inf if self.wait_s is None else self._asked_at + self.wait_s
         while self._choice is None:
             if not self.connected:
-                await self._pause(request["id"])
+                await self._pause(request["id"], held_until)
                 self.publish()
                 continue
             # The clock stops while the person is away: the deadline moves by the pauses.
             deadline = math.inf if timeout is None else self._asked_at + self._paused_s + timeout
             self._wake = trio.Event()
-            with trio.move_on_at(deadline) as late:
+            with trio.move_on_at(min(deadline, held_until)):
                 await self._wake.wait()
-            if late.cancelled_caught and self._choice is None:
-                self.table.answered()
-                self.publish()
-                raise BotFailure("timeout", f"{self.name} did not move within {timeout:g} s",
-                                 {"budget_s": timeout})
+            if self._choice is None and trio.current_time() >= min(deadline, held_until):
+                raise self._timed_out(timeout, held_until < deadline)
         answered = trio.current_time()
         # The person is charged from the request to the click, less the pauses.
         ask.timing = (self._asked_at + self._paused_s, answered)
@@ -238,9 +244,23 @@ class BrowserSeat(Player):
         self.publish()
         return legal[self._choice]
 
-    async def _pause(self, request_id: int) -> None:
-        """No stream is open: wait for one, within what is left of the game's grace.
-        Raises the ``disconnect`` failure when none opens in time."""
+    def _timed_out(self, timeout: float | None, held: bool) -> BotFailure:
+        """The person's ``timeout``: past the clock's ``timeout`` or, when ``held``, past
+        the longest a bot of the arena waits on them (``wait_s``)."""
+        assert self.table is not None
+        self.table.answered()
+        self.publish()
+        if held:
+            return BotFailure("timeout", f"{self.name} kept a bot of the arena waiting "
+                              f"{self.wait_s:g} s on one move (the longest it waits on a "
+                              f"person, pauses included)", {"budget_s": self.wait_s})
+        return BotFailure("timeout", f"{self.name} did not move within {timeout:g} s",
+                          {"budget_s": timeout})
+
+    async def _pause(self, request_id: int, held_until: float = math.inf) -> None:
+        """No stream is open: wait for one, within what is left of the game's grace (and
+        before ``held_until``, when a bot of the arena waits). Raises the ``disconnect``
+        failure when none opens within the grace, the ``timeout`` one at ``held_until``."""
         self._say(f"{self.name}: the browser left at request {request_id}; game paused for up "
                   f"to {self._grace_left:.3g} s")
         began = trio.current_time()
@@ -248,7 +268,7 @@ class BrowserSeat(Player):
         if self.clocks is not None:
             self.clocks.paused(began)
         try:
-            with trio.move_on_after(self._grace_left):
+            with trio.move_on_at(min(began + self._grace_left, held_until)):
                 while not self.connected:
                     self._wake = trio.Event()
                     await self._wake.wait()
@@ -259,6 +279,8 @@ class BrowserSeat(Player):
             self._paused_s += away
             if self.clocks is not None:
                 self.clocks.resumed(trio.current_time())
+        if not self.connected and trio.current_time() >= held_until:
+            raise self._timed_out(None, True)
         if not self.connected:
             raise BotFailure("disconnect", f"{self.name} left the table: no browser came back "
                              f"within the grace of {self.grace:g} s (all pauses of a game "

@@ -94,9 +94,12 @@ def test_a_person_plays_a_whole_game_against_greedy_by_clicking(
         assert not set(CARD.findall(data)) & hidden, data
     verify = cli("replay", log_path, "--verify", cwd=tmp_path)
     assert verify.returncode == 0, verify.stdout + verify.stderr
+    # Rated under the display name in the lobby's run, not on the arena's ladder.
+    lobby = cli("report", "--tournament", "lobby", "--db", db, "--json", cwd=tmp_path)
+    assert lobby.returncode == 0, lobby.stderr
+    assert NAME in [row["name"] for row in json.loads(lobby.stdout)["standings"]], lobby.stdout
     ladder = cli("ladder", "show", "--db", db, "--json", cwd=tmp_path)
-    assert ladder.returncode == 0, ladder.stderr
-    assert NAME in json.dumps(json.loads(ladder.stdout)), ladder.stdout
+    assert NAME not in json.dumps(json.loads(ladder.stdout)), ladder.stdout
 
 
 def test_a_reload_mid_game_returns_to_the_same_seat_with_the_clock_paused(
@@ -172,11 +175,12 @@ def test_each_person_sees_the_others_clock_run_on_their_move(
 
 def test_a_person_plays_a_registered_tcp_bot_at_a_lobby_table(
         tmp_path: Path, browser_page: RecordedPage) -> None:
-    # A bot registered with the arena and connected over TCP is offered as a seat; the
-    # table plays it through the same loop as an arena game, to the end, and the bot is
-    # free again afterwards (offered for the next table).
+    # A bot registered with the arena, whose owner allows lobby play, and connected over
+    # TCP is offered as a seat; the table plays it through the same loop as an arena
+    # game, within the arena's time per move (10 s by default), to the end, and the bot
+    # is free again afterwards (offered for the next table).
     db = tmp_path / "arena.sqlite"
-    registered = cli("register", "tina", "--db", db, "--json", cwd=tmp_path)
+    registered = cli("register", "tina", "--lobby", "on", "--db", db, "--json", cwd=tmp_path)
     assert registered.returncode == 0, registered.stderr
     serve = Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", db, "--log-dir",
                     tmp_path / "logs", "--http", "127.0.0.1:0")
@@ -190,7 +194,7 @@ def test_a_person_plays_a_registered_tcp_bot_at_a_lobby_table(
              "--token", json.loads(registered.stdout)["token"], "--name", "tina"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         offered = "() => [...document.querySelectorAll('[data-testid=seat-1] option')].some(o => o.value === 'tcp:tina')"
-        create_table(page, lobby, "Pat", {1: "tcp:tina"}, clock="300+2", ready=offered)
+        create_table(page, lobby, "Pat", {1: "tcp:tina"}, clock="300+2", move_time="10", ready=offered)
         assert "tina" in page.locator("[data-testid=seat-1]").inner_text()
         play_to_the_end(page)
         result = page.locator("#result").inner_text()

@@ -109,8 +109,8 @@ def test_a_missing_tournament_is_named_with_the_known_ones(target: str) -> None:
 
 def test_a_version_1_store_is_migrated_in_place_keeping_its_games(target: str) -> None:
     with Store(target) as store:  # made current; now rebuilt as a version-1 store by hand
-        for table in ("worker_notes", "game_records", "queue", "ladder_history", "ladder", "seats", "games",
-                      "tournaments", "bots", "schema_version"):
+        for table in ("lobby_bots", "worker_notes", "game_records", "queue", "ladder_history", "ladder",
+                      "seats", "games", "tournaments", "bots", "schema_version"):
             store.db.execute(f"DROP TABLE {table}")
         for stmt in _SCHEMA:
             if not stmt.startswith("CREATE INDEX"):
@@ -122,7 +122,7 @@ def test_a_version_1_store_is_migrated_in_place_keeping_its_games(target: str) -
     with Store(target) as store:
         assert store.db.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
         assert [g.game_index for g in store.games("old")] == [0]
-        assert "queue" in store.backend.tables()
+        assert {"queue", "lobby_bots"} <= store.backend.tables()
 
 
 def test_a_store_from_a_newer_durak_ref_is_refused(target: str) -> None:

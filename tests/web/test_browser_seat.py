@@ -171,3 +171,24 @@ def _hinted_game(monkeypatch, seconds: float) -> list[str]:  # type: ignore[no-u
     record = trio.run(main)
     assert record["termination"] not in FORFEITS, record["reason"]
     return states
+
+
+def test_a_person_keeps_a_bot_of_the_arena_waiting_at_most_wait_s_then_it_is_their_timeout() -> None:
+    """At a table with a registered bot (``wait_s``), one decision of the person's ends at
+    ``wait_s`` however long their clock or grace: with the page open and idle, and with
+    the page away (a pause, which would otherwise wait out the whole grace)."""
+    rules = make_rules("classic", [])
+    config = MatchConfig(rules=rules, seed="browser-held", tc=TimeControl.parse(None, 3600))
+    for page_open in (True, False):
+        async def main() -> tuple[dict, float]:
+            seat = BrowserSeat("Ann", grace=3600, wait_s=20)
+            if page_open:
+                assert seat.attach() is not None  # a page that never clicks
+            greedy = BuiltinPlayer("greedy", parse_bot_spec("builtin:greedy"), config.seed)
+            record = await play_game([seat, greedy], config, index=0, seed="held", dealer=1)
+            return record.as_dict(), trio.current_time()
+
+        record, ended = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+        assert record["termination"] == "timeout" and record["forfeit"]["seat"] == 0, record
+        assert "kept a bot of the arena waiting 20 s" in record["reason"], record["reason"]
+        assert 20 <= ended < 60, ended  # virtual time: not the hour of the clock or grace

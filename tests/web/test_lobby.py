@@ -9,7 +9,7 @@ import pytest
 import trio
 import trio.testing
 
-from referee.web.lobby import TABLES_PER_ADDRESS, Lobby, LobbyError, display_name
+from referee.web.lobby import TABLES, Lobby, LobbyError, display_name
 
 
 def lobby() -> Lobby:
@@ -53,7 +53,7 @@ def test_one_address_holds_at_most_its_share_of_tables() -> None:
     room = lobby()
 
     async def main() -> None:
-        for _ in range(TABLES_PER_ADDRESS):
+        for _ in range(TABLES.address):
             room.create({**GOOD, "seats": ["you", "open"]}, "10.0.0.1")
         with pytest.raises(LobbyError) as caught:
             room.create(GOOD, "10.0.0.1")
@@ -149,7 +149,7 @@ def test_the_sites_own_page_may_post_and_gets_a_seat_token() -> None:
 
 
 def test_one_address_holds_at_most_its_share_of_streams_and_leaving_frees_them() -> None:
-    from referee.web.lobby import STREAMS_PER_ADDRESS
+    from referee.web.lobby import STREAMS
 
     room = lobby()
 
@@ -169,15 +169,15 @@ def test_one_address_holds_at_most_its_share_of_streams_and_leaving_frees_them()
             await room.handle(request("GET", "/lobby/events", client=address), receive, send)
 
         async with trio.open_nursery() as nursery:
-            for _ in range(STREAMS_PER_ADDRESS):
+            for _ in range(STREAMS.address):
                 nursery.start_soon(held_open, "10.0.0.1")
             await trio.testing.wait_all_tasks_blocked()
-            assert room.streams == STREAMS_PER_ADDRESS
+            assert room.streams == STREAMS.address
             status, _ = await answer(room, request("GET", "/lobby/events", client="10.0.0.1"))
-            assert status == 503  # the flooding address is refused ...
+            assert status == 429  # the flooding address is refused ...
             nursery.start_soon(held_open, "10.0.0.2")  # ... another address is not
             await trio.testing.wait_all_tasks_blocked()
-            assert room.streams == STREAMS_PER_ADDRESS + 1
+            assert room.streams == STREAMS.address + 1
             leave.set()
         assert room.streams == 0 and room.addresses["10.0.0.1"].streams == 0
 
@@ -212,3 +212,30 @@ def test_a_table_left_open_past_its_time_is_closed_and_its_person_told() -> None
             nursery.cancel_scope.cancel()
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+@pytest.mark.parametrize("arena_move_s, form, status, says", [
+    (10.0, {"move_time": 60}, 400, "arena's time limit of 10 s per move: set seconds per move to at most 10"),
+    (10.0, {"clock": "300+5"}, 400, "at most 10"),  # the form's 60 s a move beside the clock
+    (0.5, {"move_time": 1}, 400, "less than a person gets here (1 s): pick a built-in bot"),
+    (10.0, {"move_time": 10}, 200, ""),
+])
+def test_a_registered_bot_plays_only_within_the_arenas_time_per_move(
+        arena_move_s: float, form: dict[str, Any], status: int, says: str) -> None:
+    """A table seating a registered bot gets no more time per move than the arena gives
+    it; when the arena's is below the least a person gets, the refusal says so rather
+    than asking for a time the form cannot take."""
+    from referee.web.lobby import RegisteredBots
+
+    async def play(table: Any) -> None:
+        await trio.sleep_forever()
+
+    room = Lobby(play, lambda: ["builtin:greedy", "tcp:gamma"],
+                 registered=RegisteredBots(lambda spec: (403, "not allowed"), arena_move_s, 20.0))
+    body = {"name": "Ann", "seats": ["you", "tcp:gamma"], **form}
+    if status == 200:
+        table = trio.run(_call, room.create, body, "10.0.0.1")[0]
+        assert table.config.tc.move == 10 and table.wait_s == 20.0
+        return
+    error = refused(room.create, body, "10.0.0.1")
+    assert error.status == status and says in error.message, error.message
