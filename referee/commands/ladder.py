@@ -19,9 +19,9 @@ from .common import (
     sandbox_options, store_target,
 )
 from .options import (
-    AdjudicateOption, BindOption, CpusOption, DEFAULT_DB, DbOption, JsonFlag, LogDirOption, MaxMemoryOption,
-    MaxProcsOption, MoveTimeOption, PonderFlag, RecoverFlag, RulesOption, SEED_HELP, SandboxOption,
-    SetOption,
+    AdjudicateOption, BindOption, CpusOption, DEFAULT_DB, DbOption, JsonFlag, KeepTwinsFlag, LogDirOption,
+    MaxMemoryOption, MaxProcsOption, MoveTimeOption, PonderFlag, RecoverFlag, RulesOption, SEED_HELP,
+    SandboxOption, SetOption,
 )
 
 
@@ -53,6 +53,7 @@ def run(
     bind: BindOption = None,
     recover: RecoverFlag = False,
     adjudicate: AdjudicateOption = None,
+    keep_bots_across_twins: KeepTwinsFlag = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print games played and the ladder as JSON.")] = False,
     max_memory: MaxMemoryOption = None,
     max_procs: MaxProcsOption = 64,
@@ -69,7 +70,8 @@ def run(
 
     mode, binds = sandbox_options(sandbox, bind)
     config = MatchConfig(rules=make_rules(rules, set_ or []), seed=run_seed(seed),
-                         tc=TimeControl.parse(None, move_time), adjudicate=parse_budget(adjudicate))
+                         tc=TimeControl.parse(None, move_time), adjudicate=parse_budget(adjudicate),
+                         keep_bots_across_twins=keep_bots_across_twins)
     from ..table.failfast import ForfeitTally, forfeit_line
     tally = ForfeitTally()  # this run's games and forfeits per bot, for the summary
 
