@@ -27,6 +27,8 @@ from typing import Any
 
 import trio
 
+from ..console.lifetime import libc_prctl
+
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
 CMDLINE_MAX = 300
@@ -109,20 +111,12 @@ def descendants(root: int | None = None) -> dict[int, ProcInfo]:
     return found
 
 
-def _prctl() -> Any:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl
-    except (OSError, AttributeError):
-        return None
-
-
 @contextmanager
 def subreaper() -> Iterator[bool]:
     """While inside, this process is a child subreaper (see the module docstring); on
     leaving, it is what it was before. Yields False where that is impossible (not
     Linux, no /proc): leftovers cannot be tracked there."""
-    prctl = _prctl()
+    prctl = libc_prctl()
     if prctl is None or not Path("/proc/self/stat").exists():
         yield False
         return
