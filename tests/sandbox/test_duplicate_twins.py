@@ -136,14 +136,16 @@ def test_fresh_bots_and_keeping_bots_across_twins_are_refused_together(tmp_path:
 
 def test_bots_restarted_between_games_are_never_left_frozen(tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two program bots that take 40 ms per decision, so that each game outlasts the
-    grace period after which a replaced process's exit watcher runs: it must not make
-    the referee forget that the bot's new process is frozen (frozen while the other bot
-    is waited for, that process would never see its next request and lose on time)."""
+    """Two program bots, each replaced before every twin game (the default), that take
+    40 ms per decision, so that each game outlasts the grace period after which a
+    replaced process's exit watcher runs: it must not make the referee forget that the
+    bot's new process is frozen (frozen while the other bot is waited for, that process
+    would never see its next request and lose on time: a timeout forfeit without the
+    fix), and a new process's handshake must not freeze the seats of the game before."""
     slow = f"{sys.executable} {Path(__file__).resolve().parents[1] / 'tournament' / 'bots' / 'slow_bot.py'}"
     monkeypatch.setenv("DURAK_BOT_DELAY", "0.04")
     proc = cli("tournament", "--bot", f"a={slow} a", "--bot", f"b={slow} b", "--games", "4",
-               "--fresh-bots", "--move-time", "3", "--db", tmp_path / "s.sqlite",
+               "--move-time", "3", "--db", tmp_path / "s.sqlite",
                "--log-dir", tmp_path / "logs", "--json", cwd=tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
