@@ -1,8 +1,9 @@
-"""A real PostgreSQL server for the tests: the machine's ``initdb`` and ``pg_ctl``, started
+"""A real PostgreSQL server for the tests: the machine's ``initdb`` and ``postgres``, started
 by referee/records/pgserver.py (the code ``bench distributed`` uses too).
 
-``pg_server`` (one per test session) is a cluster on a free loopback port trusting local
-connections, but for one user who signs in with a password (the tests of a wrong one).
+``pg_server`` (one per test session) is a cluster on a free loopback port; its URLs carry
+the superuser's generated password, and one more user signs in with a password of its
+own (the tests of a wrong one). It runs as a child of the test process and dies with it.
 Without the binaries the tests that need them skip, visibly; on CI (``CI=true``) they
 fail instead, as ``.ci/run`` installs the ``postgresql`` package.
 
@@ -32,7 +33,7 @@ def missing(reason: str) -> None:
 
 @contextmanager
 def cluster(listen: str = "127.0.0.1", clients: Sequence[str] = ()) -> Iterator[PgServer]:
-    """A running test server listening on ``listen`` (and trusting ``clients`` too, CIDRs)
+    """A running test server listening on ``listen`` (and taking ``clients`` too, CIDRs)
     with the password user; stopped and removed afterwards. Skips (on CI: fails) without
     the binaries; fails if the server does not start."""
     with ExitStack() as stack:

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..console.lifetime import tied_to_parent
 from ..league.distributed import enqueue
 from ..league.tournament import TournamentSettings, iter_schedule, register_tournament, schedule_size
 from ..records.pgserver import cluster
@@ -48,7 +49,7 @@ def _server_url(db: PgUrl | None) -> Iterator[tuple[str, str]]:
     """The store to measure against (URL, and how it was got): ``db``, or a fresh database
     on a private durable server made here (records/pgserver.PgServerError if it cannot)."""
     if db is not None:
-        yield str(db), "given (--db)"
+        yield db.url, "given (--db)"
         return
     with cluster(durable=True) as server:
         yield server.create_database("bench"), "private (initdb in a temporary directory, durable defaults)"
@@ -70,7 +71,9 @@ def _workers_run(url: str, kind: str, games: int, workers: int, log_dir: Path) -
     procs = []
     for n in range(workers):
         with open(log_dir / f"{tid}-worker{n}.out", "w+b") as out, open(log_dir / f"{tid}-worker{n}.err", "w+b") as err:
-            procs.append((subprocess.Popen(argv, stdout=out, stderr=err, env=env), out.name, err.name))
+            # Tied to this process: a benchmark killed (SIGKILL too) leaves no worker playing on.
+            procs.append((subprocess.Popen(argv, stdout=out, stderr=err, env=env, preexec_fn=tied_to_parent()),
+                          out.name, err.name))
     stored_at = _watch(url, tid, [p for p, _, _ in procs])
     wall = time.perf_counter() - t0
     cpu = children_cpu() - cpu0

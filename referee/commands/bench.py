@@ -304,8 +304,8 @@ def distributed(
     db: Annotated[str | None, typer.Option(
         "--db", help="The PostgreSQL server to measure: postgresql://USER[:PASSWORD]@HOST[:PORT]/DB "
         "(the benchmark's runs stay in it, finished). Default: a private server made for the "
-        "benchmark with the machine's initdb/pg_ctl and removed afterwards. $DURAK_DB is not read: "
-        "a benchmark never writes to a store by accident.", metavar="DB", show_default=False)] = None,
+        "benchmark with the machine's initdb/postgres (a child that ends with the benchmark) and "
+        "removed afterwards. $DURAK_DB is not read: a benchmark never writes to a store by accident.", metavar="DB", show_default=False)] = None,
     builtin_games: BuiltinGamesOption = 200,
     programs: Annotated[bool, typer.Option(
         "--programs", help="Also measure the Python example bots (programs over pipes).")] = False,

@@ -20,9 +20,8 @@ from .common import (
 )
 from .options import (
     AdjudicateOption, BackstopOption, BindOption, BotUidsOption, ClockKindOption, CpusOption, DEFAULT_DB, DbOption,
-    JsonFlag, LogDirOption, MaxMemoryOption, MaxProcsOption, MoveTimeOption, PonderFlag, RecoverFlag, RulesOption,
-    SEED_HELP, SandboxOption,
-    SetOption,
+    JsonFlag, KeepTwinsFlag, LogDirOption, MaxMemoryOption, MaxProcsOption, MoveTimeOption, PonderFlag, RecoverFlag,
+    RulesOption, SEED_HELP, SandboxOption, SetOption,
 )
 
 
@@ -56,6 +55,7 @@ def run(
     bind: BindOption = None,
     recover: RecoverFlag = False,
     adjudicate: AdjudicateOption = None,
+    keep_bots_across_twins: KeepTwinsFlag = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print games played and the ladder as JSON.")] = False,
     max_memory: MaxMemoryOption = None,
     max_procs: MaxProcsOption = 64,
@@ -74,7 +74,7 @@ def run(
     mode, binds = sandbox_options(sandbox, bind)
     config = MatchConfig(rules=make_rules(rules, set_ or []), seed=run_seed(seed),
                          tc=TimeControl.parse(None, move_time, clock=clock, backstop=backstop),
-                         adjudicate=parse_budget(adjudicate))
+                         adjudicate=parse_budget(adjudicate), keep_bots_across_twins=keep_bots_across_twins)
     from ..table.failfast import ForfeitTally, forfeit_line
     tally = ForfeitTally()  # this run's games and forfeits per bot, for the summary
 

@@ -115,6 +115,15 @@ MaxProcsOption = Annotated[int, typer.Option(
 CpusOption = Annotated[float, typer.Option(
     min=0.01, max=4096, help="CPUs each bot process tree may use at most (a cgroup quota); "
     "every bot has the same CPU weight.")]
+DuplicateFlag = Annotated[bool, typer.Option(
+    "--duplicate", help="Play each deal once per seat rotation (2 players: the same deck "
+    "with seats swapped), so the luck of the deal cancels out.")]
+KeepTwinsFlag = Annotated[bool, typer.Option(
+    "--keep-bots-across-twins", help="Keep a program bot's process running into another seat "
+    "rotation of a duplicate deal it has played (saves one start-up per bot and deal). It gives "
+    "up sound duplicates: the bot has seen the deal and can know its opponents' hands (a warning "
+    "says so; the log header's duplicates is \"memory\"). Default: that rotation gets a fresh "
+    "process.")]
 PonderFlag = Annotated[bool, typer.Option(
     "--ponder", help="Let bots run while another bot decides (default: a bot not asked to "
     "decide is frozen, so it cannot think on, or steal, its opponent's time).")]

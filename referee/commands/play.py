@@ -20,9 +20,8 @@ from .common import (
 )
 from .options import (
     BOTS_HELP, AdjudicateOption, BackstopOption, BindOption, BotUidsOption, ClockKindOption, ClockOption, CpusOption,
-    GamesOption, MAX_CPU_S, MaxMemoryOption, MaxProcsOption, MoveTimeOption, PonderFlag, ReconnectGraceOption,
-    RecoverFlag, RulesOption,
-    SandboxOption, SeedOption, SetOption, WEEK_S,
+    DuplicateFlag, GamesOption, KeepTwinsFlag, MAX_CPU_S, MaxMemoryOption, MaxProcsOption, MoveTimeOption, PonderFlag,
+    ReconnectGraceOption, RecoverFlag, RulesOption, SandboxOption, SeedOption, SetOption, WEEK_S,
 )
 
 
@@ -62,9 +61,8 @@ def match(
         min=1, max=MAX_CPU_S, help="CPU-time limit per bot process, in seconds.")] = None,
     until_durak: Annotated[int | None, typer.Option(
         min=1, help="Stop early once some bot has been the durak this many times.")] = None,
-    duplicate: Annotated[bool, typer.Option(
-        "--duplicate", help="Play each deal once per seat rotation (2 players: the same deck "
-        "with seats swapped), so the luck of the deal cancels out.")] = False,
+    duplicate: DuplicateFlag = False,
+    keep_bots_across_twins: KeepTwinsFlag = False,
     log_dir: Annotated[Path, typer.Option(help="Where the match log and bots' stderr go.")] = Path("logs"),
     no_log: Annotated[bool, typer.Option("--no-log", help="Write no match log.")] = False,
     listen: ListenOption = "127.0.0.1:7724",
@@ -93,7 +91,8 @@ def match(
         rules=table_rules, games=games, seed=run_seed(seed),
         tc=TimeControl.parse(tc, move_time, startup_time, clock, backstop),
         illegal_retries=parse_on_illegal(on_illegal), max_restarts=max_restarts,
-        until_durak=until_durak, duplicate=duplicate, adjudicate=parse_budget(adjudicate))
+        until_durak=until_durak, duplicate=duplicate, adjudicate=parse_budget(adjudicate),
+        keep_bots_across_twins=keep_bots_across_twins)
     check_range(connect_wait, "--connect-wait", 0, WEEK_S, low_open=True)
     check_range(reconnect_grace, "--reconnect-grace", 0, WEEK_S)
     listen_at, tokens = _tcp_seats(specs, config, listen, token)

@@ -24,7 +24,7 @@ from .common import (
 )
 from .options import (
     AdjudicateOption, BACKSTOP_HELP, BackstopOption, BindOption, BotUidsOption, CLOCK_KIND_HELP, ClockKindOption,
-    ClockOption, CpusOption, DEFAULT_DB, HttpOption, MaxMemoryOption, MaxProcsOption,
+    ClockOption, CpusOption, DEFAULT_DB, HttpOption, KeepTwinsFlag, MaxMemoryOption, MaxProcsOption,
     MoveTimeOption, PonderFlag, RULES_HELP, RecoverFlag, RulesOption, RunLogDirOption, SANDBOX_HELP,
     SEED_HELP, SandboxOption, SeedOption, SetOption, WEEK_S, db_option,
 )
@@ -37,8 +37,9 @@ ConfigOption = Annotated[Path | None, typer.Option(
     "--config", help="A TOML file with bots (name, command, cwd, env), rules, time_control, format, "
     "games...: every key in docs/CONFIG.md. Command-line options override it.")]
 TournamentFreshFlag = Annotated[bool, typer.Option(
-    "--fresh-bots", help="Restart program bots before every game, so no bot can remember "
-    "a deal it saw in another seat rotation (slower: one start-up per game).")]
+    "--fresh-bots", help="Restart program bots before every game, so no bot carries anything "
+    "from one game to the next (slower: one start-up per game). Without it a process still "
+    "never plays two seat rotations of one deal.")]
 TournamentDistributedFlag = Annotated[bool, typer.Option(
     "--distributed", help="Do not play here: queue the games in the --db PostgreSQL store "
     "for `durak-ref worker` processes on any machines, and show progress until every game "
@@ -63,6 +64,7 @@ def tournament(
     no_duplicate: Annotated[bool, typer.Option(
         "--no-duplicate", help="Deal every game afresh instead of once per seat rotation.")] = False,
     fresh_bots: TournamentFreshFlag = False,
+    keep_bots_across_twins: KeepTwinsFlag = False,
     seed: Annotated[str | None, typer.Option(help=SEED_HELP + " A config file's seed counts as given; "
                                              "--resume keeps the stored seed.", show_default=False)] = None,
     rules: Annotated[str | None, typer.Option("--rules", help=RULES_HELP)] = None,
@@ -93,18 +95,17 @@ def tournament(
     """Play a round robin or gauntlet with duplicate deals; rate the bots with error bars.
 
     Every game goes to the store (--db) as it finishes; an interrupted tournament is
-    finished with --resume ID (the command is printed at the start). Duplicate deals
-    are sound only if no bot can carry the first rotation to the second: bots kept
-    running (the default) or unsandboxed get a warning; sandboxed --fresh-bots leave
-    only the host's shared page cache (README, Threat model). With --http, a live page shows the
-    games in play (public information only), the standings and the recent games.
+    finished with --resume ID (the command is printed at the start). No bot process
+    plays two seat rotations of a deal, which leaves duplicates only the host's shared
+    page cache (README, Threat model); unsandboxed bots or --keep-bots-across-twins get
+    a warning. With --http, a live page shows the games in play (public information
+    only), the standings and the recent games.
     """
     bot_limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
     from ..records.store import open_store
     from ..league.tournament import register_tournament
 
-    web = http_address(http)
-    target = run_target(db, distributed)
+    web, target = http_address(http), run_target(db, distributed)
     with open_store(target, check=resume is not None) as store:
         if resume is not None:
             refuse_changes("--concurrency, --db, --log-dir", [
@@ -112,13 +113,13 @@ def tournament(
                 ("--games", games), ("--seed", seed), ("--rules", rules), ("--set", set_), ("--tc", tc),
                 ("--move-time", move_time), ("--clock", clock), ("--backstop", backstop),
                 ("--on-illegal", on_illegal), ("--adjudicate", adjudicate),
-                ("--no-duplicate", no_duplicate), ("--fresh-bots", fresh_bots)])
-            settings = resumed_tournament(store, resume, concurrency, sandbox, bind)
-            tid = resume
+                ("--no-duplicate", no_duplicate), ("--fresh-bots", fresh_bots),
+                ("--keep-bots-across-twins", keep_bots_across_twins)])
+            settings, tid = resumed_tournament(store, resume, concurrency, sandbox, bind), resume
         else:
             settings = tournament_settings(config, bot, set_, format_, players, games, concurrency, seed,
                                            rules, tc, move_time, on_illegal, no_duplicate, fresh_bots,
-                                           sandbox, bind, adjudicate, clock, backstop)
+                                           sandbox, bind, adjudicate, clock, backstop, keep_bots_across_twins)
             tid = register_tournament(store, settings)
         settings.validate()
         with hold_run("tournament", store, target, tid, resumed=resume is not None, log_dir=log_dir,
@@ -187,7 +188,7 @@ def tournament_settings(config: Path | None, bot: list[str] | None, set_: list[s
                         move_time: float | None, on_illegal: str | None, no_duplicate: bool,
                         fresh_bots: bool, sandbox: str | None, bind: list[Path] | None,
                         adjudicate: str | None = None, clock: str | None = None,
-                        backstop: float | None = None) -> Any:
+                        backstop: float | None = None, keep_bots_across_twins: bool = False) -> Any:
     """A new tournament's settings: the config file's, overridden by the options given."""
     from ..league.tournament import settings_from_options
     return settings_from_options(
@@ -198,6 +199,7 @@ def tournament_settings(config: Path | None, bot: list[str] | None, set_: list[s
          "on_illegal": on_illegal,
          "adjudicate": adjudicate, "duplicate": False if no_duplicate else None,
          "fresh_bots": True if fresh_bots else None, "sandbox": sandbox,
+         "keep_bots_across_twins": True if keep_bots_across_twins else None,
          "bind_extra": list(sandbox_options("auto", bind)[1])})
 
 
@@ -229,8 +231,9 @@ OpponentOption = Annotated[list[str] | None, typer.Option(
     help="Play A and B each against these opponents (repeat; the table is A or B plus "
     "them) instead of head to head.", show_default=False)]
 SprtFreshFlag = Annotated[bool, typer.Option(
-    "--fresh-bots", help="Restart program bots before every game, so no bot can remember "
-    "the first game of a deal pair (slower: one start-up per game).")]
+    "--fresh-bots", help="Restart program bots before every game, so no bot carries anything "
+    "from one game to the next (slower: one start-up per game). Without it a pair's second "
+    "game still gets fresh processes.")]
 SprtResumeOption = Annotated[str | None, typer.Option(
     "--resume", help="Finish SPRT run ID from the store: its stored pairs count, the others are played.",
     show_default=False)]
@@ -258,6 +261,7 @@ def sprt(
     clock: ClockKindOption = "wall",
     backstop: BackstopOption = DEFAULT_BACKSTOP,
     fresh_bots: SprtFreshFlag = False,
+    keep_bots_across_twins: KeepTwinsFlag = False,
     sandbox: SandboxOption = "auto",
     bind: BindOption = None,
     recover: RecoverFlag = False,
@@ -286,20 +290,21 @@ def sprt(
     from ..league.abtest import load_sprt, register_sprt
     from ..records.store import open_store
 
-    test = sprt_test(elo0, elo1, alpha, beta)
-    mode, binds = sandbox_options(sandbox, bind)
+    test, (mode, binds) = sprt_test(elo0, elo1, alpha, beta), sandbox_options(sandbox, bind)
     if resume is not None:
         refuse_changes("--concurrency, --sandbox, --bind, --db, --log-dir", [
             ("BOT_A", bot_a), ("BOT_B", bot_b), ("--opponent", opponent), ("--seed", seed), ("--set", set_),
             ("--tc", tc), ("--move-time", move_time), ("--elo0", elo0 != 0.0), ("--elo1", elo1 != 10.0),
             ("--alpha", alpha != 0.05), ("--beta", beta != 0.05), ("--max-pairs", max_pairs != 20000),
             ("--rules", rules != "classic"), ("--fresh-bots", fresh_bots), ("--adjudicate", adjudicate),
-            ("--clock", clock != "wall"), ("--backstop", backstop != DEFAULT_BACKSTOP)])
+            ("--clock", clock != "wall"), ("--backstop", backstop != DEFAULT_BACKSTOP),
+            ("--keep-bots-across-twins", keep_bots_across_twins)])
     elif bot_a is None or bot_b is None:
         fail("give the two bots, BOT_A and BOT_B (or --resume ID)")
     else:
         settings = new_sprt(bot_a, bot_b, opponent or [], rules, set_, tc, move_time, seed, test,
-                            max_pairs, mode, binds, fresh_bots, adjudicate, clock, backstop)
+                            max_pairs, mode, binds, fresh_bots, adjudicate, clock, backstop,
+                            keep_bots_across_twins)
     target = run_target(db, distributed)
     with open_store(target) as store:
         if resume is None:
@@ -393,20 +398,21 @@ def new_sprt(bot_a: str, bot_b: str, opponent: list[str], rules: str, set_: list
              tc: str | None, move_time: float | None, seed: str | None, test: Any, max_pairs: int,
              sandbox: str, binds: tuple[str, ...], fresh_bots: bool,
              adjudicate: str | None = None, clock: str = "wall",
-             backstop: float = DEFAULT_BACKSTOP) -> dict[str, Any]:
+             backstop: float = DEFAULT_BACKSTOP, keep_bots_across_twins: bool = False) -> dict[str, Any]:
     """A new SPRT run's settings as stored: its bots (A, B, the opponents; named A-...,
     B-...), the match config, the test and how the bots run."""
     from ..league.abtest import stored_settings
-    from ..league.tournament import BotEntry
+    from ..league.tournament import BotEntry, check_bot_reuse
 
     table_rules = make_rules(rules, set_ or [])
     specs = [parse_bot_spec(x) for x in (bot_a, bot_b, *opponent)]
     table_rules.check_table(len(specs) - 1 if opponent else 2)
     if any(x.kind == "tcp" for x in specs):
         raise BotSpecError("sprt starts its bots itself: give command lines or builtin:NAME, not tcp:NAME")
+    check_bot_reuse(fresh_bots, keep_bots_across_twins)
     config = MatchConfig(rules=table_rules, seed=run_seed(seed),
                          tc=TimeControl.parse(tc, move_time, clock=clock, backstop=backstop),
-                         adjudicate=parse_budget(adjudicate))
+                         adjudicate=parse_budget(adjudicate), keep_bots_across_twins=keep_bots_across_twins)
     names = unique_names([f"A-{specs[0].name}", f"B-{specs[1].name}"] + [x.name for x in specs[2:]])
     entries = [BotEntry(name, spec.text) for name, spec in zip(names, specs)]
     return stored_settings(entries[0], entries[1], entries[2:], config, test, max_pairs, config.seed,

@@ -197,7 +197,8 @@ def settings_for(bots: list[BotEntry], config: MatchConfig, players: int, seed: 
         startup_time=tc.startup, clock=tc.clock, backstop=tc.backstop, max_restarts=config.max_restarts,
         on_illegal="forfeit" if not config.illegal_retries else f"retry:{config.illegal_retries}",
         adjudicate=None if config.adjudicate is None else config.adjudicate.text,
-        sandbox=sandbox, bind=list(bind), fresh_bots=fresh_bots)
+        sandbox=sandbox, bind=list(bind), fresh_bots=fresh_bots,
+        keep_bots_across_twins=config.keep_bots_across_twins)
 
 
 async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: MatchConfig, *,
@@ -212,9 +213,10 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
     referee/league/worker.py), one pair at a time each. Pair ``d`` is deal id ``sprt:<d>``,
     keyed by ``seed`` (default ``config.seed``: secret unless given). ``sandbox``, ``bind``:
     how program bots are confined (referee/seats/sandbox.py; ``hide``: paths they must not see);
-    ``fresh_bots``: restart them before every game. Raises SandboxError for an unusable
-    sandbox, and (unless ``recover``) BotFirstStartError when a bot fails its first
-    start-up (referee/table/failfast.py).
+    ``fresh_bots``: restart them before every game (without it, before the second game of
+    a pair unless ``config.keep_bots_across_twins``: ``match.twin_guard``). Raises
+    SandboxError for an unusable sandbox, and (unless ``recover``) BotFirstStartError when
+    a bot fails its first start-up (referee/table/failfast.py).
 
     With ``store`` and ``tid`` (a run ``register_sprt`` recorded) every finished pair
     goes to the store and, with ``log_dir``, to a log there; the pairs already stored
@@ -227,7 +229,8 @@ async def run_sprt(a: BotEntry, b: BotEntry, opponents: list[BotEntry], config: 
     config = dataclasses.replace(config, seed=seed)  # as the workers' config (settings)
     box = resolve_sandbox(settings, log_dir, None if store is None else store.path, *hide)
     run = SprtRun(sprt, forfeits={}, sandbox=None if box is None else box.mode,
-                  duplicates=duplicate_soundness(True, None if box is None else box.mode, fresh_bots),
+                  duplicates=duplicate_soundness(True, None if box is None else box.mode,
+                                                 config.keep_bots_across_twins),
                   tid=tid)
     done: set[int] = set()
     writer: MatchLogWriter | None = None

@@ -153,8 +153,10 @@ def _note_run(store: Store, settings: dict[str, Any], seed: str) -> None:
     store.set_settings(LADDER_ID, settings)
 
 
-def _open_log(log_dir: Path, config: MatchConfig, entries: list[BotEntry], box: Any) -> MatchLogWriter:
-    """A new ladder game log in ``log_dir``, its header written."""
+def _open_log(log_dir: Path, config: MatchConfig, entries: list[BotEntry], box: Any,
+              duplicates: str | None) -> MatchLogWriter:
+    """A new ladder game log in ``log_dir``, its header written (``duplicates``: what
+    could carry a pair's deal to its second game: sandbox.duplicate_soundness)."""
     writer = MatchLogWriter(fresh_log_path(log_dir, f"ladder-{timestamp()}"))
     mode = None if box is None else box.mode
     writer.write({"type": "header", "format": FORMAT, "ladder": True, "started": utc_now(),
@@ -162,6 +164,7 @@ def _open_log(log_dir: Path, config: MatchConfig, entries: list[BotEntry], box: 
                   "bots": [{"name": e.name, "command": e.command} for e in entries],
                   "time_control": config.tc.as_dict(), "seed": config.seed,
                   "deal": DEAL_TEXT, "sandbox": mode, "seccomp": seccomp_state(mode),
+                  "duplicates": duplicates,
                   "confinement": run_header(box)})
     return writer
 
@@ -183,14 +186,15 @@ async def run_ladder(store: Store, config: MatchConfig, *, games: int, concurren
     entries = [BotEntry(name, cmd) for name, cmd in sorted(bots.items())]
     pool_settings = TournamentSettings(entries, seed=config.seed, sandbox=sandbox, bind=list(bind))
     box = resolve_sandbox(pool_settings, log_dir, getattr(store, "path", None))
-    warn_unsound_duplicates(duplicate_soundness(True, None if box is None else box.mode, False))
+    duplicates = duplicate_soundness(True, None if box is None else box.mode, config.keep_bots_across_twins)
+    warn_unsound_duplicates(duplicates)
     next_index = next_ladder_index(store)
     _note_run(store, settings, config.seed)
     rng = random.Random(f"{config.seed}:pairing")  # ties; string seeding hashes the seed
     busy: set[str] = set()
     run = LadderRun()
     reserved = 0  # games handed to a worker (played or in flight)
-    writer = None if log_dir is None else _open_log(log_dir, config, entries, box)
+    writer = None if log_dir is None else _open_log(log_dir, config, entries, box, duplicates)
     run.log_path = None if writer is None else str(writer.path)
     stem = None if writer is None else writer.path.with_suffix("")  # the bots' stderr logs' names
 

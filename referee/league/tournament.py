@@ -41,6 +41,7 @@ from ..table.adjudicator import AdjudicateError, parse_budget
 from ..table.clock import DEFAULT_BACKSTOP, TimeControl, TimeControlError
 from ..table.match import (
     GameRecord, MatchConfig, OnIllegalError, Watch, parse_on_illegal, play_game, referee_cost,
+    twin_guard,
 )
 from ..records.matchlog import FORMAT, MatchLogWriter, fresh_log_path, safe_name, utc_now
 from ..seats.players import (
@@ -109,6 +110,9 @@ class TournamentSettings:
     max_restarts: int = 3
     concurrency: int = 1
     fresh_bots: bool = False  #: restart program bots before every game (no memory of deals)
+    #: keep a program bot's process for another seat rotation of a deal it played (it
+    #: may remember the hands; off: the twin gets a fresh process: match.twin_guard)
+    keep_bots_across_twins: bool = False
     sandbox: str = "auto"  #: auto | bwrap | none, for program bots (referee/seats/sandbox.py)
     bind: list[str] = field(default_factory=list)  #: extra read-only paths for sandboxed bots
 
@@ -149,6 +153,7 @@ class TournamentSettings:
                                   f"there are {len(names)}")
         if self.games < 1 or self.concurrency < 1:
             raise TournamentError("--games and --concurrency must be at least 1")
+        check_bot_reuse(self.fresh_bots, self.keep_bots_across_twins)
         try:
             check_seed(self.seed)
         except SeedError as exc:
@@ -167,21 +172,32 @@ class TournamentSettings:
                                                     self.clock, self.backstop),
                                illegal_retries=parse_on_illegal(self.on_illegal),
                                max_restarts=self.max_restarts,
+                               keep_bots_across_twins=self.keep_bots_across_twins,
                                adjudicate=parse_budget(self.adjudicate))
         except (BotSpecError, RulesError, TimeControlError, OnIllegalError, SandboxError,
                 AdjudicateError) as exc:
             raise TournamentError(str(exc)) from None
 
 
+def check_bot_reuse(fresh_bots: bool, keep_bots_across_twins: bool) -> None:
+    """Raise TournamentError if both ways of reusing program bots are asked for: a fresh
+    process every game contradicts keeping processes across a deal's rotations."""
+    if fresh_bots and keep_bots_across_twins:
+        raise TournamentError("--fresh-bots restarts bots before every game and "
+                              "--keep-bots-across-twins keeps them for a deal's rotations: "
+                              "give one of them")
+
+
 _CONFIG_KEYS = {"bots", "format", "players", "games", "duplicate", "seed", "rules", "preset",
                 "time_control", "concurrency", "on_illegal", "max_restarts", "fresh_bots",
-                "sandbox", "bind", "adjudicate"}
+                "keep_bots_across_twins", "sandbox", "bind", "adjudicate"}
 
 
 _CONFIG_TYPES: dict[str, type | tuple[type, ...]] = {
     "bots": list, "format": str, "players": int, "games": int, "duplicate": bool, "seed": (int, str),
     "rules": dict, "preset": str, "time_control": dict, "concurrency": int, "on_illegal": str,
-    "max_restarts": int, "fresh_bots": bool, "sandbox": str, "bind": list, "adjudicate": str}
+    "max_restarts": int, "fresh_bots": bool, "keep_bots_across_twins": bool, "sandbox": str,
+    "bind": list, "adjudicate": str}
 _TC_TYPES: dict[str, type | tuple[type, ...]] = {
     "tc": str, "move_time": (int, float), "startup_time": (int, float), "clock": str,
     "backstop": (int, float)}
@@ -220,7 +236,8 @@ def load_config(path: Path) -> dict[str, Any]:
             _check_type(path, f"bots[{i + 1}].env", b["env"], dict)
     out: dict[str, Any] = {k: data[k] for k in ("format", "players", "games", "duplicate", "seed",
                                                   "concurrency", "on_illegal", "max_restarts",
-                                                  "fresh_bots", "sandbox", "adjudicate")
+                                                  "fresh_bots", "keep_bots_across_twins", "sandbox",
+                                                  "adjudicate")
                            if k in data}
     if "bind" in data:  # relative to the config file, like a bot's cwd
         out["bind"] = [str((path.parent / str(b)).resolve()) for b in data["bind"]]
@@ -439,7 +456,7 @@ class PlayerPool:
         players = [await self.acquire(name) for name in sg.table]
         try:
             for p in players:
-                await p.prepare_game(self.config.max_restarts, fresh)
+                await p.prepare_game(self.config.max_restarts, fresh, twin_guard(self.config, sg.seed))
             started = utc_now()
             record = await play_game(players, self.config, index=sg.index, seed=sg.seed,
                                      dealer=len(players) - 1, watch=watch)
@@ -612,7 +629,8 @@ async def run_tournament(settings: TournamentSettings, store: Store, tid: str, *
     """
     config = settings.validate()
     sandbox = resolve_sandbox(settings, log_dir, getattr(store, "path", None), *hide)
-    soundness = duplicate_soundness(settings.duplicate, None if sandbox is None else sandbox.mode, settings.fresh_bots)
+    soundness = duplicate_soundness(settings.duplicate, None if sandbox is None else sandbox.mode,
+                                    settings.keep_bots_across_twins)
     total = schedule_size(settings)
     done = store.finished_indices(tid)
     todo = total - len(done)  # how many are left; the games themselves are made one at a time

@@ -27,6 +27,7 @@ from typing import Any
 
 import trio
 
+from ..console.lifetime import libc_prctl
 from .watchdog import watchdog_pid
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -111,20 +112,12 @@ def descendants(root: int | None = None) -> dict[int, ProcInfo]:
     return found
 
 
-def _prctl() -> Any:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl
-    except (OSError, AttributeError):
-        return None
-
-
 @contextmanager
 def subreaper() -> Iterator[bool]:
     """While inside, this process is a child subreaper (see the module docstring); on
     leaving, it is what it was before. Yields False where that is impossible (not
     Linux, no /proc): leftovers cannot be tracked there."""
-    prctl = _prctl()
+    prctl = libc_prctl()
     if prctl is None or not Path("/proc/self/stat").exists():
         yield False
         return

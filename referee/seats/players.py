@@ -326,9 +326,12 @@ class Player:
         a bot why it lost a game), within a short time; a bot that is not reading does
         not hold the referee up. In-process bots need no telling."""
 
-    async def prepare_game(self, max_restarts: int, fresh: bool = False) -> None:
+    async def prepare_game(self, max_restarts: int, fresh: bool = False,
+                           deal: str | None = None) -> None:
         """Called before each game: a failed bot is restarted here, if it may be;
-        with ``fresh`` a program bot is restarted anyway (no memory of earlier games)."""
+        with ``fresh`` a program bot is restarted anyway (no memory of earlier games),
+        and with ``deal`` (the coming game's deal id) when its process was already
+        prepared for that deal (no memory of a duplicate deal's other rotation)."""
 
     async def close(self) -> None:
         """Say bye and release the bot. Must complete even when cancelled."""

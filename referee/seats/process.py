@@ -56,6 +56,9 @@ class _Connection:
         #: The last STDERR_TAIL bytes this process wrote: evidence of its own failure only
         #: (a restarted bot's tail must not repeat what the processes before it said).
         self.stderr_tail = bytearray()
+        #: The deal ids this process has been prepared for: it must never play another
+        #: seat rotation of one of them (it would know the hands: ``prepare_game``).
+        self.deals: set[str] = set()
 
 
 class ProcessPlayer(StreamPlayer):
@@ -136,7 +139,11 @@ class ProcessPlayer(StreamPlayer):
     def _release(self, conn: _Connection) -> None:
         """Thaw the bot for good: it is to exit or be killed (a frozen process can do
         neither)."""
-        self._lane.wake = None
+        if conn is self.conn:
+            # Only the running process's: a replaced process's exit watcher comes here a
+            # grace period after it ended, and must not forget that its successor was
+            # frozen (its next request would find it still frozen and time out).
+            self._lane.wake = None
         if conn.group is not None:
             conn.group.thaw()
 
@@ -203,6 +210,9 @@ class ProcessPlayer(StreamPlayer):
         await trio.lowlevel.checkpoint()
         conn = self.conn = _Connection(process, launch, group)
         self._lane.wake = None
+        # Seated at no table until its next game's ``take_turns``: its handshake must not
+        # freeze the seats of the game before.
+        self._turns = None
         assert process.stdin is not None and process.stdout is not None
         self._attach(process.stdin, process.stdout)
         self._meter(group)
@@ -241,13 +251,25 @@ class ProcessPlayer(StreamPlayer):
             resource.setrlimit(resource.RLIMIT_SIGPENDING, (SIGPENDING, SIGPENDING))
         return apply
 
-    async def prepare_game(self, max_restarts: int, fresh: bool = False) -> None:
+    async def prepare_game(self, max_restarts: int, fresh: bool = False,
+                           deal: str | None = None) -> None:
         """Before a game: restart a failed bot if it has restarts left (if not, it stays
         failed and forfeits the game at its first message). ``fresh``: restart a healthy
         bot too (after a bye), so it carries nothing over from earlier games; that does
-        not count as a restart."""
-        if self.failure is None and not fresh:
-            return
+        not count as a restart. ``deal``: the coming game's deal id; a process that was
+        prepared for it before (another seat rotation of a duplicate deal, whose hands it
+        saw) is replaced by a fresh one the same way, so no process plays two rotations
+        of one deal (None: no such check, the process may remember)."""
+        conn = self.conn
+        fresh = fresh or (deal is not None and conn is not None and deal in conn.deals)
+        if self.failure is not None or fresh:
+            await self._restart(max_restarts)
+        if deal is not None and self.conn is not None:
+            self.conn.deals.add(deal)
+
+    async def _restart(self, max_restarts: int) -> None:
+        """Replace the process with a new one (a new scratch dir, a new group); after a
+        failure only while restarts are left (those count)."""
         if self.failure is not None:
             if self.restarts >= max_restarts or not self.ever_ready:
                 return

@@ -438,36 +438,41 @@ def limit_args(max_memory_mb: int | None, max_cpu_s: int | None) -> list[str]:
 #: ``duplicate_soundness()`` value (the log header's ``"duplicates"``).
 DUPLICATE_CHANNELS = {
     "unsound": "anything: bots are not sandboxed (files, other processes, the network)",
-    "memory": "its own memory: bots are sandboxed but keep running between games",
-    "page-cache": "the host's shared caches only: fresh sandboxed processes for every game, "
+    "memory": "its own memory: bots are sandboxed but keep running across a deal's seat "
+              "rotations (--keep-bots-across-twins)",
+    "page-cache": "the host's shared caches only: no sandboxed process plays two seat rotations "
+                  "of one deal, "
                   "mincore and cachestat refused, but which file pages are cached still "
                   "shows in read timing and major-fault counts",
 }
 
 
-def duplicate_soundness(duplicate: bool, sandbox: str | None, fresh_bots: bool) -> str | None:
+def duplicate_soundness(duplicate: bool, sandbox: str | None, keep_across_twins: bool) -> str | None:
     """What could carry a duplicate deal from its first seat rotation to the second for
     these program bots (None: not duplicate, or no program bots): a key of
-    ``DUPLICATE_CHANNELS``. Never "sound": a sandbox with fresh processes still shares the
-    host's page cache (and CPU caches) with the bot's next game, and seccomp cannot
-    close channels that need no refusable call."""
+    ``DUPLICATE_CHANNELS``. ``keep_across_twins``: a bot's process may play more than one
+    rotation of a deal (else each twin gets a fresh process: ``match.twin_guard``).
+    Never "sound": a sandbox with fresh processes still shares the host's page cache (and
+    CPU caches) with the bot's next game, and seccomp cannot close channels that need no
+    refusable call."""
     if not duplicate or sandbox is None:
         return None
     if sandbox == "none":
         return "unsound"
-    return "page-cache" if fresh_bots else "memory"
+    return "memory" if keep_across_twins else "page-cache"
 
 
 def warn_unsound_duplicates(soundness: str | None) -> None:
     """The one warning line for duplicate deals where a bot could remember a deal outright
-    (unsandboxed, or kept running between games). None for "page-cache": that residue is
-    in the log header and the README, not worth a line on every run."""
+    (unsandboxed, or kept running across a deal's rotations by --keep-bots-across-twins).
+    None for "page-cache": that residue is in the log header and the README, not worth a
+    line on every run."""
     if soundness == "unsound":
         print("durak-ref: warning: duplicate deals with unsandboxed bots: a bot could remember "
               "the first seat rotation of a deal and know its opponents' hands in the second",
               file=sys.stderr, flush=True)
     elif soundness == "memory":
-        print("durak-ref: warning: duplicate deals with bots kept running between games: a bot "
-              "could remember the first seat rotation of a deal and know its opponents' hands "
-              "in the second (tournament --fresh-bots restarts them before every game)",
+        print("durak-ref: warning: duplicate deals with --keep-bots-across-twins: a bot kept "
+              "running could remember the first seat rotation of a deal and know its opponents' "
+              "hands in the second (without the option each rotation gets fresh processes)",
               file=sys.stderr, flush=True)

@@ -419,8 +419,11 @@ class TcpSeat(StreamPlayer):
                                       f"within {self.wait_s:g} s", {"waited_s": self.wait_s})
             raise self.failure
 
-    async def prepare_game(self, max_restarts: int, fresh: bool = False) -> None:
-        """A bot that disconnected may reconnect before its next game."""
+    async def prepare_game(self, max_restarts: int, fresh: bool = False,
+                           deal: str | None = None) -> None:
+        """A bot that disconnected may reconnect before its next game. A remote bot is
+        not ours to restart: ``fresh`` and ``deal`` change nothing (a remote bot can
+        remember a deal; see league/arena.py)."""
         if self.failure is None:
             return
         self.release()

@@ -98,6 +98,10 @@ class MatchConfig:
     max_restarts: int = 3
     until_durak: int | None = None
     duplicate: bool = False  #: each deal once per seat rotation (see play_match)
+    #: Let a program bot's process play more than one seat rotation of a deal (it can
+    #: remember the hands: unsound duplicates; ``twin_guard``). Off: a twin gets a
+    #: fresh process.
+    keep_bots_across_twins: bool = False
     #: The solver's budget per game once the talon is empty (None: no adjudication;
     #: referee/table/adjudicator.py).
     adjudicate: Budget | None = None
@@ -105,6 +109,15 @@ class MatchConfig:
     def __post_init__(self) -> None:
         # An int seed (tests, tools) keys the deals as its decimal text.
         object.__setattr__(self, "seed", check_seed(self.seed))
+
+
+def twin_guard(config: MatchConfig, deal: str) -> str | None:
+    """The ``deal`` to give ``Player.prepare_game`` before a game of that deal id: a
+    program bot's process that was already prepared for it is replaced by a fresh one,
+    so no process plays two seat rotations of one deal (the cost: one start-up per
+    such twin and bot; nothing where deals never repeat). None under
+    ``keep_bots_across_twins``: processes are kept, and may remember."""
+    return None if config.keep_bots_across_twins else deal
 
 
 @dataclass
@@ -522,7 +535,7 @@ async def play_match(players: Sequence[Player], config: MatchConfig, *,
         else:
             table, seed = list(players), deal_id("match", index)
         for p in table:
-            await p.prepare_game(config.max_restarts)
+            await p.prepare_game(config.max_restarts, deal=twin_guard(config, seed))
         record = await play_game(table, config, index=index, seed=seed, dealer=dealer)
         result.cpu_s = time.process_time() - cpu_start
         result.add(record)

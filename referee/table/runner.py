@@ -274,7 +274,8 @@ async def run_match_async(specs: Sequence[BotSpec], config: MatchConfig, *,
     writer = MatchLogWriter(log_path) if log_path else None
     result = MatchResult(config, [])
     result.sandbox = sandbox_used(players)
-    duplicates = result.duplicates = duplicate_soundness(config.duplicate, result.sandbox, False)
+    duplicates = result.duplicates = duplicate_soundness(config.duplicate, result.sandbox,
+                                                         config.keep_bots_across_twins)
     warn_unsound_duplicates(duplicates)
     result.log_path = str(log_path) if log_path else None
 

@@ -60,7 +60,7 @@ def test_bench_distributed_reports_games_per_s_per_worker_count_and_stores_every
 
 def test_bench_distributed_without_db_makes_and_removes_a_private_server(tmp_path: Path) -> None:
     if pg_bin("initdb") is None:
-        missing("PostgreSQL's initdb/pg_ctl are not installed (apt-get install postgresql)")
+        missing("PostgreSQL's initdb/postgres are not installed (apt-get install postgresql)")
     # Its own short temporary directory (a server's socket path must stay short), so that
     # other tests' private servers, made at the same time, are not counted as its own.
     tmp = Path(tempfile.mkdtemp(prefix="bd-"))

@@ -607,7 +607,8 @@ class PreparedPlayer(ScriptedPlayer):
         self.prepared: list[int] = []
         self.leave_after = leave_after
 
-    async def prepare_game(self, max_restarts: int, fresh: bool = False) -> None:
+    async def prepare_game(self, max_restarts: int, fresh: bool = False,
+                           deal: str | None = None) -> None:
         self.prepared.append(max_restarts)
         if self.leave_after is not None and len(self.prepared) > self.leave_after:
             self.left = True

@@ -312,7 +312,7 @@ def test_sprt_and_check_bot_sandbox_their_bots(tmp_path: Path) -> None:
                "--json", cwd=tmp_path, timeout=120)
     assert proc.returncode in (0, 1), proc.stderr
     status = json.loads(proc.stdout)
-    assert status["sandbox"] == "bwrap" and status["duplicates"] == "memory"
+    assert status["sandbox"] == "bwrap" and status["duplicates"] == "page-cache"
     # The write attack planted nothing in its cwd (logs/: the run's own log and store).
     assert [p.name for p in tmp_path.iterdir()] == ["logs"]
     proc = cli("check-bot", f"{PY} {Path(__file__).resolve().parents[2] / 'examples/python/greedy_bot.py'}",

@@ -216,16 +216,6 @@ def test_counting_major_faults_still_carries_the_hand_so_the_header_says_page_ca
     assert header(logs, "tournament")["duplicates"] == "page-cache"
 
 
-def test_a_default_duplicate_tournament_warns_that_bots_can_remember(tmp_path: Path) -> None:
-    proc = cli("tournament", "--bot", f"a={PY} {ROOT / 'examples/python/random_bot.py'}",
-               "--bot", "rand=builtin:random", "--games", "2", "--db", tmp_path / "s.sqlite",
-               "--log-dir", tmp_path / "logs", "--json", cwd=tmp_path, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["duplicates"] == "memory"
-    lines = [line for line in proc.stderr.splitlines() if "kept running between games" in line]
-    assert len(lines) == 1 and "--fresh-bots" in lines[0], proc.stderr
-
-
 # -- real bots under the filter --------------------------------------------------------------
 
 

@@ -14,6 +14,7 @@ store, real ``durak-ref worker`` processes claim, play and store its games.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -27,6 +28,7 @@ import pytest
 
 from referee.league import distributed
 from referee.records.store import GameRow, SeatRow, Store
+from referee.records.storedb import redact
 from referee.league.tournament import ScheduledGame
 from pgserver import PgServer
 from support import DURAK_REF
@@ -380,7 +382,7 @@ def test_an_interrupted_coordinator_is_resumed_distributed_only(
     code, _, err = finish(coordinator)
     assert code == 130, err
     tid = queue(pg_url)[0][0]
-    assert f"--resume {tid} --db {pg_url} --distributed" in err
+    assert f"--resume {tid} --db {shlex.quote(redact(pg_url))} --distributed" in err
     code, _, err = finish(start("worker", "--db", pg_url, "--exit-when-idle", "--poll", "0.05",
                                 cwd=tmp_path))
     assert code == 0, err  # the workers played on without a coordinator

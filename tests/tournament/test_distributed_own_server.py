@@ -16,6 +16,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from pgserver import cluster, missing
+from referee.records.storedb import redact
 from support import DURAK_REF
 from test_distributed import DEADLINE, env, finish, queue, start, wait_for
 
@@ -68,7 +69,7 @@ def test_workers_in_their_own_network_namespaces_play_over_a_real_link(tmp_path:
         for ns, here, _ in spaces:
             assert not reachable(ns, "127.0.0.1", server.port)  # its loopback is its own
             assert reachable(ns, here, server.port)
-        url = f"postgresql://durak@127.0.0.1:{server.port}/{db}"
+        url = f"postgresql://durak:{server.password}@127.0.0.1:{server.port}/{db}"
         coordinator = start("tournament", "--bot", "a=builtin:random", "--bot", "b=builtin:greedy",
                             "--bot", "c=builtin:random", "--games", "4", "--seed", "8", "--db", url,
                             "--distributed", "--json", cwd=tmp_path)
@@ -76,7 +77,7 @@ def test_workers_in_their_own_network_namespaces_play_over_a_real_link(tmp_path:
             wait_for("the schedule in the queue", lambda: len(queue(url)) == 12)
             workers = [subprocess.Popen(
                 ["ip", "netns", "exec", ns, str(DURAK_REF), "worker", "--db",
-                 f"postgresql://durak@{here}:{server.port}/{db}", "--exit-when-idle", "--poll", "0.05",
+                 f"postgresql://durak:{server.password}@{here}:{server.port}/{db}", "--exit-when-idle", "--poll", "0.05",
                  "--json"], cwd=tmp_path, env=env(), text=True, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE) for ns, here, _ in spaces]
             results = [w.communicate(timeout=DEADLINE) for w in workers]
@@ -111,7 +112,7 @@ def test_a_server_that_dies_mid_run_is_a_clear_error_for_coordinator_and_worker(
             for proc, who in ((coordinator, "coordinator"), (worker, "worker")):
                 code, _, err = finish(proc)
                 assert code == 2, (who, err)
-                assert f"the store {url} failed" in err and "Traceback" not in err, (who, err)
+                assert f"the store {redact(url)} failed" in err and "Traceback" not in err, (who, err)
         finally:
             for proc in (coordinator, worker):
                 if proc.poll() is None:
