@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -68,17 +68,8 @@ def check_bot(
     check_range(connect_wait, "--connect-wait", 0, WEEK_S, low_open=True)
 
     spec = parse_bot_spec(command)
-    tcp = None
-    if spec.kind == "tcp":
-        from ..seats.tcp import new_token, parse_listen
-        from ..conformance.checkbot import TcpCheck
-        listen_at = parse_listen(listen)
-        if token is None:
-            token = new_token()
-            err.print(f"token for tcp:{spec.name}: {token}", markup=False, highlight=False)
-        tcp = TcpCheck(spec.name, token, listen_at, connect_wait, on_tcp=lambda text: err.print(
-            f"tcp: {text}", markup=False, highlight=False, soft_wrap=True))
-    elif spec.kind != "command":
+    tcp = _tcp_check(spec, listen, token, connect_wait) if spec.kind == "tcp" else None
+    if spec.kind not in ("tcp", "command"):
         fail(f"{command}: check-bot checks a bot program (its command line) or a bot over TCP "
              "(tcp:NAME)")
     spinning = err.is_terminal and not as_json
@@ -98,3 +89,17 @@ def check_bot(
     else:
         render(report, out)
     raise typer.Exit(0 if report.ok else 1)
+
+
+def _tcp_check(spec: Any, listen: str, token: str | None, connect_wait: float) -> Any:
+    """How check-bot meets bot ``spec`` (tcp:NAME) over TCP: where it listens, the token
+    (a new one printed when none is given) and how long it waits for the first connection."""
+    from ..seats.tcp import new_token, parse_listen
+    from ..conformance.checkbot import TcpCheck
+
+    listen_at = parse_listen(listen)
+    if token is None:
+        token = new_token()
+        err.print(f"token for tcp:{spec.name}: {token}", markup=False, highlight=False)
+    return TcpCheck(spec.name, token, listen_at, connect_wait, on_tcp=lambda text: err.print(
+        f"tcp: {text}", markup=False, highlight=False, soft_wrap=True))

@@ -21,7 +21,7 @@ from .options import (
 
 
 def _replay_html(log: Path, html_out: Path, game: int | None, seat: int | None, as_json: bool) -> None:
-    from ..records.matchlog import private_open
+    from ..records.private import private_open
     from ..web.replay_html import render_replay_html
 
     if html_out.exists() and log.exists() and html_out.resolve() == log.resolve():
@@ -77,7 +77,6 @@ def replay(
     """
     from ..records.matchlog import read_log
     from ..records.signing import local_trust
-    from ..replay.replay import Divergence, game_steps
 
     if (trust is not None or require_signature) and not verify:
         fail("--trust and --require-signature check signatures: use them with --verify")
@@ -100,17 +99,7 @@ def replay(
     games = contents.games
     damaged = contents.error
     if game is not None:
-        record = next((g for g in games if g["game"] == game), None)
-        if record is None:
-            fail(f"{log}: no complete game {game} (games: {', '.join(str(g['game']) for g in games) or 'none'})")
-        if seat is not None and not 0 <= seat < len(record["players"]):
-            fail(f"--seat {seat}: game {game} has seats 0..{len(record['players']) - 1}")
-        try:
-            for line in game_steps(contents.header, record, seat):
-                out.print(line, highlight=False, markup=False)
-        except Divergence as exc:
-            err.print(f"durak-ref: divergence: {exc}", markup=False)
-            raise typer.Exit(1) from None
+        _show_game(log, contents, game, seat)
         return
     if checked is not None:
         _verify_log(log, contents, as_json, checked)
@@ -130,6 +119,25 @@ def replay(
     if damaged:
         err.print(f"durak-ref: damaged log: {damaged}", markup=False)
         raise typer.Exit(1)
+
+
+def _show_game(log: Path, contents: Any, game: int, seat: int | None) -> None:
+    """Print game ``game`` of the log read as ``contents`` step by step (as seat ``seat``
+    saw it, or everything); exit 2 for a game or seat the log lacks, 1 if it diverges."""
+    from ..replay.replay import Divergence, game_steps
+
+    games = contents.games
+    record = next((g for g in games if g["game"] == game), None)
+    if record is None:
+        fail(f"{log}: no complete game {game} (games: {', '.join(str(g['game']) for g in games) or 'none'})")
+    if seat is not None and not 0 <= seat < len(record["players"]):
+        fail(f"--seat {seat}: game {game} has seats 0..{len(record['players']) - 1}")
+    try:
+        for line in game_steps(contents.header, record, seat):
+            out.print(line, highlight=False, markup=False)
+    except Divergence as exc:
+        err.print(f"durak-ref: divergence: {exc}", markup=False)
+        raise typer.Exit(1) from None
 
 
 def _verify_log(log: Path, contents: Any, as_json: bool, trust: Any) -> NoReturn:

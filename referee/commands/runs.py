@@ -307,11 +307,8 @@ def sprt(
                             keep_bots_across_twins)
     target = run_target(db, distributed)
     with open_store(target) as store:
-        if resume is None:
-            tid = register_sprt(store, settings)
-            extra_binds: tuple[str, ...] = ()
-        else:
-            tid, extra_binds = resume, binds
+        tid = register_sprt(store, settings) if resume is None else resume
+        extra_binds: tuple[str, ...] = () if resume is None else binds
         job = load_sprt(store, tid)  # a new run as it will be resumed, one form for both
         with hold_run("sprt", store, target, tid, resumed=resume is not None, log_dir=log_dir,
                       distributed=distributed) as held:

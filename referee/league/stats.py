@@ -380,7 +380,7 @@ def export_form(path: Path, form: str | None) -> str:
 def write_export(path: Path, facts: Sequence[SeatFact], form: str) -> None:
     """Write ``export_text`` to ``path`` (created private to the user, as logs are).
     Raises StatsInputError naming the file if it cannot be written."""
-    from ..records.matchlog import private_open
+    from ..records.private import private_open
     try:
         with private_open(path) as f:
             f.write(export_text(facts, form))

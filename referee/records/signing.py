@@ -39,6 +39,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from ..errors import UserError
+from .private import PRIVATE_FILE, private_mkdir
 
 #: What every signed message starts with (a signature made for anything else never
 #: verifies as a log line's).
@@ -98,8 +99,6 @@ def load_or_create(path: Path) -> SigningKey:
     """The key in ``path``, made first if there is none: a new Ed25519 key written 0600
     (and its directory 0700) under a temporary name and linked into place, so two
     referees starting at once end with one key, never half a file. Raises SigningKeyError."""
-    from .matchlog import PRIVATE_FILE, private_mkdir
-
     try:
         data = path.read_bytes()
     except FileNotFoundError:

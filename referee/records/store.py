@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from ..console import jsonout
-from .matchlog import PRIVATE_FILE, private_mkdir, private_open, utc_now
+from .matchlog import utc_now
+from .private import PRIVATE_FILE, private_mkdir, private_open
 from .storedb import Backend, ConnectError, PgUrl, TargetError, connect, parse_target
 from ..errors import UserError
 

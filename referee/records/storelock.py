@@ -17,7 +17,8 @@ import os
 import socket
 from pathlib import Path
 
-from .matchlog import PRIVATE_FILE, private_mkdir, utc_now
+from .matchlog import utc_now
+from .private import PRIVATE_FILE, private_mkdir
 from ..errors import UserError
 
 

@@ -167,7 +167,7 @@ class ProcessPlayer(StreamPlayer):
     async def start(self, nursery: trio.Nursery) -> None:
         self._nursery = nursery
         if self.stderr_path is not None and self._stderr_file is None:
-            from ..records.matchlog import private_mkdir, private_open
+            from ..records.private import private_mkdir, private_open
             private_mkdir(self.stderr_path.parent)
             self._stderr_file = private_open(self.stderr_path, "wb")  # closed in close()
         await self._spawn()

@@ -139,7 +139,7 @@ CASES = {
         "--games", "2", "--builtin-games", "2", "--rounds", "1"]),
     "bench strength": Case("bench strength", lambda w: ["--only", "random,greedy", "--games", "2"],
                            {"rank", "name", "games", "durak", "durak_rate", "elo", "elo_error95",
-                            "decisions", "mean_decision_ms", "cpu_ms_per_decision"}),
+                            "decisions", "mean_decision_ms", "cpu_ms_per_decision", "forfeits"}),
 }
 #: Commands whose --json needs more than this module runs (a TCP arena with bots that
 #: connect, a PostgreSQL server, minutes of soak): the test that checks their shape.
