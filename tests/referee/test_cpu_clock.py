@@ -95,13 +95,21 @@ def test_a_bot_that_sleeps_past_its_move_time_forfeits_on_the_wall_clock_not_the
     assert game["forfeit"]["reason"].startswith("no answer to request 1 within 0.200 s")
 
 
+def cpu_clock_timeout(tmp_path: Path, name: str, mode: tuple[Any, ...],
+                      backstop: float) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A one-game match of bot ``name`` (clock_bot ``mode``) against greedy under
+    ``--clock cpu --move-time 0.1 --backstop BACKSTOP``, which that bot forfeits on time:
+    the summary and the forfeit."""
+    summary, _, [game] = match(tmp_path, bot(name, *mode), "builtin:greedy",
+                               "--move-time", 0.1, "--backstop", backstop, "--clock", "cpu")
+    assert game["forfeit"]["bot"] == name and game["termination"] == "timeout", game["forfeit"]
+    return summary, game["forfeit"]
+
+
 @needs_cpu_time
 def test_a_bot_that_spins_past_its_cpu_budget_forfeits_on_time(tmp_path: Path) -> None:
     """Stopped at its CPU budget, long before the backstop (50 x 0.1 s of wall time)."""
-    summary, _, [game] = match(tmp_path, bot("spinner", "spin", 5), "builtin:greedy",
-                               "--move-time", 0.1, "--backstop", 50, "--clock", "cpu")
-    forfeit = game["forfeit"]
-    assert forfeit["bot"] == "spinner" and game["termination"] == "timeout"
+    summary, forfeit = cpu_clock_timeout(tmp_path, "spinner", ("spin", 5), backstop=50)
     assert "within its CPU budget of 0.100 s" in forfeit["reason"], forfeit
     assert forfeit["evidence"]["clock"] == "cpu" and forfeit["evidence"]["cpu_s"] >= 0.1
     assert forfeit["evidence"]["waited_s"] < 5.0
@@ -110,10 +118,7 @@ def test_a_bot_that_spins_past_its_cpu_budget_forfeits_on_time(tmp_path: Path) -
 
 @needs_cpu_time
 def test_a_bot_that_sleeps_past_the_backstop_forfeits_on_time(tmp_path: Path) -> None:
-    _, _, [game] = match(tmp_path, bot("sleeper", "sleep", 30), "builtin:greedy",
-                         "--move-time", 0.1, "--backstop", 5, "--clock", "cpu")
-    forfeit = game["forfeit"]
-    assert forfeit["bot"] == "sleeper" and game["termination"] == "timeout"
+    _, forfeit = cpu_clock_timeout(tmp_path, "sleeper", ("sleep", 30), backstop=5)
     assert "within 0.500 s of wall time, the cpu clock's backstop" in forfeit["reason"], forfeit
     assert forfeit["evidence"]["clock"] == "wall backstop"
 
