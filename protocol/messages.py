@@ -29,8 +29,22 @@ from typing import Any
 from protocol.cards import parse_card_text
 from protocol.errors import LocalProtocolError, RemoteProtocolError, UnsupportedVersionError
 from protocol.fields import (
-    CARDS, AnyMap, Array, Card, Choice, Field, Flag, Int, Pair, Record, Ref, Suit, Text, bad,
-    describe, join,
+    CARDS,
+    AnyMap,
+    Array,
+    Card,
+    Choice,
+    Field,
+    Flag,
+    Int,
+    Pair,
+    Record,
+    Ref,
+    Suit,
+    Text,
+    bad,
+    describe,
+    join,
 )
 
 PROTOCOL_VERSION = 1

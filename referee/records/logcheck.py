@@ -13,9 +13,9 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ..errors import UserError
 from ..rules.actions import MalformedAction, parse_action
 from ..rules.cards import CardError, parse_card
-from ..errors import UserError
 
 
 class LogError(UserError, ValueError):

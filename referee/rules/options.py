@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from ..errors import UserError
 
+from ..errors import UserError
 from .cards import DECK_LOW_RANK, RANKS
 
 

@@ -90,6 +90,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+
 from ..errors import UserError
 
 __all__ = [
@@ -194,7 +195,7 @@ def ladder_update(ratings: Mapping[str, float], game: RatedGame, *, k: float = D
     before = [new.get(name, start) for name in game.players]
     p = durak_probabilities(before)
     w = outcome_weights(game)
-    for name, r, pj in zip(game.players, before, p):
+    for name, r, pj in zip(game.players, before, p, strict=True):
         new[name] = r + k * (pj - w[name])
     return new
 
@@ -300,7 +301,7 @@ def log_likelihood(games: Iterable[RatedGame], ratings: Mapping[str, float]) -> 
     for game in games:
         p = durak_probabilities([ratings[n] for n in game.players])
         w = outcome_weights(game)
-        total += sum(w[n] * math.log(pj) for n, pj in zip(game.players, p) if w[n])
+        total += sum(w[n] * math.log(pj) for n, pj in zip(game.players, p, strict=True) if w[n])
     return total
 
 
@@ -342,7 +343,7 @@ def _objective(tables: list[_Table], g: Sequence[float], inv_s2: float) -> float
         gs = [g[i] for i in idx]
         low = min(gs)
         log_z = -low + math.log(sum(math.exp(low - x) for x in gs))
-        total += count * sum(wi * (-gi - log_z) for wi, gi in zip(w, gs) if wi)
+        total += count * sum(wi * (-gi - log_z) for wi, gi in zip(w, gs, strict=True) if wi)
     if inv_s2:
         mean = sum(g) / len(g)
         total -= 0.5 * inv_s2 * sum((x - mean) ** 2 for x in g)
@@ -558,8 +559,8 @@ def _estimate(scores: Sequence[float], counts: Sequence[int]) -> EloEstimate:
     n = sum(counts)
     if n == 0:
         raise RatingError("no results to estimate an Elo difference from")
-    mu = sum(s * c for s, c in zip(scores, counts)) / n
-    var = sum(c * (s - mu) ** 2 for s, c in zip(scores, counts)) / n
+    mu = sum(s * c for s, c in zip(scores, counts, strict=True)) / n
+    var = sum(c * (s - mu) ** 2 for s, c in zip(scores, counts, strict=True)) / n
     sigma = math.sqrt(var / n)
     hi, lo = score_to_elo(mu + Z95 * sigma), score_to_elo(mu - Z95 * sigma)
     error = (hi - lo) / 2.0 if math.isfinite(hi) and math.isfinite(lo) else math.inf
@@ -592,7 +593,7 @@ def elo_bound95(wins: int, losses: int, draws: int) -> tuple[float, float]:
         edge = score_to_elo(0.05 ** (1.0 / n))
         return (edge, math.inf) if est.score == 1.0 else (-math.inf, -edge)
     sigma = math.sqrt(sum(c * (s - est.score) ** 2 for s, c in
-                          zip((1.0, 0.0, 0.5), (wins, losses, draws))) / n / n)
+                          zip((1.0, 0.0, 0.5), (wins, losses, draws), strict=True)) / n / n)
     return score_to_elo(est.score - Z95 * sigma), score_to_elo(est.score + Z95 * sigma)
 
 

@@ -38,8 +38,18 @@ from weakref import ref
 from protocol.codec import MAX_FRAME, array_head, encode, framed, pack
 from protocol.errors import LocalProtocolError
 from protocol.fields import Record
-from protocol.messages import (CLOCK, EVENT, EVENTS, GAME_END, GAME_START, OBSERVATION, REQUEST,
-                               TERMINATIONS, game_end_msg, game_start_msg)
+from protocol.messages import (
+    CLOCK,
+    EVENT,
+    EVENTS,
+    GAME_END,
+    GAME_START,
+    OBSERVATION,
+    REQUEST,
+    TERMINATIONS,
+    game_end_msg,
+    game_start_msg,
+)
 
 from ..rules import Game, Rules
 from ..rules.actions import shared_wire
