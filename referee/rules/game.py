@@ -203,7 +203,7 @@ class Game:
     direction: int                  #: +1 play goes clockwise, -1 counter-clockwise (reflections)
     outcome: Outcome | None
     history: list[int]              #: every action applied, in order
-    events: list[tuple] | None
+    events: list[tuple[Any, ...]] | None
     out_order: list[int]
     #: The last ``legal_actions()`` result and the ``action_count`` it was computed at:
     #: ``apply`` checks an action by membership in it instead of computing it again.
@@ -979,7 +979,7 @@ class Game:
             view["direction"] = "clockwise" if self.direction > 0 else "counter_clockwise"
         return view
 
-    def public_event(self, event: tuple, seat: int) -> dict[str, Any] | None:
+    def public_event(self, event: tuple[Any, ...], seat: int) -> dict[str, Any] | None:
         """One recorded event (from ``events``) as ``seat`` may see it, in wire form, or
         None when ``seat`` does not see it at all.
 

@@ -525,7 +525,8 @@ def normal_cdf(x: float) -> float:
 
 def elo_to_score(elo: float) -> float:
     """Expected score of a logistic Elo difference: 1 / (1 + 10**(-elo/400))."""
-    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+    power: float = 10.0 ** (-elo / 400.0)  # float ** float is typed Any (it may be complex)
+    return 1.0 / (1.0 + power)
 
 
 def score_to_elo(score: float) -> float:
