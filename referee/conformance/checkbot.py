@@ -441,7 +441,7 @@ class _Tap(Player):
         stream = getattr(inner, "_receive_stream", None)
         if self.settle <= 0 or decoder is None or stream is None or getattr(inner, "failure", None):
             return
-        await inner._flush()
+        await inner.flush()
         self.probes[when] += 1
         start = trio.current_time()
         deadline = start + self.settle * (2 if when == "game_start" else 1)
