@@ -176,6 +176,8 @@ def parse_action(value: object, field: str = "action") -> dict[str, Any]:
 # -- the declarations: every message's fields, in wire order --------------------------------
 
 _NAT = Int(0)
+#: The engine's seat bound (referee/rules/options.py MIN_SEATS, MAX_SEATS) on the wire: the
+#: protocol may not import the engine, so tests/app/test_seat_bound.py holds the two equal.
 _SEATS = Int(2, maximum=6)
 _ACTION = Ref("action", parse_action, "an action map")
 _MS = Int(nullable=True, expected="an integer (milliseconds) or nil")

@@ -468,29 +468,19 @@ def _timed_match(specs: list[Any], config: Any, sandbox: str, limits: Any) -> _T
     import trio
 
     from ..seats import cgroups
-    from ..seats.process import ProcessPlayer
+    from ..seats.process import PROCESSES_STARTED
     from ..table.runner import SeatOptions, run_match_async
-
-    starts: list[int] = []
-    original = ProcessPlayer._spawn
-
-    async def counting_spawn(self: ProcessPlayer) -> None:
-        starts.append(1)
-        await original(self)
 
     async def main() -> Any:
         return await run_match_async(specs, config, log_dir=None,
                                      options=SeatOptions(sandbox=sandbox, limits=limits))
 
-    ProcessPlayer._spawn = counting_spawn  # type: ignore[method-assign]
-    try:
-        writes0 = cgroups.FREEZER_WRITES[0]
-        t0, cpu0, bots0 = time.perf_counter(), time.process_time(), children_cpu()
-        result = trio.run(main)
-        return _TimedMatch(result, time.perf_counter() - t0, time.process_time() - cpu0,
-                           children_cpu() - bots0, len(starts), cgroups.FREEZER_WRITES[0] - writes0)
-    finally:
-        ProcessPlayer._spawn = original  # type: ignore[method-assign]
+    writes0, starts0 = cgroups.FREEZER_WRITES[0], PROCESSES_STARTED[0]
+    t0, cpu0, bots0 = time.perf_counter(), time.process_time(), children_cpu()
+    result = trio.run(main)
+    return _TimedMatch(result, time.perf_counter() - t0, time.process_time() - cpu0,
+                       children_cpu() - bots0, PROCESSES_STARTED[0] - starts0,
+                       cgroups.FREEZER_WRITES[0] - writes0)
 
 
 def bench_freezing(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | None = None,

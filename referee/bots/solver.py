@@ -107,14 +107,15 @@ def cap_in_reach(game: Game) -> bool:
     cards = g.table_mask().bit_count() + len(g.talon)  # (a face-up trump still to draw)
     for hand in g.hands:
         cards += hand.bit_count()
-    limit = g.rules.pickup_draw_limit
-    streak = cards if not g._transfers else -1
+    rules = g.rules
+    limit = rules.pickup_draw_limit
+    streak = cards if rules.transfer == "off" else -1
     if limit is not None and (streak < 0 or limit < streak):
         streak = limit
     if streak < 0:
         return True
     bound = (cards // 2 + 1) * (streak + 1) * (2 * cards + 11)
-    return bound >= g._action_cap - g.action_count
+    return bound >= rules.action_cap - g.action_count
 
 
 def terminal_value(game: Game, side: int) -> int:

@@ -11,7 +11,7 @@ import typer
 from ..printing.jsonresult import emit_result
 from ..printing.jsonresult import result as json_result
 from ..records.storedb import PgUrl
-from ..rules.options import make_rules
+from ..rules.options import MAX_SEATS, MIN_SEATS, make_rules
 from ..table.clock import DEFAULT_BACKSTOP, TimeControl
 from .common import (
     check_range,
@@ -43,7 +43,7 @@ from .options import (
 def engine(
     games: Annotated[int, typer.Option(min=1, help="Games per round.")] = 2000,
     rounds: Annotated[int, typer.Option(min=1, help="Rounds; the median is reported.")] = 5,
-    players: Annotated[int, typer.Option(min=2, max=6)] = 2,
+    players: Annotated[int, typer.Option(min=MIN_SEATS, max=MAX_SEATS, help="Seats at the table.")] = 2,
     rules: RulesOption = "classic",
     as_json: JsonFlag = False,
 ) -> None:
@@ -69,7 +69,7 @@ def engine(
 def env(
     games: Annotated[int, typer.Option(min=1, help="Games per round and loop.")] = 300,
     rounds: Annotated[int, typer.Option(min=1, help="Rounds of each loop, alternating; medians reported.")] = 5,
-    players: Annotated[int, typer.Option(min=2, max=6, help="Seats at the table (agents).")] = 2,
+    players: Annotated[int, typer.Option(min=MIN_SEATS, max=MAX_SEATS, help="Seats at the table (agents).")] = 2,
     rules: RulesOption = "classic",
     cpu: Annotated[int, typer.Option(help="Pin this process to this CPU (-1: do not pin).")] = 0,
     as_json: JsonFlag = False,
@@ -520,7 +520,7 @@ def strength(
     games: Annotated[int, typer.Option(
         min=1, help="Games per table, rounded up to whole deals (one game per seat rotation).")] = 40,
     players: Annotated[int, typer.Option(
-        min=2, max=6, help="Seats per table; every combination of that many bots plays.")] = 2,
+        min=MIN_SEATS, max=MAX_SEATS, help="Seats per table; every combination of that many bots plays.")] = 2,
     bot: Annotated[list[str] | None, typer.Option(
         "--bot", help="Add a bot to the scale, NAME=CMD or NAME=builtin:...; repeatable.",
         show_default=False)] = None,

@@ -58,7 +58,7 @@ def check_bot(
 ) -> None:
     """Check a bot before a tournament: handshake, every decision type under every rule
     variant (transfer, reflection, show-trump, same-rank leads, throw-in any time, the
-    24-, 36- and 52-card decks, 2 to 6 players) against the built-in bots, decision
+    24-, 36- and 52-card decks, every table size) against the built-in bots, decision
     latency, clean exit after bye; and that it
     never answers a request twice or before it is asked, and leaves no process behind
     (a forked child or a setsid daemon still running after it exited is named, then

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..rules.options import OPTIONS, PRESETS
+from ..rules.options import OPTIONS, PRESETS, SEATS_TEXT
 from ..seats import uids
 from ..seats.players import BUILTINS
 from ..table.clock import DEFAULT_MOVE_TIME, MAX_BACKSTOP
@@ -36,7 +36,7 @@ BIND_HELP = "A file or directory sandboxed bots may read, e.g. a bot's data (rep
 RECOVER_HELP = ("Play on when a bot program fails its first start-up (missing script, exits at "
                 "once, bad hello, no hello in time): its games become forfeits. Without it the "
                 "run stops with exit 2, naming the bot, its command and its stderr.")
-BOTS_HELP = ("Bots, one per seat (2 to 6): builtin:NAME (" + ", ".join(BUILTINS)
+BOTS_HELP = (f"Bots, one per seat ({SEATS_TEXT}): builtin:NAME (" + ", ".join(BUILTINS)
              + "; parameters after a second colon: builtin:ismcts:ms=40 or "
              "builtin:ismcts:iterations=200,c=0.7), or a command line such as \"python3 examples/python/greedy_bot.py\", "
              "optionally named: alice=\"./mybot --fast\".")

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ..console.progress import progress_for
-from ..rules.options import make_rules
+from ..rules.options import MAX_SEATS, make_rules
 from ..seats.players import TCP_NO_CPU_TIME, BotSpec, parse_bot_spec
 from ..table.adjudicator import parse_budget
 from ..table.clock import DEFAULT_BACKSTOP, TimeControl
@@ -171,7 +171,8 @@ PersonMoveTimeOption = Annotated[float | None, typer.Option(
 
 def play(
     bots: Annotated[list[str] | None, typer.Argument(
-        help="The bots you play against, one per other seat (1 to 5; default: builtin:greedy): "
+        help=f"The bots you play against, one per other seat (1 to {MAX_SEATS - 1}; default: "
+        "builtin:greedy): "
         "builtin:NAME or a command line, as in `match`.", show_default=False)] = None,
     seat: Annotated[int, typer.Option(
         help="Your seat, 0-based (seat order is play order); the bots fill the others in the "
@@ -217,8 +218,9 @@ def play(
     specs = [parse_bot_spec(b) for b in (bots or ["builtin:greedy"])]
     if any(s.kind == "tcp" for s in specs):
         fail("play seats built-in bots and bot programs; tcp:NAME seats are for `match` and `serve`")
-    if len(specs) > 5:
-        fail(f"a table has at most 6 seats: you and 1 to 5 bots, not {len(specs)} bots")
+    if len(specs) > MAX_SEATS - 1:
+        fail(f"a table has at most {MAX_SEATS} seats: you and 1 to {MAX_SEATS - 1} bots, "
+             f"not {len(specs)} bots")
     table_rules.check_table(len(specs) + 1)
     if not 0 <= seat <= len(specs):
         fail(f"--seat {seat}: a table of {len(specs) + 1} has seats 0..{len(specs)}")

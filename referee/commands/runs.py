@@ -13,7 +13,7 @@ from ..console.usererror import lifted
 from ..league.runs import hold_run, run_target, stopping
 from ..printing.jsonresult import emit_result, sprt_body, standings_body
 from ..records.storedb import PgUrl
-from ..rules.options import make_rules
+from ..rules.options import SEATS_TEXT, make_rules
 from ..seats.players import BotSpecError, parse_bot_spec, unique_names
 from ..table.adjudicator import parse_budget
 from ..table.clock import DEFAULT_BACKSTOP, TimeControl
@@ -89,7 +89,7 @@ def tournament(
     config: ConfigOption = None,
     format_: Annotated[str | None, typer.Option("--format", help="round-robin or gauntlet (the first bot "
                                                 "against each of the others).")] = None,
-    players: Annotated[int | None, typer.Option(help="Players per table (2..6): every combination "
+    players: Annotated[int | None, typer.Option(help=f"Players per table ({SEATS_TEXT}): every combination "
                                                 "of that many bots plays.")] = None,
     games: Annotated[int | None, typer.Option(help="Games per table (rounded up to whole duplicate deals).")] = None,
     concurrency: Annotated[int | None, typer.Option(min=1, help="Games played at once.")] = None,

@@ -70,7 +70,7 @@ from ..rules import Game
 from ..rules.actions import MalformedAction, action_from_wire, action_str, shared_wire
 from ..rules.deal import deal_deck, deal_id
 from ..rules.match import first_dealer
-from ..rules.options import make_rules
+from ..rules.options import MAX_SEATS, make_rules
 from ..seats.leftovers import ProcInfo, Watch, subreaper
 from ..seats.players import (
     Ask,
@@ -205,7 +205,7 @@ _BASIC = ("attack", "cover", "take", "throw_in", "pass")
 
 #: Every rule variant a bot may meet, each played as its own probe match: the transfer
 #: modes, the lead and throw-in timings, the trump exchange, forced moves asked, every
-#: deck (24, 36, 52) and every table size (2 to 6 players; a 24-card deck seats at most
+#: deck (24, 36, 52) and every table size (MIN_SEATS to MAX_SEATS players; a 24-card deck seats at most
 #: 4, which deals every card: no talon, the trump in the dealer's hand).
 CONFIGS: tuple[RuleSet, ...] = (
     RuleSet("classic", "classic", "classic", (), 2, (*_BASIC, "forced")),
@@ -224,7 +224,8 @@ CONFIGS: tuple[RuleSet, ...] = (
     RuleSet("deck24_4p", "classic, deck=24, 4 players (every card dealt)", "classic",
             (("deck", "24"),), 4, _BASIC),
     RuleSet("deck52_5p", "classic, deck=52, 5 players", "classic", (("deck", "52"),), 5, _BASIC),
-    RuleSet("six_players", "classic, 6 players", "classic", (), 6, _BASIC),
+    RuleSet("full_table", f"classic, {MAX_SEATS} players (the fullest table)", "classic", (), MAX_SEATS,
+            _BASIC),
     RuleSet("ask_forced_off", "classic, ask_forced=off", "classic", (("ask_forced", "off"),), 2,
             ("attack", "take")),
 )
@@ -448,7 +449,7 @@ class _Tap(Player):
         stream = getattr(inner, "_receive_stream", None)
         if self.settle <= 0 or decoder is None or stream is None or getattr(inner, "failure", None):
             return
-        await inner._flush()
+        await inner.flush()
         self.probes[when] += 1
         start = trio.current_time()
         deadline = start + self.settle * (2 if when == "game_start" else 1)

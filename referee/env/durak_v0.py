@@ -99,7 +99,7 @@ def final_rewards(game: Game) -> list[float]:
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name for the unwrapped class)
-    """Durak for 2 to 6 agents under any table rules; see the module docstring."""
+    """Durak for MIN_SEATS to MAX_SEATS agents (rules.options) under any table rules; see the module docstring."""
 
     metadata = {"name": "durak_v0", "render_modes": RENDER_MODES, "is_parallelizable": False}
 

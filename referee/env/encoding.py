@@ -34,7 +34,7 @@ counted from the observing seat, so offset 0 is always "me"):
   defender; dealer; holder of the face-up trump (and one more value: nobody yet);
 - the talon size, the phase (5: exchange, attack, defend, throw_in, over), taking, the
   bout's transfers so far, its attack limit, the trump suit (4), counter-clockwise play;
-- the table rules (constant for a game): players (5: 2..6), deck (3: 24, 36, 52),
+- the table rules (constant for a game): players (5: 2..MAX_PLAYERS), deck (3: 24, 36, 52),
   transfer mode (4: off, on, trump_show, reflect), transfer limit (0: none), max attacks
   (0: none), first-bout limit, throw-in ranks of attacks only, throw-in any time,
   same-rank leads, last-two-out defender loses, trump exchange allowed.
@@ -71,6 +71,9 @@ from ..rules.cards import CARD_TEXT, parse_card
 from ..rules.game import PHASE_NAMES, Game
 from ..rules.options import Rules
 
+#: The seats this observation layout has room for: the layout's own fixed size (a trained
+#: agent's input shape), not the rules' bound. tests/app/test_seat_bound.py fails if the
+#: rules (``rules.options.MAX_SEATS``) ever seat more than it holds.
 MAX_PLAYERS: Final = 6
 
 ATTACK_BASE: Final = 0

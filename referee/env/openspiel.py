@@ -1,6 +1,6 @@
 """Durak as an OpenSpiel Python game: ``pyspiel.load_game("python_durak_ref", {...})``.
 
-Importing this module registers the game. Parameters: ``players`` (2..6, default 2),
+Importing this module registers the game. Parameters: ``players`` (MIN_SEATS..MAX_SEATS, default 2),
 ``rules`` (a preset, default ``classic``) and every table rule of ``durak-ref rules`` by
 name: a number for the numeric ones (``deck``, ``max_attacks``, ``transfer_limit``,
 ``pickup_draw_limit``, ``action_cap``; 0 is ``none``, -1 leaves the preset's value), else
@@ -37,7 +37,7 @@ import pyspiel
 from ..rules.actions import ATTACK, COVER, THROW_IN, TRANSFER
 from ..rules.cards import CARD_TEXT
 from ..rules.game import HAND_SIZE, Game
-from ..rules.options import OPTIONS, Rules, make_rules
+from ..rules.options import MIN_SEATS, OPTIONS, Rules, make_rules
 from .durak_v0 import final_rewards
 from .encoding import (
     ACTION_SIZE,
@@ -66,7 +66,7 @@ _GAME_TYPE = pyspiel.GameType(
     utility=pyspiel.GameType.Utility.ZERO_SUM,
     reward_model=pyspiel.GameType.RewardModel.TERMINAL,
     max_num_players=MAX_PLAYERS,
-    min_num_players=2,
+    min_num_players=MIN_SEATS,
     provides_information_state_string=True,
     provides_information_state_tensor=True,
     provides_observation_string=True,

@@ -5,7 +5,7 @@ The unit of independence is a pair of games on one deal:
 - two players: the deal is played with A in seat 0 and B in seat 1, then with the
   seats swapped; B's score in a game is 1 if A was the durak, 0 if B was, 1/2 for a
   draw, and the pair's score (0, 1/2, ..., 2) is one pentanomial count;
-- with opponents (a table of A or B plus them: 2 to 6 players): the deal is played
+- with opponents (a table of A or B plus them, at most MAX_SEATS players): the deal is played
   with A in a seat against the opponents,
   then with B in the same seat against the same opponents in the same seats; B's pair
   score is ``score(B) + 1 - score(A)`` with score 1 when safe, 1/2 in a shared draw,

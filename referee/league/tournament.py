@@ -41,7 +41,7 @@ from ..errors import UserError
 from ..records.matchlog import FORMAT, MatchLogWriter, fresh_log_path, safe_name, utc_now
 from ..records.store import GameRow, Store, StoreError
 from ..rules.deal import DEAL_TEXT, SeedError, check_seed, deal_id
-from ..rules.options import RulesError, make_rules
+from ..rules.options import RulesError, make_rules, seat_count_error
 from ..seats.cgroups import run_header
 from ..seats.players import (
     BotSpec,
@@ -155,8 +155,9 @@ class TournamentSettings:
             raise TournamentError(f"bot names must be unique; repeated: {', '.join(dupes)}")
         if self.format not in FORMATS:
             raise TournamentError(f"unknown format {self.format!r}; formats: {', '.join(FORMATS)}")
-        if not 2 <= self.players <= 6:
-            raise TournamentError(f"--players {self.players}: a table has 2 to 6 players")
+        problem = seat_count_error(self.players)
+        if problem:
+            raise TournamentError(f"--players {self.players}: {problem}")
         if self.players > len(names):
             raise TournamentError(f"--players {self.players} needs at least that many bots; "
                                   f"there are {len(names)}")

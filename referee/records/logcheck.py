@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import UserError
 from ..rules.actions import MalformedAction, parse_action
 from ..rules.cards import CardError, parse_card
+from ..rules.options import MAX_SEATS, MIN_SEATS, SEATS_TEXT
 
 
 class LogError(UserError, ValueError):
@@ -25,8 +26,6 @@ class LogError(UserError, ValueError):
     hint = "give a log a durak-ref run wrote; to write one, give a writable directory with space left"
 
 
-#: The most seats a table has (rules.options checks the table; this bounds a log's).
-MAX_SEATS = 6
 
 
 class _Bad(Exception):
@@ -92,9 +91,9 @@ def _check_game(r: dict[str, Any]) -> None:
     _need(isinstance(r["seed"], (str, int)) and not isinstance(r["seed"], bool), "seed", r["seed"],
           "text or an integer")
     players = r["players"]
-    _need(isinstance(players, list) and 2 <= len(players) <= MAX_SEATS
+    _need(isinstance(players, list) and MIN_SEATS <= len(players) <= MAX_SEATS
           and all(isinstance(p, str) for p in players),
-          "players", players, f"a list of 2 to {MAX_SEATS} names")
+          "players", players, f"a list of {SEATS_TEXT} names")
     n = len(players)
     _seat("dealer", r["dealer"], n)
     deck = r["deck"]

@@ -43,6 +43,7 @@ from typing import Any
 
 from ..console import jsonout
 from ..errors import UserError
+from ..rules.options import SEATS_TEXT, seat_count_error
 from .matchlog import utc_now
 from .private import PRIVATE_FILE, private_mkdir, private_open
 from .storedb import Backend, ConnectError, PgUrl, TargetError, connect, parse_target
@@ -648,8 +649,9 @@ class Store:
     def _check_game(self, g: GameRow) -> None:
         key = (g.tournament_id, g.game_index)
         seats = sorted(s.seat for s in g.seats)
-        if seats != list(range(len(seats))) or not 2 <= len(seats) <= 6:
-            raise self._damaged("seats", key, f"the game's seats are {seats}, not 0..n-1 for 2 to 6 players")
+        if seats != list(range(len(seats))) or seat_count_error(len(seats)):
+            raise self._damaged("seats", key,
+                                f"the game's seats are {seats}, not 0..n-1 for {SEATS_TEXT} players")
         if g.durak is not None and g.durak not in g.players:
             raise self._damaged("games", key, f"durak {g.durak!r} is not one of its players")
 

@@ -38,12 +38,23 @@ from .game import (
     shuffled_deck,
 )
 from .match import next_dealer
-from .options import OPTIONS, PRESETS, Rules, RulesError, make_rules
+from .options import (
+    MAX_SEATS,
+    MIN_SEATS,
+    OPTIONS,
+    PRESETS,
+    SEATS_TEXT,
+    Rules,
+    RulesError,
+    make_rules,
+    seat_count_error,
+)
 
 __all__ = [
     "ATTACK", "COVER", "EXCHANGE", "KIND_NAMES", "PASS", "SHOW_TRUMP", "TAKE", "THROW_IN",
     "TRANSFER", "IllegalAction", "MalformedAction", "action_from_wire", "action_str",
     "action_to_wire", "parse_action", "CardError", "card_str", "parse_card", "ACTION_CAP",
     "DRAW", "NORMAL", "PHASE_NAMES", "STALEMATE", "Game", "Outcome", "PositionError", "shuffled_deck",
-    "next_dealer", "OPTIONS", "PRESETS", "Rules", "RulesError", "make_rules",
+    "next_dealer", "MAX_SEATS", "MIN_SEATS", "OPTIONS", "PRESETS", "SEATS_TEXT", "Rules", "RulesError",
+    "make_rules", "seat_count_error",
 ]

@@ -63,7 +63,7 @@ from .cards import (
     rank_of,
     suit_of,
 )
-from .options import Rules, RulesError
+from .options import Rules, RulesError, seat_count_error
 
 HAND_SIZE: Final = 6
 
@@ -106,10 +106,11 @@ class PositionError(RulesError):
 
 
 def _check_seats(n: int, out: tuple[int, ...], attacker: int, dealer: int | None) -> None:
-    """PositionError unless a position's seats can be: 2 to 6 players, the out seats, the
-    attacker (still in) and the dealer at the table, at least two seats still in."""
-    if not 2 <= n <= 6:
-        raise PositionError(f"a table has 2 to 6 players, not {n}")
+    """PositionError unless a position's seats can be: MIN_SEATS to MAX_SEATS players, the
+    out seats, the attacker (still in) and the dealer at the table, at least two seats still in."""
+    problem = seat_count_error(n)
+    if problem:
+        raise PositionError(problem)
     for s in out:
         if not 0 <= s < n:
             raise PositionError(f"out seat {s} does not exist at a {n}-player table (seats 0..{n - 1})")

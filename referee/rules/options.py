@@ -8,10 +8,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from ..errors import UserError
 from .cards import DECK_LOW_RANK, RANKS
+
+#: The fewest and the most players at a table: the one place this bound is written. The
+#: engine, logs, the store, ratings, tournaments and every CLI option and help text that
+#: bounds a table read it (tests/app/test_seat_bound.py holds them to it).
+#: (Final with a literal: mypyc folds them into the compiled frame builder's indices.)
+MIN_SEATS: Final = 2
+MAX_SEATS: Final = 6
+#: The bound in words, for messages and help texts: "2 to 6".
+SEATS_TEXT = f"{MIN_SEATS} to {MAX_SEATS}"
+
+
+def seat_count_error(players: int) -> str | None:
+    """Why ``players`` cannot sit at any table ("a table has 2 to 6 players, not 7"), or
+    None when the count is within MIN_SEATS..MAX_SEATS."""
+    if MIN_SEATS <= players <= MAX_SEATS:
+        return None
+    return f"a table has {SEATS_TEXT} players, not {players}"
 
 
 class RulesError(UserError, ValueError):
@@ -257,8 +274,9 @@ class Rules:
 
     def check_table(self, players: int) -> None:
         """Raise RulesError if ``players`` cannot sit at a table with these rules."""
-        if not 2 <= players <= 6:
-            raise RulesError(f"a table has 2 to 6 players, not {players}")
+        problem = seat_count_error(players)
+        if problem:
+            raise RulesError(problem)
         if players * 6 > self.deck:
             raise RulesError(
                 f"{players} players need {players * 6} cards for the deal; the deck has "

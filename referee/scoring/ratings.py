@@ -2,8 +2,8 @@ r"""Ratings for Durak bots: a pure maths module (standard library only, no I/O).
 
 Model
 -----
-A game is played at a table ``S`` of 2 to 6 distinct bots and has exactly one loser, the
-durak. With ratings ``R`` on the Elo scale and ``g = R * ln(10) / 400``::
+A game is played at a table ``S`` of MIN_SEATS to MAX_SEATS (rules.options) distinct bots
+and has exactly one loser, the durak. With ratings ``R`` on the Elo scale and ``g = R * ln(10) / 400``::
 
     P(d is the durak | S) = exp(-g_d) / sum_{j in S} exp(-g_j)                  (1)
 
@@ -92,6 +92,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import UserError
+from ..rules.options import seat_count_error
 
 __all__ = [
     "DEFAULT_K", "DEFAULT_START", "DEFAULT_PRIOR_SD", "Z95", "ELO_TO_NATURAL",
@@ -112,9 +113,6 @@ Z95 = 1.959963984540054
 #: g = R * ELO_TO_NATURAL.
 ELO_TO_NATURAL = math.log(10.0) / 400.0
 
-_MIN_SEATS, _MAX_SEATS = 2, 6
-
-
 class RatingError(UserError, ValueError):
     """Bad input for a rating computation (e.g. a pool that is not connected)."""
 
@@ -125,7 +123,7 @@ class RatingError(UserError, ValueError):
 class RatedGame:
     """One finished game as the ratings see it.
 
-    ``players``: the 2..6 distinct bot names at the table (order irrelevant).
+    ``players``: the MIN_SEATS..MAX_SEATS distinct bot names at the table (order irrelevant).
     ``durak``: the loser, or ``None`` for a draw, in which case ``last_two`` names the
     players who share the draw: normally the last two, more when more went out in the
     same final bout, the whole table after a stalemate (all must be at the table; each
@@ -140,8 +138,9 @@ class RatedGame:
     def __post_init__(self) -> None:
         players = tuple(self.players)
         object.__setattr__(self, "players", players)
-        if not _MIN_SEATS <= len(players) <= _MAX_SEATS:
-            raise RatingError(f"a table has 2 to 6 players, got {len(players)}: {players!r}")
+        problem = seat_count_error(len(players))
+        if problem:
+            raise RatingError(f"{problem}: {players!r}")
         if len(set(players)) != len(players):
             raise RatingError(f"a player appears twice at the table: {players!r}")
         if self.durak is not None:

@@ -157,7 +157,7 @@ class Lane(Seat):
         #: The halves' fileno methods (None: not pipes).
         self.out_fileno: Callable[[], int] | None = None
         self.in_fileno: Callable[[], int] | None = None
-        self.out_holder: Any = None  #: see wire._fd_holder
+        self.out_holder: Any = None  #: see console/trio_internals.py
         self.in_holder: Any = None
         #: What to call before a request is written (None: nothing): thaws a bot that
         #: was frozen while another was waited for (referee/seats/cgroups.py, Turns).
@@ -389,7 +389,7 @@ def _read_within(lane: Lane, milliseconds: int) -> bytes:
 
 def _fd(holder: Any, fileno: Any) -> int:
     """A pipe's fd as its holder reads it (-1 once the stream is closed, never a number
-    reused since: see wire._fd_holder), or from its ``fileno`` method without a holder."""
+    reused since: see console/trio_internals.py), or from its ``fileno`` method without a holder."""
     return cast(int, fileno() if holder is None else holder.fd)
 
 

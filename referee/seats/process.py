@@ -42,6 +42,8 @@ from .wire import StreamPlayer
 
 STDERR_TAIL = 4096
 READ_CHUNK = 65536
+#: Bot processes this process has started, restarts included (``bench match`` reports them).
+PROCESSES_STARTED = [0]
 
 
 class _Connection:
@@ -175,6 +177,7 @@ class ProcessPlayer(StreamPlayer):
     async def _spawn(self) -> None:
         assert self._nursery is not None
         self.starts += 1
+        PROCESSES_STARTED[0] += 1
         if self._stderr_file is not None and self.starts > 1:
             self._write_stderr(f"\n[durak-ref: bot restarted (start {self.starts})]\n".encode())
         # prlimit sets the limits before bwrap and the bot exist; a pre-exec function

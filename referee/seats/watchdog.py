@@ -24,7 +24,8 @@ dead referee cannot (``remove_trees``): thaw every group (v1 ``freezer.state`` T
 v2 ``cgroup.freeze`` 0), kill every process in them (v2 ``cgroup.kill``; and SIGKILL,
 then SIGCONT, of every pid in each ``cgroup.procs``, again until all are empty: a bot
 may fork while we kill), rmdir them deepest first, and exit, which releases the leases it
-held. After a normal exit it finds the subtrees already gone and exits at once.
+held. At a normal exit the referee removes its subtrees itself, then closes its end and
+reaps the watchdog (``Watchdog.close``), which finds nothing left and exits at once.
 
 This module holds only the standard library: the referee imports its client half
 (``Watchdog``), and ``remove_trees``, which its own exit path uses as well.
@@ -32,6 +33,7 @@ This module holds only the standard library: the referee imports its client half
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import socket
@@ -198,6 +200,16 @@ class Watchdog:
             _say_once(f"warning: the watchdog (pid {self.pid}) is gone ({exc.strerror or exc}): "
                       f"bots would outlive a referee killed with SIGKILL")
 
+    def close(self, wait_s: float = 5.0) -> None:
+        """End the watchdog at a normal exit: close our end (it sweeps whatever is left,
+        nothing after ``Backend.remove_all``, and exits) and reap it, so that not even
+        the watchdog outlives the referee. Waits at most ``wait_s``."""
+        self._forget()
+        try:
+            self.process.wait(timeout=wait_s)
+        except subprocess.TimeoutExpired:
+            pass  # still sweeping: it ends by itself (GIVE_UP_S); we do not wait longer
+
     def watch_base(self, path: str) -> None:
         """Remove ``path`` (a subtree of bot groups) and end its processes if we die."""
         self._send(f"base {path}")
@@ -233,6 +245,17 @@ def watchdog_pid() -> int | None:
     """The pid of this process's watchdog (None: none started): it is ours, not a bot's
     leftover (referee/seats/leftovers.py)."""
     return _started[0].pid if _started and _started[0].owner == os.getpid() else None
+
+
+def _end_at_exit() -> None:
+    if _started and _started[0].owner == os.getpid():
+        _started[0].close()
+
+
+# Registered when this module is first imported, before any backend registers its
+# remove_all (cgroups.Backend.guard): exit handlers run last-registered first, so the
+# referee removes its groups itself first, then ends its watchdog.
+atexit.register(_end_at_exit)
 
 
 if __name__ == "__main__":

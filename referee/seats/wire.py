@@ -40,6 +40,7 @@ from protocol.codec import FrameDecoder, encode
 from protocol.errors import RemoteProtocolError, UnsupportedVersionError
 
 from .. import __version__
+from ..console.trio_internals import fd_holder
 from .pipelane import (  # noqa: F401
     QUICK_ANSWER_S,
     QUICK_WAIT_MS,
@@ -164,8 +165,8 @@ class StreamPlayer(Player):
         except RuntimeError:  # attached outside a trio run: ask the run in use each time
             clock, lane.now = None, trio.current_time
         lane.clock_offset = clock_offset(clock)
-        lane.out_holder = _fd_holder(send_stream)
-        lane.in_holder = _fd_holder(receive_stream)
+        lane.out_holder = fd_holder(send_stream)
+        lane.in_holder = fd_holder(receive_stream)
         lane.expect = lane.answers = None
         lane.open = lane.stash = None
         self._known_hit = False
@@ -731,15 +732,6 @@ class StreamPlayer(Player):
         if received is not _NOTHING:
             evidence["received"] = brief(received)
         return self._note(BotFailure(kind, reason, evidence))
-
-
-def _fd_holder(stream: Any) -> Any:
-    """The object whose ``fd`` is ``stream.fileno()`` (a trio FdStream's holder: -1 once
-    closed), when there is one and it says the same now; else None."""
-    holder = getattr(stream, "_fd_holder", None)
-    if not isinstance(stream, trio.lowlevel.FdStream) or type(getattr(holder, "fd", None)) is not int:
-        return None
-    return holder if holder is not None and holder.fd == stream.fileno() else None
 
 
 def _poller(stream: Any) -> Any:

@@ -55,6 +55,7 @@ from ..rules import Game, Rules
 from ..rules.actions import shared_wire
 from ..rules.cards import CARD_TEXT, card_str, mask_str
 from ..rules.game import PHASE_NAMES
+from ..rules.options import MAX_SEATS
 from .clock import Clock
 
 OMNISCIENT: Final = -2
@@ -189,13 +190,13 @@ _TRUMP: Final = [[_OBS("trump") + _CARD[card] + _OBS("trump_suit") + pack("CDHS"
                   for suit in range(4)] for card in range(52)]  #: [trump_card][trump_suit]
 #: [(trump_holder + 1) * 53 + talon size]: both fields and the table's key.
 _HOLDER_TALON: Final = [holder + talon + _OBS("table")
-                        for holder in _field("trump_holder", [None, *range(6)])
+                        for holder in _field("trump_holder", [None, *range(MAX_SEATS)])
                         for talon in _field("talon", range(53))]
-#: [((attacker * 6 + defender) * 8 + phase) * 2 + taking]: the four fields and bout's key
+#: [((attacker * MAX_SEATS + defender) * 8 + phase) * 2 + taking]: the four fields and bout's key
 #: (phases padded to 8).
 _ROLES: Final = [attacker + defender + phase + taking + _OBS("bout")
-                 for attacker in _field("attacker", range(6))
-                 for defender in _field("defender", range(6))
+                 for attacker in _field("attacker", range(MAX_SEATS))
+                 for defender in _field("defender", range(MAX_SEATS))
                  for phase in _field("phase", [*PHASE_NAMES, *[None] * (8 - len(PHASE_NAMES))])
                  for taking in _field("taking", [False, True])]
 #: _SLOT[attack * 53 + cover + 1]: a table slot, [attack, cover or nil] (cover -1: nil).
@@ -306,7 +307,7 @@ class RequestFrames:
                 sizes[s] = _INT[cast(int, h).bit_count()]  # (at most 52 cards)
             parts.append(sizes[s])
         parts.append(self._out_part(g.out))
-        parts.append(_ROLES[((g.attacker * 6 + g.defender) * 8 + g.phase) * 2 + g.taking])
+        parts.append(_ROLES[((g.attacker * MAX_SEATS + g.defender) * 8 + g.phase) * 2 + g.taking])
         parts.append(_int(g.bout))
         self._add_known(parts, g)
         if self._reflect:
@@ -431,7 +432,7 @@ def _after_seat(name: str, present: list[str]) -> list[bytes]:
     head = record.head([f for f in present if f in record.by_name])
     nxt = [f.name for f in record.fields[1:] if not f.optional]
     then = record.key(nxt[0]) if nxt else b""
-    return [head + record.key("seat") + _INT[seat] + then for seat in range(6)]
+    return [head + record.key("seat") + _INT[seat] + then for seat in range(MAX_SEATS)]
 
 
 #: [kind * 2 + forced][seat]: the event's head, seat and the next key (``_after_seat``);
@@ -445,7 +446,7 @@ _K_TRUMP: Final = EVENTS["exchange"].key("trump")
 _K_CARDS: Final = EVENTS["draw"].key("cards")
 #: bout_end: [taken][defender] (result "beaten" or "taken").
 _BOUT_END: Final = [[EVENTS["bout_end"].head() + EVENTS["bout_end"].run(
-    {"result": result, "defender": defender}) for defender in range(6)]
+    {"result": result, "defender": defender}) for defender in range(MAX_SEATS)]
     for result in ("beaten", "taken")]
 
 

@@ -69,3 +69,13 @@ def test_bench_protocol_names_the_programs_behind_each_figure(tmp_path: Path) ->
     assert text.returncode == 0, text.stderr
     assert f"bot: {shlex.join(shlex.split(bot))}" in text.stdout
     assert "Python echo child" in text.stdout
+
+
+def test_bench_match_counts_every_bot_process_it_started(tmp_path: Path) -> None:
+    """Two program bots, no restart, no cold starts: two processes (counted where
+    seats.process starts them, not by patching it)."""
+    run = cli("bench", "match", "--bots", "python", "--games", "2", "--starts", "0", "--sandbox", "none",
+              "--cpu", "-1", "--json", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)
+    assert result["games"] == 2 and result["bot_processes_started"] == 2

@@ -8,6 +8,7 @@ The work directory is made under /tmp, not in tmp_path: pytest makes its base di
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -56,9 +57,18 @@ def work() -> Iterator[Path]:
         shutil.rmtree(base, ignore_errors=True)
 
 
+@functools.cache
+def nobody_key() -> str:
+    """Where the unprivileged user's referee keeps its own signing key (it may not read
+    the tests' key, which is root's): a directory of its own."""
+    directory = tempfile.mkdtemp(prefix="durak-nobody-key-")
+    os.chown(directory, NOBODY, NOBODY)
+    return os.path.join(directory, "referee-ed25519.key")
+
+
 def nobody(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     """``durak-ref ARGS`` as the unprivileged user."""
-    env = dict(os.environ, COLUMNS="200", NO_COLOR="1")
+    env = dict(os.environ, COLUMNS="200", NO_COLOR="1", DURAK_REF_KEY=nobody_key())
     return subprocess.run([*AS_NOBODY, str(DURAK_REF), *map(str, args)], capture_output=True,
                           text=True, cwd=cwd, env=env, timeout=300)
 

@@ -359,8 +359,8 @@ def test_a_fit_that_cannot_converge_says_so() -> None:
 
 
 @pytest.mark.parametrize("kwargs,message", [
-    ({"players": ("a",), "durak": "a"}, r"a table has 2 to 6 players, got 1: \('a',\)"),
-    ({"players": tuple("abcdefg"), "durak": "a"}, "a table has 2 to 6 players, got 7"),
+    ({"players": ("a",), "durak": "a"}, r"a table has 2 to 6 players, not 1: \('a',\)"),
+    ({"players": tuple("abcdefg"), "durak": "a"}, "a table has 2 to 6 players, not 7"),
     ({"players": ("a", "a"), "durak": "a"}, r"a player appears twice at the table: \('a', 'a'\)"),
     ({"players": ("a", "b"), "durak": "a", "last_two": ("a", "b")},
      "^a game has either a durak or a drawn last two, not both$"),

@@ -33,7 +33,8 @@ RECORD_BOT = Path(__file__).parent / "bots" / "record_bot.py"
 VOLATILE = {"started", "ended", "wall_ms", "wall_s", "mean_decision_ms", "max_decision_ms",
             "overhead_us_per_decision", "referee_cpu_us_per_decision",
             "referee_wall_us_per_decision", "log", "stderr_log", "durak_ref",
-            "confinement", "seccomp"}  # (what this machine can enforce: cgroups.py, seccomp.py)
+            "confinement", "seccomp",  # (what this machine can enforce: cgroups.py, seccomp.py)
+            "sig", "signing_key"}  # (this machine's referee key, signing the volatile fields too)
 
 #: Each match: how many recording program bots sit first, then the other arguments.
 MATCHES = {

@@ -104,7 +104,10 @@ def test_spinning_children_are_frozen_while_the_opponent_thinks_so_it_never_forf
         return sum(ms in ran for ms in thinking) / len(thinking)
 
     assert spun_while_thinking(logs) < 0.02
-    assert spun_while_thinking(plogs) > 0.2
+    # The control only has to show that the spinners do run through its decisions when not
+    # frozen: niced to 19 on a loaded 2-core host they got 12% of those milliseconds
+    # (30-70% on a quiet one), so the bar sits well below that, far above the 2% above.
+    assert spun_while_thinking(plogs) > 0.05
 
 
 #: Two spinners at niceness 0 (they take every CPU they are given, so any time they
