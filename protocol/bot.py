@@ -187,9 +187,9 @@ class Transport(Protocol):
 
     def read(self, n: int) -> bytes: ...
 
-    def write(self, data: bytes) -> Any: ...
+    def write(self, data: bytes) -> object: ...
 
-    def flush(self) -> Any: ...
+    def flush(self) -> object: ...
 
 
 class StdioTransport:
@@ -232,10 +232,18 @@ class StdioTransport:
         """Nothing to do: ``write`` goes straight to the descriptor."""
 
 
+class Connection(Protocol):
+    """What ``SocketTransport`` needs of a connected socket (a ``socket.socket`` has it)."""
+
+    def recv(self, n: int, /) -> bytes: ...
+
+    def sendall(self, data: bytes, /) -> object: ...
+
+
 class SocketTransport:
     """A connected socket-like object (``recv``, ``sendall``) supplied by the caller."""
 
-    def __init__(self, sock: Any) -> None:
+    def __init__(self, sock: Connection) -> None:
         self._sock = sock
 
     def read(self, n: int) -> bytes:
@@ -290,7 +298,7 @@ class Bot:
     def on_bye(self, message: dict[str, Any]) -> None:
         """The match is over; ``run`` returns after this hook."""
 
-    def log(self, *parts: Any) -> None:
+    def log(self, *parts: object) -> None:
         """Print to stderr, which the referee captures (stdout carries frames only)."""
         print(*parts, file=sys.stderr, flush=True)
 

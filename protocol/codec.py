@@ -32,7 +32,7 @@ import re
 import struct
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NoReturn, Protocol
 
 import msgpack
 
@@ -56,10 +56,18 @@ _CONTAINERS = (dict, list)
 _local = threading.local()
 
 
-def _packer() -> msgpack.Packer:
+class _Packer(Protocol):
+    """What this module uses of a ``msgpack.Packer`` (msgpack ships no type hints)."""
+
+    def pack(self, obj: object, /) -> bytes: ...
+    def pack_array_header(self, n: int, /) -> bytes: ...
+    def pack_map_header(self, n: int, /) -> bytes: ...
+
+
+def _packer() -> _Packer:
     """This thread's msgpack packer: reused, since building one per message costs about
     as much as packing a small message (a Packer is not thread-safe, hence one each)."""
-    packer = getattr(_local, "packer", None)
+    packer: _Packer | None = getattr(_local, "packer", None)
     if packer is None:
         packer = _local.packer = msgpack.Packer(use_bin_type=True, autoreset=True)
     return packer
@@ -100,7 +108,7 @@ def encode(message: dict[str, Any], *, max_frame: int = MAX_FRAME) -> bytes:
     return _HEADER.pack(len(body)) + body
 
 
-def pack(value: Any) -> bytes:
+def pack(value: object) -> bytes:
     """The msgpack bytes of one value exactly as ``encode`` packs it inside a message.
 
     msgpack is compositional: a map's bytes are its header followed by each key's and
@@ -296,7 +304,7 @@ class FrameDecoder:
     def _frame_ready(self) -> bool:
         if self.buffered < HEADER_SIZE:
             return False
-        (size,) = _HEADER.unpack_from(self._buf, self._pos)
+        size: int = _HEADER.unpack_from(self._buf, self._pos)[0]
         return self.buffered - HEADER_SIZE >= size
 
     def _check_header(self) -> None:
@@ -381,21 +389,21 @@ class _ExtRefused(Exception):
         self.code = code
 
 
-def _refuse_ext(code: int, data: bytes) -> Any:
+def _refuse_ext(code: int, data: bytes) -> NoReturn:
     raise _ExtRefused(code)
 
 
 class _DuplicateKey(Exception):
-    def __init__(self, key: Any) -> None:
+    def __init__(self, key: object) -> None:
         self.key = key
 
 
-def _map_without_duplicates(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
+def _map_without_duplicates(pairs: list[tuple[object, object]]) -> dict[object, object]:
     # A map that says the same key twice is ambiguous (which value counts?); msgpack
     # would silently keep the last one, so refuse it instead.
     result = dict(pairs)
     if len(result) != len(pairs):
-        seen = set()
+        seen: set[object] = set()
         for key, _ in pairs:
             if key in seen:
                 raise _DuplicateKey(key)
@@ -516,7 +524,7 @@ def _timestamp_refused(path: str) -> str:
     )
 
 
-def _msgpack_kind(value: Any) -> str:
+def _msgpack_kind(value: object) -> str:
     """The msgpack name of a decoded value's type, for messages aimed at bot authors."""
     if value is None:
         return "nil"
@@ -541,7 +549,7 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-def _short(value: Any, limit: int = 80) -> str:
+def _short(value: object, limit: int = 80) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

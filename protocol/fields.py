@@ -23,16 +23,16 @@ newer than it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from protocol.cards import ALL_CARDS, SUITS
 from protocol.codec import map_head, pack
 from protocol.errors import LocalProtocolError, RemoteProtocolError
 
 
-def describe(value: Any, limit: int = 40) -> str:
+def describe(value: object, limit: int = 40) -> str:
     """A value as a bot author would recognise it in an error message: str quoted, nil,
     true/false, bin marked as such, containers by kind and size."""
     if value is None:
@@ -62,7 +62,7 @@ def join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def is_int(value: Any) -> bool:
+def is_int(value: object) -> TypeGuard[int]:
     """An integer on the wire: msgpack true/false decode to bool, a subclass of int;
     they are not integers here."""
     return type(value) is int
@@ -75,7 +75,7 @@ class Kind:
 
     expected = "a value"
 
-    def check(self, value: Any, path: str) -> None:
+    def check(self, value: object, path: str) -> None:
         """Raise ``RemoteProtocolError`` naming ``path`` unless ``value`` is of this kind."""
 
     def schema(self) -> dict[str, Any]:
@@ -93,7 +93,7 @@ class Int(Kind):
             "an integer" if minimum is None else
             "a non-negative integer" if minimum == 0 else f"an integer >= {minimum}")
 
-    def check(self, value: Any, path: str) -> None:
+    def check(self, value: object, path: str) -> None:
         if self.nullable and value is None:
             return
         if not is_int(value) or (self.minimum is not None and value < self.minimum):
@@ -119,7 +119,7 @@ class Text(Kind):
         self.printable, self.values = printable, values
         self.expected = "a non-empty str" if nonempty else "a str"
 
-    def check(self, value: Any, path: str) -> None:
+    def check(self, value: object, path: str) -> None:
         if self.nullable and value is None:
             return
         if type(value) is not str:
@@ -151,7 +151,7 @@ class Plain(Kind):
     def __init__(self, python: type, expected: str, json_type: str) -> None:
         self.python, self.expected, self.json_type = python, expected, json_type
 
-    def check(self, value: Any, path: str) -> None:
+    def check(self, value: object, path: str) -> None:
         if type(value) is not self.python:
             raise bad(path, f"expected {self.expected}, got {describe(value)}")
 
@@ -177,7 +177,7 @@ class Card(Kind):
     def __init__(self, *, nullable: bool = False) -> None:
         self.nullable = nullable
 
-    def check(self, value: Any, path: str) -> None:
+    def check(self, value: object, path: str) -> None:
         if self.nullable and value is None:
             return
         # The referee always sends canonical text: "10H" or "th" would be its bug.
@@ -194,7 +194,7 @@ class Suit(Kind):
 
     expected = "a suit letter"
 
-    def check(self, value: Any, path: str) -> None:
+    def check(self, value: object, path: str) -> None:
         if type(value) is not str or len(value) != 1 or value not in SUITS:
             raise bad(path, f"expected one of 'C', 'D', 'H', 'S', got {describe(value)}")
 
@@ -209,7 +209,7 @@ class Choice(Kind):
         self.values = tuple(values)
         self.expected = "one of " + ", ".join(repr(v) for v in self.values)
 
-    def check(self, value: Any, path: str) -> None:
+    def check(self, value: object, path: str) -> None:
         if type(value) is not str or value not in self.values:
             raise bad(path, f"expected {self.expected}, got {describe(value)}")
 
@@ -226,7 +226,7 @@ class Array(Kind):
     def __init__(self, item: Kind, *, min_items: int = 0, empty: str | None = None) -> None:
         self.item, self.min_items, self.empty = item, min_items, empty
 
-    def check(self, value: Any, path: str) -> None:
+    def check(self, value: object, path: str) -> None:
         if type(value) is not list:
             raise bad(path, f"expected an array, got {describe(value)}")
         if len(value) < self.min_items:
@@ -250,7 +250,7 @@ class Pair(Kind):
     def __init__(self, first: Kind, second: Kind) -> None:
         self.first, self.second = first, second
 
-    def check(self, value: Any, path: str) -> None:
+    def check(self, value: object, path: str) -> None:
         if type(value) is not list or len(value) != 2:
             raise bad(path, f"expected {self.expected}, got {describe(value)}")
         self.first.check(value[0], f"{path}[0]")
@@ -265,10 +265,10 @@ class Ref(Kind):
     """A value the schema defines once under ``$defs`` (the action), checked by ``parse``
     (raising ``RemoteProtocolError`` at the path given)."""
 
-    def __init__(self, name: str, parse: Any, expected: str) -> None:
+    def __init__(self, name: str, parse: Callable[[object, str], object], expected: str) -> None:
         self.name, self.parse, self.expected = name, parse, expected
 
-    def check(self, value: Any, path: str) -> None:
+    def check(self, value: object, path: str) -> None:
         self.parse(value, path)
 
     def schema(self) -> dict[str, Any]:
@@ -342,7 +342,7 @@ class Record(Kind):
             raise LocalProtocolError(f"{self.type or 'map'}: no field {', '.join(unknown)}")
         return out
 
-    def check(self, value: Any, path: str = "") -> None:
+    def check(self, value: object, path: str = "") -> None:
         """Check ``value`` is this record: a map, then (if ``deep``) each declared field in
         order, present unless optional, of its kind. Unknown keys are allowed."""
         if type(value) is not dict:

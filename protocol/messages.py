@@ -24,13 +24,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from protocol.cards import parse_card_text
 from protocol.errors import LocalProtocolError, RemoteProtocolError, UnsupportedVersionError
 from protocol.fields import (
-    CARDS, AnyMap, Array, Card, Choice, Field, Flag, Int, Pair, Record, Ref, Suit, Text, bad,
-    describe, join,
+    CARDS,
+    AnyMap,
+    Array,
+    Card,
+    Choice,
+    Field,
+    Flag,
+    Int,
+    Pair,
+    Record,
+    Ref,
+    Suit,
+    Text,
+    bad,
+    describe,
+    join,
 )
 
 PROTOCOL_VERSION = 1
@@ -132,7 +146,7 @@ def _card_field(message: Mapping[str, Any], key: str, path: str) -> str:
         raise bad(join(path, key), f"expected a card like '6S', got {describe(value)}") from None
 
 
-def parse_action(value: Any, field: str = "action") -> dict[str, Any]:
+def parse_action(value: object, field: str = "action") -> dict[str, Any]:
     """The canonical form of an action map (see ``ActionMessage.action``).
 
     ``field`` is the path used in error messages. Raises ``RemoteProtocolError`` naming
@@ -253,7 +267,7 @@ BOT_MESSAGES: dict[str, Record] = {r.type: r for r in (BOT_HELLO, ACTION, PONG) 
 """Each bot -> referee message's declaration, by type (``BOT_MESSAGE_TYPES`` order)."""
 
 
-def _check_type(message: Any, allowed: Sequence[str]) -> str:
+def _check_type(message: object, allowed: Sequence[str]) -> str:
     if type(message) is not dict:
         raise RemoteProtocolError(f"message: expected a map, got {describe(message)}")
     if "type" not in message:
@@ -298,18 +312,19 @@ def parse_pong(message: Mapping[str, Any]) -> Pong:
     return Pong(id=message["id"])
 
 
-def parse_bot_message(message: Any) -> BotHello | ActionMessage | Pong:
+def parse_bot_message(message: object) -> BotHello | ActionMessage | Pong:
     """Validate any message a bot sent, dispatching on ``type``.
 
     Raises ``RemoteProtocolError`` with ``field`` set, e.g. ``"type: unknown message type
     'fold'; expected one of: hello, action, pong"``.
     """
     kind = _check_type(message, BOT_MESSAGE_TYPES)
+    checked = cast("dict[str, Any]", message)  # _check_type: a map with a known type
     if kind == "action":
-        return parse_action_message(message)
+        return parse_action_message(checked)
     if kind == "pong":
-        return parse_pong(message)
-    return parse_bot_hello(message)
+        return parse_pong(checked)
+    return parse_bot_hello(checked)
 
 
 def check_version(hello: BotHello, supported: Sequence[int] = SUPPORTED_VERSIONS) -> int:
@@ -330,7 +345,7 @@ def check_version(hello: BotHello, supported: Sequence[int] = SUPPORTED_VERSIONS
 # -- referee -> bot: validation (for the SDK and for tests) ------------------------------
 
 
-def parse_referee_message(message: Any) -> dict[str, Any]:
+def parse_referee_message(message: object) -> dict[str, Any]:
     """Check a message from the referee (for bots and the SDK) and return it unchanged.
 
     Checks ``type`` and each declared field of that message (``REFEREE_MESSAGES``), every
@@ -340,7 +355,7 @@ def parse_referee_message(message: Any) -> dict[str, Any]:
     Raises ``RemoteProtocolError`` (the referee's fault) naming the field.
     """
     REFEREE_MESSAGES[_check_type(message, REFEREE_MESSAGE_TYPES)].check(message)
-    return message
+    return cast("dict[str, Any]", message)  # _check_type: a map with a known type
 
 
 # -- constructors: referee -> bot --------------------------------------------------------

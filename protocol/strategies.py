@@ -61,6 +61,8 @@ from typing import Any, TypeVar
 
 #: An action in whatever form a caller plays with (a wire map, an engine int).
 A = TypeVar("A")
+#: A card in whatever form a caller keys its cover options by (card text, an engine int).
+K = TypeVar("K")
 
 __all__ = [
     "RANKS",
@@ -135,7 +137,7 @@ _NO_KEYS: dict[str, tuple[int, int]] = {}
 # --------------------------------------------------------------------------- random
 
 
-def random_choose(obs: dict, legal: list[dict], rng: random.Random) -> dict:
+def random_choose(obs: dict[str, Any], legal: list[dict[str, Any]], rng: random.Random) -> dict[str, Any]:
     """Uniform choice over ``legal``, driven only by ``rng``."""
     return legal[rng.randrange(len(legal))]
 
@@ -143,14 +145,14 @@ def random_choose(obs: dict, legal: list[dict], rng: random.Random) -> dict:
 # --------------------------------------------------------------------------- greedy
 
 
-def greedy_choose(obs: dict, legal: list[dict]) -> dict:
+def greedy_choose(obs: dict[str, Any], legal: list[dict[str, Any]]) -> dict[str, Any]:
     """Deterministic heuristic choice (see the module docstring)."""
     if len(legal) == 1:
         return legal[0]
     trump = obs.get("trump_suit") or card_suit(obs.get("trump") or "?")
     talon = obs.get("talon") or 0
 
-    by_type: dict[str, list[dict]] = {}
+    by_type: dict[str, list[dict[str, Any]]] = {}
     for action in legal:
         by_type.setdefault(str(action.get("type")), []).append(action)
 
@@ -172,13 +174,13 @@ def greedy_choose(obs: dict, legal: list[dict]) -> dict:
     return legal[0]
 
 
-def _choose_lead(obs: dict, attacks: list[dict], trump: str) -> dict:
+def _choose_lead(obs: dict[str, Any], attacks: list[dict[str, Any]], trump: str) -> dict[str, Any]:
     copies: dict[int, int] = {}
     for card in obs.get("hand") or [a["card"] for a in attacks]:
         rank = card_rank(card)
         copies[rank] = copies.get(rank, 0) + 1
 
-    def key(action: dict) -> tuple[int, int, int]:
+    def key(action: dict[str, Any]) -> tuple[int, int, int]:
         card = action["card"]
         cost, suit = _card_key(card, trump)
         return cost, -copies.get(card_rank(card), 0), suit
@@ -186,7 +188,7 @@ def _choose_lead(obs: dict, attacks: list[dict], trump: str) -> dict:
     return min(attacks, key=key)
 
 
-def cheapest_assignment(options: dict[Any, list[A]], costs: dict[Any, int],
+def cheapest_assignment(options: dict[K, list[A]], costs: dict[K, int],
                         slot_of: Callable[[A], int], slots: list[int]) -> list[tuple[int, A]] | None:
     """Cheapest assignment of distinct cards to every slot in ``slots``: ``options`` maps
     each card (in the order to try them) to its cover actions that fit one of ``slots``
@@ -199,7 +201,7 @@ def cheapest_assignment(options: dict[Any, list[A]], costs: dict[Any, int],
     tie-break)."""
     bit = {slot: 1 << i for i, slot in enumerate(slots)}
     # mask of covered slots -> (total cost, plan)
-    best: dict[int, tuple[int, tuple]] = {0: (0, ())}
+    best: dict[int, tuple[int, tuple[tuple[int, A], ...]]] = {0: (0, ())}
     for card, actions in options.items():
         cost = costs[card]
         step = dict(best)
@@ -217,12 +219,12 @@ def cheapest_assignment(options: dict[Any, list[A]], costs: dict[Any, int],
 
 
 def _cover_plan(
-    covers: list[dict], slots: list[int], trump: str
-) -> list[tuple[int, dict]] | None:
+    covers: list[dict[str, Any]], slots: list[int], trump: str
+) -> list[tuple[int, dict[str, Any]]] | None:
     """Cheapest assignment of distinct cards to every slot in ``slots`` (see
     cheapest_assignment), over wire-form cover actions."""
     wanted = set(slots)
-    options: dict[str, list[dict]] = {}  # card -> cover actions, in legal order
+    options: dict[str, list[dict[str, Any]]] = {}  # card -> cover actions, in legal order
     for action in covers:
         if action.get("slot") in wanted:
             options.setdefault(action["card"], []).append(action)
@@ -231,8 +233,8 @@ def _cover_plan(
 
 
 def _choose_defence(
-    obs: dict, by_type: dict[str, list[dict]], trump: str, talon: int
-) -> dict | None:
+    obs: dict[str, Any], by_type: dict[str, list[dict[str, Any]]], trump: str, talon: int
+) -> dict[str, Any] | None:
     covers = by_type.get("cover", [])
     table = obs.get("table")
     if table is not None:
@@ -266,7 +268,8 @@ def _choose_defence(
     return min(plan, key=lambda ca: (ca[0], _SUIT_INDEX.get(card_suit(ca[1]["card"]), 9), ca[1]["slot"]))[1]
 
 
-def _choose_throw_in(obs: dict, throws: list[dict], trump: str, talon: int) -> dict | None:
+def _choose_throw_in(obs: dict[str, Any], throws: list[dict[str, Any]], trump: str,
+                     talon: int) -> dict[str, Any] | None:
     if talon == 0:
         candidates = throws
     else:
@@ -293,7 +296,7 @@ _GENTLE_HEADS_UP_TRUMP_FOR = _QUEEN  # talon gone, two left: take anything lower
 _GENTLE_LATE_BOUT = 30  # from this bout on, play as if the talon were empty
 
 
-def gentle_choose(obs: dict, legal: list[dict]) -> dict:
+def gentle_choose(obs: dict[str, Any], legal: list[dict[str, Any]]) -> dict[str, Any]:
     """Deterministic "gentle" play, the kind of bot casual Durak sites pit people
     against (see the module docstring for the rules it follows)."""
     if len(legal) == 1:
@@ -304,11 +307,11 @@ def gentle_choose(obs: dict, legal: list[dict]) -> dict:
     out = obs.get("out") or []
     still_in = sum(1 for gone in out if not gone) if out else players
 
-    by_type: dict[str, list[dict]] = {}
+    by_type: dict[str, list[dict[str, Any]]] = {}
     for action in legal:
         by_type.setdefault(str(action.get("type")), []).append(action)
 
-    def cheapest(actions: list[dict]) -> dict:
+    def cheapest(actions: list[dict[str, Any]]) -> dict[str, Any]:
         return min(actions, key=lambda a: (*_card_key(a["card"], trump), a.get("slot", 0)))
 
     if "exchange" in by_type:
@@ -333,14 +336,14 @@ def gentle_choose(obs: dict, legal: list[dict]) -> dict:
     return legal[0]
 
 
-def _attack_card(table: list, slot: object) -> str | None:
+def _attack_card(table: list[list[str | None]], slot: object) -> str | None:
     """The attack card in ``slot`` of the observed table (None if there is none)."""
     if isinstance(slot, int) and 0 <= slot < len(table) and table[slot]:
         return table[slot][0]
     return None
 
 
-def _gentle_covers(card: str, attack: str | None, *, trump: str, hand: list, late: bool,
+def _gentle_covers(card: str, attack: str | None, *, trump: str, hand: list[str], late: bool,
                    players: int, heads_up: bool) -> bool:
     """Whether gentle is willing to cover ``attack`` with ``card`` (the rules of the
     module docstring; an unknown attack card counts as a low non-trump)."""

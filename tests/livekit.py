@@ -4,7 +4,6 @@ played by built-in bots, and the exact public timeline of a finished game."""
 from __future__ import annotations
 
 import dataclasses
-
 import json
 import re
 import resource
@@ -18,13 +17,13 @@ from typing import Any
 
 import trio
 
-from referee.table.match import MatchConfig, play_game
-from referee.seats.players import BuiltinPlayer, parse_bot_spec
 from referee.rules import Game, make_rules
 from referee.rules.actions import parse_action
 from referee.rules.cards import card_str, iter_bits, parse_card
-from referee.web.live import LiveHub, replay_header, serve_live
+from referee.seats.players import BuiltinPlayer, parse_bot_spec
+from referee.table.match import MatchConfig, play_game
 from referee.table.spectator import PublicTable, public_message, start_message
+from referee.web.live import LiveHub, replay_header, serve_live
 from support import DURAK_REF
 
 CARD = re.compile(r"(?<![A-Za-z0-9])(?:[2-9TJQKA][CDHS])(?![A-Za-z0-9])")

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from support import cli
-
 from referee.records.store import GameRow, SeatRow, open_store
+from support import cli
 
 #: A bot name that would run script or load an image if a page let it in as markup.
 HOSTILE_NAME = '<img src=x onerror=window.pwned=1><script>pwned=2</script>'  # at most 64: the store's limit

@@ -6,13 +6,14 @@ report can quote medians and ratios from one run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import functools
 import os
-from pathlib import Path
 import platform
 import random
 import statistics
 import time
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
@@ -111,6 +112,7 @@ while True:
 def typical_request(request_id: int = 1) -> dict[str, Any]:
     """A mid-game request: the defender of a two-card bout with a 6-card hand."""
     from protocol import messages as msg
+
     from ..rules.actions import action_to_wire
 
     g = Game.new(make_rules(), 2, seed="bench")
@@ -239,8 +241,8 @@ def bench_protocol(codec_n: int = 20000, round_trips: int = 2000, cpu: int | Non
     """
     import sys
 
-    from protocol.codec import FrameDecoder, encode
     from protocol import messages as msg
+    from protocol.codec import FrameDecoder, encode
 
     pinned = pin_to_cpu(cpu)
     request = typical_request()
@@ -384,6 +386,7 @@ def bench_match(games: int = 200, cpu: int | None = 0, bots: list[list[str]] | N
 
     from protocol import messages as msg
     from protocol.codec import encode
+
     from ..seats import cgroups
     from ..seats.players import BotSpec
     from ..seats.sandbox import Sandbox
@@ -542,12 +545,17 @@ def tournament_bots(kind: str) -> list[Any]:
             BotEntry("random2", f"{py} {ex / 'random_bot.py'} 2")]
 
 
+def _median_ms_per_game(results: list[dict[str, Any]], games: int, key: str) -> float:
+    """The median over rounds of ``key`` (seconds per round) in milliseconds per game."""
+    return round(1000 * statistics.median(x[key] for x in results) / games, 3)
+
+
 def _play_bench_tournament(kind: str, games: int, level: int, tmp: Path, name: str) -> dict[str, Any]:
     """One timed tournament (logged and stored, as a real one is): games, wall seconds,
     games/s, CPU seconds of this process (the parent) and of its reaped children (worker
     processes and bots), the sandbox of its program bots."""
-    from ..records.store import open_store
     from ..league.tournament import TournamentSettings, play_tournament
+    from ..records.store import open_store
 
     bots = tournament_bots(kind)
     settings = TournamentSettings(bots, games=games, concurrency=level, seed="7")
@@ -599,9 +607,7 @@ def bench_tournament(games: int = 60, builtin_games: int = 2000, rounds: int = 3
         for level, results in raw[kind].items():
             rates = [x["games_per_s"] for x in results]
             games_played = results[0]["games"]
-
-            def per_game_ms(key: str) -> float:
-                return round(1000 * statistics.median(x[key] for x in results) / games_played, 3)
+            per_game_ms = functools.partial(_median_ms_per_game, results, games_played)
             runs[str(level)] = {"games": games_played,
                                 "wall_s": [round(x["wall_s"], 3) for x in results],
                                 "games_per_s": [round(x, 2) for x in rates],

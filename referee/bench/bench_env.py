@@ -10,15 +10,16 @@ floor they are compared with. Needs the ``env`` extra.
 
 from __future__ import annotations
 
+import functools
 import random
 import statistics
 import time
 from typing import Any
 
-from ..rules.game import OVER, Game
-from ..rules.deal import deal_deck, deal_id
-from .bench import machine_info, pin_to_cpu
 from ..errors import UserError
+from ..rules.deal import deal_deck, deal_id
+from ..rules.game import OVER, Game
+from .bench import machine_info, pin_to_cpu
 
 KINDS = ("raw_env", "env", "engine")
 
@@ -91,8 +92,8 @@ def bench_env(games: int = 300, rounds: int = 5, players: int = 2, preset: str =
             if kind == "engine":
                 seconds, steps = _engine_round(rules, players, games, seed)
             else:
-                make = getattr(durak_v0, kind)
-                seconds, steps = _env_round(lambda: make(players=players, rules=rules), games, seed)
+                make = functools.partial(getattr(durak_v0, kind), players=players, rules=rules)
+                seconds, steps = _env_round(make, games, seed)
             runs[kind].append(steps / seconds)
             steps_of[kind] = steps_of.get(kind, 0) + steps
     medians = {k: statistics.median(v) for k, v in runs.items()}

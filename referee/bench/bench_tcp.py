@@ -147,10 +147,10 @@ def _tcp_round_trips(bot: list[str], request: dict[str, Any], n: int) -> list[fl
 def _idle_memory(idle: int, ping_interval: float) -> dict[str, Any]:
     """The arena's RSS before and after ``idle`` authenticated idle connections."""
     from ..league.arena import Arena, register
-    from ..table.match import MatchConfig
-    from ..rules import make_rules
     from ..records.store import Store
+    from ..rules import make_rules
     from ..seats.tcp import TcpLimits
+    from ..table.match import MatchConfig
 
     _raise_fd_limit(idle + 256)
 

@@ -146,8 +146,8 @@ def run_soak(minutes: float, move_time: float = 0.25, concurrency: int = 2,
     """Play the soak for ``minutes``; return the report (see the module docstring).
     ``warmup_s``: when the warm sample is taken (default: 10% of the run, 5 to 120 s:
     long enough for the store's page cache, PAGE_CACHE_KIB, to fill)."""
-    from ..records.store import open_store
     from ..league.tournament import BotEntry, TournamentSettings, run_tournament
+    from ..records.store import open_store
 
     seconds = minutes * 60.0
     warmup = warmup_s if warmup_s is not None else min(120.0, max(5.0, seconds / 10)) if seconds >= 10 else seconds / 4

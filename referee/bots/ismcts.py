@@ -53,10 +53,10 @@ from typing import Any
 
 from protocol.strategies import greedy_choose
 
+from ..errors import UserError
 from ..rules import Game, Rules, action_from_wire
 from ..rules.cards import card_str, deck_cards, parse_card
 from ..rules.game import OVER, THROW_IN_PHASE
-from ..errors import UserError
 from .fastchoice import greedy_action
 from .searchcore import Node, deal, iterate
 from .solver import LOSS, WIN, Solver, SolverLimit, solvable, terminal_value

@@ -13,12 +13,25 @@ from ..table.adjudicator import parse_budget
 from ..table.clock import TimeControl
 from ..table.match import MatchConfig
 from .common import (
-    check_range, err, fail, http_address, open_store_at, out, store_target,
-)
-from .options import (
-    AdjudicateOption, DEFAULT_DB, DbOption, HttpOption, ReconnectGraceOption, RulesOption, SetOption, WEEK_S,
+    check_range,
+    err,
+    fail,
+    http_address,
+    open_store_at,
+    out,
+    store_target,
 )
 from .ladder import print_ladder
+from .options import (
+    DEFAULT_DB,
+    WEEK_S,
+    AdjudicateOption,
+    DbOption,
+    HttpOption,
+    ReconnectGraceOption,
+    RulesOption,
+    SetOption,
+)
 
 
 def register(
@@ -44,7 +57,8 @@ def register(
     A built-in's name is refused, and so is a name that looks like a built-in's or like
     any name in the store (a1pha or ALPHA beside alpha: Unicode's confusables, any case).
     """
-    from ..league.arena import allow_lobby, register as register_bot, registered
+    from ..league.arena import allow_lobby, registered
+    from ..league.arena import register as register_bot
 
     if lobby not in (None, "on", "off"):
         fail(f"--lobby {lobby!r}: say on or off")
@@ -152,7 +166,8 @@ def serve(
     the recent games, each with its replay; and /play is a lobby where people create
     and join tables of 2-4 and play bots (built-ins, connected TCP bots) and each other.
     """
-    from ..league.arena import Arena, serve as serve_arena
+    from ..league.arena import Arena
+    from ..league.arena import serve as serve_arena
     from ..seats.tcp import TcpLimits, is_loopback, parse_listen
 
     web = http_address(http)

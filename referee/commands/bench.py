@@ -8,17 +8,36 @@ from typing import Annotated, Any
 
 import typer
 
-from ..printing.jsonresult import emit_result, result as json_result
+from ..printing.jsonresult import emit_result
+from ..printing.jsonresult import result as json_result
 from ..records.storedb import PgUrl
 from ..rules.options import MAX_SEATS, MIN_SEATS, make_rules
+from ..table.clock import DEFAULT_BACKSTOP, TimeControl
 from .common import (
-    check_range, err, fail, out, print_seed, reproduce_fields, run_seed, sandbox_options, store_target,
+    check_range,
+    err,
+    fail,
+    out,
+    print_seed,
+    reproduce_fields,
+    run_seed,
+    sandbox_options,
+    store_target,
 )
 from .options import (
-    CLOCK_KIND_HELP, SANDBOX_HELP, BackstopOption, BotUidsOption, BuiltinGamesOption, CpuOption, JsonFlag,
-    MoveTimeOption, ReportJsonFlag, RoundsOption, RulesOption, SeedOption,
+    CLOCK_KIND_HELP,
+    SANDBOX_HELP,
+    BackstopOption,
+    BotUidsOption,
+    BuiltinGamesOption,
+    CpuOption,
+    JsonFlag,
+    MoveTimeOption,
+    ReportJsonFlag,
+    RoundsOption,
+    RulesOption,
+    SeedOption,
 )
-from ..table.clock import DEFAULT_BACKSTOP, TimeControl
 
 
 def engine(

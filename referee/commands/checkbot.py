@@ -10,10 +10,21 @@ from ..printing.jsonresult import checkbot_body, emit_result
 from ..seats.players import parse_bot_spec
 from ..table.runner import CONNECT_WAIT_S
 from .common import (
-    bot_limits, check_range, err, fail, out, sandbox_options,
+    bot_limits,
+    check_range,
+    err,
+    fail,
+    out,
+    sandbox_options,
 )
 from .options import (
-    BindOption, BotUidsOption, CpusOption, MaxMemoryOption, MaxProcsOption, SandboxOption, WEEK_S,
+    WEEK_S,
+    BindOption,
+    BotUidsOption,
+    CpusOption,
+    MaxMemoryOption,
+    MaxProcsOption,
+    SandboxOption,
 )
 
 
@@ -94,8 +105,8 @@ def check_bot(
 def _tcp_check(spec: Any, listen: str, token: str | None, connect_wait: float) -> Any:
     """How check-bot meets bot ``spec`` (tcp:NAME) over TCP: where it listens, the token
     (a new one printed when none is given) and how long it waits for the first connection."""
-    from ..seats.tcp import new_token, parse_listen
     from ..conformance.checkbot import TcpCheck
+    from ..seats.tcp import new_token, parse_listen
 
     listen_at = parse_listen(listen)
     if token is None:

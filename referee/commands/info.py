@@ -37,6 +37,7 @@ def version(as_json: JsonFlag = False) -> None:
     """Print the durak-ref and protocol versions, and which hot modules run compiled
     (mypyc, built at install) or as Python (and why)."""
     from protocol.messages import PROTOCOL_VERSION, SUPPORTED_VERSIONS
+
     from ..native.loader import describe, status
     native = status()
     if as_json:

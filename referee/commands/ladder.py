@@ -15,13 +15,38 @@ from ..table.adjudicator import parse_budget
 from ..table.clock import DEFAULT_BACKSTOP, TimeControl
 from ..table.match import MatchConfig
 from .common import (
-    bot_limits, err, fail, open_store_at, out, print_seed, reproduce_fields, run_seed,
-    sandbox_options, store_target,
+    bot_limits,
+    err,
+    fail,
+    open_store_at,
+    out,
+    print_seed,
+    reproduce_fields,
+    run_seed,
+    sandbox_options,
+    store_target,
 )
 from .options import (
-    AdjudicateOption, BackstopOption, BindOption, BotUidsOption, ClockKindOption, CpusOption, DEFAULT_DB, DbOption,
-    JsonFlag, KeepTwinsFlag, LogDirOption, MaxMemoryOption, MaxProcsOption, MoveTimeOption, PonderFlag, RecoverFlag,
-    RulesOption, SEED_HELP, SandboxOption, SetOption,
+    DEFAULT_DB,
+    SEED_HELP,
+    AdjudicateOption,
+    BackstopOption,
+    BindOption,
+    BotUidsOption,
+    ClockKindOption,
+    CpusOption,
+    DbOption,
+    JsonFlag,
+    KeepTwinsFlag,
+    LogDirOption,
+    MaxMemoryOption,
+    MaxProcsOption,
+    MoveTimeOption,
+    PonderFlag,
+    RecoverFlag,
+    RulesOption,
+    SandboxOption,
+    SetOption,
 )
 
 

@@ -16,14 +16,40 @@ from ..table.clock import DEFAULT_BACKSTOP, TimeControl
 from ..table.match import MatchConfig, parse_on_illegal
 from ..table.runner import CONNECT_WAIT_S
 from .common import (
-    bot_limits, check_range, err, fail, name_value_pairs, out, run_seed, sandbox_options,
+    bot_limits,
+    check_range,
+    err,
+    fail,
+    name_value_pairs,
+    out,
+    run_seed,
+    sandbox_options,
 )
 from .options import (
-    BOTS_HELP, AdjudicateOption, BackstopOption, BindOption, BotUidsOption, ClockKindOption, ClockOption, CpusOption,
-    DuplicateFlag, GamesOption, KeepTwinsFlag, MAX_CPU_S, MaxMemoryOption, MaxProcsOption, MoveTimeOption, PonderFlag,
-    ReconnectGraceOption, RecoverFlag, RulesOption, SandboxOption, SeedOption, SetOption, WEEK_S,
+    BOTS_HELP,
+    MAX_CPU_S,
+    WEEK_S,
+    AdjudicateOption,
+    BackstopOption,
+    BindOption,
+    BotUidsOption,
+    ClockKindOption,
+    ClockOption,
+    CpusOption,
+    DuplicateFlag,
+    GamesOption,
+    KeepTwinsFlag,
+    MaxMemoryOption,
+    MaxProcsOption,
+    MoveTimeOption,
+    PonderFlag,
+    ReconnectGraceOption,
+    RecoverFlag,
+    RulesOption,
+    SandboxOption,
+    SeedOption,
+    SetOption,
 )
-
 
 OnIllegalOption = Annotated[str, typer.Option(
     "--on-illegal", help="forfeit: an illegal action loses the game; retry:N: the bot is told why "
@@ -182,9 +208,9 @@ def play(
     stay logged). The end shows who was the durak how often and your score; --json gives
     the full match summary (decision times, forfeits) instead.
     """
-    from ..table.clock import MAX_SECONDS
     from ..human.terminal import run_play, stdout_writer
     from ..seats.players import is_seat_name
+    from ..table.clock import MAX_SECONDS
 
     if not is_seat_name(name):
         fail(f"--name {name!r}: use letters, digits, '_', '-', '.'")

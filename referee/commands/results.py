@@ -9,14 +9,21 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from ..printing.jsonresult import emit_result, report_body, standings_body
 from ..console.progress import progress_for
+from ..printing.jsonresult import emit_result, report_body, standings_body
 from ..records.storedb import PgUrl
 from .common import (
-    err, fail, out, store_target,
+    err,
+    fail,
+    out,
+    store_target,
 )
 from .options import (
-    DB_FORMS, DEFAULT_DB, RequireSignatureFlag, TrustOption, db_option,
+    DB_FORMS,
+    DEFAULT_DB,
+    RequireSignatureFlag,
+    TrustOption,
+    db_option,
 )
 
 
@@ -277,8 +284,8 @@ def report(
     """A stored run's report: standings, ratings with 95% intervals, the crosstable (W-L-D
     at two-player tables, else each pair's games and durak shares), each bot's rating
     history over the games, and forfeits by bot and kind."""
-    from ..records.store import open_store
     from ..league.tourreport import report_data
+    from ..records.store import open_store
 
     target = store_target(db)
     if isinstance(target, Path) and not target.exists():
@@ -329,7 +336,12 @@ def stats(
     reference shows goes the same way here. docs/STATS.md discusses them.
     """
     from ..league.stats import (
-        collect_logs, collect_tournament, compare_reference, export_form, export_text, summarize,
+        collect_logs,
+        collect_tournament,
+        compare_reference,
+        export_form,
+        export_text,
+        summarize,
         write_export,
     )
 

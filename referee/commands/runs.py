@@ -9,9 +9,9 @@ from typing import Annotated, Any
 import typer
 
 from ..console.progress import progress_for, status_line
-from ..printing.jsonresult import emit_result, sprt_body, standings_body
 from ..console.usererror import lifted
 from ..league.runs import hold_run, run_target, stopping
+from ..printing.jsonresult import emit_result, sprt_body, standings_body
 from ..records.storedb import PgUrl
 from ..rules.options import SEATS_TEXT, make_rules
 from ..seats.players import BotSpecError, parse_bot_spec, unique_names
@@ -19,16 +19,48 @@ from ..table.adjudicator import parse_budget
 from ..table.clock import DEFAULT_BACKSTOP, TimeControl
 from ..table.match import MatchConfig
 from .common import (
-    bot_limits, check_range, err, fail, http_address, note, out, print_seed, reproduce_fields,
-    run_seed, sandbox_options, store_target,
+    bot_limits,
+    check_range,
+    err,
+    fail,
+    http_address,
+    note,
+    out,
+    print_seed,
+    reproduce_fields,
+    run_seed,
+    sandbox_options,
+    store_target,
 )
 from .options import (
-    AdjudicateOption, BACKSTOP_HELP, BackstopOption, BindOption, BotUidsOption, CLOCK_KIND_HELP, ClockKindOption,
-    ClockOption, CpusOption, DEFAULT_DB, HttpOption, KeepTwinsFlag, MaxMemoryOption, MaxProcsOption,
-    MoveTimeOption, PonderFlag, RULES_HELP, RecoverFlag, RulesOption, RunLogDirOption, SANDBOX_HELP,
-    SEED_HELP, SandboxOption, SeedOption, SetOption, WEEK_S, db_option,
+    BACKSTOP_HELP,
+    CLOCK_KIND_HELP,
+    DEFAULT_DB,
+    RULES_HELP,
+    SANDBOX_HELP,
+    SEED_HELP,
+    WEEK_S,
+    AdjudicateOption,
+    BackstopOption,
+    BindOption,
+    BotUidsOption,
+    ClockKindOption,
+    ClockOption,
+    CpusOption,
+    HttpOption,
+    KeepTwinsFlag,
+    MaxMemoryOption,
+    MaxProcsOption,
+    MoveTimeOption,
+    PonderFlag,
+    RecoverFlag,
+    RulesOption,
+    RunLogDirOption,
+    SandboxOption,
+    SeedOption,
+    SetOption,
+    db_option,
 )
-
 
 TournamentBotOption = Annotated[list[str] | None, typer.Option(
     "--bot", help="A bot as NAME=CMD (CMD may be builtin:NAME); repeat for each bot.",
@@ -102,8 +134,8 @@ def tournament(
     only), the standings and the recent games.
     """
     bot_limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
-    from ..records.store import open_store
     from ..league.tournament import register_tournament
+    from ..records.store import open_store
 
     web, target = http_address(http), run_target(db, distributed)
     with open_store(target, check=resume is not None) as store:
@@ -411,7 +443,7 @@ def new_sprt(bot_a: str, bot_b: str, opponent: list[str], rules: str, set_: list
                          tc=TimeControl.parse(tc, move_time, clock=clock, backstop=backstop),
                          adjudicate=parse_budget(adjudicate), keep_bots_across_twins=keep_bots_across_twins)
     names = unique_names([f"A-{specs[0].name}", f"B-{specs[1].name}"] + [x.name for x in specs[2:]])
-    entries = [BotEntry(name, spec.text) for name, spec in zip(names, specs)]
+    entries = [BotEntry(name, spec.text) for name, spec in zip(names, specs, strict=True)]
     return stored_settings(entries[0], entries[1], entries[2:], config, test, max_pairs, config.seed,
                            sandbox, binds, fresh_bots)
 
@@ -455,8 +487,8 @@ def worker(
     on Ctrl-C: games in flight are claimed again by others after their lease).
     """
     bot_limits(max_memory, max_procs, cpus, ponder)  # the run's default (every route)
-    from ..league.distributed import WorkerOptions, run_worker
     from ..console.interrupt import run_interruptible
+    from ..league.distributed import WorkerOptions, run_worker
     from ..records.store import open_store
 
     check_range(lease, "--lease", 0.1, WEEK_S)

@@ -66,20 +66,28 @@ from protocol import messages as msg
 from protocol.codec import decode
 from protocol.errors import RemoteProtocolError
 
-from ..table.clock import TimeControl
-from ..seats.leftovers import ProcInfo, Watch, subreaper
-from ..table.match import MatchConfig, play_game
-from ..seats.players import (Ask, BotFailure, BotSpec, BotStartError, Player, free_name, parse_bot_spec,
-                             unique_names)
 from ..rules import Game
 from ..rules.actions import MalformedAction, action_from_wire, action_str, shared_wire
 from ..rules.deal import deal_deck, deal_id
 from ..rules.match import first_dealer
 from ..rules.options import MAX_SEATS, make_rules
-from ..table.runner import CONNECT_WAIT_S, SeatOptions, make_players
-from ..seats.wire import READ_CHUNK, brief
-from ..seats.sandbox import Sandbox
+from ..seats.leftovers import ProcInfo, Watch, subreaper
+from ..seats.players import (
+    Ask,
+    BotFailure,
+    BotSpec,
+    BotStartError,
+    Player,
+    free_name,
+    parse_bot_spec,
+    unique_names,
+)
 from ..seats.process import ProcessPlayer
+from ..seats.sandbox import Sandbox
+from ..seats.wire import READ_CHUNK, brief
+from ..table.clock import TimeControl
+from ..table.match import MatchConfig, play_game
+from ..table.runner import CONNECT_WAIT_S, SeatOptions, make_players
 
 Status = Literal["pass", "warn", "fail", "skip"]
 
@@ -631,7 +639,7 @@ class _Checker:
             hello_name = bot.info.get("name") or "bot"
             # The built-ins keep their names (greedy, random, greedy#2, ...); the bot's
             # hello name never takes one of them.
-            for player, name in zip(opponents, unique_names([p.spec.name for p in opponents])):
+            for player, name in zip(opponents, unique_names([p.spec.name for p in opponents]), strict=True):
                 player.name = name
             bot.name = free_name(hello_name, {p.name for p in opponents})
             tap = _Tap(bot, self.settle, self.probes_per_game)

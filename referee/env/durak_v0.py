@@ -38,7 +38,14 @@ from ..rules.deal import check_seed, deal_deck, deal_id
 from ..rules.game import Game
 from ..rules.options import Rules, make_rules
 from .encoding import (
-    ACTION_SIZE, OBSERVATION_HIGH, OBSERVATION_SIZE, Encoder, INDEX_OF, action_index, engine_action, view_text,
+    ACTION_SIZE,
+    INDEX_OF,
+    OBSERVATION_HIGH,
+    OBSERVATION_SIZE,
+    Encoder,
+    action_index,
+    engine_action,
+    view_text,
 )
 
 
@@ -192,7 +199,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name for the unwrapped class)
 
     def _end(self, rewards: list[float]) -> None:
         self._indices, self._legal = [], []
-        for a, r in zip(self.agents, rewards):
+        for a, r in zip(self.agents, rewards, strict=True):
             self.rewards[a] = r
             self.terminations[a] = True
         self._accumulate_rewards()

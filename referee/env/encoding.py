@@ -57,7 +57,15 @@ from typing import Any, Final
 import numpy as np
 
 from ..rules.actions import (
-    ATTACK, COVER, EXCHANGE, PASS, SHOW_TRUMP, TAKE, THROW_IN, TRANSFER, action_from_wire,
+    ATTACK,
+    COVER,
+    EXCHANGE,
+    PASS,
+    SHOW_TRUMP,
+    TAKE,
+    THROW_IN,
+    TRANSFER,
+    action_from_wire,
 )
 from ..rules.cards import CARD_TEXT, parse_card
 from ..rules.game import PHASE_NAMES, Game
@@ -195,7 +203,7 @@ class Encoder:
         the seat may see: its own hand, the public fields, ``sizes`` (every hand's size)."""
         planes = (pos.hands[seat] | pos.discard << 208 | pos.shown << 260
                   | 1 << (312 + pos.trump_card))
-        for a, c in zip(pos.attacks, pos.covers):
+        for a, c in zip(pos.attacks, pos.covers, strict=True):
             if c >= 0:
                 planes |= 1 << (104 + a) | 1 << (156 + c)
             else:

@@ -40,7 +40,13 @@ from ..rules.game import HAND_SIZE, Game
 from ..rules.options import MIN_SEATS, OPTIONS, Rules, make_rules
 from .durak_v0 import final_rewards
 from .encoding import (
-    ACTION_SIZE, MAX_PLAYERS, OBSERVATION_SIZE, Encoder, action_index, engine_action, index_name,
+    ACTION_SIZE,
+    MAX_PLAYERS,
+    OBSERVATION_SIZE,
+    Encoder,
+    action_index,
+    engine_action,
+    index_name,
     view_text,
 )
 

@@ -48,7 +48,13 @@ from ..table.match import MatchConfig, play_game
 from ..table.runner import SeatOptions, make_players
 from .durak_v0 import RENDER_MODES, check_render_mode, rendered, seat_reward, table_rules
 from .encoding import (
-    ACTION_SIZE, OBSERVATION_HIGH, OBSERVATION_SIZE, Encoder, engine_action, legal_mask, view_cards,
+    ACTION_SIZE,
+    OBSERVATION_HIGH,
+    OBSERVATION_SIZE,
+    Encoder,
+    engine_action,
+    legal_mask,
+    view_cards,
     wire_indices,
 )
 

@@ -25,11 +25,12 @@ import trio
 from protocol.codec import decode
 from protocol.strategies import greedy_choose
 
-from . import view
 from ..console.printable import printable
-from ..table.match import MatchConfig, MatchResult
 from ..seats.players import Ask, BotFailure, BotSpec, Player
+from ..table.match import MatchConfig, MatchResult
 from ..table.runner import run_match
+from . import view
+
 
 def human_spec(name: str) -> BotSpec:
     """The spec of the person's seat, as logs and headers record it (``kind`` "human")."""

@@ -37,18 +37,25 @@ from typing import Any
 
 import trio
 
-from ..table.failfast import ForfeitTally
-from ..table.match import GameRecord, MatchConfig
 from ..records.matchlog import FORMAT, MatchLogWriter, fresh_log_path, safe_name, utc_now
+from ..records.store import GameRow, Store, StoreError
 from ..rules.deal import DEAL_TEXT, deal_id
-from .results import seat_rows
+from ..scoring.sprt import Sprt
 from ..seats.cgroups import run_header
 from ..seats.sandbox import duplicate_soundness, seccomp_state, warn_unsound_duplicates
-from ..scoring.sprt import Sprt
-from ..records.store import GameRow, Store, StoreError
+from ..table.failfast import ForfeitTally
+from ..table.match import GameRecord, MatchConfig
+from .results import seat_rows
 from .tournament import (
-    BotEntry, PlayerPool, ScheduledGame, TournamentError, TournamentSettings, new_tournament_id,
-    resolve_sandbox, stderr_logs_of, with_pool,
+    BotEntry,
+    PlayerPool,
+    ScheduledGame,
+    TournamentError,
+    TournamentSettings,
+    new_tournament_id,
+    resolve_sandbox,
+    stderr_logs_of,
+    with_pool,
 )
 
 

@@ -25,25 +25,25 @@ flight finish and records them; nothing finished is lost.
 from __future__ import annotations
 
 import random
-from functools import partial
 import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import trio
 
-from .ladder import LOBBY_ID, ensure_ladder, next_ladder_index, pairing, store_ladder_game
-from ..table.match import GameRecord, MatchConfig, play_game
-from ..records.matchlog import FORMAT, MatchLogWriter, fresh_log_path, timestamp, utc_now
-from ..rules.deal import DEAL_TEXT
-from ..records.store import Store
 from ..errors import UserError
+from ..records.matchlog import FORMAT, MatchLogWriter, fresh_log_path, timestamp, utc_now
+from ..records.store import Store
+from ..rules.deal import DEAL_TEXT
+from ..seats.tcp import TcpGate, TcpLimits, TcpSeat, TokenBook, hash_token, new_token
+from ..table.match import GameRecord, MatchConfig, play_game
 from ..web.live import LiveHub, replay_header
 from ..web.loopprobe import LoopProbe
-from ..seats.tcp import TcpGate, TcpLimits, TcpSeat, TokenBook, hash_token, new_token
+from .ladder import LOBBY_ID, ensure_ladder, next_ladder_index, pairing, store_ladder_game
 
 
 class ArenaError(UserError, ValueError):
@@ -525,10 +525,10 @@ def serve(arena: Arena, host: str, port: int, http: tuple[str, int] | None = Non
             nursery.start_soon(run)
         return result[0] if result else arena.played
 
+    from ..console.usererror import lifted
     from ..records.matchlog import LogError
     from ..records.store import StoreError
     from ..seats.tcp import ListenError
-    from ..console.usererror import lifted
     with lifted(ListenError, LogError, StoreError, LiveError):
         try:
             return trio.run(main)
@@ -545,10 +545,10 @@ def _open_lobby(arena: Arena, grace: float, bot_wait: float | None = None) -> An
     offers the built-ins and the registered bots whose owners allow lobby play, with a
     free connection; its streams' cap is sized by the fd limit beside the arena's
     connections (``lobby.stream_cap``)."""
-    from .tables import play_table
     from ..seats.players import BUILTINS
     from ..seats.tcp import raise_fd_limit
     from ..web.lobby import BOT_WAIT_S, Lobby, RegisteredBots, stream_cap
+    from .tables import play_table
 
     def bots() -> list[str]:
         allowed = arena.lobby_bots()

@@ -48,19 +48,24 @@ from typing import Any
 import trio
 
 from ..console import jsonout
-from ..table.match import GameRecord, MatchConfig, record_from_dict
+from ..console.usererror import lifted
 from ..records.matchlog import FORMAT, MatchLogWriter, fresh_log_path, safe_name, utc_now
-from ..seats.players import BotStartError
-from ..rules.deal import DEAL_TEXT
-from ..seats.sandbox import SandboxError
 from ..records.store import GameRow, SeatRow, Store, StoreError
 from ..records.storedb import PASSFILE_AT_START
-from ..console.usererror import lifted
-from .workerclient import WorkerClient, WorkerStopped
+from ..rules.deal import DEAL_TEXT
+from ..seats.players import BotStartError
+from ..seats.sandbox import SandboxError
+from ..table.match import GameRecord, MatchConfig, record_from_dict
 from .tournament import (
-    Progress, ScheduledGame, TournamentError, TournamentSettings, iter_schedule, resolve_sandbox,
+    Progress,
+    ScheduledGame,
+    TournamentError,
+    TournamentSettings,
+    iter_schedule,
+    resolve_sandbox,
     schedule_size,
 )
+from .workerclient import WorkerClient, WorkerStopped
 
 DEFAULT_LEASE_S = 60.0  #: how long a claimed game is a worker's without a heartbeat
 DEFAULT_POLL_S = 1.0  #: how often idle workers and the coordinator look again
@@ -346,7 +351,7 @@ def coordinate_sprt(job: Any, store: Store, tid: str, *, log_dir: Path, fresh: b
     Once the test decides (or every pair is in) the run is ``finished``: workers stop
     claiming its games and drop those they are playing. Returns the ``abtest.SprtRun``.
     Ctrl-C stops the watching only; ``--resume`` watches again."""
-    from .abtest import SprtRun, pair_scores, restore_pairs, row_score, pair_games
+    from .abtest import SprtRun, pair_games, pair_scores, restore_pairs, row_score
 
     require_server(store)
     a, b, others = job.a.name, job.b.name, [o.name for o in job.opponents]

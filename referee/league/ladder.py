@@ -21,17 +21,23 @@ from typing import Any
 
 import trio
 
-from ..table.match import GameRecord, MatchConfig
 from ..records.matchlog import FORMAT, MatchLogWriter, fresh_log_path, timestamp, utc_now
+from ..records.store import GameRow, Store, StoreError
 from ..rules.deal import DEAL_TEXT, deal_id
 from ..scoring.ratings import DEFAULT_K, DEFAULT_START, RatedGame, ladder_update
-from .results import seat_rows
 from ..seats.cgroups import run_header
 from ..seats.sandbox import duplicate_soundness, seccomp_state, warn_unsound_duplicates
-from ..records.store import GameRow, Store, StoreError
+from ..table.match import GameRecord, MatchConfig
+from .results import seat_rows
 from .tournament import (
-    BotEntry, PlayerPool, ScheduledGame, TournamentError, TournamentSettings, resolve_sandbox,
-    stderr_logs_of, with_pool,
+    BotEntry,
+    PlayerPool,
+    ScheduledGame,
+    TournamentError,
+    TournamentSettings,
+    resolve_sandbox,
+    stderr_logs_of,
+    with_pool,
 )
 
 LADDER_ID = "ladder"
@@ -119,7 +125,7 @@ def game_row(tid: str, record: GameRecord, deal_seed: str, rotation: int, config
 def next_ladder_index(store: Store, also: Sequence[str] = ()) -> Iterator[int]:
     """The ladder's next game numbers: past every stored game of the ladder and of the
     runs ``also`` (the lobby's, which shares the arena's numbers)."""
-    done = max((max(store.finished_indices(tid), default=-1) for tid in (LADDER_ID, *also)))
+    done = max(max(store.finished_indices(tid), default=-1) for tid in (LADDER_ID, *also))
     return itertools.count(done + 1)
 
 

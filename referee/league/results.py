@@ -35,9 +35,9 @@ from typing import Any
 
 import trio
 
-from ..table.match import GameRecord, record_from_dict
 from ..records.matchlog import MatchLogWriter, encode_line
 from ..records.store import GameRow, SeatRow, Store
+from ..table.match import GameRecord, record_from_dict
 
 #: Commit at most this long after a batch's first game arrived (seconds): how much a
 #: SIGKILL can lose, and how often the progress line moves at most.

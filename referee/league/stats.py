@@ -24,13 +24,13 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ..table.match import FORFEITS
+from ..errors import UserError
 from ..records.matchlog import LogError, read_log
 from ..records.storedb import PgUrl
 from ..replay.replay import Divergence, log_rules
 from ..rules import Game, RulesError
 from ..rules.cards import CardError, card_str, iter_bits, parse_card
-from ..errors import UserError
+from ..table.match import FORFEITS
 
 Z95 = 1.959963984540054  # the two-sided 95% quantile of the normal distribution
 MAX_TRUMPS = 6

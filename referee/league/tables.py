@@ -20,19 +20,18 @@ from typing import Any
 
 import trio
 
-
-from .ladder import LOBBY_ID, game_row
 from ..human.clocks import TableClocks
 from ..records.matchlog import MatchLogWriter, fresh_log_path, timestamp, utc_now
 from ..records.store import Store, StoreError
 from ..seats.confined import confined, resolved_sandbox, seat_builtin
 from ..seats.players import BotFailure, BotStartError, Player, parse_bot_spec, unique_names
 from ..seats.sandbox import Sandbox
-from ..table.match import MatchResult, BotStats, play_game
+from ..table.match import BotStats, MatchResult, play_game
 from ..table.runner import log_header
 from ..web.live import replay_header
 from ..web.lobby import LobbyTable
 from ..web.seat import BrowserSeat
+from .ladder import LOBBY_ID, game_row
 
 
 def ensure_lobby(store: Store) -> None:
@@ -72,7 +71,7 @@ def _seat_players(arena: Any, table: LobbyTable,
             # A search never runs on the server's loop: a confined process, like a bot's.
             players.append(seat_builtin(spec.name, spec, table.config.seed, confine=True,
                                         startup_time=table.config.tc.startup, sandbox=sandbox))
-    for p, name in zip(players, unique_names([p.name for p in players])):
+    for p, name in zip(players, unique_names([p.name for p in players]), strict=True):
         p.name = name
     return players, taken
 

@@ -37,26 +37,35 @@ from typing import Any
 import trio
 
 from ..console.usererror import leaves
+from ..errors import UserError
+from ..records.matchlog import FORMAT, MatchLogWriter, fresh_log_path, safe_name, utc_now
+from ..records.store import GameRow, Store, StoreError
+from ..rules.deal import DEAL_TEXT, SeedError, check_seed, deal_id
+from ..rules.options import RulesError, make_rules, seat_count_error
+from ..seats.cgroups import run_header
+from ..seats.players import (
+    BotSpec,
+    BotSpecError,
+    BotStartError,
+    Player,
+    parse_bot_spec,
+)
+from ..seats.sandbox import Sandbox, SandboxError, duplicate_soundness, seccomp_state, warn_unsound_duplicates
 from ..table.adjudicator import AdjudicateError, parse_budget
 from ..table.clock import DEFAULT_BACKSTOP, TimeControl, TimeControlError
 from ..table.match import (
-    GameRecord, MatchConfig, OnIllegalError, Watch, parse_on_illegal, play_game, referee_cost,
+    GameRecord,
+    MatchConfig,
+    OnIllegalError,
+    Watch,
+    parse_on_illegal,
+    play_game,
+    referee_cost,
     twin_guard,
 )
-from ..records.matchlog import FORMAT, MatchLogWriter, fresh_log_path, safe_name, utc_now
-from ..seats.players import (
-    BotSpec, BotSpecError, BotStartError, Player, parse_bot_spec,
-)
-from ..rules.deal import DEAL_TEXT, SeedError, check_seed, deal_id
-from ..rules.options import RulesError, make_rules, seat_count_error
 from ..table.seeds import new_seed
-from ..seats.cgroups import run_header
-from ..seats.sandbox import (Sandbox, SandboxError, duplicate_soundness, seccomp_state,
-                             warn_unsound_duplicates)
 from .results import FinishedGame, ResultSink
 from .standings import LIVE_READ_AT_ONCE, StandingsTally
-from ..records.store import GameRow, Store, StoreError
-from ..errors import UserError
 
 FORMATS = ("round-robin", "gauntlet")
 

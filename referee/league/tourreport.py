@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..scoring.ratings import DEFAULT_K, DEFAULT_START, Ladder
 from ..records.store import GameRow, Store, iter_rated
+from ..scoring.ratings import DEFAULT_K, DEFAULT_START, Ladder
 from .standings import standings
 
 #: A plotted series keeps at most this many points (evenly spaced, the last always).
@@ -91,7 +91,7 @@ def rating_history(store: Store, tid: str, rows: Sequence[GameRow], kind: str) -
         source = f"incremental Elo (K={DEFAULT_K:g}, start {DEFAULT_START:g}) over the games in order"
         ladder = Ladder()
         ordered = sorted(rows, key=lambda g: g.game_index)
-        for g, rated in zip(ordered, iter_rated(ordered)):
+        for g, rated in zip(ordered, iter_rated(ordered), strict=True):
             ladder.update(rated)
             for bot in g.players:
                 series.setdefault(bot, []).append([order[g.game_index], round(ladder.rating(bot), 1)])

@@ -31,14 +31,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import UserError
 from ..records.matchlog import LogContents, LogError, read_log
 from ..records.signing import Trust
-from ..replay.replay import (
-    Divergence, log_rules, log_signature, record_signature, seat_kinds, verify_game,
-)
-from ..records.storedb import PgUrl
 from ..records.store import GameRow, Store, StoreError
-from ..errors import UserError
+from ..records.storedb import PgUrl
+from ..replay.replay import (
+    Divergence,
+    log_rules,
+    log_signature,
+    record_signature,
+    seat_kinds,
+    verify_game,
+)
 
 LADDER_ID = "ladder"  # the ladder's and the arena's games (referee/league/ladder.py)
 #: Log times have whole seconds and the store sums unrounded decision times, the log
@@ -356,8 +361,8 @@ class Verification:
     def _check_ladder(self) -> Iterator[Difference]:
         """Every ladder rating update follows from its game's logged result (formula (2)
         of referee/scoring/ratings.py), and each bot's rating and game count from its updates."""
-        from ..table.match import record_from_dict
         from ..scoring.ratings import RatedGame, ladder_update
+        from ..table.match import record_from_dict
 
         settings = self.settings[LADDER_ID]
         k, start = float(settings.get("k", 32)), float(settings.get("start", 1500))

@@ -50,8 +50,8 @@ from protocol.codec import FrameDecoder, encode
 
 from ..records.matchlog import utc_now
 from ..seats.players import BotStartError
-from .results import FinishedGame
 from ..seats.sandbox import Sandbox
+from .results import FinishedGame
 from .tournament import PlayerPool, ScheduledGame, TournamentSettings
 from .workerclient import EXIT_INTERRUPTED, EXIT_TERMINATED, MAX_FRAME, read_message
 

@@ -20,11 +20,11 @@ import trio
 
 from protocol.codec import FrameDecoder, encode
 
-from ..table.match import GameRecord, Watch
-from ..seats.players import BotStartError
-from .results import FinishedGame
-from ..seats.sandbox import Sandbox
 from ..records.store import SeatRow
+from ..seats.players import BotStartError
+from ..seats.sandbox import Sandbox
+from ..table.match import GameRecord, Watch
+from .results import FinishedGame
 
 if TYPE_CHECKING:  # annotations only: the tournament imports this module
     from .tournament import ScheduledGame, TournamentSettings

@@ -10,10 +10,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..rules.options import OPTIONS, PRESET_HELP, PRESETS
 from ..table.failfast import forfeit_line
 from ..table.seeds import seed_fields, seed_lines
 from .jsonresult import emit_result, match_body
-from ..rules.options import OPTIONS, PRESET_HELP, PRESETS
 
 
 def match_table(summary: dict[str, Any]) -> Table:
@@ -245,7 +245,7 @@ def stats_tables(table: list[dict[str, Any]]) -> list[Any]:
                   title_justify="left")
         for col in ("trumps", "seats", "durak", "openers", "opener durak"):
             t.add_column(col, justify="right")
-        for every, opener in zip(block["durak_by_trumps"], block["opener_durak_by_trumps"]):
+        for every, opener in zip(block["durak_by_trumps"], block["opener_durak_by_trumps"], strict=True):
             t.add_row(str(every["trumps"]), str(every["n"]), _pct(every), str(opener["n"]),
                       _pct(opener))
         out.append(t)

@@ -13,10 +13,10 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ..errors import UserError
 from ..rules.actions import MalformedAction, parse_action
 from ..rules.cards import CardError, parse_card
 from ..rules.options import MAX_SEATS, MIN_SEATS, SEATS_TEXT
-from ..errors import UserError
 
 
 class LogError(UserError, ValueError):

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..console import jsonout
+
 # LogError lives with the checks that raise it; it is part of this module's interface.
 from .logcheck import LogError, check_footer, check_game, check_header
 from .private import PRIVATE_FILE, private_mkdir, private_open
@@ -40,7 +41,7 @@ READABLE_FORMATS = ("durak-ref-log/1", FORMAT)
 
 
 def utc_now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def fresh_log_path(log_dir: Path, stem: str) -> Path:

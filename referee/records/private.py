@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 from typing import IO, Any, BinaryIO, Literal, TextIO, overload
 
-
 #: Modes of everything durak-ref records (logs, stderr logs, the store): only the user
 #: running the referee may read or change them, never another account on the machine.
 PRIVATE_FILE = 0o600

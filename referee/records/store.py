@@ -42,11 +42,11 @@ from pathlib import Path
 from typing import Any
 
 from ..console import jsonout
-from .matchlog import utc_now
+from ..errors import UserError
 from ..rules.options import SEATS_TEXT, seat_count_error
+from .matchlog import utc_now
 from .private import PRIVATE_FILE, private_mkdir, private_open
 from .storedb import Backend, ConnectError, PgUrl, TargetError, connect, parse_target
-from ..errors import UserError
 
 SCHEMA_VERSION = 3
 MAX_NAME = 64  #: the longest bot name or tournament id the store keeps (VARCHAR(64))

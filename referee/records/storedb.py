@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
+
 from ..errors import UserError
 
 PG_SCHEMES = ("postgresql", "postgres")

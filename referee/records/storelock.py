@@ -17,9 +17,9 @@ import os
 import socket
 from pathlib import Path
 
+from ..errors import UserError
 from .matchlog import utc_now
 from .private import PRIVATE_FILE, private_mkdir
-from ..errors import UserError
 
 
 class LockedError(UserError, RuntimeError):

@@ -16,17 +16,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..bots.solver import VALUE_NAMES, Solver, SolverLimit, solvable, terminal_value
-from ..table import observer
-from ..table.adjudicator import ADJUDICATED
 from ..records.signing import Trust
-from ..seats.players import BotSpecError, parse_bot_spec
-from ..table.clock import CLOCKS
-from ..table.forfeit import ASKED_FORFEITS, FORFEIT_SEATS
-from ..table.match import FORFEITS, forfeit_reason
 from ..rules import Game, Rules
 from ..rules.actions import MalformedAction, action_from_wire, action_str, parse_action
 from ..rules.cards import CardError, card_str, parse_card
 from ..rules.options import RulesError, rules_from_dict
+from ..seats.players import BotSpecError, parse_bot_spec
+from ..table import observer
+from ..table.adjudicator import ADJUDICATED
+from ..table.clock import CLOCKS
+from ..table.forfeit import ASKED_FORFEITS, FORFEIT_SEATS
+from ..table.match import FORFEITS, forfeit_reason
 
 
 class Divergence(ValueError):

@@ -9,16 +9,45 @@ No I/O, no clock, no trio. Randomness only from an explicit seed.
 """
 
 from .actions import (
-    ATTACK, COVER, EXCHANGE, KIND_NAMES, PASS, SHOW_TRUMP, TAKE, THROW_IN, TRANSFER,
-    IllegalAction, MalformedAction, action_from_wire, action_str, action_to_wire, parse_action,
+    ATTACK,
+    COVER,
+    EXCHANGE,
+    KIND_NAMES,
+    PASS,
+    SHOW_TRUMP,
+    TAKE,
+    THROW_IN,
+    TRANSFER,
+    IllegalAction,
+    MalformedAction,
+    action_from_wire,
+    action_str,
+    action_to_wire,
+    parse_action,
 )
 from .cards import CardError, card_str, parse_card
 from .game import (
-    ACTION_CAP, DRAW, NORMAL, PHASE_NAMES, STALEMATE, Game, Outcome, PositionError, shuffled_deck,
+    ACTION_CAP,
+    DRAW,
+    NORMAL,
+    PHASE_NAMES,
+    STALEMATE,
+    Game,
+    Outcome,
+    PositionError,
+    shuffled_deck,
 )
 from .match import next_dealer
 from .options import (
-    MAX_SEATS, MIN_SEATS, OPTIONS, PRESETS, SEATS_TEXT, Rules, RulesError, make_rules, seat_count_error,
+    MAX_SEATS,
+    MIN_SEATS,
+    OPTIONS,
+    PRESETS,
+    SEATS_TEXT,
+    Rules,
+    RulesError,
+    make_rules,
+    seat_count_error,
 )
 
 __all__ = [

@@ -30,8 +30,8 @@ import struct
 from collections.abc import Callable, Iterator
 from typing import Any, Final, cast
 
-from .cards import deck_cards
 from ..errors import UserError
+from .cards import deck_cards
 
 #: A seed is 1 to this many visible ASCII characters.
 SEED_MAX_LEN = 128
@@ -115,7 +115,7 @@ def _sha256() -> Callable[[bytes], Any]:
     hashlib's when the interpreter was built without it. The digests are the same."""
     for name in ("_sha2", "_sha256"):
         try:
-            return cast(Callable[[bytes], Any], getattr(importlib.import_module(name), "sha256"))
+            return cast(Callable[[bytes], Any], importlib.import_module(name).sha256)
         except (ImportError, AttributeError):
             pass
     return hashlib.sha256

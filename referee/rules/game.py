@@ -34,12 +34,34 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .actions import (
-    ATTACK, COVER, EXCHANGE, KIND_NAMES, PASS, SHOW_TRUMP, TAKE, THROW_IN, TRANSFER,
-    IllegalAction, action_str, card_of, check_action, kind_of, slot_of,
+    ATTACK,
+    COVER,
+    EXCHANGE,
+    KIND_NAMES,
+    PASS,
+    SHOW_TRUMP,
+    TAKE,
+    THROW_IN,
+    TRANSFER,
+    IllegalAction,
+    action_str,
+    card_of,
+    check_action,
+    kind_of,
+    slot_of,
 )
 from .cards import (
-    BEATERS, CARD_TEXT, DECK_LOW_RANK, RANK_MASK, card_str, deck_cards, iter_bits, make_card, mask_str,
-    rank_of, suit_of,
+    BEATERS,
+    CARD_TEXT,
+    DECK_LOW_RANK,
+    RANK_MASK,
+    card_str,
+    deck_cards,
+    iter_bits,
+    make_card,
+    mask_str,
+    rank_of,
+    suit_of,
 )
 from .options import Rules, RulesError, seat_count_error
 
@@ -182,7 +204,7 @@ class Game:
     direction: int                  #: +1 play goes clockwise, -1 counter-clockwise (reflections)
     outcome: Outcome | None
     history: list[int]              #: every action applied, in order
-    events: list[tuple] | None
+    events: list[tuple[Any, ...]] | None
     out_order: list[int]
     #: The last ``legal_actions()`` result and the ``action_count`` it was computed at:
     #: ``apply`` checks an action by membership in it instead of computing it again.
@@ -378,7 +400,7 @@ class Game:
                 f"{self.limit} (max_attacks, first-bout limit, or the defender's hand plus the "
                 "cards they covered with)")
         beaters = BEATERS[self.trump_suit]
-        for slot, (a, c) in enumerate(zip(self.attacks, self.covers)):
+        for slot, (a, c) in enumerate(zip(self.attacks, self.covers, strict=True)):
             if c >= 0 and not beaters[a] >> c & 1:
                 raise PositionError(f"table slot {slot}: {card_str(c)} does not beat {card_str(a)} "
                                     f"(trump {'CDHS'[self.trump_suit]})")
@@ -937,8 +959,10 @@ class Game:
             "trump_suit": "CDHS"[self.trump_suit],
             "trump_holder": self.trump_holder,
             "talon": len(self.talon),
+            # no strict=: mypyc compiles only a plain zip() to a native loop (attacks
+            # and covers are one slot each, always the same length)
             "table": [[text[a], text[c] if c >= 0 else None]
-                      for a, c in zip(self.attacks, self.covers)],
+                      for a, c in zip(self.attacks, self.covers)],  # noqa: B905
             "discard": mask_str(self.discard),
             "hand_sizes": [h.bit_count() for h in self.hands],
             "out": list(self.out),
@@ -956,7 +980,7 @@ class Game:
             view["direction"] = "clockwise" if self.direction > 0 else "counter_clockwise"
         return view
 
-    def public_event(self, event: tuple, seat: int) -> dict[str, Any] | None:
+    def public_event(self, event: tuple[Any, ...], seat: int) -> dict[str, Any] | None:
         """One recorded event (from ``events``) as ``seat`` may see it, in wire form, or
         None when ``seat`` does not see it at all.
 
@@ -1004,7 +1028,7 @@ class Game:
     def __repr__(self) -> str:
         hands = " | ".join(f"{s}:{' '.join(mask_str(h))}" for s, h in enumerate(self.hands))
         table = " ".join(f"{card_str(a)}/{card_str(c) if c >= 0 else '--'}"
-                         for a, c in zip(self.attacks, self.covers))
+                         for a, c in zip(self.attacks, self.covers, strict=True))
         return (f"<Game {PHASE_NAMES[self.phase]} bout={self.bout} trump={card_str(self.trump_card)} "
                 f"att={self.attacker} def={self.defender} talon={len(self.talon)} "
                 f"table=[{table}] hands=[{hands}]>")

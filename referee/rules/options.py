@@ -9,10 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
+
 from ..errors import UserError
-
 from .cards import DECK_LOW_RANK, RANKS
-
 
 #: The fewest and the most players at a table: the one place this bound is written. The
 #: engine, logs, the store, ratings, tournaments and every CLI option and help text that
@@ -126,21 +125,25 @@ def _exchange_rank(text: str) -> str:
     raise ValueError(f"expected lowest, or one rank of {' '.join(RANKS)} (10 for T)")
 
 
+#: What a table rule can be set to: a number, a name, on/off, seats (trump_exchange), none.
+OptionValue = int | str | bool | tuple[int, ...] | None
+
+
 @dataclass(frozen=True)
 class Option:
     """One table rule: its name, default, the values it allows, and what it means."""
 
     name: str
-    default: Any
+    default: OptionValue
     allowed: str
     help: str
-    parse: Callable[[str], Any]
+    parse: Callable[[str], OptionValue]
     #: Left out of ``Rules.as_dict`` (log headers, game_start) while at its default. Options
     #: added after logs and bots existed are quiet, so a table that does not use them
     #: writes and sends exactly the bytes it did before.
     quiet: bool = False
 
-    def format(self, value: Any) -> str:
+    def format(self, value: object) -> str:
         """The value as a user would type it in ``--set name=value``."""
         if value is None:
             return "none"

@@ -90,6 +90,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+
 from ..errors import UserError
 from ..rules.options import seat_count_error
 
@@ -193,7 +194,7 @@ def ladder_update(ratings: Mapping[str, float], game: RatedGame, *, k: float = D
     before = [new.get(name, start) for name in game.players]
     p = durak_probabilities(before)
     w = outcome_weights(game)
-    for name, r, pj in zip(game.players, before, p):
+    for name, r, pj in zip(game.players, before, p, strict=True):
         new[name] = r + k * (pj - w[name])
     return new
 
@@ -299,7 +300,7 @@ def log_likelihood(games: Iterable[RatedGame], ratings: Mapping[str, float]) -> 
     for game in games:
         p = durak_probabilities([ratings[n] for n in game.players])
         w = outcome_weights(game)
-        total += sum(w[n] * math.log(pj) for n, pj in zip(game.players, p) if w[n])
+        total += sum(w[n] * math.log(pj) for n, pj in zip(game.players, p, strict=True) if w[n])
     return total
 
 
@@ -341,7 +342,7 @@ def _objective(tables: list[_Table], g: Sequence[float], inv_s2: float) -> float
         gs = [g[i] for i in idx]
         low = min(gs)
         log_z = -low + math.log(sum(math.exp(low - x) for x in gs))
-        total += count * sum(wi * (-gi - log_z) for wi, gi in zip(w, gs) if wi)
+        total += count * sum(wi * (-gi - log_z) for wi, gi in zip(w, gs, strict=True) if wi)
     if inv_s2:
         mean = sum(g) / len(g)
         total -= 0.5 * inv_s2 * sum((x - mean) ** 2 for x in g)
@@ -523,7 +524,8 @@ def normal_cdf(x: float) -> float:
 
 def elo_to_score(elo: float) -> float:
     """Expected score of a logistic Elo difference: 1 / (1 + 10**(-elo/400))."""
-    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+    power: float = 10.0 ** (-elo / 400.0)  # float ** float is typed Any (it may be complex)
+    return 1.0 / (1.0 + power)
 
 
 def score_to_elo(score: float) -> float:
@@ -557,8 +559,8 @@ def _estimate(scores: Sequence[float], counts: Sequence[int]) -> EloEstimate:
     n = sum(counts)
     if n == 0:
         raise RatingError("no results to estimate an Elo difference from")
-    mu = sum(s * c for s, c in zip(scores, counts)) / n
-    var = sum(c * (s - mu) ** 2 for s, c in zip(scores, counts)) / n
+    mu = sum(s * c for s, c in zip(scores, counts, strict=True)) / n
+    var = sum(c * (s - mu) ** 2 for s, c in zip(scores, counts, strict=True)) / n
     sigma = math.sqrt(var / n)
     hi, lo = score_to_elo(mu + Z95 * sigma), score_to_elo(mu - Z95 * sigma)
     error = (hi - lo) / 2.0 if math.isfinite(hi) and math.isfinite(lo) else math.inf
@@ -591,7 +593,7 @@ def elo_bound95(wins: int, losses: int, draws: int) -> tuple[float, float]:
         edge = score_to_elo(0.05 ** (1.0 / n))
         return (edge, math.inf) if est.score == 1.0 else (-math.inf, -edge)
     sigma = math.sqrt(sum(c * (s - est.score) ** 2 for s, c in
-                          zip((1.0, 0.0, 0.5), (wins, losses, draws))) / n / n)
+                          zip((1.0, 0.0, 0.5), (wins, losses, draws), strict=True)) / n / n)
     return score_to_elo(est.score - Z95 * sigma), score_to_elo(est.score + Z95 * sigma)
 
 

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .ratings import RatedGame, RatingError, RatingFit
 from ..errors import UserError
+from .ratings import RatedGame, RatingError, RatingFit
 
 
 class RatingsInputError(UserError, ValueError):

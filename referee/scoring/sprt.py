@@ -38,8 +38,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import UserError
 from referee.scoring.ratings import elo_from_pentanomial, elo_from_wdl, elo_to_score
+
+from ..errors import UserError
 
 __all__ = [
     "PSEUDO_COUNT", "TRINOMIAL_SCORES", "PENTANOMIAL_SCORES", "sprt_bounds",
@@ -83,7 +84,7 @@ def _solve_theta(scores: Sequence[float], probs: Sequence[float], s: float) -> f
 
     def f(t: float) -> tuple[float, float]:
         v = dv = 0.0
-        for p, x in zip(probs, d):
+        for p, x in zip(probs, d, strict=True):
             q = x / (1.0 + t * x)
             v += p * q
             dv -= p * q * q
@@ -126,7 +127,7 @@ def llr_from_counts(scores: Sequence[float], counts: Sequence[float], elo0: floa
     t0 = _solve_theta(scores, probs, s0)
     t1 = _solve_theta(scores, probs, s1)
     llr = 0.0
-    for a, p in zip(scores, probs):
+    for a, p in zip(scores, probs, strict=True):
         # ln p1_i - ln p0_i; phat_i cancels.
         llr += p * (math.log1p(t0 * (a - s0)) - math.log1p(t1 * (a - s1)))
     return total * llr
@@ -224,7 +225,7 @@ class Sprt:
         """Add several results at once (bins by ascending score: 5 or 3 counts)."""
         if len(counts) != len(self.counts) or any(c < 0 for c in counts):
             raise ValueError(f"need {len(self.counts)} non-negative counts, got {counts!r}")
-        self.counts = [a + b for a, b in zip(self.counts, counts)]
+        self.counts = [a + b for a, b in zip(self.counts, counts, strict=True)]
         return self._update()
 
     def status(self) -> dict[str, Any]:

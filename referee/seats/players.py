@@ -23,16 +23,16 @@ import random
 import re
 import shlex
 import time
-from dataclasses import dataclass, field
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from protocol.strategies import gentle_choose
 
 from ..bots.fastchoice import greedy_action, random_action
 from ..bots.solverbot import SolverChooser
-from ..rules.game import Game
 from ..errors import UserError
+from ..rules.game import Game
 from .names import look_alike
 
 

@@ -70,13 +70,24 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import seccomp, uids
-from .uids import UidLease
-from .sandbox_view import (CommandView, bind_args, bot_environment, drop_args, identity_args,
-                           inside, merge_binds, proc_args, program_files, project_root,
-                           system_args, unreadable)
-from .cgroups import PROCS, Limits, default_limits
 from ..errors import UserError
+from . import seccomp, uids
+from .cgroups import PROCS, Limits, default_limits
+from .sandbox_view import (
+    CommandView,
+    bind_args,
+    bot_environment,
+    drop_args,
+    identity_args,
+    inside,
+    merge_binds,
+    proc_args,
+    program_files,
+    project_root,
+    system_args,
+    unreadable,
+)
+from .uids import UidLease
 
 MODES = ("auto", "bwrap", "none")
 SANDBOX_ID = 65534  #: uid and gid of a bot inside its user namespace when the referee is not root

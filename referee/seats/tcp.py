@@ -55,11 +55,11 @@ from protocol.codec import FrameDecoder, decode, encode
 from protocol.errors import RemoteProtocolError, UnsupportedVersionError
 
 from .. import __version__
+from ..errors import UserError
 from ..records.matchlog import utc_now
 from .names import NameIndex
 from .players import BUILTINS, Ask, BotFailure, BotSpec
 from .wire import TOLD_FAILURES, StreamPlayer
-from ..errors import UserError
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7724

@@ -41,9 +41,22 @@ from protocol.errors import RemoteProtocolError, UnsupportedVersionError
 
 from .. import __version__
 from ..console.trio_internals import fd_holder
-from .pipelane import (QUICK_ANSWER_S, QUICK_WAIT_MS, READ_CHUNK, YIELD_EVERY, Lane,  # noqa: F401
-                       Request, answer_head as _answer_head, clock_offset, cpu_close, cpu_open,
-                       flush_now, pending, queue_frame, yield_due)
+from .pipelane import (  # noqa: F401
+    QUICK_ANSWER_S,
+    QUICK_WAIT_MS,
+    READ_CHUNK,
+    YIELD_EVERY,
+    Lane,
+    Request,
+    clock_offset,
+    cpu_close,
+    cpu_open,
+    flush_now,
+    pending,
+    queue_frame,
+    yield_due,
+)
+from .pipelane import answer_head as _answer_head
 from .players import Ask, BotFailure, Player
 
 #: Seconds a write to a bot may block (the bot not reading its input) before the bot

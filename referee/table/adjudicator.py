@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from time import perf_counter
 from typing import Any
 
-from ..errors import UserError
 from ..bots.solver import Solver, SolverLimit, line_text, solvable
+from ..errors import UserError
 from ..rules.game import Game
 
 #: Seconds one search may take between two decisions (about: the solver looks at its

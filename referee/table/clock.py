@@ -32,7 +32,6 @@ from typing import Any
 
 from ..errors import UserError
 
-
 #: The per-decision limit when the user sets neither a game clock nor a move time.
 DEFAULT_MOVE_TIME = 10.0
 #: The largest number of seconds any part of a time control may have (a week).

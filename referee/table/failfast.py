@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..seats.players import BotFailure, BotStartError, Player
+
+if TYPE_CHECKING:  # match.py imports this module
+    from .match import GameRecord
 
 #: What every fail-fast message ends with: how to go on anyway.
 RECOVER_HINT = "fix the bot, or pass --recover to play on and count its games as forfeits"
@@ -89,10 +92,9 @@ class ForfeitTally:
         self.games: dict[str, int] = {}
         self.forfeits: dict[str, dict[str, int]] = {}
 
-    def add(self, record: object) -> None:
-        """Count one finished game (a GameRecord)."""
-        players: list[str] = getattr(record, "players")
-        forfeit: dict[str, Any] | None = getattr(record, "forfeit")
+    def add(self, record: GameRecord) -> None:
+        """Count one finished game."""
+        players, forfeit = record.players, record.forfeit
         for name in players:
             self.games[name] = self.games.get(name, 0) + 1
             self.forfeits.setdefault(name, {})

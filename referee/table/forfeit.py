@@ -62,7 +62,7 @@ def failed(seat: int, failure: BotFailure, request_id: int | None = None) -> For
     return Forfeit(seat, failure.kind, reason, failure.evidence)
 
 
-def late(seat: int, request_id: int, used: float, budget: float | None, answer: Any,
+def late(seat: int, request_id: int, used: float, budget: float | None, answer: object,
          wall: float | None = None, cpu: bool = False) -> Forfeit:
     """The forfeit of a seat that answered request ``request_id`` over its time budget
     (``answer``: what it answered, as evidence). Under the cpu clock ``wall`` is the

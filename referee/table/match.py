@@ -25,25 +25,30 @@ import trio
 
 from protocol import messages as msg
 
-from .adjudicator import ADJUDICATED, Adjudicator, Budget
-from .clock import Clock, TimeControl
-from .framelane import Decision, Table, all_seconds, charge_bots, conclude, deliver, play
-# (FORFEITS and illegal_message are read from here by the replay and the tests.)
-from .forfeit import FORFEITS, Forfeit, failed, forfeit_reason, illegal_message  # noqa: F401
-from .requests import game_end_frame, game_start_frame
-from .failfast import all_forfeit_warning, forfeited_all
-from ..seats.cgroups import share_turns
-from ..seats.pipelane import clock_offset
-from ..seats.players import BotFailure, Player
+from ..errors import UserError
 from ..rules import Game, Rules
-from ..rules.game import OVER
 from ..rules.actions import action_str
 from ..rules.cards import card_str
 from ..rules.deal import check_seed, deal_deck, deal_id
+from ..rules.game import OVER
 from ..rules.match import first_dealer, next_dealer
-from .seeds import new_seed
+from ..seats.cgroups import share_turns
+from ..seats.pipelane import clock_offset
+from ..seats.players import BotFailure, Player
 from . import spectator
-from ..errors import UserError
+from .adjudicator import ADJUDICATED, Adjudicator, Budget
+from .clock import Clock, TimeControl
+from .failfast import all_forfeit_warning, forfeited_all
+
+# (FORFEITS, forfeit_reason and illegal_message are read from here by the replay and the
+# tests: `X as X` re-exports them, for mypy's no-implicit-reexport.)
+from .forfeit import FORFEITS as FORFEITS
+from .forfeit import Forfeit, failed
+from .forfeit import forfeit_reason as forfeit_reason
+from .forfeit import illegal_message as illegal_message
+from .framelane import Decision, Table, all_seconds, charge_bots, conclude, deliver, play
+from .requests import game_end_frame, game_start_frame
+from .seeds import new_seed
 
 #: A spectator's hook on one game (``play_game(watch=...)``): awaited with each public
 #: message of the game, in order (``referee/table/spectator.py`` says which).

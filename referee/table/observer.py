@@ -40,13 +40,13 @@ def view_of(seat: int | None) -> int:
     return OMNISCIENT if seat is None else seat
 
 
-def logged_seat(value: Any) -> int:
+def logged_seat(value: object) -> int:
     """A seat number read from a log (a forfeit's ``seat``), as a view: that seat, or
     SPECTATOR (no seat) when it is not one (a damaged log)."""
     return value if type(value) is int else SPECTATOR
 
 
-def event(game: Game, recorded: tuple, view: int, forced: bool = False) -> dict[str, Any] | None:
+def event(game: Game, recorded: tuple[Any, ...], view: int, forced: bool = False) -> dict[str, Any] | None:
     """One recorded event (from ``game.events``) as ``view`` sees it, in wire form, or None
     when it does not see it at all (another seat's declined exchange). ``forced``: the
     event is a move the rules forced (marked ``forced`` for its own seat only)."""

@@ -32,14 +32,24 @@ What a seat may see of an event is decided by one rule, ``sees_private`` (the ob
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, cast
+from typing import Any, Final, cast
 from weakref import ref
 
 from protocol.codec import MAX_FRAME, array_head, encode, framed, pack
 from protocol.errors import LocalProtocolError
 from protocol.fields import Record
-from protocol.messages import (CLOCK, EVENT, EVENTS, GAME_END, GAME_START, OBSERVATION, REQUEST,
-                               TERMINATIONS, game_end_msg, game_start_msg)
+from protocol.messages import (
+    CLOCK,
+    EVENT,
+    EVENTS,
+    GAME_END,
+    GAME_START,
+    OBSERVATION,
+    REQUEST,
+    TERMINATIONS,
+    game_end_msg,
+    game_start_msg,
+)
 
 from ..rules import Game, Rules
 from ..rules.actions import shared_wire
@@ -440,7 +450,7 @@ _BOUT_END: Final = [[EVENTS["bout_end"].head() + EVENTS["bout_end"].run(
     for result in ("beaten", "taken")]
 
 
-def event_body(event: tuple, private: bool, forced: bool) -> bytes:
+def event_body(event: tuple[Any, ...], private: bool, forced: bool) -> bytes:
     """The packed map of recorded ``event`` (``Game.events``) as a view sees it:
     ``private``, whether it sees the event's private fields (``sees_private``); ``forced``,
     whether the event is a move the rules forced. The bytes of ``pack(observer.event(...))``.
@@ -449,9 +459,9 @@ def event_body(event: tuple, private: bool, forced: bool) -> bytes:
     kind = _KIND[name]
     if _PRIVATE_EVENT[kind] and not private:
         return b""
+    seat: int = event[1]  # bout_end's defender
     if name == "bout_end":
-        return _BOUT_END[1 if event[2] == "taken" else 0][event[1]]
-    seat: int = event[1]
+        return _BOUT_END[1 if event[2] == "taken" else 0][seat]
     if name == "draw":
         cards: list[int] = event[2]
         count = len(cards)

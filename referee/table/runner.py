@@ -18,16 +18,14 @@ import trio
 from protocol.messages import PROTOCOL_VERSION
 
 from .. import __version__
-from .match import GameRecord, MatchConfig, MatchResult, BotStats, play_match
 from ..records.matchlog import FORMAT, MatchLogWriter, new_log_path, safe_name, utc_now
 from ..rules.deal import DEAL_TEXT
-from .failfast import first_start_error
-from ..seats.tcp import ListenError, TcpLimits
-from ..seats.players import (BotFailure, BotSpec, BotSpecError, BotStartError, Player,
-                             free_name, unique_names)
 from ..seats.cgroups import Limits, default_limits
+from ..seats.players import BotFailure, BotSpec, BotSpecError, BotStartError, Player, free_name, unique_names
 from ..seats.sandbox import Sandbox, duplicate_soundness, seccomp_state, warn_unsound_duplicates
-
+from ..seats.tcp import ListenError, TcpLimits
+from .failfast import first_start_error
+from .match import BotStats, GameRecord, MatchConfig, MatchResult, play_match
 
 #: How long `match --listen` and `check-bot tcp:NAME` wait, by default, for a TCP bot to
 #: connect (their --connect-wait); what they say when none came names the wait used.
@@ -69,7 +67,7 @@ def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: 
     policy (default: ``options.sandbox_policy()``, resolved here). ``human``: the player
     of the spec of kind "human" (``durak-ref play``, referee/human/terminal.py; the learner
     of referee/env/single_agent.py)."""
-    from ..seats.confined import confine_searching, seat_builtin, searching
+    from ..seats.confined import confine_searching, searching, seat_builtin
     from ..seats.process import ProcessPlayer
 
     confine = confine_searching(specs)  # (a program bot must not think on their time)
@@ -77,7 +75,7 @@ def make_players(specs: Sequence[BotSpec], config: MatchConfig, *, stderr_stem: 
         sandbox = options.sandbox_policy().resolve()
     names = unique_names([s.name for s in specs])
     players: list[Player] = []
-    for seat, (name, spec) in enumerate(zip(names, specs)):
+    for seat, (name, spec) in enumerate(zip(names, specs, strict=True)):
         if spec.kind == "builtin":
             players.append(seat_builtin(name, spec, config.seed, confine=confine,
                                         startup_time=config.tc.startup, sandbox=sandbox))

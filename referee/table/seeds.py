@@ -14,8 +14,8 @@ import secrets
 import shlex
 from collections.abc import Sequence
 
-from ..rules.deal import SeedError, check_seed
 from ..records.storedb import redact
+from ..rules.deal import SeedError, check_seed
 
 __all__ = ["SeedError", "check_seed", "new_seed", "reproduce_command", "seed_fields", "seed_lines",
            "seed_or_new"]

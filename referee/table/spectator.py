@@ -48,7 +48,7 @@ def start_message(game: Game, index: int, names: list[str]) -> dict[str, Any]:
             "attacker": game.attacker, "defender": game.defender}
 
 
-def public_message(game: Game, index: int, event: tuple) -> dict[str, Any] | None:
+def public_message(game: Game, index: int, event: tuple[Any, ...]) -> dict[str, Any] | None:
     """One recorded engine event as a spectator sees it, or None when it does not."""
     wire = observer.event(game, event, SPECTATOR)
     return None if wire is None else {"type": "event", "game": index, "event": wire}

@@ -44,11 +44,11 @@ import trio
 
 from ..console.jsonout import dumps
 from ..console.usererror import first_of, leaves
+from ..errors import UserError
 from ..seats.tcp import ListenError, is_loopback, parse_listen
+from ..table.spectator import PublicTable
 from .loopprobe import LoopProbe
 from .replay_html import ReplayHtmlError
-from ..table.spectator import PublicTable
-from ..errors import UserError
 
 T = TypeVar("T")
 

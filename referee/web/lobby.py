@@ -59,16 +59,16 @@ from urllib.parse import parse_qs
 
 import trio
 
-from .live import Client, pump, refuse, response_headers, sse
-from .seat import STREAMS_PER_SEAT, BrowserSeat, new_seat_token, token_key
-from ..seats.names import look_alike, starts_like
-from ..seats.players import BUILTINS
-from ..seats.tcp import fd_room, network_of
 from ..console.jsonout import dumps
 from ..human.hints import HINT_BOTS
 from ..rules.options import PRESETS, RulesError, make_rules
+from ..seats.names import look_alike, starts_like
+from ..seats.players import BUILTINS
+from ..seats.tcp import fd_room, network_of
 from ..table.clock import TimeControl, TimeControlError
 from ..table.match import MatchConfig
+from .live import Client, pump, refuse, response_headers, sse
+from .seat import STREAMS_PER_SEAT, BrowserSeat, new_seat_token, token_key
 
 
 @dataclass(frozen=True)

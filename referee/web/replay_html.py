@@ -22,17 +22,18 @@ Two views:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from ..console import jsonout
+from ..errors import UserError
+from ..records.matchlog import LogError, read_log
+from ..replay.replay import Divergence, dealt_game, event_text, log_rules, replayed_decisions, verify_game
+from ..rules.cards import card_str
 from ..table import observer
 from ..table.match import FORFEITS, forfeit_reason
-from ..records.matchlog import LogError, read_log
-from ..replay.replay import Divergence, dealt_game, replayed_decisions, event_text, log_rules, verify_game
-from ..rules.cards import card_str
-from ..console import jsonout
 from . import CARD_KIT, escape, json_script, page
-from ..errors import UserError
 
 #: At most this many games get their steps in one page (~40 KB a game for 3 seats);
 #: the others are listed with their results and the ``--game N`` that renders them.
@@ -216,7 +217,7 @@ def game_frames(header: dict[str, Any], record: dict[str, Any], seat: int | None
     # exchanged card face up, and that card sits in a hand until then.
     dealt_trump = card_str(game.trump_card)
     frames = [_frame(game, view, None, [])]
-    for i, s, action, forced in replayed_decisions(game, record):
+    for i, s, _action, forced in replayed_decisions(game, record):
         if not observer.sees_decision(game, view):
             # Not seen by this seat (another's declined exchange): at a real table
             # nothing happened, so it is no step of this view.
@@ -240,7 +241,7 @@ def game_frames(header: dict[str, Any], record: dict[str, Any], seat: int | None
     if seat is not None:
         # Whose turn, as the table sees it: the seat of the next step shown. (The
         # engine's current seat could be one about to decline an exchange unseen.)
-        for a, b in zip(frames, frames[1:]):
+        for a, b in pairwise(frames):
             a["turn"] = b["step"]["seat"]
         frames[-1]["turn"] = None
     return {

@@ -84,7 +84,7 @@ def _ratings_svg(st: dict[str, Any]) -> str:
         out.append(f'<line x1="{x(tick):.1f}" y1="10" x2="{x(tick):.1f}" y2="{height - 25}" '
                    f'stroke="{"#999" if tick == 0 else "#eee"}"/>'
                    f'<text x="{x(tick):.1f}" y="{height - 10}" text-anchor="middle">{tick:+g}</text>')
-    for i, (b, (r, e)) in enumerate(zip(rated, spans)):
+    for i, (b, (r, e)) in enumerate(zip(rated, spans, strict=True)):
         y = 22 + i * row
         out.append(f'<g class="rating" data-bot="{escape(b["bot"])}">'
                    f'<text x="{left - 8}" y="{y + 4}" text-anchor="end">{escape(b["bot"])}</text>'

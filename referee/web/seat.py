@@ -34,12 +34,12 @@ import trio
 
 from protocol.codec import decode
 
-from .live import Client, sse
 from ..console.jsonout import dumps
 from ..human.clocks import TableClocks, is_public_request
 from ..human.seatview import SeatTable, choose_answer
 from ..human.terminal import human_spec
 from ..seats.players import Ask, BotFailure, Player
+from .live import Client, sse
 
 #: Streams one seat may have open at once (tabs of the same person); more are refused.
 STREAMS_PER_SEAT = 4

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from tests.support import LONG_TIMEOUT_S, cli
 
 

@@ -9,9 +9,8 @@ import json
 import sys
 from pathlib import Path
 
-from support import cli
-
 from referee.bench.strength import LADDER
+from support import cli
 
 REPO = Path(__file__).resolve().parents[2]
 BOT = f"{sys.executable} {REPO / 'examples' / 'python' / 'greedy_bot.py'}"

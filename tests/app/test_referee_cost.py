@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from support import LONG_TIMEOUT_S, cli
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -19,8 +19,7 @@ from referee.rules import Game
 from referee.rules.actions import parse_action
 from referee.rules.cards import parse_card
 from referee.rules.options import rules_from_dict
-from referee.web import asset, json_script
-from referee.web import replay_html
+from referee.web import asset, json_script, replay_html
 from referee.web.replay_html import render_replay_html, render_replay_records, replay_data
 from replay_logs import CARD_TOKEN, IMG_NAME, SCRIPT_NAME, hostile_names_log, play_match, with_illegal_forfeit
 from support import cli

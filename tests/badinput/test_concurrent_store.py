@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from support import DURAK_REF, LONG_TIMEOUT_S, cli, default_signals
 
 BOTS = ("--bot", "a=builtin:greedy", "--bot", "b=builtin:random")
@@ -32,7 +33,7 @@ def test_four_tournaments_create_one_fresh_store_at_once(tmp_path: Path) -> None
     runs = [_popen("tournament", *BOTS, "--games", "2", "--db", db, "--log-dir", tmp_path / f"l{i}",
                    "--json", cwd=tmp_path) for i in range(4)]
     results = [(p.wait(timeout=300), *p.communicate()) for p in runs]
-    for code, stdout, stderr in results:
+    for code, _, stderr in results:
         assert code == 0, stderr
     ids = {json.loads(stdout)["tournament"] for _, stdout, _ in results}
     with sqlite3.connect(db) as con:

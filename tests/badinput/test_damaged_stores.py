@@ -10,6 +10,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+
 from support import cli
 
 CASES: list[tuple[str, str, str]] = [

@@ -8,9 +8,9 @@ import socket
 from pathlib import Path
 
 import pytest
-from support import cli
 
 from referee.seats.players import BotSpecError, parse_bot_spec
+from support import cli
 
 MATCH = ("match", "builtin:greedy", "builtin:random", "-n", "1", "--no-log")
 SPRT = ("sprt", "builtin:greedy", "builtin:random", "--max-pairs", "1")

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from support import DURAK_REF, LONG_TIMEOUT_S
 
 NOBODY = 65534

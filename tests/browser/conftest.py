@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from browserkit import CHROMIUM, RecordedPage, launch
 
 

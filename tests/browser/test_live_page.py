@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from browserkit import LIVE, RecordedPage
+
 from livekit import Running, check_live_stream, expected_views
-from referee.table.match import MatchConfig
 from referee.records.matchlog import read_log
 from referee.rules.options import rules_from_dict
+from referee.table.match import MatchConfig
 from support import cli
 
 SLOW_BOT = Path(__file__).parent / "bots" / "slow_tcp_bot.py"

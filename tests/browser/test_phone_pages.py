@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from browserkit import PHONE, RecordedPage
+
 from replay_logs import play_match
 from report_kit import played_tournament
 from support import DURAK_REF, cli

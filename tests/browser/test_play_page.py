@@ -17,9 +17,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browserkit import (
+    CONTROL,
+    LAPTOP,
+    LIVE,
+    PHONE,
+    RecordedPage,
+    click_a_move,
+    create_table,
+    join_from_another_browser,
+    play_to_the_end,
+)
 
-from browserkit import (CONTROL, LAPTOP, LIVE, PHONE, RecordedPage, click_a_move, create_table,
-                        join_from_another_browser, play_to_the_end)
 from livekit import CARD, Running, check_live_stream, expected_views, hidden_to_seat_at_end
 from referee.records.matchlog import read_log
 from referee.rules.options import rules_from_dict

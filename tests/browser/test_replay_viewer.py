@@ -13,10 +13,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from browserkit import PHONE, RecordedPage
-from replay_logs import (CARD_TOKEN, IMG_NAME, SCRIPT_NAME, hostile_names_log, never_seen_by, play_match,
-                         states, with_illegal_forfeit, with_odd_fields)
+
+from replay_logs import (
+    CARD_TOKEN,
+    IMG_NAME,
+    SCRIPT_NAME,
+    hostile_names_log,
+    never_seen_by,
+    play_match,
+    states,
+    with_illegal_forfeit,
+    with_odd_fields,
+)
 from support import cli
 
 #: Everything the DOM shows of the game at the current step, read in one call.

@@ -37,7 +37,7 @@ def test_the_report_page_shows_the_stores_standings_crosstable_and_plots(tmp_pat
     assert crosstable[0][1:] == bots
     for row in crosstable[1:]:
         a = row[0]
-        for b, shown in zip(bots, row[1:]):
+        for b, shown in zip(bots, row[1:], strict=True):
             if a != b:
                 c = data["crosstable"]["cells"][a][b]
                 assert shown.startswith(f"{c['games']} g, ")

@@ -17,20 +17,33 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rules_testkit import random_rules
+from test_rules_properties import TABLES, permute_hidden
 
 from referee.env.durak_v0 import raw_env
 from referee.env.encoding import (
-    ACTION_SIZE, COVER_BASE, EXCHANGE_INDEX, OBSERVATION_FIELDS, OBSERVATION_SIZE, OFFSETS,
-    PASS_INDEX, TAKE_INDEX, THROW_IN_BASE, TRANSFER_BASE, Encoder, action_index, engine_action,
-    index_name, legal_mask, view_cards, wire_indices,
+    ACTION_SIZE,
+    COVER_BASE,
+    EXCHANGE_INDEX,
+    OBSERVATION_FIELDS,
+    OBSERVATION_SIZE,
+    OFFSETS,
+    PASS_INDEX,
+    TAKE_INDEX,
+    THROW_IN_BASE,
+    TRANSFER_BASE,
+    Encoder,
+    action_index,
+    engine_action,
+    index_name,
+    legal_mask,
+    view_cards,
+    wire_indices,
 )
 from referee.rules import PRESETS, Game, make_rules
 from referee.rules.actions import action_to_wire
 from referee.rules.cards import parse_card
-
-from rules_testkit import random_rules
 from support import scaled
-from test_rules_properties import TABLES, permute_hidden
 
 CONFIGS = [(preset, deck, n) for preset in PRESETS for deck, n in TABLES]
 

@@ -14,7 +14,6 @@ from referee.env.encoding import EXCHANGE_INDEX, Encoder
 from referee.env.single_agent import DurakGymEnv
 from referee.rules import PRESETS, make_rules
 from referee.seats.players import BotSpecError
-
 from support import ROOT
 
 RANDOM_BOT = f"{sys.executable} {ROOT / 'examples' / 'python' / 'random_bot.py'}"
@@ -91,7 +90,7 @@ def test_the_same_seed_plays_the_same_episode() -> None:
                 if done:
                     break
             runs.append((seen, reward, info))
-        assert all(np.array_equal(a, b) for a, b in zip(runs[0][0], runs[1][0]))
+        assert all(np.array_equal(a, b) for a, b in zip(runs[0][0], runs[1][0], strict=True))
         assert runs[0][1:] == runs[1][1:]
     finally:
         env.close()

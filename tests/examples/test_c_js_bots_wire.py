@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import select
 import struct
-import threading
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any

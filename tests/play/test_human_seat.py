@@ -8,12 +8,12 @@ from typing import Any
 
 import trio
 
-from referee.table.clock import TimeControl
 from referee.human.terminal import HumanPlayer, human_spec
 from referee.human.view import menu_lines, parse_choice, sort_hand
-from referee.table.match import MatchConfig, play_game, play_match
-from referee.seats.players import BuiltinPlayer, parse_bot_spec
 from referee.rules import make_rules
+from referee.seats.players import BuiltinPlayer, parse_bot_spec
+from referee.table.clock import TimeControl
+from referee.table.match import MatchConfig, play_game, play_match
 
 CARD = re.compile(r"\b([2-9TJQKA][CDHS])\b")
 
@@ -37,7 +37,7 @@ class Screen:
 class Person:
     """Types a reply to whatever the last menu shows: first a typo, then the last move."""
 
-    def __init__(self, screen: Screen, watch: "Watched") -> None:
+    def __init__(self, screen: Screen, watch: Watched) -> None:
         self.screen, self.watch = screen, watch
         self.typed: list[str] = []
 

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from support import DURAK_REF, cli
 
 pexpect = pytest.importorskip("pexpect", reason="pexpect (test extra) is needed to drive a terminal")
@@ -17,14 +18,14 @@ PROMPT = "\r\n> "
 DISCARD = re.compile(r"discard pile \((\d+)\): ([^\r\n]*)")
 
 
-def spawn(tmp_path: Path, *args: str) -> "pexpect.spawn":
+def spawn(tmp_path: Path, *args: str) -> pexpect.spawn:
     env = dict(os.environ, COLUMNS="200", NO_COLOR="1")
     return pexpect.spawn(str(DURAK_REF), ["play", *args, "--log-dir", str(tmp_path / "logs")],
                          cwd=str(tmp_path), env=env, encoding="utf-8", codec_errors="replace", timeout=30,
                          dimensions=(50, 200))
 
 
-def finish(child: "pexpect.spawn") -> str:
+def finish(child: pexpect.spawn) -> str:
     child.expect(pexpect.EOF)
     child.close()
     return child.before

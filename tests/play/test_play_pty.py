@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from support import DURAK_REF, cli
 
 pexpect = pytest.importorskip("pexpect", reason="pexpect (test extra) is needed to drive a terminal")
@@ -19,7 +20,7 @@ MENU_LINE = re.compile(r"^\s+(\d+)\) (.+?)\s*$", re.M)
 LOG_LINE = re.compile(r"^log: (\S+)", re.M)
 
 
-def spawn(tmp_path: Path, *args: str) -> "pexpect.spawn":
+def spawn(tmp_path: Path, *args: str) -> pexpect.spawn:
     env = dict(os.environ, COLUMNS="200", NO_COLOR="1")
     return pexpect.spawn(str(DURAK_REF), ["play", *args, "--log-dir", str(tmp_path / "logs")],
                          cwd=str(tmp_path), env=env, encoding="utf-8", codec_errors="replace", timeout=30,
@@ -59,7 +60,7 @@ def assert_hand_sorted_with_trumps_marked(screen: str) -> None:
     assert key == sorted(key), hand
 
 
-def log_of(child: "pexpect.spawn") -> dict:
+def log_of(child: pexpect.spawn) -> dict:
     child.expect(LOG_LINE)
     path = child.match.group(1)
     child.expect(pexpect.EOF)

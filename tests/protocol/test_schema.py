@@ -17,8 +17,8 @@ import pytest
 from protocol import messages as msg
 from protocol.codec import decode
 from protocol.schema import schema
-from referee.seats.players import Ask, Player, BotSpec, BuiltinPlayer, parse_bot_spec
 from referee.conformance.checkbot import CONFIGS
+from referee.seats.players import Ask, BotSpec, BuiltinPlayer, Player, parse_bot_spec
 from referee.table.match import MatchConfig, play_game
 
 SCHEMA = json.loads(resources.files("protocol").joinpath("vectors/schema.json").read_text("utf-8"))

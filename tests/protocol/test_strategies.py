@@ -86,7 +86,7 @@ def test_random_seeded_deterministic():
     obs = make_obs(DECK[:10], phase="attack")
     a = [random_choose(obs, legal, random.Random(42)) for _ in range(5)]
     b = [random_choose(obs, legal, random.Random(42)) for _ in range(5)]
-    assert all(x is y for x, y in zip(a, b))
+    assert all(x is y for x, y in zip(a, b, strict=True))
     rng1, rng2 = random.Random(7), random.Random(7)
     seq1 = [id(random_choose(obs, legal, rng1)) for _ in range(50)]
     seq2 = [id(random_choose(obs, legal, rng2)) for _ in range(50)]

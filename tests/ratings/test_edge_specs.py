@@ -12,8 +12,17 @@ from collections import Counter
 import pytest
 
 from referee.scoring.ratings import (
-    RatedGame, RatingError, durak_probabilities, elo_from_pentanomial, elo_from_wdl, fit_outcomes,
-    fit_ratings, ladder_update, log_likelihood, outcome_of, outcome_weights,
+    RatedGame,
+    RatingError,
+    durak_probabilities,
+    elo_from_pentanomial,
+    elo_from_wdl,
+    fit_outcomes,
+    fit_ratings,
+    ladder_update,
+    log_likelihood,
+    outcome_of,
+    outcome_weights,
 )
 from referee.scoring.sprt import Sprt, llr_from_counts, llr_pentanomial, llr_trinomial, sprt_bounds
 
@@ -317,7 +326,7 @@ def test_a_small_fit_against_its_reference_values() -> None:
     expected_cov = ((8716.791566704052, -4673.782408902073, -4043.0091578019787),
                     (-4673.782408902073, 9347.564817804147, -4673.782408902073),
                     (-4043.0091578019787, -4673.782408902073, 8716.791566704047))
-    for row, want in zip(fit.covariance, expected_cov):
+    for row, want in zip(fit.covariance, expected_cov, strict=True):
         assert row == pytest.approx(want, rel=1e-6)
     for row in fit.covariance:  # the ratings sum to zero, so do their covariances
         assert sum(row) == pytest.approx(0.0, abs=1e-6)

@@ -18,9 +18,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.scoring.ratings import (
-    ELO_TO_NATURAL, Ladder, RatedGame, RatingError, Z95, duel_score, durak_probabilities,
-    elo_from_pentanomial, elo_from_wdl, elo_to_score, fit_outcomes, fit_ratings, ladder_update,
-    log_likelihood, normal_cdf, outcome_of, score_to_elo,
+    ELO_TO_NATURAL,
+    Z95,
+    Ladder,
+    RatedGame,
+    RatingError,
+    duel_score,
+    durak_probabilities,
+    elo_from_pentanomial,
+    elo_from_wdl,
+    elo_to_score,
+    fit_outcomes,
+    fit_ratings,
+    ladder_update,
+    log_likelihood,
+    normal_cdf,
+    outcome_of,
+    score_to_elo,
 )
 from referee.scoring.sprt import penta_from_fastchess
 
@@ -58,8 +72,8 @@ def nelder_mead(f, x0, step=100.0, iters=4000, tol=1e-13):
         centroid = [sum(x[j] for x in simplex[:-1]) / n for j in range(n)]
         worst = simplex[-1]
 
-        def towards(t):
-            return [c + t * (w - c) for c, w in zip(centroid, worst)]
+        def towards(t, centroid=centroid, worst=worst):
+            return [c + t * (w - c) for c, w in zip(centroid, worst, strict=True)]
 
         xr = towards(-1.0)
         fr = f(xr)
@@ -76,7 +90,7 @@ def nelder_mead(f, x0, step=100.0, iters=4000, tol=1e-13):
                 simplex[-1], vals[-1] = xc, fc
             else:
                 best = simplex[0]
-                simplex = [best] + [[b + 0.5 * (x - b) for b, x in zip(best, xs)]
+                simplex = [best] + [[b + 0.5 * (x - b) for b, x in zip(best, xs, strict=True)]
                                     for xs in simplex[1:]]
                 vals = [vals[0]] + [f(x) for x in simplex[1:]]
     i = min(range(n + 1), key=vals.__getitem__)
@@ -150,7 +164,7 @@ def test_ladder_update_is_zero_sum(ratings, data):
     else:
         a, b = data.draw(st.lists(st.sampled_from(names), min_size=2, max_size=2, unique=True))
         game = RatedGame(tuple(names), None, (a, b))
-    before = dict(zip(names, ratings))
+    before = dict(zip(names, ratings, strict=True))
     after = ladder_update(before, game)
     assert sum(after.values()) == pytest.approx(sum(before.values()), abs=1e-6)
 
@@ -228,12 +242,12 @@ def test_fit_matches_brute_force_optimiser():
     names = ["a", "b", "c", "d"]
 
     def neg(x):
-        r = dict(zip(names, list(x) + [-sum(x)]))
+        r = dict(zip(names, list(x) + [-sum(x)], strict=True))
         return -independent_objective(SMALL_GAMES, r, prior_sd)
 
     best_x, best_val = nelder_mead(neg, [0.0, 0.0, 0.0])
     best_x, best_val = nelder_mead(neg, best_x, step=20.0)  # restart
-    brute = dict(zip(names, best_x + [-sum(best_x)]))
+    brute = dict(zip(names, best_x + [-sum(best_x)], strict=True))
     fit = fit_ratings(SMALL_GAMES, prior_sd=prior_sd)
     assert sum(fit.ratings.values()) == pytest.approx(0.0, abs=1e-9)
     for n in names:

@@ -15,7 +15,12 @@ import pytest
 
 from referee.scoring.ratings import elo_to_score
 from referee.scoring.sprt import (
-    PSEUDO_COUNT, Sprt, llr_pentanomial, llr_trinomial, pair_bin, penta_from_fastchess,
+    PSEUDO_COUNT,
+    Sprt,
+    llr_pentanomial,
+    llr_trinomial,
+    pair_bin,
+    penta_from_fastchess,
     sprt_bounds,
 )
 

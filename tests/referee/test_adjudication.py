@@ -24,7 +24,11 @@ from referee.rules.actions import parse_action
 from referee.seats.players import BuiltinPlayer, parse_bot_spec
 from referee.table import adjudicator
 from referee.table.adjudicator import (
-    ADJUDICATED, AdjudicateError, Adjudicator, Budget, parse_budget,
+    ADJUDICATED,
+    AdjudicateError,
+    Adjudicator,
+    Budget,
+    parse_budget,
 )
 from referee.table.clock import TimeControl
 from referee.table.match import GameRecord, MatchConfig, play_match
@@ -217,7 +221,7 @@ async def test_a_seat_is_told_the_game_ended_adjudicated_and_is_asked_nothing_mo
     ends = [m for m in log if m["type"] == "game_end"]
     assert [e["termination"] for e in ends] == [r.termination for r in records]
     assert ADJUDICATED in [e["termination"] for e in ends]
-    for record, end in zip(records, ends):
+    for record, end in zip(records, ends, strict=True):
         assert end["durak"] == record.durak
         if record.termination == ADJUDICATED:
             # The scripted bot's requests in that game stop at the recorded decisions.

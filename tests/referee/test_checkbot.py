@@ -72,7 +72,7 @@ async def test_a_conforming_bot_passes_every_check(bot: str) -> None:
     assert report.hello is not None and report.hello["version"] == "1.0"
     # Every rule set ran cleanly and reached what it is there for.
     assert [c.key for c in report.configs] == [c.key for c in CONFIGS]
-    for rs, run in zip(CONFIGS, report.configs):
+    for rs, run in zip(CONFIGS, report.configs, strict=True):
         assert s[f"games: {run.title}"] == "pass"
         assert run.failure is None and run.missing == [] and set(run.covered) == set(rs.targets)
         assert len(run.games) >= rs.players  # the bot sat in every seat

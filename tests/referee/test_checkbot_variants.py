@@ -9,9 +9,8 @@ import json
 import sys
 from pathlib import Path
 
-
-from referee.rules.options import make_rules
 from referee.conformance.checkbot import CONFIGS
+from referee.rules.options import make_rules
 from support import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,5 +77,5 @@ def test_not_on_a_terminal_check_bot_prints_a_line_per_phase(tmp_path: Path) -> 
     assert lines[0].startswith("check-bot: handshake: warn: hello in ")
     assert [line.split(":")[1] for line in lines[1:]] == [
         f" variant {i}/{len(CONFIGS)}" for i in range(1, len(CONFIGS) + 1)]
-    for line, rs in zip(lines[1:], CONFIGS):
+    for line, rs in zip(lines[1:], CONFIGS, strict=True):
         assert f": {rs.title}: pass: " in line

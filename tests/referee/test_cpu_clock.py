@@ -156,6 +156,7 @@ def test_the_cpu_clock_refuses_a_bot_program_without_cgroup_cpu_accounting(tmp_p
     empty.mkdir()
     import os
     import subprocess
+
     from support import DURAK_REF
     proc = subprocess.run([str(DURAK_REF), "match", bot("b", "sleep", 0), "builtin:greedy",
                            "--clock", "cpu", "--no-log"], capture_output=True, text=True,

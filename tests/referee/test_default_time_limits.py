@@ -20,11 +20,11 @@ import trio.testing
 
 from protocol import messages as msg
 from protocol.codec import FrameDecoder, encode
+from referee.rules import make_rules
+from referee.seats.players import BotFailure, BotSpec, BuiltinPlayer, parse_bot_spec
+from referee.seats.wire import StreamPlayer
 from referee.table.clock import DEFAULT_MOVE_TIME, MAX_SECONDS, TimeControl, TimeControlError
 from referee.table.match import GameRecord, MatchConfig, play_match
-from referee.seats.players import BotFailure, BotSpec, BuiltinPlayer, parse_bot_spec
-from referee.rules import make_rules
-from referee.seats.wire import StreamPlayer
 from support import cli
 
 BOT = Path(__file__).resolve().parent / "bots" / "eager_bot.py"

@@ -20,10 +20,10 @@ import trio.testing
 
 from protocol import messages as msg
 from protocol.codec import FrameDecoder, encode
-from referee.table.match import GameRecord, MatchConfig, play_match
-from referee.seats.players import BotFailure, BotSpec, BuiltinPlayer, parse_bot_spec
 from referee.rules import make_rules
+from referee.seats.players import BotFailure, BotSpec, BuiltinPlayer, parse_bot_spec
 from referee.seats.wire import StreamPlayer
+from referee.table.match import GameRecord, MatchConfig, play_match
 from support import ask, cli
 
 BOT = Path(__file__).resolve().parent / "bots" / "eager_bot.py"

@@ -80,7 +80,7 @@ async def _play_checked(dealt_games: list[Game], rules_list: list[Any], seed: st
         for seat in seats:
             assert seat.frames, "a seat that takes events got none"
             got = [decode(frame) for frame in seat.frames]
-            for message, frame in zip(got, seat.frames):
+            for message, frame in zip(got, seat.frames, strict=True):
                 assert encode(message) == frame, f"not the canonical bytes of {message}"
                 assert message == msg.event_msg(message["game"], message["event"])
                 assert 0 <= message["game"] < config.games

@@ -16,13 +16,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from referee.bots.fastchoice import greedy_action
 from referee.bots.ismcts import SEARCH_BOTS, IsmctsParamError, IsmctsStrategy, parse_params
 from referee.bots.searchcore import playout
 from referee.bots.solver import DRAW, LOSS, WIN, Solver, solvable
 from referee.rules import Game, action_to_wire, make_rules
 from referee.rules.actions import action_str
 from referee.rules.cards import card_str, deck_cards, parse_card
-from referee.bots.fastchoice import greedy_action
 from referee.seats.players import BUILTINS, BotSpecError, parse_bot_spec
 
 CLASSIC = make_rules("classic")

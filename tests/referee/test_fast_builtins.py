@@ -241,7 +241,7 @@ def _hidden_cards_dealt_afresh(g: Game, seat: int, rng: random.Random) -> Game:
         places.append(-i)
         cards.append(h.talon[i])
     rng.shuffle(cards)
-    for where, c in zip(places, cards):
+    for where, c in zip(places, cards, strict=True):
         if where >= 0:
             h.hands[where] |= 1 << c
         else:

@@ -11,11 +11,10 @@ from __future__ import annotations
 import gc
 from typing import Any
 
-from referee.table.match import FORFEIT_DETAILS_KEPT, GameRecord, MatchConfig, MatchResult, play_match
-from referee.seats.players import BuiltinPlayer, parse_bot_spec
-from referee.rules import make_rules
 from referee.league.tournament import BotEntry, TournamentSettings, iter_schedule, schedule, schedule_size
-
+from referee.rules import make_rules
+from referee.seats.players import BuiltinPlayer, parse_bot_spec
+from referee.table.match import FORFEIT_DETAILS_KEPT, GameRecord, MatchConfig, MatchResult, play_match
 
 SCALARS = (int, float, str, bytes, bool, type(None))
 

@@ -33,7 +33,6 @@ from referee.seats.players import BotFailure, BotSpec, BuiltinPlayer, parse_bot_
 from referee.seats.wire import WRITE_TIMEOUT, StreamPlayer
 from referee.table.match import MatchConfig, forfeit_reason, play_match
 from referee.table.requests import game_end_frame, game_start_frame
-
 from tests.referee.test_known_answers import PipePlayer
 
 VARIANTS = [(preset, ()) for preset in PRESETS] + [
@@ -274,13 +273,13 @@ async def test_a_pipe_bot_gets_each_games_start_and_end_exactly_as_the_reference
     assert len(records) == 3
     for k in range(pipe_bots):
         kinds = [decode(f)["type"] for f in frames[k]]
-        starts = [f for f, kind in zip(frames[k], kinds) if kind == "game_start"]
-        ends = [f for f, kind in zip(frames[k], kinds) if kind == "game_end"]
+        starts = [f for f, kind in zip(frames[k], kinds, strict=True) if kind == "game_start"]
+        ends = [f for f, kind in zip(frames[k], kinds, strict=True) if kind == "game_end"]
         # Each game's start before its first request, its end after its last one.
         assert [kind for kind in kinds if kind in ("game_start", "game_end")] == [
             "game_start", "game_end"] * 3
         assert kinds[0] == "game_start" and kinds[-1] == "game_end"
-        for record, start, end in zip(records, starts, ends):
+        for record, start, end in zip(records, starts, ends, strict=True):
             seat = record.players.index(f"pipe{k} «бот» " + "🃏" * 40 + "\x00\x00\x00\x05")
             assert start == _expected_start(record, seat)
             assert end == encode(msg.game_end_msg(record.index, record.durak,

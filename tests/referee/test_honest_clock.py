@@ -13,11 +13,10 @@ import pytest
 import trio
 import trio.testing
 
+from referee.rules import make_rules
+from referee.seats.players import BuiltinPlayer, parse_bot_spec
 from referee.table.clock import TimeControl
 from referee.table.match import MatchConfig, play_match
-from referee.seats.players import BuiltinPlayer, parse_bot_spec
-from referee.rules import make_rules
-
 from tests.referee.test_match_loop import Answer, MemoryBot, far_side, slow
 
 WRITE_S = 1.5  #: virtual seconds the slow stream takes to accept each write

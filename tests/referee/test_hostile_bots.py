@@ -40,12 +40,12 @@ from typing import Any
 import pytest
 import trio
 
-from referee.table.clock import TimeControl
-from referee.table.match import FORFEITS, MatchConfig, MatchResult
 from referee.records.matchlog import LogContents, read_log
-from referee.seats.players import parse_bot_spec
 from referee.replay.replay import verify_log
 from referee.rules.options import make_rules
+from referee.seats.players import parse_bot_spec
+from referee.table.clock import TimeControl
+from referee.table.match import FORFEITS, MatchConfig, MatchResult
 from referee.table.runner import SeatOptions, run_match_async
 from support import child_subreaper, default_signals, proc_stat
 
@@ -265,7 +265,7 @@ async def test_forks_a_child_that_holds_the_pipes_and_exits(tmp_path: Path) -> N
     # No time limit at all: the referee must notice the exit although a child still
     # holds the bot's stdout, kill the child with the rest of the group, and go on.
     run = await play(tmp_path, "fork", 2, games=2, move=None)
-    for g, f in zip(run.games, expect_forfeits(run, "crash")):
+    for g, f in zip(run.games, expect_forfeits(run, "crash"), strict=True):
         assert f["evidence"]["exit_code"] == 0
         assert "exited with code 0" in f["reason"]
         assert run.asked(g) == 2
@@ -286,7 +286,7 @@ async def test_never_answers_the_handshake(tmp_path: Path) -> None:
 
 async def test_stops_answering_mid_game(tmp_path: Path) -> None:
     run = await play(tmp_path, "mute_mid", 2, games=2, move=0.5)
-    for g, f in zip(run.games, expect_forfeits(run, "timeout")):
+    for g, f in zip(run.games, expect_forfeits(run, "timeout"), strict=True):
         assert "within 0.500 s" in f["reason"]
         assert f["evidence"]["budget_s"] == 0.5
         assert 0.4 <= f["evidence"]["waited_s"] < 3.0
@@ -298,7 +298,7 @@ async def test_answers_after_its_time_ran_out(tmp_path: Path) -> None:
     # The bot sleeps 3 s, then answers; the limit is 0.5 s. It is restarted before the
     # next game, so its late answer never reaches a later request.
     run = await play(tmp_path, "late", 3.0, games=2, move=0.5)
-    for g, f in zip(run.games, expect_forfeits(run, "timeout")):
+    for g, f in zip(run.games, expect_forfeits(run, "timeout"), strict=True):
         assert f["evidence"]["budget_s"] == 0.5
         assert 0.4 <= f["evidence"]["waited_s"] < 3.0
         assert run.asked(g) == 0
@@ -385,7 +385,7 @@ async def test_stale_request_id_is_ignored(tmp_path: Path) -> None:
 
 async def test_only_stale_request_ids_time_out(tmp_path: Path) -> None:
     run = await play(tmp_path, "stale_only", games=2, move=0.5)
-    for g, f in zip(run.games, expect_forfeits(run, "timeout")):
+    for g, f in zip(run.games, expect_forfeits(run, "timeout"), strict=True):
         assert run.asked(g) == 1  # the first answer of each process is right
         assert f["evidence"]["stale_answers"] == 1
         assert 0.4 <= f["evidence"]["waited_s"] < 3.0

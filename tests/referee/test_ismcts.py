@@ -15,11 +15,16 @@ import random
 import pytest
 
 from referee.bots.ismcts import (
-    Determinizer, IsmctsParams, IsmctsStrategy, determinize, parse_params, unseen_cards,
+    Determinizer,
+    IsmctsParams,
+    IsmctsStrategy,
+    determinize,
+    parse_params,
+    unseen_cards,
 )
-from referee.seats.players import BotSpecError, BuiltinPlayer, parse_bot_spec
 from referee.rules import Game, action_to_wire, make_rules
 from referee.rules.cards import iter_bits
+from referee.seats.players import BotSpecError, BuiltinPlayer, parse_bot_spec
 
 CLASSIC = make_rules("classic", ["first_bout_limit=on"])
 
@@ -57,7 +62,7 @@ def test_unseen_cards_are_exactly_what_the_seat_cannot_see(players: int) -> None
 def test_every_determinization_reproduces_the_observation_and_the_legal_list(preset: str, players: int) -> None:
     rules = make_rules(preset, ["first_bout_limit=on"])
     rng = random.Random(1)
-    for g, seat, obs, legal in positions(rules, players, 2):
+    for _, seat, obs, legal in positions(rules, players, 2):
         dealer = Determinizer(rules, obs, rng)
         for sample in (determinize(rules, obs, rng), dealer.deal(rng), dealer.deal(rng)):
             assert sample.observe(seat) == obs

@@ -7,6 +7,7 @@ time control is tested in milliseconds, and no test depends on timing luck.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -16,11 +17,11 @@ import trio.testing
 
 from protocol import messages as msg
 from protocol.codec import FrameDecoder, encode
+from referee.rules import make_rules
+from referee.seats.players import BotFailure, BotSpec, BuiltinPlayer, parse_bot_spec
+from referee.seats.wire import StreamPlayer
 from referee.table.clock import DEFAULT_MOVE_TIME, Clock, TimeControl
 from referee.table.match import GameRecord, MatchConfig, play_match
-from referee.seats.players import BotFailure, BotSpec, BuiltinPlayer, parse_bot_spec
-from referee.rules import make_rules
-from referee.seats.wire import StreamPlayer
 
 Answer = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]
 
@@ -107,7 +108,7 @@ async def test_a_well_behaved_scripted_bot_plays_whole_games(autojump_clock: Any
 async def test_the_durak_deals_the_next_game_and_a_draw_keeps_the_dealer(autojump_clock: Any) -> None:
     result, games, _ = await play(first_legal, games=6)
     assert games[0].dealer == 1  # game 1: the last seat deals, so seat 0 is dealt to first
-    for before, after in zip(games, games[1:]):
+    for before, after in itertools.pairwise(games):
         expected = before.dealer if before.durak is None else before.durak
         assert after.dealer == expected
 

@@ -8,14 +8,25 @@ out, the head-to-head Elo of a two-bot match, the referee's cost per decision, a
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from referee.rules import make_rules
 from referee.rules.actions import parse_action
 from referee.rules.cards import parse_card
 from referee.table.match import (
-    FORFEIT_DETAILS_KEPT, BotStats, Decision, GameRecord, MatchConfig, MatchResult, OnIllegalError,
-    forfeit_reason, head_to_head, parse_on_illegal, record_from_dict, referee_cost,
+    FORFEIT_DETAILS_KEPT,
+    BotStats,
+    Decision,
+    GameRecord,
+    MatchConfig,
+    MatchResult,
+    OnIllegalError,
+    forfeit_reason,
+    head_to_head,
+    parse_on_illegal,
+    record_from_dict,
+    referee_cost,
 )
 
 TAKE = parse_action("take")

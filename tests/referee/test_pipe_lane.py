@@ -13,12 +13,11 @@ from typing import Any
 import pytest
 import trio
 
+from protocol.codec import FrameDecoder, encode, pack
 from referee.seats import pipelane
 from referee.seats.pipelane import pending
 from referee.seats.players import BotFailure, BotSpec
 from referee.seats.wire import StreamPlayer
-
-from protocol.codec import FrameDecoder, encode, pack
 from tests.referee.test_known_answers import PASS, PipePlayer, answer, pipes, request
 
 #: The known answers the lane maps: PASS's packed map -> "PASS".

@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 import trio
+from test_early_frames import REQUEST, pipe_pair, socket_pair
 
 from protocol import messages as msg
 from protocol.codec import FrameDecoder, encode
 from referee.seats.players import BotFailure
 from support import ask, cli
-from test_early_frames import REQUEST, pipe_pair, socket_pair
 
 BOT = Path(__file__).resolve().parent / "bots" / "hostile_bot.py"
 UNSOLICITED_0 = ("sent an unsolicited pong (id 0) {when}: no ping was open; a pong only "

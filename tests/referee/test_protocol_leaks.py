@@ -20,12 +20,12 @@ import trio
 
 from protocol.codec import decode, pack
 from protocol.strategies import greedy_choose, random_choose
-from referee.table.match import GameRecord, MatchConfig, forfeit_reason, play_match
-from referee.seats.players import Ask, BotSpec, Player
 from referee.replay.replay import game_steps
 from referee.rules import Game, make_rules
 from referee.rules.actions import parse_action
 from referee.rules.cards import card_str, parse_card
+from referee.seats.players import Ask, BotSpec, Player
+from referee.table.match import GameRecord, MatchConfig, forfeit_reason, play_match
 from support import scaled
 
 CARD = re.compile(r"(?<![A-Za-z0-9])([2-9TJQKA][CDHS])(?![A-Za-z0-9])")

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from referee.rules import make_rules
 from referee.seats.cgroups import Limits, confinement
+from referee.seats.players import parse_bot_spec
 from referee.table.clock import TimeControl
 from referee.table.match import MatchConfig
-from referee.seats.players import parse_bot_spec
-from referee.rules import make_rules
 from referee.table.runner import SeatOptions, run_match_async
 
 HOG = Path(__file__).with_name("bots") / "hog_bot.py"

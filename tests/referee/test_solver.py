@@ -13,7 +13,15 @@ import pytest
 
 from referee.bots.fastchoice import greedy_action
 from referee.bots.solver import (
-    DRAW, KEY_FIELDS, LOSS, UNKEYED_FIELDS, WIN, Solver, SolverLimit, solvable, terminal_value,
+    DRAW,
+    KEY_FIELDS,
+    LOSS,
+    UNKEYED_FIELDS,
+    WIN,
+    Solver,
+    SolverLimit,
+    solvable,
+    terminal_value,
 )
 from referee.rules import Game, action_str, make_rules
 from referee.rules.cards import card_str, deck_cards

@@ -14,13 +14,13 @@ from pathlib import Path
 import trio
 
 from protocol.messages import parse_bot_message
-from referee.table.clock import Clock, TimeControl
-from referee.table.match import GameRecord, MatchConfig, illegal_message
-from referee.seats.players import parse_bot_spec
 from referee.rules import EXCHANGE, Game, make_rules, parse_action
 from referee.rules.actions import action_str
-from referee.table.runner import SeatOptions, run_match_async
+from referee.seats.players import parse_bot_spec
 from referee.seats.tcp import TcpLimits
+from referee.table.clock import Clock, TimeControl
+from referee.table.match import GameRecord, MatchConfig, illegal_message
+from referee.table.runner import SeatOptions, run_match_async
 from support import cli
 from tests.protocol.test_spec_frames import FRAMES, SPEC
 

@@ -5,14 +5,26 @@ Also the text and wire forms of actions."""
 import re
 
 import pytest
+from rules_testkit import deck_for, legal, play, snapshot, views
 
 from referee.rules import (
-    ATTACK, COVER, EXCHANGE, PASS, TAKE, THROW_IN, Game, IllegalAction, MalformedAction,
-    action_from_wire, action_str, action_to_wire, make_rules, parse_action, parse_card,
+    ATTACK,
+    COVER,
+    EXCHANGE,
+    PASS,
+    TAKE,
+    THROW_IN,
+    Game,
+    IllegalAction,
+    MalformedAction,
+    action_from_wire,
+    action_str,
+    action_to_wire,
+    make_rules,
+    parse_action,
+    parse_card,
 )
 from referee.rules.actions import attack, cover, show_trump, throw_in, transfer
-
-from rules_testkit import deck_for, legal, play, snapshot, views
 
 CLASSIC = make_rules()
 

@@ -1,9 +1,9 @@
 """RULES.md, "The bout": leading, covering, taking, throwing in, who is asked when,
 when the bout ends, the limits on attack cards, and forced moves."""
 
-from referee.rules import PASS, TAKE, Game, make_rules
-
 from rules_testkit import cards, hand, legal, play, table
+
+from referee.rules import PASS, TAKE, Game, make_rules
 
 CLASSIC = make_rules()
 

@@ -1,9 +1,9 @@
 """RULES.md, "End of a bout" and "End of the game": discard or pick up, who attacks next,
 drawing back up to six, going out, the durak, draws, the stalemate guard, the action cap."""
 
-from referee.rules import Game, make_rules
-
 from rules_testkit import cards, hand, legal, play, table
+
+from referee.rules import Game, make_rules
 
 CLASSIC = make_rules()
 

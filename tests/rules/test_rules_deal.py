@@ -1,11 +1,10 @@
 """RULES.md, "Seats, dealer, deal, trump", "Who attacks first" and "Trump exchange"."""
 
 import pytest
+from rules_testkit import cards, deck_for, hand, legal, play
 
 from referee.rules import Game, RulesError, card_str, make_rules, parse_card
 from referee.rules.cards import deck_cards
-
-from rules_testkit import cards, deck_for, hand, legal, play
 
 
 def names(ints):
@@ -247,7 +246,7 @@ TWO_C = make_rules("classic", ["deck=52", "first_attacker=two_of_clubs"])
 def test_two_of_clubs_opens_then_2d_2h_2s(twos, opener):
     # each seat: its two, three spades, two hearts (all distinct, no other twos)
     hands = [" ".join([two] + [r + "S" for r in rs] + [r + "H" for r in hs])
-             for two, rs, hs in zip(twos, ["456", "789", "TJQ"], ["45", "78", "TJ"])]
+             for two, rs, hs in zip(twos, ["456", "789", "TJQ"], ["45", "78", "TJ"], strict=True)]
     g = Game.new(TWO_C, 3, deck=deck_for(52, hands, "AD"))
     assert g.attacker == g.current_seat == opener
     assert legal(g) == {f"attack {c}" for c in hands[opener].split()}

@@ -10,12 +10,21 @@ import hmac
 import statistics
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from referee.rules import shuffled_deck
 from referee.rules.cards import card_str, deck_cards
-from referee.rules.deal import (SEED_MAX_LEN, SEED_STATES_KEPT, SeedError, check_seed, deal_deck, deal_id,
-                                deal_key, deal_words)
+from referee.rules.deal import (
+    SEED_MAX_LEN,
+    SEED_STATES_KEPT,
+    SeedError,
+    check_seed,
+    deal_deck,
+    deal_id,
+    deal_key,
+    deal_words,
+)
 
 
 def text(deck: list[int]) -> str:

@@ -2,10 +2,9 @@
 `throw_in_timing=any` (attackers add cards while some are still uncovered)."""
 
 import pytest
+from rules_testkit import hand, legal, play, snapshot, table
 
 from referee.rules import Game, IllegalAction, make_rules
-
-from rules_testkit import hand, legal, play, snapshot, table
 
 SAME = make_rules("classic", ["lead=same_rank"])
 ANY = make_rules("classic", ["throw_in_timing=any"])

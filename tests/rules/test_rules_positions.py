@@ -2,10 +2,9 @@
 PositionError (a ValueError) naming what is wrong, instead of looping or accepting them."""
 
 import pytest
+from rules_testkit import legal
 
 from referee.rules import Game, PositionError, RulesError, make_rules
-
-from rules_testkit import legal
 
 CLASSIC = make_rules()
 

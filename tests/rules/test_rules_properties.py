@@ -16,14 +16,19 @@ import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rules_testkit import random_rules, snapshot
 
 from referee.rules import (
-    PASS, PRESETS, TAKE, TRANSFER, Game, IllegalAction, make_rules,
+    PASS,
+    PRESETS,
+    TAKE,
+    TRANSFER,
+    Game,
+    IllegalAction,
+    make_rules,
 )
 from referee.rules.actions import KIND_NAMES, check_action
 from referee.rules.cards import DECK_LOW_RANK, deck_cards, make_card
-
-from rules_testkit import random_rules, snapshot
 from support import scaled
 
 TABLES = [(deck, n) for deck in (24, 36, 52) for n in range(2, 7) if n * 6 <= deck]

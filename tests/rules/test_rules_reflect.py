@@ -3,10 +3,9 @@ back to the main attacker, who defends, and the direction of play reverses until
 reflection."""
 
 import pytest
+from rules_testkit import cards, hand, legal, play, snapshot, table
 
 from referee.rules import Game, IllegalAction, make_rules
-
-from rules_testkit import cards, hand, legal, play, snapshot, table
 
 REFLECT = make_rules("classic", ["transfer=reflect"])
 TALON = "QC KC QS KS JH QH KH AH"

@@ -1,10 +1,9 @@
 """RULES.md, "Transfer modes": perevodnoy transfers, trump_show, transfer_limit."""
 
 import pytest
+from rules_testkit import cards, hand, legal, play, snapshot, table
 
 from referee.rules import Game, IllegalAction, make_rules
-
-from rules_testkit import cards, hand, legal, play, snapshot, table
 
 PEREV = make_rules("perevodnoy")
 SHOW = make_rules("perevodnoy_trump")

@@ -1,8 +1,8 @@
 """What a seat may see: ``observe``, ``hidden_from`` and independent ``copy``."""
 
-from referee.rules import Game, make_rules, parse_card
-
 from rules_testkit import hand, play, snapshot
+
+from referee.rules import Game, make_rules, parse_card
 
 CLASSIC = make_rules()
 

@@ -37,7 +37,7 @@ def twins(logs: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """The cheat's reports of each deal's two rotations, (first, second), in game order
     (games 2d and 2d+1 are deal d's two rotations in every run used here)."""
     reports = sorted((r for r in attack_reports(logs) if r["mode"] == "memory"), key=lambda r: r["game"])
-    pairs = list(zip(reports[0::2], reports[1::2]))
+    pairs = list(zip(reports[0::2], reports[1::2], strict=True))
     for first, second in pairs:
         assert first["trump"] == second["trump"], (first, second)  # one deal, two rotations
     return pairs

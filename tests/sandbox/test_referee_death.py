@@ -311,7 +311,7 @@ def kill_what_is_left(tag: str, dirs: list[str]) -> None:
     for pid in marked(tag):
         os.kill(pid, signal.SIGKILL)
     for d in groups:
-        wait_for(lambda: not os.path.exists(d) or _rmdir(d), 10)
+        wait_for(lambda d=d: not os.path.exists(d) or _rmdir(d), 10)
 
 
 def _rmdir(d: str) -> bool:

@@ -34,7 +34,8 @@ from referee.seats.process import ProcessPlayer
 from referee.table.clock import TimeControl
 from referee.table.match import GameRecord, MatchConfig, play_match
 from referee.table.runner import make_players
-from support import attack_reports as reports, cli
+from support import attack_reports as reports
+from support import cli
 
 BOT = Path(__file__).resolve().parent / "bots" / "resource_bot.py"
 PY = sys.executable

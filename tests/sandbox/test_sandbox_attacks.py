@@ -26,7 +26,8 @@ from typing import Any
 
 import pytest
 
-from support import attack_reports as attacks, LONG_TIMEOUT_S, cli
+from support import LONG_TIMEOUT_S, cli
+from support import attack_reports as attacks
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
                                 reason="bubblewrap (bwrap) not installed: apt-get install bubblewrap")

@@ -184,7 +184,7 @@ def twin_games_named(tmp_path: Path, probe: str, *extra: str) -> tuple[int, list
     reports = sorted(attacks(logs, "pagecache"), key=lambda r: r["game"])
     assert len(reports) == 12, reports  # one fresh process per game
     named = 0
-    for first, second in zip(reports[0::2], reports[1::2]):
+    for first, second in zip(reports[0::2], reports[1::2], strict=True):
         assert first["trump"] == second["trump"]  # one deal, two rotations
         named += sorted(second["named"]) == sorted(first["hand"])
     return named, reports, logs

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_sandbox_attacks import BOT, PY, attacks, bot, match, one
 
 from referee.seats.uids import uid_range
 from support import DURAK_REF, cli
-from test_sandbox_attacks import BOT, PY, attacks, bot, match, one
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
                                 reason="bubblewrap (bwrap) not installed: apt-get install bubblewrap")
@@ -133,7 +133,7 @@ def test_unix_socket_daemons_and_a_postgres_socket_are_unreachable(
         control = one(attacks(logs), "unix")["results"]
         assert {p: ok for p, (ok, _) in control.items()} == dict.fromkeys(control, True), control
     finally:
-        for s, p in zip(listeners, daemons):
+        for s, p in zip(listeners, daemons, strict=True):
             s.close()
             p.unlink(missing_ok=True)
 

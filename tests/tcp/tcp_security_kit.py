@@ -22,11 +22,11 @@ import trio
 from protocol import messages as m
 from protocol.codec import FrameDecoder, encode
 from referee.league.arena import Arena, register
+from referee.records.store import Store
+from referee.rules import make_rules
+from referee.seats.tcp import TcpLimits
 from referee.table.clock import TimeControl
 from referee.table.match import FORFEITS, MatchConfig
-from referee.rules import make_rules
-from referee.records.store import Store
-from referee.seats.tcp import TcpLimits
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "python"

@@ -26,19 +26,18 @@ from typing import Any
 
 import pytest
 import trio
+from tcp_security_kit import Client, legit_bot, running_arena, wait_until
+from test_tcp_security import _port_from, raise_fd_limit
 
 from protocol import messages as m
 from protocol.codec import FrameDecoder, encode
-from referee.seats.players import BotFailure
-from referee.seats.tcp import (FD_RESERVE, PENDING_CEILING, TcpLimits, TcpSeat, fd_sized_pending)
 from referee.rules import make_rules
-from referee.seats.players import parse_bot_spec
+from referee.seats.players import BotFailure, parse_bot_spec
+from referee.seats.tcp import FD_RESERVE, PENDING_CEILING, TcpLimits, TcpSeat, fd_sized_pending
 from referee.table.clock import TimeControl
 from referee.table.match import MatchConfig
 from referee.table.runner import SeatOptions, run_match_async
 from support import ask
-from tcp_security_kit import Client, legit_bot, running_arena, wait_until
-from test_tcp_security import _port_from, raise_fd_limit
 
 REQUEST = {"type": "request", "id": 1, "game": 0}
 
@@ -326,7 +325,7 @@ async def test_the_right_token_is_admitted_at_once_from_a_throttled_address_and_
             assert run.gate.throttle.penalty("127.0.9.3", now) > 60  # the network's own penalty
             for k in range(10):
                 assert await attempt(run, (mallory, neighbour)[k % 2], run.tokens["alice"]) is None
-                await wait_until(lambda: f"alice connected from {(mallory, neighbour)[k % 2]}"
+                await wait_until(lambda k=k: f"alice connected from {(mallory, neighbour)[k % 2]}"
                                  in run.events, 1, "alice seated")
             elapsed = trio.current_time() - now
             for local in (mallory, neighbour):

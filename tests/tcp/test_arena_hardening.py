@@ -22,6 +22,17 @@ from typing import Any
 
 import pytest
 import trio
+from tcp_security_kit import (
+    VIRTUAL_THINK_S,
+    BotRecord,
+    Client,
+    legit_bot,
+    running_arena,
+    serve_command,
+    start_example_bots,
+    wait_until,
+)
+from test_tcp_security import GAMES, raise_fd_limit
 
 from protocol import messages as m
 from referee.league.arena import register, unregister
@@ -29,9 +40,6 @@ from referee.league.ladder import add_bot
 from referee.records.store import Store
 from referee.seats.tcp import AuthReport, AuthThrottle, TcpLimits, TokenBook, hash_token, network_of
 from support import cli
-from tcp_security_kit import (VIRTUAL_THINK_S, BotRecord, Client, legit_bot, running_arena,
-                              serve_command, start_example_bots, wait_until)
-from test_tcp_security import GAMES, raise_fd_limit
 
 
 def _mode(path: Path) -> int:

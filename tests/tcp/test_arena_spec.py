@@ -20,6 +20,17 @@ from pathlib import Path
 from typing import Any
 
 import trio
+from tcp_security_kit import (
+    HOST,
+    BotRecord,
+    Client,
+    config,
+    legit_bot,
+    running_arena,
+    serve_command,
+    start_example_bots,
+    wait_until,
+)
 
 import protocol
 from protocol import messages as m
@@ -28,8 +39,6 @@ from referee.records.store import Store
 from referee.rules.actions import KIND_NAMES
 from referee.seats.tcp import TcpLimits
 from support import cli
-from tcp_security_kit import (HOST, BotRecord, Client, config, legit_bot, running_arena,
-                              serve_command, start_example_bots, wait_until)
 
 SPEC = " ".join(Path(protocol.__file__).with_name("SPEC.md").read_text(encoding="utf-8").split())
 

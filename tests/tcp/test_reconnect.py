@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import trio
+from tcp_security_kit import BotRecord, Client, legit_bot, running_arena, wait_until
 
 from protocol import messages as m
+from referee.rules import make_rules
+from referee.seats.players import parse_bot_spec
 from referee.table.clock import TimeControl
 from referee.table.match import GameRecord, MatchConfig
-from referee.seats.players import parse_bot_spec
-from referee.rules import make_rules
 from referee.table.runner import SeatOptions, run_match_async
-from tcp_security_kit import BotRecord, Client, legit_bot, running_arena, wait_until
 
 
 def _port_from(events: list[str]) -> int | None:

@@ -23,18 +23,28 @@ from typing import Any
 
 import pytest
 import trio
+from tcp_security_kit import (
+    EXAMPLES,
+    PYTHON,
+    ROOT,
+    SLACK,
+    VIRTUAL_THINK_S,
+    BotRecord,
+    Client,
+    legit_bot,
+    running_arena,
+    wait_until,
+)
 
 from protocol import messages as m
 from protocol.codec import encode
-from referee.table.match import GameRecord, MatchConfig
-from referee.seats.players import parse_bot_spec
-from referee.seats.pipelane import pending
 from referee.rules import make_rules
-from referee.table.runner import SeatOptions, run_match_async
+from referee.seats.pipelane import pending
+from referee.seats.players import parse_bot_spec
 from referee.seats.tcp import TcpLimits
 from referee.seats.wire import READ_CHUNK, STALE_MAX, STALE_NOTES_MAX
-from tcp_security_kit import (EXAMPLES, PYTHON, ROOT, SLACK, VIRTUAL_THINK_S, BotRecord, Client,
-                              legit_bot, running_arena, wait_until)
+from referee.table.match import GameRecord, MatchConfig
+from referee.table.runner import SeatOptions, run_match_async
 
 GAMES = 6  #: legitimate games each arena test sees through
 
@@ -749,8 +759,8 @@ async def test_a_match_over_tcp_equals_the_same_match_over_pipes(tmp_path: Path)
     tcp_games, pipe_games = _games(over_tcp.log_path), _games(over_pipes.log_path)
     assert len(tcp_games) == len(pipe_games) == 12
     assert all(g["players"] == ["greedy", "random"] and g["forfeit"] is None for g in tcp_games)
-    for a, b in zip(tcp_games, pipe_games):
+    for a, b in zip(tcp_games, pipe_games, strict=True):
         assert a == b, f"game {a['game']} differs over TCP"
-    for a, b in zip(over_tcp.bots, over_pipes.bots):
+    for a, b in zip(over_tcp.bots, over_pipes.bots, strict=True):
         assert (a.name, a.durak, a.draws, a.forfeits, a.decisions) == \
             (b.name, b.durak, b.draws, b.forfeits, b.decisions)

@@ -7,9 +7,9 @@ import sqlite3
 from pathlib import Path
 
 import trio
+from tcp_security_kit import running_arena
 
 from referee.league.verify import Verification
-from tcp_security_kit import running_arena
 
 
 def test_arena_games_verify_against_the_arena_log(tmp_path: Path) -> None:

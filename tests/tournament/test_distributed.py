@@ -26,11 +26,11 @@ from typing import Any
 
 import pytest
 
+from pgserver import PgServer
 from referee.league import distributed
+from referee.league.tournament import ScheduledGame
 from referee.records.store import GameRow, SeatRow, Store
 from referee.records.storedb import redact
-from referee.league.tournament import ScheduledGame
-from pgserver import PgServer
 from support import DURAK_REF
 
 BOTS = ["--bot", "a=builtin:random", "--bot", "b=builtin:greedy", "--bot", "c=builtin:random"]
@@ -99,7 +99,7 @@ def test_three_workers_play_exactly_the_local_schedule(pg_url: str, tmp_path: Pa
     coordinator = start("tournament", *BOTS, "--games", "6", "--seed", "42", "--db", pg_url,
                         "--distributed", "--json", cwd=tmp_path)
     wait_for("the schedule in the queue", lambda: len(queue(pg_url)) == 18)
-    for n in range(3):
+    for _ in range(3):
         workers.append(start("worker", "--db", pg_url, "--exit-when-idle", "--poll", "0.1",
                              "--json", cwd=tmp_path))
     results = [finish(w) for w in workers]

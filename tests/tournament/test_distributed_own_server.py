@@ -15,10 +15,11 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from test_distributed import DEADLINE, env, finish, queue, start, wait_for
+
 from pgserver import cluster, missing
 from referee.records.storedb import redact
 from support import DURAK_REF
-from test_distributed import DEADLINE, env, finish, queue, start, wait_for
 
 
 def ip(*args: str) -> None:

@@ -4,6 +4,7 @@ whatever order the games were stored in."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from pathlib import Path
 from typing import Any
@@ -11,13 +12,16 @@ from typing import Any
 import pytest
 import trio
 
+from livekit import sse_events
 from referee.league.standings import StandingsTally, standings
 from referee.league.tournament import (
-    BotEntry, TournamentSettings, play_tournament, register_tournament,
+    BotEntry,
+    TournamentSettings,
+    play_tournament,
+    register_tournament,
 )
 from referee.records.store import Store
 from referee.web.live import STANDINGS_EVERY_S, LiveHub, standings_rows
-from livekit import sse_events
 
 BOTS = [BotEntry("greedy", "builtin:greedy"), BotEntry("random1", "builtin:random"),
         BotEntry("gentle", "builtin:gentle")]
@@ -151,7 +155,7 @@ async def test_the_live_page_shows_fresh_ratings_within_its_refresh_time(
                 assert all(b["rating"] is not None for b in expected)
             hub.close()
             nursery.cancel_scope.cancel()
-    gaps = [b - a for a, b in zip(refreshed_at, refreshed_at[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(refreshed_at)]
     assert gaps and min(gaps) >= STANDINGS_EVERY_S - 1e-9
     assert tally.games == len(rows) == 60
     assert len(tally.outcomes) <= 3 * 3  # 3 pairs of bots, 3 outcomes each (a, b, a draw)

@@ -17,13 +17,18 @@ import pytest
 import trio
 import trio.testing
 
-from referee.records.matchlog import encode_line, read_log
 from referee.league.results import FinishedGame, ResultSink
-from referee.records.store import GameRow, SeatRow, Store, open_store
 from referee.league.tournament import (
-    BotEntry, PlayerPool, TournamentSettings, play_tournament, register_tournament, schedule,
+    BotEntry,
+    PlayerPool,
+    TournamentSettings,
+    play_tournament,
+    register_tournament,
+    schedule,
 )
 from referee.league.workerclient import WorkerClient
+from referee.records.matchlog import encode_line, read_log
+from referee.records.store import GameRow, SeatRow, Store, open_store
 from support import cli
 
 BOTS = [BotEntry("greedy", "builtin:greedy"), BotEntry("random", "builtin:random"),

@@ -18,9 +18,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.console import Console
 
-import pytest
 from referee.console.progress import PlainLines, progress_for, status_line
 from support import DURAK_REF, LONG_TIMEOUT_S, cli, default_signals
 

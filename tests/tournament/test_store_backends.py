@@ -12,9 +12,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from pgserver import PASSWORD, PASSWORD_USER, PgServer
 from referee.records.store import _SCHEMA, SCHEMA_VERSION, GameRow, SeatRow, Store, StoreError
 from referee.records.storedb import PgUrl, parse_target, redact
-from pgserver import PASSWORD, PASSWORD_USER, PgServer
 from support import DURAK_REF
 
 BOTS = ["--bot", "a=builtin:random", "--bot", "b=builtin:greedy"]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import subprocess
@@ -11,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from referee.records.store import Store
 from referee.league.standings import standings
 from referee.league.tournament import TournamentSettings, schedule
+from referee.records.store import Store
 from support import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -188,7 +189,7 @@ def test_standings_table_and_json(tmp_path: Path) -> None:
     assert ratings == sorted(ratings, reverse=True)
     assert abs(sum(ratings)) < 0.5
     assert [b["los_next"] for b in table[:-1]] == [
-        data["los"][x["name"]][y["name"]] for x, y in zip(table, table[1:])]
+        data["los"][x["name"]][y["name"]] for x, y in itertools.pairwise(table)]
     assert table[-1]["los_next"] is None
     for x in data["los"]:
         for y, p in data["los"][x].items():

@@ -36,9 +36,9 @@ from pathlib import Path
 
 import pytest
 
+from referee.league.tournament import TournamentSettings, schedule
 from referee.records.matchlog import read_log
 from referee.records.store import GameRow, Store
-from referee.league.tournament import TournamentSettings, schedule
 from support import child_subreaper, default_signals, proc_stat
 
 DURAK_REF = Path(sys.executable).parent / "durak-ref"

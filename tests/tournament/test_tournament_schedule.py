@@ -14,12 +14,14 @@ import math
 from collections import Counter
 from pathlib import Path
 
-from hypothesis import given, settings as hyp_settings, strategies as st
+from hypothesis import given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
 
-from referee.records.matchlog import read_log
-from referee.rules.deal import deal_deck
-from referee.records.store import Store
 from referee.league.tournament import BotEntry, TournamentSettings, run_tournament, schedule, tables
+from referee.records.matchlog import read_log
+from referee.records.store import Store
+from referee.rules.deal import deal_deck
 
 NAMES = ["a", "b", "c", "d", "e", "f"]
 
@@ -277,9 +279,9 @@ def test_fresh_bots_restart_program_bots_before_every_game(tmp_path: Path) -> No
     from its other seat rotation; restarts for freshness do not use up max_restarts."""
     import sys
 
-    from referee.seats.process import ProcessPlayer
-    from referee.records.store import open_store
     from referee.league.tournament import BotEntry, TournamentSettings, play_tournament
+    from referee.records.store import open_store
+    from referee.seats.process import ProcessPlayer
 
     root = Path(__file__).resolve().parents[2]
     bot = f"{sys.executable} {root / 'examples' / 'python' / 'greedy_bot.py'}"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.records.store import Store
 from referee.league.standings import standings
+from referee.records.store import Store
 
 DURAK_REF = Path(sys.executable).parent / "durak-ref"
 STATUS_KEYS = {"elo0", "elo1", "alpha", "beta", "lower", "upper", "model", "counts", "n", "llr",

@@ -16,6 +16,7 @@ from referee.table.clock import TimeControl
 from referee.table.match import FORFEITS, MatchConfig, play_game
 from referee.web.seat import HINT_SECONDS, BrowserSeat, new_seat_token, token_key
 
+
 async def person(seat: BrowserSeat, states: list[str], *, choice: int = 0) -> None:
     """A page: follows the seat's stream and clicks a legal move whenever asked; first a
     bad click (an index off the list), which is refused and changes nothing."""
@@ -47,7 +48,7 @@ def test_a_person_plays_whole_games_and_is_sent_no_card_hidden_from_their_seat()
     for game in range(8):  # seeded games: a 3-seat table, the person playing its first moves
         states: list[str] = []
 
-        async def main() -> dict:
+        async def main(game: int, states: list[str]) -> dict:
             seat = BrowserSeat("Ann <b>", grace=5)
             bots = [BuiltinPlayer(n, parse_bot_spec("builtin:greedy"), config.seed) for n in ("g1", "g2")]
             async with trio.open_nursery() as nursery:
@@ -56,7 +57,7 @@ def test_a_person_plays_whole_games_and_is_sent_no_card_hidden_from_their_seat()
                 record = await play_game([seat, *bots], config, index=game, seed=f"g:{game}", dealer=2)
             return record.as_dict()
 
-        record = trio.run(main)
+        record = trio.run(main, game, states)
         assert record["termination"] not in FORFEITS, record["reason"]
         hidden = hidden_to_seat_at_end(record, rules, 0)
         checked += len(hidden)
@@ -180,7 +181,7 @@ def test_a_person_keeps_a_bot_of_the_arena_waiting_at_most_wait_s_then_it_is_the
     rules = make_rules("classic", [])
     config = MatchConfig(rules=rules, seed="browser-held", tc=TimeControl.parse(None, 3600))
     for page_open in (True, False):
-        async def main() -> tuple[dict, float]:
+        async def main(page_open: bool) -> tuple[dict, float]:
             seat = BrowserSeat("Ann", grace=3600, wait_s=20)
             if page_open:
                 assert seat.attach() is not None  # a page that never clicks
@@ -188,7 +189,7 @@ def test_a_person_keeps_a_bot_of_the_arena_waiting_at_most_wait_s_then_it_is_the
             record = await play_game([seat, greedy], config, index=0, seed="held", dealer=1)
             return record.as_dict(), trio.current_time()
 
-        record, ended = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+        record, ended = trio.run(main, page_open, clock=trio.testing.MockClock(autojump_threshold=0))
         assert record["termination"] == "timeout" and record["forfeit"]["seat"] == 0, record
         assert "kept a bot of the arena waiting 20 s" in record["reason"], record["reason"]
         assert 20 <= ended < 60, ended  # virtual time: not the hour of the clock or grace

@@ -18,13 +18,12 @@ from typing import Any
 
 import trio
 import trio.testing
+from test_lobby import JSON, answer, request
 
 from referee.seats.players import BuiltinPlayer, parse_bot_spec
 from referee.table.match import FORFEITS, play_game
 from referee.web.live import HEARTBEAT_S, IDLE_TIMEOUT_S, SEND_TIMEOUT_S
 from referee.web.lobby import MAX_MOVE_TIME, OPEN_FOR_S, Lobby, LobbyTable
-
-from test_lobby import JSON, answer, request
 
 THINK_S = 20 * 60.0  #: the person's time at each of their first moves
 #: (a move may take MAX_MOVE_TIME: the person thinks past every idle limit, within it)

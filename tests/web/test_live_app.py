@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Callable
-from typing import Any
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import trio
 
+from livekit import CARD, classic, expected_views, live_server, play_watched, sse_events
 from referee.console.jsonout import strict_loads
 from referee.web.live import IDLE_TIMEOUT_S, LiveError, LiveHub, parse_http, serve_live, with_live
-from livekit import CARD, classic, expected_views, live_server, play_watched, sse_events
 
 
 async def collect(response: httpx.Response, got: bytearray) -> None:
@@ -368,9 +368,10 @@ async def test_a_forfeit_detail_naming_a_hidden_card_never_reaches_a_spectator(t
     """A cheating bot's illegal action names a card in its hand; the log keeps that
     evidence, the spectator stream only ``cheat forfeited (illegal)``."""
     import sys
+
     from referee.seats.players import parse_bot_spec
-    from referee.table.runner import SeatOptions, make_players
     from referee.table.match import play_game
+    from referee.table.runner import SeatOptions, make_players
     from referee.web.live import replay_header
 
     config = classic()

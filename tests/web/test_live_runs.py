@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from referee.table.match import MatchConfig
+from livekit import public_timeline
+from referee.league.tournament import BotEntry, TournamentSettings, run_tournament
 from referee.records.matchlog import read_log
 from referee.records.store import Store
-from referee.league.tournament import BotEntry, TournamentSettings, run_tournament
-from livekit import public_timeline
+from referee.table.match import MatchConfig
 from support import cli
 
 
@@ -140,6 +140,7 @@ def test_sigterm_closes_the_live_page_with_the_run(tmp_path: Path, command: str)
     import signal
     import sys
     import threading
+
     from livekit import Running
 
     db = tmp_path / "s.sqlite"
@@ -231,6 +232,7 @@ def test_the_live_page_ends_with_the_runs_final_standings_and_says_the_run_is_ov
     import json
     import sys
     import threading
+
     from livekit import Running
 
     slow = f"{sys.executable} {Path(__file__).parent / 'bots' / 'slow_bot.py'} 0.01"

@@ -16,11 +16,10 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
+from test_lobby import GOOD, answer, lobby, request
 
 from livekit import Running
 from referee.web.lobby import STREAMS, TABLES, Lobby, LobbyError
-
-from test_lobby import GOOD, answer, lobby, request
 
 FLOOD = [f"127.0.5.{i}" for i in range(1, 25)]  #: 24 addresses of one /24
 SEATED = "127.0.5.200"  #: a person of the same network, seated before the flood
@@ -175,11 +174,11 @@ def test_the_lobby_pages_cap_in_all_is_sized_by_the_fd_limit_like_the_arenas_poo
     arena's bots and pending pool, every lobby seat's streams and the reserve are set
     aside (``seats.tcp.fd_room``, the function that sizes the arena's pending pool), and
     a real serve refuses the page past it while a seated person is served."""
-    from referee.seats.tcp import FD_RESERVE
-    from referee.web.lobby import seat_streams_reserved
-
     import os
     import resource
+
+    from referee.seats.tcp import FD_RESERVE
+    from referee.web.lobby import seat_streams_reserved
 
     if resource.getrlimit(resource.RLIMIT_NOFILE)[1] < NOFILE and os.geteuid() != 0:
         pytest.skip(f"the fd limit's hard cap is below {NOFILE} and only root may raise it")

@@ -15,10 +15,10 @@ import random
 
 import pytest
 
+from livekit import hidden_from_spectator
 from referee.rules import Game, make_rules
 from referee.rules.cards import parse_card
 from referee.table.spectator import PublicTable, public_message, start_message
-from livekit import hidden_from_spectator
 
 RULES = [("classic", []), ("perevodnoy", []), ("perevodnoy_trump", ["trump_exchange=on"]),
          ("classic", ["deck=24"]), ("deflection", ["deck=52"])]

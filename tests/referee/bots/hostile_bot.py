@@ -41,7 +41,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the directory that holds referee/
 from referee.bots.benchbots.botkit import (  # noqa: E402
-    RANKS, SUITS, cheapest, frame, note_pid, read_message, write_message, write_raw,
+    RANKS,
+    SUITS,
+    cheapest,
+    frame,
+    note_pid,
+    read_message,
+    write_message,
+    write_raw,
 )
 
 HANG = 60.0  # seconds; long enough to outlive any match here, short enough not to linger

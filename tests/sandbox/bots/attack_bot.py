@@ -61,7 +61,7 @@ def scan(secret: str) -> None:
     for entry in os.listdir("/proc"):
         if entry.isdigit() and int(entry) != os.getpid():  # its own argv holds SECRET too
             seen.append(int(entry))
-            ok, text = attempt("cmdline", lambda: open(f"/proc/{entry}/cmdline", "rb").read())
+            ok, text = attempt("cmdline", lambda entry=entry: open(f"/proc/{entry}/cmdline", "rb").read())
             if ok and secret.encode() in text:
                 found.append(int(entry))
     report(mode="scan", others=sorted(seen), found=found, me=os.getpid())
@@ -100,7 +100,7 @@ def write_everywhere() -> None:
     results = {}
     for key, d in targets.items():
         name = d / f"planted-{os.getpid()}.txt"
-        results[key] = attempt(key, lambda: name.write_text("x") and str(name))[0]
+        results[key] = attempt(key, lambda name=name: name.write_text("x") and str(name))[0]
     report(mode="write", results=results, home=os.environ.get("HOME"),
            tmpdir=os.environ.get("TMPDIR"))
 
@@ -207,7 +207,7 @@ def main() -> None:
         elif mode == "peek":
             texts = []
             for name in glob.glob(os.path.join(args[0], "*.stderr.log")):
-                ok, text = attempt("peek", lambda: Path(name).read_text())
+                ok, text = attempt("peek", lambda name=name: Path(name).read_text())
                 if ok:
                     texts.append(text)
             if texts:

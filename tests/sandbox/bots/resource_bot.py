@@ -31,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 from protocol.bot import run_function  # noqa: E402
 
+
 def report(**data):  # type: ignore[no-untyped-def]
     sys.stderr.write("ATTACK " + json.dumps(data) + "\n")
     sys.stderr.flush()
