@@ -10,6 +10,9 @@ import sys
 from pathlib import Path
 
 from support import cli
+import pytest
+
+pytestmark = pytest.mark.process
 
 REPO = Path(__file__).resolve().parents[2]
 

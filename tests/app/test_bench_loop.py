@@ -8,6 +8,9 @@ import json
 from pathlib import Path
 
 from support import cli
+import pytest
+
+pytestmark = pytest.mark.process
 
 FIGURES = {"window_s", "interval_ms", "samples", "p50_ms", "p99_ms", "max_ms"}
 

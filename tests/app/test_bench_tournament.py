@@ -9,6 +9,9 @@ import math
 from pathlib import Path
 
 from support import cli
+import pytest
+
+pytestmark = pytest.mark.process
 
 
 def test_bench_tournament_reports_builtin_and_program_speedups(tmp_path: Path) -> None:

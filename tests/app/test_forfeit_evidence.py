@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 
 from support import cli
+import pytest
+
+pytestmark = pytest.mark.process
 
 DYING_BOT = Path(__file__).resolve().parent / "bots" / "dying_bot.py"
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from referee.records.matchlog import fresh_log_path, new_log_path
 from tests.support import DURAK_REF
+import pytest
 
 
 def test_a_name_is_taken_as_soon_as_it_is_chosen(tmp_path: Path) -> None:
@@ -21,6 +22,7 @@ def test_the_log_dir_is_made_when_a_name_is_claimed(tmp_path: Path) -> None:
     assert path.parent == tmp_path / "a" / "b" and path.exists()
 
 
+@pytest.mark.process
 def test_matches_started_together_in_one_log_dir_write_separate_logs(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     runs = [subprocess.Popen([str(DURAK_REF), "match", "builtin:random", "builtin:greedy", "--games", "2",

@@ -11,6 +11,9 @@ from pathlib import Path
 import pexpect
 
 from support import DURAK_REF
+import pytest
+
+pytestmark = pytest.mark.process
 
 
 def test_each_progress_line_of_a_duel_carries_the_running_score_and_elo(tmp_path: Path) -> None:

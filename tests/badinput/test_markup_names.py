@@ -10,6 +10,9 @@ import sys
 from pathlib import Path
 
 from support import DURAK_REF
+import pytest
+
+pytestmark = pytest.mark.process
 
 BOT = f"{sys.executable} {Path(__file__).parent / 'bots' / 'markup_bot.py'}"
 

@@ -7,6 +7,9 @@ import json
 from pathlib import Path
 
 from support import cli
+import pytest
+
+pytestmark = pytest.mark.process
 
 
 def test_bench_env_reports_each_loop_on_the_same_deals(tmp_path: Path) -> None:

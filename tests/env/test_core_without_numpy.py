@@ -8,6 +8,9 @@ import subprocess
 import sys
 
 from support import ROOT
+import pytest
+
+pytestmark = pytest.mark.process
 
 #: Makes the env extra's packages unimportable, as on a core install.
 BLOCK = """

@@ -12,6 +12,9 @@ import sys
 from pathlib import Path
 
 from support import DURAK_REF
+import pytest
+
+pytestmark = pytest.mark.process
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 
 from support import ROOT, cli
+import pytest
+
+pytestmark = pytest.mark.process
 
 
 def readme_bot() -> str:

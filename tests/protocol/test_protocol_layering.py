@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import protocol
+import pytest
 
 FORBIDDEN = {"trio", "typer", "rich", "socket", "subprocess", "asyncio", "selectors", "referee"}
 PACKAGE = Path(protocol.__file__).parent
@@ -30,6 +31,7 @@ def test_no_forbidden_imports_in_protocol_sources() -> None:
     assert {name: bad for name, bad in offenders.items() if bad} == {}
 
 
+@pytest.mark.process
 def test_importing_protocol_pulls_in_nothing_forbidden() -> None:
     code = (
         "import sys, pkgutil, importlib, protocol\n"

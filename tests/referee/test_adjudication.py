@@ -252,6 +252,7 @@ def rewrite(log: Path, to: Path, change: Any) -> Path:
     return to
 
 
+@pytest.mark.process
 def test_an_adjudicated_log_verifies_through_the_cli(adjudicated_log: Path, tmp_path: Path) -> None:
     header = json.loads(adjudicated_log.read_text().splitlines()[0])
     assert header["adjudicate"] == "50000nodes"
@@ -290,6 +291,7 @@ def losing_line(record: dict[str, Any]) -> None:
     raise AssertionError("no playout changes the result")
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("change", "message"), [
     (other_durak, "its adjudication line ends with durak"),
     (lambda r: r["adjudication"]["line"].pop(), "the adjudication line ends before the game does"),
@@ -319,6 +321,7 @@ def test_a_position_too_big_to_re_prove_is_reported_unchecked_not_passed() -> No
     verify_adjudication(game, record)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("command", [
     ("match", "builtin:greedy", "builtin:random", "--no-log"),
     ("tournament", "--bot", "a=builtin:greedy", "--bot", "b=builtin:random", "--db", "t.sqlite"),
@@ -331,6 +334,7 @@ def test_a_bad_budget_on_the_command_line_is_the_users_error_naming_the_forms(
     assert "--adjudicate 'soon': expected off, on (100ms)" in " ".join(res.stderr.split())
 
 
+@pytest.mark.process
 def test_bench_solver_reports_its_figures_as_json(tmp_path: Path) -> None:
     res = cli("bench", "solver", "-n", "3", "--budget-ms", "50", "--json", cwd=tmp_path)
     assert res.returncode == 0, res.stderr

@@ -18,6 +18,8 @@ from referee.seats.players import parse_bot_spec
 from referee.rules import make_rules
 from referee.table.runner import SeatOptions, run_match_async
 
+pytestmark = pytest.mark.process
+
 HOG = Path(__file__).with_name("bots") / "hog_bot.py"
 
 

@@ -141,6 +141,7 @@ def test_a_bad_solver_spec_is_refused_when_read(text: str, message: str) -> None
     assert message in str(info.value) and repr(text) in str(info.value)
 
 
+@pytest.mark.process
 def test_the_solver_bot_plays_whole_matches_through_the_cli(tmp_path: Path) -> None:
     res = cli("match", "builtin:solver:solve_ms=50,fallback=ismcts,iterations=20", "builtin:greedy",
               "-n", "4", "--seed", "3", "--log-dir", tmp_path / "logs", "--json", cwd=tmp_path)

@@ -201,6 +201,7 @@ def test_the_pending_cap_is_sized_by_the_fd_limit(monkeypatch: pytest.MonkeyPatc
         assert fd_sized_pending(256) == expected
 
 
+@pytest.mark.process
 def test_serving_raises_the_soft_fd_limit_to_the_hard_one() -> None:
     """In a fresh process with the usual soft limit of 1,024 (the hard limit as it is)."""
     code = ("import resource; from referee.seats.tcp import FD_TARGET, raise_fd_limit;"

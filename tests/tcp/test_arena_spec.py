@@ -30,6 +30,7 @@ from referee.seats.tcp import TcpLimits
 from support import cli
 from tcp_security_kit import (HOST, BotRecord, Client, config, legit_bot, running_arena,
                               serve_command, start_example_bots, wait_until)
+import pytest
 
 SPEC = " ".join(Path(protocol.__file__).with_name("SPEC.md").read_text(encoding="utf-8").split())
 
@@ -142,6 +143,7 @@ async def test_a_pairing_cut_short_does_not_carry_the_run_past_its_games(tmp_pat
     assert len(terminations) == 4 and terminations[0] == "disconnect"
 
 
+@pytest.mark.process
 async def test_serve_games_3_plays_3_games(tmp_path: Path) -> None:
     """``durak-ref serve --games 3`` with two real example bots over TCP: 3 games, not
     the 4 of two whole pairings; the bots get bye and exit 0."""

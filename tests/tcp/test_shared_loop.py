@@ -21,6 +21,9 @@ from typing import Any
 
 from referee.bench.bench_loop import EXPERT_TABLE, Visitor, start_serve, stop_serve
 from support import cli
+import pytest
+
+pytestmark = pytest.mark.process
 
 ROOT = Path(__file__).resolve().parents[2]
 MOVE_TIME = 0.5

@@ -661,6 +661,7 @@ async def _spawn(argv: list[str], log: Path) -> trio.Process:
                                                 stdout=out, stderr=subprocess.STDOUT)
 
 
+@pytest.mark.process
 async def test_example_bots_play_in_the_arena_while_attacked(tmp_path: Path) -> None:
     """End to end: two real example bots (random_bot.py --connect) play rated games in
     the arena while strangers knock; the bots exit 0 after the arena's bye."""
@@ -711,6 +712,7 @@ def _games(log_path: str) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.process
 async def test_a_match_over_tcp_equals_the_same_match_over_pipes(tmp_path: Path) -> None:
     """greedy_bot.py --connect (tcp:greedy) against random_bot.py 7 over pipes gives, game
     for game, the same deals, decisions and results as both bots over pipes."""

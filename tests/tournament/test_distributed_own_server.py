@@ -19,6 +19,9 @@ from pgserver import cluster, missing
 from referee.records.storedb import redact
 from support import DURAK_REF
 from test_distributed import DEADLINE, env, finish, queue, start, wait_for
+import pytest
+
+pytestmark = pytest.mark.process
 
 
 def ip(*args: str) -> None:

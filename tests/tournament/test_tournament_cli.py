@@ -16,6 +16,8 @@ from referee.league.standings import standings
 from referee.league.tournament import TournamentSettings, schedule
 from support import cli
 
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ["--bot", "a=builtin:random", "--bot", "b=builtin:greedy"]
 

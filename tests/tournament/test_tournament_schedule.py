@@ -20,6 +20,7 @@ from referee.records.matchlog import read_log
 from referee.rules.deal import deal_deck
 from referee.records.store import Store
 from referee.league.tournament import BotEntry, TournamentSettings, run_tournament, schedule, tables
+import pytest
 
 NAMES = ["a", "b", "c", "d", "e", "f"]
 
@@ -200,6 +201,7 @@ async def test_no_duplicate_plays_a_new_deal_every_game(tmp_path: Path) -> None:
     assert all(g["players"] == ["a", "b"] for g in games)
 
 
+@pytest.mark.process
 async def test_concurrency_gives_the_same_games_as_sequential(tmp_path: Path) -> None:
     results = []
     for k in (1, 2):
@@ -272,6 +274,7 @@ async def test_resume_with_every_game_stored_marks_the_tournament_finished(tmp_p
     store.close()
 
 
+@pytest.mark.process
 def test_fresh_bots_restart_program_bots_before_every_game(tmp_path: Path) -> None:
     """--fresh-bots: one process start per bot per game, so no bot can remember a deal
     from its other seat rotation; restarts for freshness do not use up max_restarts."""

@@ -15,6 +15,7 @@ from referee.seats.players import BuiltinPlayer, parse_bot_spec
 from referee.table.clock import TimeControl
 from referee.table.match import FORFEITS, MatchConfig, play_game
 from referee.web.seat import HINT_SECONDS, BrowserSeat, new_seat_token, token_key
+import pytest
 
 async def person(seat: BrowserSeat, states: list[str], *, choice: int = 0) -> None:
     """A page: follows the seat's stream and clicks a legal move whenever asked; first a
@@ -126,6 +127,7 @@ def test_seat_tokens_are_long_random_and_filed_by_hash() -> None:
     assert token not in token_key(token) and len(token_key(token)) == 64
 
 
+@pytest.mark.process
 def test_a_learning_games_hint_is_searched_in_a_process_of_its_own(
         monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """An ismcts hint costs milliseconds of CPU: searched on the event loop, or in a thread
@@ -142,6 +144,7 @@ def test_a_learning_games_hint_is_searched_in_a_process_of_its_own(
     assert any('"why"' in s for s in states)  # the page got the hints
 
 
+@pytest.mark.process
 def test_a_hint_that_takes_too_long_is_dropped_and_the_game_goes_on(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A hint is bounded in time: past it, its process is killed and the move is shown
     without one; the person plays on."""

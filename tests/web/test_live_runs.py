@@ -17,6 +17,8 @@ from referee.league.tournament import BotEntry, TournamentSettings, run_tourname
 from livekit import public_timeline
 from support import cli
 
+pytestmark = pytest.mark.process
+
 
 def open_tournament(path: Path, s: TournamentSettings, tid: str = "t1") -> Store:
     store = Store(path)

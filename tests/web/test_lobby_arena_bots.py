@@ -24,6 +24,9 @@ import httpx
 from livekit import Running
 from referee.records.store import open_store
 from support import ROOT, cli
+import pytest
+
+pytestmark = pytest.mark.process
 
 RANDOM_BOT = ROOT / "examples" / "python" / "random_bot.py"
 ARENA_GAME = re.compile(r"^game \d+: (gamma v delta|delta v gamma):")

@@ -17,6 +17,9 @@ import httpx
 from livekit import Running
 from referee.records.store import open_store
 from support import cli
+import pytest
+
+pytestmark = pytest.mark.process
 
 
 def post(base: str, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
