@@ -1,8 +1,8 @@
 """The ``process`` marker kept true: a test that starts a process (a bot, the CLI, bwrap,
 PostgreSQL, Chromium, a ``serve``) carries it, and a test without it cannot start one.
 
-``pytest -m "not process"`` is the quick loop (docs/TESTING.md). So that it stays quick
-and stays honest, every test without the marker runs with process creation refused:
+``pytest -m "not process and not slow"`` is the quick loop (docs/TESTING.md). So that
+it stays quick and honest, every test without the marker runs with process creation refused:
 ``subprocess`` (and so ``trio.run_process``, asyncio's and Playwright's drivers),
 ``os.fork``, ``os.forkpty`` (pexpect), ``os.posix_spawn``, ``os.system`` and
 multiprocessing's spawn all raise :class:`UnmarkedProcessStart`, naming the test and

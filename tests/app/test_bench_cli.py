@@ -9,8 +9,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from support import cli
 import pytest
+
+from support import cli
 
 pytestmark = pytest.mark.process
 

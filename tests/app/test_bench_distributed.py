@@ -13,11 +13,12 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from pgserver import missing
 from referee.records.pgserver import pg_bin
 from referee.records.store import Store
 from support import DURAK_REF, cli
-import pytest
 
 
 def test_bench_distributed_reports_games_per_s_per_worker_count_and_stores_every_game_once(

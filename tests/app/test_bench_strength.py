@@ -9,10 +9,11 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from support import cli
 
 from referee.bench.strength import LADDER
-import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 BOT = f"{sys.executable} {REPO / 'examples' / 'python' / 'greedy_bot.py'}"

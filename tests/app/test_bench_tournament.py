@@ -8,8 +8,9 @@ import json
 import math
 from pathlib import Path
 
-from support import cli
 import pytest
+
+from support import cli
 
 pytestmark = pytest.mark.process
 

@@ -7,8 +7,9 @@ import json
 import sys
 from pathlib import Path
 
-from support import cli
 import pytest
+
+from support import cli
 
 pytestmark = pytest.mark.process
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from referee.records.matchlog import fresh_log_path, new_log_path
 from tests.support import DURAK_REF
-import pytest
 
 
 def test_a_name_is_taken_as_soon_as_it_is_chosen(tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from support import DURAK_REF
-import pytest
 
 pytestmark = pytest.mark.process
 

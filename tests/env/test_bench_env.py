@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from support import cli
 import pytest
+
+from support import cli
 
 pytestmark = pytest.mark.process
 

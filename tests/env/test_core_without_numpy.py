@@ -7,8 +7,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from support import ROOT
 import pytest
+
+from support import ROOT
 
 pytestmark = pytest.mark.process
 

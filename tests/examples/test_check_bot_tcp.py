@@ -11,8 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support import DURAK_REF
 import pytest
+
+from support import DURAK_REF
 
 pytestmark = pytest.mark.process
 

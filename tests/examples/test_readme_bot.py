@@ -7,8 +7,9 @@ import re
 import sys
 from pathlib import Path
 
-from support import ROOT, cli
 import pytest
+
+from support import ROOT, cli
 
 pytestmark = pytest.mark.process
 

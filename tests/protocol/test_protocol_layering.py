@@ -7,8 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import protocol
 import pytest
+
+import protocol
 
 FORBIDDEN = {"trio", "typer", "rich", "socket", "subprocess", "asyncio", "selectors", "referee"}
 PACKAGE = Path(protocol.__file__).parent

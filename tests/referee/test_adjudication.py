@@ -143,6 +143,7 @@ def position_of(record: dict[str, Any]) -> Game:
     return game
 
 
+@pytest.mark.slow
 async def test_every_adjudicated_game_ends_as_a_fresh_solve_of_its_position_says() -> None:
     records = await match(("builtin:greedy", "builtin:random"), "50000nodes", games=30)
     judged = [r for r in records if r.termination == ADJUDICATED]
@@ -162,6 +163,7 @@ async def test_every_adjudicated_game_ends_as_a_fresh_solve_of_its_position_says
             assert "adjudication" not in r.as_dict()
 
 
+@pytest.mark.slow
 async def test_a_budget_in_positions_adjudicates_the_same_games_on_any_machine() -> None:
     first = [r.as_dict() for r in await match(("builtin:greedy", "builtin:greedy"), "3000nodes")]
     again = [r.as_dict() for r in await match(("builtin:greedy", "builtin:greedy"), "3000nodes")]
@@ -309,6 +311,7 @@ def test_a_tampered_adjudicated_log_fails_verification_saying_what_is_wrong(
     assert message in res.stdout + res.stderr
 
 
+@pytest.mark.slow
 def test_a_position_too_big_to_re_prove_is_reported_unchecked_not_passed() -> None:
     game = endgames(1, seed=3, min_cards=7)[0]
     line = Solver().line(game)

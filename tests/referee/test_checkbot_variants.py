@@ -10,10 +10,11 @@ import sys
 from pathlib import Path
 
 
+import pytest
+
 from referee.rules.options import make_rules
 from referee.conformance.checkbot import CONFIGS
 from support import cli
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "python"

@@ -11,6 +11,8 @@ from __future__ import annotations
 import gc
 from typing import Any
 
+import pytest
+
 from referee.table.match import FORFEIT_DETAILS_KEPT, GameRecord, MatchConfig, MatchResult, play_match
 from referee.seats.players import BuiltinPlayer, parse_bot_spec
 from referee.rules import make_rules
@@ -38,6 +40,7 @@ def reachable(root: Any) -> tuple[int, int]:
     return containers, length
 
 
+@pytest.mark.slow
 def test_a_match_result_holds_as_many_objects_after_5000_games_as_after_500() -> None:
     import trio
 

@@ -52,6 +52,7 @@ def test_unseen_cards_are_exactly_what_the_seat_cannot_see(players: int) -> None
         assert set(unseen_cards(obs, CLASSIC.deck)) == set(iter_bits(g.hidden_from(seat)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("preset", "players"), [("classic", 2), ("classic", 3), ("perevodnoy", 3),
                                                  ("perevodnoy_trump", 4), ("deflection", 2)])
 def test_every_determinization_reproduces_the_observation_and_the_legal_list(preset: str, players: int) -> None:

@@ -58,6 +58,7 @@ def opponent_move(kind: str, game: Game, seat: int, rng: random.Random) -> int:
     return action_from_wire(strategy.choose(game.observe(seat), [dict(shared_wire(a)) for a in legal], rng))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("opponent", ["random", "greedy", "ismcts"])
 def test_a_bot_playing_the_solvers_moves_never_loses_a_solved_endgame(opponent: str) -> None:
     games = endgames(CLASSIC, 20, seed=["random", "greedy", "ismcts"].index(opponent))

@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 import trio
 
 from protocol.messages import parse_bot_message
@@ -23,7 +24,6 @@ from referee.table.runner import SeatOptions, run_match_async
 from referee.seats.tcp import TcpLimits
 from support import cli
 from tests.protocol.test_spec_frames import FRAMES, SPEC
-import pytest
 
 TOLD = Path(__file__).resolve().parent / "bots" / "told_bot.py"
 SPEC_TEXT = SPEC.read_text(encoding="utf-8")

@@ -7,13 +7,14 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from report_kit import hand_made, played_tournament
 from support import cli
 
 from referee.table.match import BotStats, head_to_head
 from referee.printing.report import elo_line
 from referee.scoring.ratings import elo_from_wdl
-import pytest
 
 HOSTILE = '<script>alert("x")</script>'
 

@@ -234,6 +234,7 @@ async def test_a_flood_from_one_network_is_capped_and_another_network_gets_in(
 
 # --------------------------------------------------------------------------- token guessing
 
+@pytest.mark.slow
 async def test_token_guessing_is_throttled_logged_in_aggregate_and_bots_play_on(
         tmp_path: Path, autojump_clock: Any) -> None:
     """mallory guesses alice's token from 127.0.2.2, twice a second for a little over

@@ -19,6 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 
 import protocol
@@ -30,7 +31,6 @@ from referee.seats.tcp import TcpLimits
 from support import cli
 from tcp_security_kit import (HOST, BotRecord, Client, config, legit_bot, running_arena,
                               serve_command, start_example_bots, wait_until)
-import pytest
 
 SPEC = " ".join(Path(protocol.__file__).with_name("SPEC.md").read_text(encoding="utf-8").split())
 

@@ -19,9 +19,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from referee.bench.bench_loop import EXPERT_TABLE, Visitor, start_serve, stop_serve
 from support import cli
-import pytest
 
 pytestmark = pytest.mark.process
 

@@ -51,6 +51,7 @@ def raise_fd_limit(wanted: int) -> None:
 
 # --------------------------------------------------------------------------- authentication
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["wrong token", "no token", "another bot's token", "unknown name",
                                   "a look-alike name"])
 async def test_bad_credentials_are_refused_and_games_go_on(tmp_path: Path, case: str) -> None:
@@ -323,6 +324,7 @@ async def test_garbage_bytes_are_refused(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- floods and limits
 
+@pytest.mark.slow
 async def test_500_simultaneous_connections_opened_and_dropped(tmp_path: Path) -> None:
     raise_fd_limit(2000)
     limits = TcpLimits(max_connections=1000, max_pending=1000, max_per_address=1000,

@@ -15,11 +15,12 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+import pytest
+
 from pgserver import cluster, missing
 from referee.records.storedb import redact
 from support import DURAK_REF
 from test_distributed import DEADLINE, env, finish, queue, start, wait_for
-import pytest
 
 pytestmark = pytest.mark.process
 

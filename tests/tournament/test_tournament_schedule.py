@@ -15,12 +15,12 @@ from collections import Counter
 from pathlib import Path
 
 from hypothesis import given, settings as hyp_settings, strategies as st
+import pytest
 
 from referee.records.matchlog import read_log
 from referee.rules.deal import deal_deck
 from referee.records.store import Store
 from referee.league.tournament import BotEntry, TournamentSettings, run_tournament, schedule, tables
-import pytest
 
 NAMES = ["a", "b", "c", "d", "e", "f"]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import trio
 import trio.testing
 
@@ -15,7 +16,6 @@ from referee.seats.players import BuiltinPlayer, parse_bot_spec
 from referee.table.clock import TimeControl
 from referee.table.match import FORFEITS, MatchConfig, play_game
 from referee.web.seat import HINT_SECONDS, BrowserSeat, new_seat_token, token_key
-import pytest
 
 async def person(seat: BrowserSeat, states: list[str], *, choice: int = 0) -> None:
     """A page: follows the seat's stream and clicks a legal move whenever asked; first a

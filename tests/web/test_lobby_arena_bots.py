@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from livekit import Running
 from referee.records.store import open_store
 from support import ROOT, cli
-import pytest
 
 pytestmark = pytest.mark.process
 

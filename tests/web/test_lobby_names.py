@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from livekit import Running
 from referee.records.store import open_store
 from support import cli
-import pytest
 
 pytestmark = pytest.mark.process
 
