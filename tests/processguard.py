@@ -86,8 +86,8 @@ class ProcessGuard:
             if PROCESS_FIXTURES.intersection(getattr(item, "fixturenames", ())):
                 item.add_marker(MARKER)
 
-    def _guarded(self, item: pytest.Item) -> Generator[None, None, None]:
-        if item.get_closest_marker(MARKER) is not None:
+    def _guarded(self, item: pytest.Item, guard: bool = True) -> Generator[None, None, None]:
+        if not guard or item.get_closest_marker(MARKER) is not None:
             yield
             return
         self.test, self.attempts = item.nodeid, []
@@ -110,8 +110,13 @@ class ProcessGuard:
         return (yield from self._guarded(item))
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, None, None]:
-        return (yield from self._guarded(item))
+    def pytest_runtest_teardown(self, item: pytest.Item,
+                                nextitem: pytest.Item | None) -> Generator[None, None, None]:
+        """Guarded only when the next test is of the same module or class: otherwise the
+        module's and session's fixtures end here too, and a process fixture that marked
+        tests started (PostgreSQL, Chromium) may stop its process whichever test is last."""
+        same_scope = nextitem is not None and nextitem.parent is item.parent
+        return (yield from self._guarded(item, guard=same_scope))
 
 
 def install(config: pytest.Config) -> None:
