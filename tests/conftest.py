@@ -20,7 +20,14 @@ if not os.environ.get("DURAK_REF_KEY"):
                                                "referee-ed25519.key")
 
 # The real PostgreSQL server fixtures (pg_server, pg_url) for every test folder.
+import processguard  # noqa: E402
 from pgserver import pg_server, pg_url  # noqa: E402,F401
+
+
+def pytest_configure(config):  # type: ignore[no-untyped-def]
+    """The ``process`` marker, kept true (tests/processguard.py): tests that use a
+    process fixture are marked, and an unmarked test that starts a process fails."""
+    processguard.install(config)
 
 
 def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]

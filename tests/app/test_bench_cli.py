@@ -9,7 +9,11 @@ import shlex
 import sys
 from pathlib import Path
 
+import pytest
+
 from support import cli
+
+pytestmark = pytest.mark.process
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -13,6 +13,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from pgserver import missing
 from referee.records.pgserver import pg_bin
 from referee.records.store import Store
@@ -58,6 +60,7 @@ def test_bench_distributed_reports_games_per_s_per_worker_count_and_stores_every
     assert "round 1, builtin, 1 worker(s): 6 games in" in text.stderr
 
 
+@pytest.mark.process
 def test_bench_distributed_without_db_makes_and_removes_a_private_server(tmp_path: Path) -> None:
     if pg_bin("initdb") is None:
         missing("PostgreSQL's initdb/postgres are not installed (apt-get install postgresql)")
@@ -77,6 +80,7 @@ def test_bench_distributed_without_db_makes_and_removes_a_private_server(tmp_pat
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+@pytest.mark.process
 def test_bench_distributed_refuses_a_file_store_and_bad_counts(tmp_path: Path) -> None:
     run = cli("bench", "distributed", "--db", tmp_path / "x.sqlite", cwd=tmp_path)
     assert run.returncode == 2
@@ -89,6 +93,7 @@ def test_bench_distributed_refuses_a_file_store_and_bad_counts(tmp_path: Path) -
         assert run.returncode == 2 and option in run.stderr
 
 
+@pytest.mark.process
 def test_bench_distributed_names_an_unreachable_server(tmp_path: Path) -> None:
     from referee.records.pgserver import free_port
 

@@ -7,7 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from support import cli
+
+pytestmark = pytest.mark.process
 
 FIGURES = {"window_s", "interval_ms", "samples", "p50_ms", "p99_ms", "max_ms"}
 

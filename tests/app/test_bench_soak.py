@@ -12,6 +12,8 @@ import pytest
 
 from tests.support import LONG_TIMEOUT_S, cli
 
+pytestmark = pytest.mark.process
+
 
 @pytest.mark.timeout(LONG_TIMEOUT_S)
 def test_a_short_soak_plays_hostile_bots_and_leaves_nothing_behind(tmp_path: Path) -> None:

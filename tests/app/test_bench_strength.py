@@ -9,6 +9,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from referee.bench.strength import LADDER
 from support import cli
 
@@ -16,6 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 BOT = f"{sys.executable} {REPO / 'examples' / 'python' / 'greedy_bot.py'}"
 
 
+@pytest.mark.process
 def test_bench_strength_rates_ladder_bots_and_an_authors_bot_on_duplicate_deals(tmp_path: Path) -> None:
     run = cli("bench", "strength", "--only", "random,greedy,ismcts30", "--games", "3",
               "--bot", f"mine={BOT}", "--bot", "tiny=builtin:expert:iterations=8",
@@ -40,6 +43,7 @@ def test_bench_strength_rates_ladder_bots_and_an_authors_bot_on_duplicate_deals(
     assert result["seed"] == "strength-test" and "--seed strength-test" in result["reproduce"]
 
 
+@pytest.mark.process
 def test_bench_strength_prints_a_table_at_three_players(tmp_path: Path) -> None:
     run = cli("bench", "strength", "--only", "random,gentle,greedy", "--players", "3",
               "--games", "3", "--seed", "s3", cwd=tmp_path, timeout=120)
@@ -55,6 +59,7 @@ def test_the_ladder_is_the_documented_one() -> None:
                                       "ismcts600", "expert"]
 
 
+@pytest.mark.process
 def test_bench_strength_refuses_bad_choices_as_the_users_error(tmp_path: Path) -> None:
     cases = [
         (["--only", "greedy,nobody"], "--only: nobody not in the ladder; its bots: random, gentle"),

@@ -8,7 +8,11 @@ import json
 import math
 from pathlib import Path
 
+import pytest
+
 from support import cli
+
+pytestmark = pytest.mark.process
 
 
 def test_bench_tournament_reports_builtin_and_program_speedups(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ def test_an_equals_sign_inside_a_command_is_part_of_the_command(spec: str, argv:
     assert parsed.kind == "command" and parsed.argv == argv and not parsed.named
 
 
+@pytest.mark.process
 def test_a_mistyped_builtin_gets_a_suggestion(tmp_path: Path) -> None:
     proc = cli("match", "builtin:randmo", "builtin:greedy", "--no-log", cwd=tmp_path)
     assert proc.returncode == 2
@@ -37,12 +38,14 @@ def test_a_mistyped_builtin_gets_a_suggestion(tmp_path: Path) -> None:
                            "built-ins: random, greedy, gentle, ismcts, expert, solver\n")
 
 
+@pytest.mark.process
 def test_a_bad_name_on_the_command_line_is_refused_before_anything_starts(tmp_path: Path) -> None:
     proc = cli("match", ":x:=builtin:random", "builtin:greedy", "--no-log", cwd=tmp_path)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
     assert "bot name ':x:'" in proc.stderr and "No such file" not in proc.stderr
 
 
+@pytest.mark.process
 def test_a_hello_name_with_emoji_codes_is_shown_as_typed(tmp_path: Path) -> None:
     proc = cli("match", f"{sys.executable} {NAMED_BOT} :x:", "builtin:greedy", "--games", "2", "--no-log",
                "--sandbox", "none", cwd=tmp_path)

@@ -20,6 +20,8 @@ import pytest
 
 from support import c_example_bot, js_example_bot
 
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parents[2]
 DURAK_REF = str(Path(sys.executable).parent / "durak-ref")
 PY = sys.executable

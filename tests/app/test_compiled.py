@@ -123,6 +123,7 @@ def test_ci_runs_every_hot_module_compiled() -> None:
     assert native["compiled"] == sorted(COMPILED)
 
 
+@pytest.mark.process
 def test_compiled_modules_play_exactly_the_games_their_python_sources_play() -> None:
     require_compiled_build()
     compiled = run_python(TRANSCRIPT, "6")
@@ -133,6 +134,7 @@ def test_compiled_modules_play_exactly_the_games_their_python_sources_play() -> 
     assert compiled["digest"] == python["digest"]
 
 
+@pytest.mark.process
 def test_durak_pure_python_runs_every_compiled_module_from_its_source() -> None:
     require_compiled_build()
     python = run_python(TRANSCRIPT, "0", pure=True)
@@ -140,6 +142,7 @@ def test_durak_pure_python_runs_every_compiled_module_from_its_source() -> None:
     assert set(python["native"]["python"].values()) == {"DURAK_PURE_PYTHON is set"}
 
 
+@pytest.mark.process
 def test_an_edited_source_runs_every_compiled_module_as_python(tmp_path: Path) -> None:
     """A checkout edited after its build (or mutation testing's mutated copy) must run the
     edited code, not the stale extension; the other compiled modules go with it."""

@@ -7,7 +7,11 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from support import cli
+
+pytestmark = pytest.mark.process
 
 DYING_BOT = Path(__file__).resolve().parent / "bots" / "dying_bot.py"
 

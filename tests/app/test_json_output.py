@@ -167,6 +167,7 @@ def check_convention(data: dict[str, Any], command: str, row: set[str] | None) -
     assert ranks in ([], list(range(1, len(data["standings"]) + 1)))
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("case", list(CASES.values()), ids=list(CASES))
 def test_every_json_result_is_one_object_with_its_command_version_and_standings(
         case: Case, ws: Workspace) -> None:
@@ -214,6 +215,7 @@ def test_the_json_guide_documents_every_command_and_row_key() -> None:
     assert f'"version": {FORMAT_VERSION}' in guide
 
 
+@pytest.mark.process
 def test_one_bot_has_the_same_row_facts_in_tournament_report_and_ratings(ws: Workspace) -> None:
     """The same fact has the same name and value wherever it is printed."""
     args = ["--tournament", ws.tournament, "--db", "t.sqlite", "--json"]
@@ -229,6 +231,7 @@ def test_one_bot_has_the_same_row_facts_in_tournament_report_and_ratings(ws: Wor
     assert report["los"] == tournament["los"] == ratings["los"]
 
 
+@pytest.mark.process
 def test_match_json_never_shows_a_tcp_seats_token(tmp_path: Path) -> None:
     """A tcp seat's token is the bot's password: the reproduce command (and anything else
     in the result) names the seat only. Nobody connects, so the seat forfeits its game
@@ -257,6 +260,7 @@ def test_a_body_cannot_shadow_the_envelope_and_a_row_holds_only_documented_keys(
         "name": "a", "games": 2, "elo": 1.5, "elo_error95": 3.0, "stderr_logs": []}
 
 
+@pytest.mark.process
 def test_bots_named_like_the_envelope_keys_stay_inside_their_rows(tmp_path: Path) -> None:
     """A bot's name is the user's (or a hello's) text: named ``command`` and ``version``
     they appear as row names and as keys of ``los``, never as the result's own keys."""

@@ -41,6 +41,7 @@ def test_layer_sources_import_nothing_forbidden(layer: str) -> None:
     assert {k: v for k, v in offenders.items() if v} == {}
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("package", ["referee.rules", "protocol"])
 def test_importing_a_layer_pulls_in_no_io_library(package: str) -> None:
     code = (
@@ -67,6 +68,7 @@ SYNCHRONOUS_PATH = ["referee.table.framelane", "referee.seats.pipelane", "refere
                     "referee.table.clock"]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("module", SYNCHRONOUS_PATH)
 def test_the_synchronous_decision_path_pulls_in_no_io_library(module: str) -> None:
     code = (

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parents[2]
 #: What ruff checks (the pre-commit hook's ``files`` names the same folders).
 RUFF_PATHS = ("referee", "protocol", "tests", "examples/python")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from referee.records.matchlog import fresh_log_path, new_log_path
 from tests.support import DURAK_REF
 
@@ -21,6 +23,7 @@ def test_the_log_dir_is_made_when_a_name_is_claimed(tmp_path: Path) -> None:
     assert path.parent == tmp_path / "a" / "b" and path.exists()
 
 
+@pytest.mark.process
 def test_matches_started_together_in_one_log_dir_write_separate_logs(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     runs = [subprocess.Popen([str(DURAK_REF), "match", "builtin:random", "builtin:greedy", "--games", "2",

@@ -12,6 +12,8 @@ import pytest
 
 from support import DURAK_REF, cli
 
+pytestmark = pytest.mark.process
+
 COMMANDS = [[], ["match"], ["tournament"], ["sprt"], ["replay"], ["check-bot"], ["ratings"], ["serve"],
             ["play"], ["bench", "match"], ["ladder", "run"]]
 

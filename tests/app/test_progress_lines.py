@@ -9,8 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from support import DURAK_REF
+
+pytestmark = pytest.mark.process
 
 
 def test_each_progress_line_of_a_duel_carries_the_running_score_and_elo(tmp_path: Path) -> None:

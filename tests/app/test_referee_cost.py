@@ -14,6 +14,8 @@ import pytest
 
 from support import LONG_TIMEOUT_S, cli
 
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parents[2]
 BOT = f"{sys.executable} {ROOT / 'examples/python/random_bot.py'} 3"
 KEYS = ("referee_cpu_us_per_decision", "referee_wall_us_per_decision")

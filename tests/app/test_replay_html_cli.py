@@ -38,6 +38,7 @@ def html(log: Path, out: Path, *args: str) -> tuple[int, str, str]:
     return res.returncode, res.stdout, res.stderr
 
 
+@pytest.mark.process
 def test_writes_one_self_contained_file_readable_by_its_owner_only(log: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.html"
     code, stdout, stderr = html(log, out)
@@ -53,6 +54,7 @@ def test_writes_one_self_contained_file_readable_by_its_owner_only(log: Path, tm
     assert SEED in source  # the omniscient view names the seed
 
 
+@pytest.mark.process
 def test_json_result(log: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.html"
     res = cli("replay", log, "--html", out, "--game", "1", "--seat", "0", "--json", cwd=tmp_path)
@@ -62,6 +64,7 @@ def test_json_result(log: Path, tmp_path: Path) -> None:
                     "seat": 0, "bytes": out.stat().st_size}
 
 
+@pytest.mark.process
 def test_a_seat_view_holds_neither_the_seed_nor_another_seats_cards(log: Path, tmp_path: Path) -> None:
     out = tmp_path / "seat.html"
     code, _, stderr = html(log, out, "--seat", "1")
@@ -75,6 +78,7 @@ def test_a_seat_view_holds_neither_the_seed_nor_another_seats_cards(log: Path, t
             assert frame["step"] is None or frame["step"]["seat"] == 1 or frame["step"]["ms"] is None
 
 
+@pytest.mark.process
 def test_forfeit_evidence_only_in_the_omniscient_view_and_the_forfeiters(tmp_path: Path) -> None:
     forfeit, card = with_illegal_forfeit(play_match(tmp_path, "builtin:greedy", "builtin:random", games=1),
                                          tmp_path / "f.jsonl")
@@ -92,6 +96,7 @@ def test_forfeit_evidence_only_in_the_omniscient_view_and_the_forfeiters(tmp_pat
             assert f"it played attack {card}" not in source
 
 
+@pytest.mark.process
 def test_names_are_data_never_markup(tmp_path: Path) -> None:
     log = hostile_names_log(tmp_path)
     out = tmp_path / "h.html"
@@ -122,12 +127,14 @@ def test_the_shared_assets_name_no_card(tmp_path: Path) -> None:
         assert CARD_TOKEN.findall(asset(name)) == [], name
 
 
+@pytest.mark.process
 def test_records_held_in_memory_render_the_same_page(log: Path) -> None:
     contents = read_log(log)
     assert render_replay_records(contents.header, contents.games, footer=contents.footer,
                                  game=2, seat=0, source=str(log)) == render_replay_html(log, game=2, seat=0)
 
 
+@pytest.mark.process
 def test_a_long_log_lists_every_game_and_shows_the_first_ones(log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(replay_html, "MAX_GAMES", 2)
     contents = read_log(log)
@@ -166,6 +173,7 @@ def _damage(log: Path, tmp: Path, how: str) -> Path:
     return bad
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("how, message", [
     ("truncated", ":3: truncated line"),
     ("not-json", ":3: not valid JSON"),
@@ -185,6 +193,7 @@ def test_a_damaged_log_is_the_users_error(log: Path, tmp_path: Path, how: str, m
     assert not out.exists()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("args, message", [
     (("--game", "7"), "no complete game 7 (games: 0, 1, 2)"),
     (("--game", "0", "--seat", "2"), "--seat 2: game 0 has seats 0..1"),
@@ -198,6 +207,7 @@ def test_bad_options_are_named(log: Path, tmp_path: Path, args: tuple[str, ...],
     assert not out.exists()
 
 
+@pytest.mark.process
 def test_missing_log_and_unwritable_output(log: Path, tmp_path: Path) -> None:
     code, _, stderr = html(tmp_path / "nope.jsonl", tmp_path / "o.html")
     assert code == 2 and "nope.jsonl: cannot open" in stderr
@@ -211,6 +221,7 @@ def test_missing_log_and_unwritable_output(log: Path, tmp_path: Path) -> None:
     assert log.read_bytes() == before
 
 
+@pytest.mark.process
 def test_a_seat_view_has_no_step_for_another_seats_declined_exchange(tmp_path: Path) -> None:
     """At a real table a declined trump exchange is invisible: a seat's view must not
     show it as a step, nor count it among a game's decisions."""
@@ -238,17 +249,20 @@ def test_a_seat_view_has_no_step_for_another_seats_declined_exchange(tmp_path: P
     assert hidden_somewhere, "no game of this log has another seat's decline: choose another seed"
 
 
+@pytest.mark.process
 def test_seat_without_game_or_html_is_named(log: Path, tmp_path: Path) -> None:
     res = cli("replay", log, "--seat", "1", cwd=tmp_path)
     assert res.returncode == 2 and "give --game N too (or --html)" in res.stderr
 
 
+@pytest.mark.process
 def test_a_gzipped_log_renders_the_same_page(log: Path, tmp_path: Path) -> None:
     gz = tmp_path / "m.jsonl.gz"
     gz.write_bytes(gzip.compress(log.read_bytes()))
     assert render_replay_html(gz, game=1).replace(str(gz), "LOG") == render_replay_html(log, game=1).replace(str(log), "LOG")
 
 
+@pytest.mark.process
 def test_the_deal_line_names_the_trump_turned_up_at_the_deal_not_an_exchanged_one(tmp_path: Path) -> None:
     """After a trump exchange the face-up card is the exchanged one, which lay in a hand
     at the deal: the viewer's 'The deal ... trump X' line must name the card turned up."""

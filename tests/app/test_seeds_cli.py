@@ -44,6 +44,7 @@ def keyed(seed: str, game: dict[str, Any], size: int = 36) -> list[str]:
     return [card_str(c) for c in deal_deck(seed, game["seed"], size)]
 
 
+@pytest.mark.process
 def test_runs_without_a_seed_deal_differently_and_the_printed_seed_reproduces(tmp_path: Path) -> None:
     bots = ("builtin:random", "builtin:greedy", "--games", "6")
     a = run_json("match", *bots, cwd=tmp_path)
@@ -64,6 +65,7 @@ def test_runs_without_a_seed_deal_differently_and_the_printed_seed_reproduces(tm
     assert again["standings"][0]["durak"] == a["standings"][0]["durak"]
 
 
+@pytest.mark.process
 def test_the_text_summary_ends_with_the_seed_and_the_command(tmp_path: Path) -> None:
     proc = cli("match", "builtin:random", "builtin:greedy", "--games", "2", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -80,6 +82,7 @@ def test_the_text_summary_ends_with_the_seed_and_the_command(tmp_path: Path) -> 
         "same deals again: durak-ref match builtin:random builtin:greedy --games 2 --seed my-seed"]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("bad", ["", "two words", "x" * 129])
 def test_an_unusable_seed_is_the_users_error(tmp_path: Path, bad: str) -> None:
     for command in (["match", "builtin:random", "builtin:greedy"],
@@ -92,6 +95,7 @@ def test_an_unusable_seed_is_the_users_error(tmp_path: Path, bad: str) -> None:
         assert "--seed" in proc.stderr and "seed" in proc.stderr.split("error:", 1)[1]
 
 
+@pytest.mark.process
 def test_the_seed_is_on_no_command_line_or_environment_a_bot_can_read(tmp_path: Path) -> None:
     """The spy bot reads its own and every ancestor's command line and environment (the
     referee's; in a tournament with --concurrency 2 also its worker's). Unsandboxed, so
@@ -111,6 +115,7 @@ def test_the_seed_is_on_no_command_line_or_environment_a_bot_can_read(tmp_path: 
     assert SECRET.fullmatch(data["seed"]) and data["seed"].encode() not in seen
 
 
+@pytest.mark.process
 def test_tournament_seed_is_secret_stored_printed_and_kept_on_resume(tmp_path: Path) -> None:
     db = tmp_path / "t.sqlite"
     data = run_json("tournament", "--bot", "a=builtin:random", "--bot", "b=builtin:greedy",
@@ -142,6 +147,7 @@ def test_tournament_seed_is_secret_stored_printed_and_kept_on_resume(tmp_path: P
     assert all(replayed[g["game"]] == g["deck"] for g in games if g["game"] >= 7)
 
 
+@pytest.mark.process
 def test_sprt_seed_is_secret_printed_and_reproduces(tmp_path: Path) -> None:
     args = ("sprt", "builtin:random", "builtin:greedy", "--max-pairs", "5", "--elo1", "2000")
     a, b = run_json(*args, cwd=tmp_path), run_json(*args, cwd=tmp_path)
@@ -152,6 +158,7 @@ def test_sprt_seed_is_secret_printed_and_reproduces(tmp_path: Path) -> None:
     assert (again["seed"], again["counts"], again["llr"]) == (a["seed"], a["counts"], a["llr"])
 
 
+@pytest.mark.process
 def test_ladder_run_seed_is_secret_logged_stored_and_printed(tmp_path: Path) -> None:
     db = tmp_path / "l.sqlite"
     for name, command in (("r", "builtin:random"), ("g", "builtin:greedy")):

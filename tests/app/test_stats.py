@@ -29,6 +29,7 @@ def stats_json(*args: str | Path, cwd: Path) -> dict:
     return json.loads(r.stdout)
 
 
+@pytest.mark.process
 def test_the_table_per_player_count_adds_up(two_logs: list[Path], tmp_path: Path) -> None:
     data = stats_json(*two_logs, cwd=tmp_path)
     assert data["games"] == 60 and data["forfeited"] == 0
@@ -49,6 +50,7 @@ def test_the_table_per_player_count_adds_up(two_logs: list[Path], tmp_path: Path
                 assert 0 <= rate["low"] <= rate["rate"] <= rate["high"] <= 1
 
 
+@pytest.mark.process
 def test_export_has_one_row_per_seat_of_each_game(two_logs: list[Path], tmp_path: Path) -> None:
     out = tmp_path / "facts.csv"
     data = stats_json(*two_logs, "--export", out, cwd=tmp_path)
@@ -64,6 +66,7 @@ def test_export_has_one_row_per_seat_of_each_game(two_logs: list[Path], tmp_path
     assert len(lines) == len(rows) and lines[0]["opening_trumps"] == int(rows[0]["opening_trumps"])
 
 
+@pytest.mark.process
 def test_the_opener_holds_the_lowest_trump(two_logs: list[Path], tmp_path: Path) -> None:
     out = tmp_path / "facts.jsonl"
     stats_json(two_logs[0], "--export", out, cwd=tmp_path)
@@ -75,6 +78,7 @@ def test_the_opener_holds_the_lowest_trump(two_logs: list[Path], tmp_path: Path)
             assert f["opening_trumps"] > 0 or all(g["opening_trumps"] == 0 for g in others)
 
 
+@pytest.mark.process
 def test_stats_of_a_stored_tournament(tmp_path: Path) -> None:
     db = tmp_path / "st.sqlite"
     r = cli("tournament", "--bot", "a=builtin:gentle", "--bot", "b=builtin:random", "--games", "6",
@@ -96,6 +100,7 @@ def test_a_hostile_bot_name_stays_text_in_a_spreadsheet() -> None:
     assert json.loads(export_text([fact], "jsonl"))["bot"] == '=HYPERLINK("http://x")'
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("args", "words"), [
     ((), "give LOG files or --tournament ID"),
     (("nosuch.jsonl",), "nosuch.jsonl: cannot open"),
@@ -106,6 +111,7 @@ def test_unusable_input_is_a_clear_exit_2(args: tuple[str, ...], words: str, tmp
     assert r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.process
 def test_a_damaged_log_is_named_with_its_line(two_logs: list[Path], tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     lines = two_logs[0].read_text().splitlines(keepends=True)
@@ -171,6 +177,7 @@ def test_the_reference_side_by_side_differences_tolerances_and_directions() -> N
     assert effects["bouts: more with 4 players than with 3"]["holds"] is None
 
 
+@pytest.mark.process
 def test_stats_prints_and_reports_the_reference_beside_ours(two_logs: list[Path], tmp_path: Path) -> None:
     data = stats_json(*two_logs, cwd=tmp_path)
     assert data["rules"] == ["classic first_bout_limit=on"]
@@ -181,6 +188,7 @@ def test_stats_prints_and_reports_the_reference_beside_ours(two_logs: list[Path]
     assert "bouts: more with 4 players than with 3" in r.stdout
 
 
+@pytest.mark.process
 def test_stats_warns_when_the_logs_rules_are_not_the_references(tmp_path: Path) -> None:
     r = cli("match", "builtin:gentle", "builtin:gentle", "--games", "4", "--seed", "w",
             "--log-dir", tmp_path, cwd=tmp_path)

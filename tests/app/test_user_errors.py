@@ -126,6 +126,7 @@ def test_a_bad_input_to_each_command_group_is_one_error_line_naming_it(tmp_path:
         assert "Traceback" not in result.output, words
 
 
+@pytest.mark.process
 def test_a_bug_prints_its_traceback_and_exits_3(tmp_path: Path) -> None:
     """Our bug, not the user's: the traceback a report needs, and a line saying whose fault."""
     child = ("import sys, referee.cli as cli\n"

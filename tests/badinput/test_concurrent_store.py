@@ -17,6 +17,8 @@ import pytest
 
 from support import DURAK_REF, LONG_TIMEOUT_S, cli, default_signals
 
+pytestmark = pytest.mark.process
+
 BOTS = ("--bot", "a=builtin:greedy", "--bot", "b=builtin:random")
 
 

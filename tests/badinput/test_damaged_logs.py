@@ -76,6 +76,7 @@ GAME_DAMAGE: list[tuple[str, Callable[[Record], None]]] = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", [c for _, c in GAME_DAMAGE], ids=[n for n, _ in GAME_DAMAGE])
 def test_a_damaged_game_record_fails_verify_with_file_and_line(
         good_log: list[str], tmp_path: Path, change: Callable[[Record], None]) -> None:
@@ -126,6 +127,7 @@ LINE_DAMAGE: list[tuple[str, Callable[[list[str]], list[str]], int, int]] = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("damage", "code", "line"), [c[1:] for c in LINE_DAMAGE],
                          ids=[c[0] for c in LINE_DAMAGE])
 def test_a_damaged_or_unusable_log_is_exit_1_or_2_never_3(

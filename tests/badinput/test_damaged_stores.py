@@ -13,6 +13,8 @@ import pytest
 
 from support import cli
 
+pytestmark = pytest.mark.process
+
 CASES: list[tuple[str, str, str]] = [
     # (name, SQL that damages the store, what the message must name)
     ("bad JSON in games.rules", "UPDATE games SET rules = '{oops' WHERE game_index = 1", "table games"),

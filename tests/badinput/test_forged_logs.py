@@ -27,6 +27,8 @@ from referee.rules.options import rules_from_dict
 from replay_logs import resign_log
 from support import cli
 
+pytestmark = pytest.mark.process
+
 Record = dict[str, Any]
 
 

@@ -14,7 +14,10 @@ import pytest
 
 from support import DURAK_REF, LONG_TIMEOUT_S, cli
 
-pytestmark = pytest.mark.skipif(shutil.which("prlimit") is None, reason="needs prlimit (util-linux)")
+pytestmark = [
+    pytest.mark.process,
+    pytest.mark.skipif(shutil.which("prlimit") is None, reason="needs prlimit (util-linux)"),
+]
 
 
 def _limited(size: int, *args: str | Path, cwd: Path) -> tuple[int, str]:

@@ -9,7 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from support import DURAK_REF
+
+pytestmark = pytest.mark.process
 
 BOT = f"{sys.executable} {Path(__file__).parent / 'bots' / 'markup_bot.py'}"
 

@@ -37,6 +37,7 @@ BAD_NUMBERS = [
 ]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("args", BAD_NUMBERS, ids=[" ".join(a[-2:]) for a in BAD_NUMBERS])
 def test_an_out_of_range_number_is_exit_2_not_a_crash(tmp_path: Path, args: tuple[str, ...]) -> None:
     extra = ("--db", str(tmp_path / "s.sqlite")) if args[0] in ("serve", "tournament") else ()
@@ -45,6 +46,7 @@ def test_an_out_of_range_number_is_exit_2_not_a_crash(tmp_path: Path, args: tupl
     assert "Traceback" not in r.stderr and "internal error" not in r.stderr
 
 
+@pytest.mark.process
 def test_serve_on_a_port_in_use_is_one_line_exit_2(tmp_path: Path) -> None:
     db = tmp_path / "s.sqlite"
     assert cli("register", "alpha", "--db", db, cwd=tmp_path).returncode == 0
@@ -68,6 +70,7 @@ def test_name_equals_builtin_names_the_seat() -> None:
         parse_bot_spec("alpha=tcp:beta")
 
 
+@pytest.mark.process
 def test_match_and_sprt_take_name_equals_builtin(tmp_path: Path) -> None:
     r = cli("match", "alpha=builtin:greedy", "builtin:random", "-n", "2", "--no-log", "--json",
             cwd=tmp_path)

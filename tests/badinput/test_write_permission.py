@@ -23,6 +23,8 @@ import pytest
 
 from support import DURAK_REF, LONG_TIMEOUT_S
 
+pytestmark = pytest.mark.process
+
 NOBODY = 65534
 AS_NOBODY = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
 BOTS = ("--bot", "a=builtin:greedy", "--bot", "b=builtin:random")

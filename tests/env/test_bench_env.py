@@ -6,7 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from support import cli
+
+pytestmark = pytest.mark.process
 
 
 def test_bench_env_reports_each_loop_on_the_same_deals(tmp_path: Path) -> None:

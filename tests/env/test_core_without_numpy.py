@@ -7,7 +7,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from support import ROOT
+
+pytestmark = pytest.mark.process
 
 #: Makes the env extra's packages unimportable, as on a core install.
 BLOCK = """

@@ -179,6 +179,7 @@ def step_through(rules, players: int, seed: int, rng: random.Random, *, views: b
     return steps
 
 
+@pytest.mark.slow
 def test_the_mask_is_the_engines_legal_list_in_thousands_of_games() -> None:
     """Every preset x table x deck, default and random options, 2,000+ games."""
     rng = random.Random(0)
@@ -192,6 +193,7 @@ def test_the_mask_is_the_engines_legal_list_in_thousands_of_games() -> None:
     assert games >= scaled(40) * len(CONFIGS) >= min(2000, scaled(2000))
 
 
+@pytest.mark.slow
 @settings(max_examples=scaled(150), deadline=None, database=None)
 @given(seed=st.integers(0, 2**32 - 1), config=st.sampled_from(CONFIGS))
 def test_the_observation_holds_only_what_the_seat_may_see(seed: int, config: tuple[str, int, int]) -> None:

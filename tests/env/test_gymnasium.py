@@ -41,6 +41,7 @@ def test_gymnasium_check_env_passes(rules: str, players: int) -> None:
         env.close()
 
 
+@pytest.mark.process
 def test_the_learner_plays_a_program_bot_over_the_protocol() -> None:
     """The example random bot runs as a real process; the learner meets it through the
     referee's own match loop, every game to its end."""
@@ -151,6 +152,7 @@ def test_the_observation_is_made_from_the_protocol_request() -> None:
 HOSTILE = ROOT / "tests" / "referee" / "bots" / "hostile_bot.py"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("mode", "termination"), [("die_mid 2", "crash"), ("illegal", "illegal"),
                                                    ("bad_msgpack", "protocol"), ("mute_mid 1", "timeout")])
 def test_an_opponent_that_breaks_the_rules_forfeits_to_the_learner(mode: str, termination: str) -> None:

@@ -16,6 +16,8 @@ import pytest
 from referee.conformance.checkbot import CONFIGS, check_bot
 from support import DURAK_REF, ROOT
 
+pytestmark = pytest.mark.process
+
 EXAMPLE = ROOT / "examples" / "learning"
 
 

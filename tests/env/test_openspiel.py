@@ -15,12 +15,14 @@ from referee.rules import PRESETS, make_rules
 VARIANTS = [(preset, players) for preset in PRESETS for players in range(2, 7)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("preset", "players"), VARIANTS)
 def test_openspiel_random_sim_test_passes(preset: str, players: int) -> None:
     game = pyspiel.load_game("python_durak_ref", {"players": players, "rules": preset})
     pyspiel.random_sim_test(game, num_sims=3, serialize=True, verbose=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("params", "overrides"), [
     ({"deck": 24}, ["deck=24"]), ({"deck": 52, "trump_exchange": "on"}, ["deck=52", "trump_exchange=on"]),
     ({"transfer": "reflect", "transfer_limit": 0}, ["transfer=reflect"]),

@@ -26,6 +26,7 @@ OVERRIDES = [("classic", 3, ["deck=24"]), ("classic", 6, ["deck=52", "first_atta
              ("classic", 4, ["throw_in_timing=any"]), ("classic", 2, ["trump_exchange=on"])]
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings(*DICT_OBSERVATION)
 @pytest.mark.parametrize(("preset", "players"), VARIANTS)
 def test_pettingzoo_api_and_seed_tests_pass(preset: str, players: int) -> None:

@@ -162,6 +162,7 @@ def handshake(connection: Connection, name: str = SEAT) -> m.BotHello:
     return hello
 
 
+@pytest.mark.process
 def test_plays_over_tcp_and_exits_0_after_bye(referee: FakeReferee, bot_argv: list[str]) -> None:
     bot = referee.start(bot_argv)
     connection = referee.accept(bot)
@@ -180,6 +181,7 @@ def test_plays_over_tcp_and_exits_0_after_bye(referee: FakeReferee, bot_argv: li
     connection.expect_eof()
 
 
+@pytest.mark.process
 def test_exits_0_when_the_referee_closes_the_connection(referee: FakeReferee, bot_argv: list[str]) -> None:
     bot = referee.start(bot_argv, name=None)
     connection = referee.accept(bot)
@@ -192,6 +194,7 @@ def test_exits_0_when_the_referee_closes_the_connection(referee: FakeReferee, bo
     assert (status, out) == (0, ""), err
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("code", "before_hello"), [("auth", False), ("busy", False), ("limit", True)])
 def test_refused_connection_exits_1(referee: FakeReferee, bot_argv: list[str], code: str,
                                     before_hello: bool) -> None:
@@ -206,6 +209,7 @@ def test_refused_connection_exits_1(referee: FakeReferee, bot_argv: list[str], c
     assert f"refused ({code}) for a test" in err
 
 
+@pytest.mark.process
 def test_ipv6_loopback(bot_argv: list[str]) -> None:
     try:
         server = FakeReferee(socket.AF_INET6)
@@ -222,6 +226,7 @@ def test_ipv6_loopback(bot_argv: list[str]) -> None:
         server.close()
 
 
+@pytest.mark.process
 def test_no_referee_listening_exits_1(bot_argv: list[str]) -> None:
     with socket.create_server(("127.0.0.1", 0)) as probe:  # a port that was free a moment ago
         port = probe.getsockname()[1]
@@ -231,6 +236,7 @@ def test_no_referee_listening_exits_1(bot_argv: list[str]) -> None:
     assert "refused" in err.lower()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     "options",
     [["--connect", "127.0.0.1:7724"], ["--token", TOKEN], ["--connect", "127.0.0.1:99999", "--token", TOKEN]],

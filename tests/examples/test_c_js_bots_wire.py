@@ -331,6 +331,7 @@ def say_bye(bot: BotProcess) -> None:
 # --------------------------------------------------------------------------- tests
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("obs", "legal", "expected"),
     [s[1:] for s in SCENARIOS],
@@ -350,6 +351,7 @@ def test_request_answered_with_legal_action(start_bot, obs, legal, expected) -> 
     say_bye(bot)
 
 
+@pytest.mark.process
 def test_full_match_conversation(start_bot) -> None:
     bot = start_bot()
     handshake(bot)
@@ -365,6 +367,7 @@ def test_full_match_conversation(start_bot) -> None:
     say_bye(bot)
 
 
+@pytest.mark.process
 def test_unknown_keys_wide_ints_and_long_strings(start_bot) -> None:
     """Forward compatibility: unknown keys (floats, bin, negative ints of every
     width, str8/16/32, nesting) are ignored, and a 64-bit id is echoed back."""
@@ -393,6 +396,7 @@ def test_unknown_keys_wide_ints_and_long_strings(start_bot) -> None:
     say_bye(bot)
 
 
+@pytest.mark.process
 def test_frames_coalesced_and_split(start_bot) -> None:
     """Several frames in one write, and one frame spread over many writes."""
     bot = start_bot()
@@ -410,6 +414,7 @@ def test_frames_coalesced_and_split(start_bot) -> None:
     say_bye(bot)
 
 
+@pytest.mark.process
 def test_backpressure_unread_output(start_bot) -> None:
     """The referee sends many requests before reading any answer: the bot's
     stdout pipe fills up; every answer must still arrive, in order."""
@@ -435,6 +440,7 @@ def test_backpressure_unread_output(start_bot) -> None:
     assert bot.wait() == 0, bot.stderr_text()
 
 
+@pytest.mark.process
 def test_ping_answered_with_pong(start_bot) -> None:
     """Pings (sent to idle TCP bots; also valid over pipes) get a pong with the same id,
     before the first game and between games, whatever the id's width."""
@@ -452,6 +458,7 @@ def test_ping_answered_with_pong(start_bot) -> None:
     say_bye(bot)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("code", ["auth", "busy", "limit", "version"])
 def test_refusal_after_hello_exits_1(start_bot, code: str) -> None:
     bot = start_bot()
@@ -461,6 +468,7 @@ def test_refusal_after_hello_exits_1(start_bot, code: str) -> None:
     assert "refused for a test" in bot.stderr_text()
 
 
+@pytest.mark.process
 def test_refusal_instead_of_hello_exits_1(start_bot) -> None:
     bot = start_bot()
     bot.send({"type": "error", "code": "limit", "message": "too many connections", "fatal": True})
@@ -469,6 +477,7 @@ def test_refusal_instead_of_hello_exits_1(start_bot) -> None:
     assert bot.remaining_stdout() == b""  # no hello to a referee that refused us
 
 
+@pytest.mark.process
 def test_eof_exits_zero(start_bot) -> None:
     bot = start_bot()
     handshake(bot)
@@ -499,6 +508,7 @@ MALFORMED = {
 }
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("data", "close"), list(MALFORMED.values()), ids=list(MALFORMED))
 def test_malformed_input_exits_nonzero(start_bot, data: bytes, close: bool) -> None:
     bot = start_bot()
@@ -515,6 +525,7 @@ def test_malformed_input_exits_nonzero(start_bot, data: bytes, close: bool) -> N
     assert bot.stderr_text().strip(), "the bot should say on stderr what went wrong"
 
 
+@pytest.mark.process
 def test_first_message_must_be_hello(start_bot) -> None:
     bot = start_bot()
     bot.send(GAME_START)

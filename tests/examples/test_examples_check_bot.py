@@ -11,6 +11,8 @@ import pytest
 
 from referee.conformance.checkbot import CONFIGS, check_bot
 
+pytestmark = pytest.mark.process
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "python"
 
 

@@ -31,6 +31,7 @@ def _play(tmp_path: Path, command: list[str]) -> None:
     assert summary["sandbox"] == ("bwrap" if shutil.which("bwrap") else "none")
 
 
+@pytest.mark.process
 def test_python_example_plays_in_the_default_sandbox(tmp_path: Path) -> None:
     _play(tmp_path, [sys.executable, str(ROOT / "examples" / "python" / "greedy_bot.py")])
 
@@ -43,6 +44,7 @@ def test_js_example_plays_in_the_default_sandbox(tmp_path: Path, js_bot_cmd: lis
     _play(tmp_path, js_bot_cmd)
 
 
+@pytest.mark.process
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) not installed")
 def test_a_relative_command_plays_in_the_sandbox_from_its_cwd(tmp_path: Path) -> None:
     """A relative script path works: the sandbox shows the script's project (here the

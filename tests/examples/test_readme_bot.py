@@ -7,7 +7,11 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from support import ROOT, cli
+
+pytestmark = pytest.mark.process
 
 
 def readme_bot() -> str:

@@ -17,6 +17,8 @@ import pytest
 from referee.console.jsonout import strict_loads
 from tests.support import cli, proc_stat, standing
 
+pytestmark = pytest.mark.process
+
 BOT = Path(__file__).parent / "bots" / "broken_bot.py"
 PY = sys.executable
 

@@ -39,6 +39,7 @@ def _json(tmp_path: Path, *args: str | Path, ok: tuple[int, ...] = (0,)) -> obje
     return strict_loads(r.stdout)
 
 
+@pytest.mark.process
 def test_every_commands_json_logs_and_store_are_strict(tmp_path: Path) -> None:
     logs, db = tmp_path / "logs", tmp_path / "t.sqlite"
     # A bot that forfeits everything makes the figures extreme (durak 100%, Elo -inf).

@@ -13,6 +13,8 @@ import pytest
 
 from support import DURAK_REF, cli
 
+pytestmark = pytest.mark.process
+
 pexpect = pytest.importorskip("pexpect", reason="pexpect (test extra) is needed to drive a terminal")
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -418,12 +418,14 @@ def _feed_everything(chunks: list[bytes]) -> None:
         pass
 
 
+@pytest.mark.slow
 @settings(max_examples=500)
 @given(st.lists(st.binary(max_size=64), max_size=8))
 def test_arbitrary_bytes_raise_only_remote_protocol_error(chunks: list[bytes]) -> None:
     _feed_everything(chunks)
 
 
+@pytest.mark.slow
 @settings(max_examples=500)
 @given(st.binary(min_size=1, max_size=200))
 def test_arbitrary_bodies_behind_a_valid_header_raise_only_remote_protocol_error(body: bytes) -> None:
@@ -438,6 +440,7 @@ msgpack_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.dictionaries(st.text(max_size=8), msgpack_values, max_size=5), st.text(min_size=1, max_size=8),
        st.data())

@@ -88,6 +88,7 @@ def test_the_clock_map_keeps_whole_milliseconds_and_none_for_no_limit() -> None:
                 m.clock_map(**{field: bad})  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_a_long_stream_of_small_frames_costs_memory_for_a_frame_not_for_the_stream() -> None:
     """2 MB through the decoder, fed and drained a frame at a time (a bot answering
     request after request): what the decoder holds stays a few frames' worth."""

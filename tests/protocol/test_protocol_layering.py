@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import protocol
 
 FORBIDDEN = {"trio", "typer", "rich", "socket", "subprocess", "asyncio", "selectors", "referee"}
@@ -30,6 +32,7 @@ def test_no_forbidden_imports_in_protocol_sources() -> None:
     assert {name: bad for name, bad in offenders.items() if bad} == {}
 
 
+@pytest.mark.process
 def test_importing_protocol_pulls_in_nothing_forbidden() -> None:
     code = (
         "import sys, pkgutil, importlib, protocol\n"

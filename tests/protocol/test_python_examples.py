@@ -92,6 +92,7 @@ def play_conversation(child: Child) -> list[dict[str, Any]]:
     return [first.action, second.action]
 
 
+@pytest.mark.process
 def test_minimal_bot_plays_the_cheapest_card() -> None:
     child = Child(str(EXAMPLES / "minimal_bot.py"))
     assert play_conversation(child) == [{"type": "attack", "card": "6S"},
@@ -100,6 +101,7 @@ def test_minimal_bot_plays_the_cheapest_card() -> None:
     assert (status, out, err) == (0, b"", "")
 
 
+@pytest.mark.process
 def test_random_bot_is_reproducible_with_a_seed() -> None:
     runs = []
     for _ in range(2):
@@ -110,6 +112,7 @@ def test_random_bot_is_reproducible_with_a_seed() -> None:
     assert runs[0] == runs[1]
 
 
+@pytest.mark.process
 def test_random_bot_seed_from_environment_and_exit_at_end_of_stdin() -> None:
     child = Child(str(EXAMPLES / "random_bot.py"), env={"DURAK_SEED": "7"})
     child.send(m.hello_msg("test-referee"))
@@ -118,6 +121,7 @@ def test_random_bot_seed_from_environment_and_exit_at_end_of_stdin() -> None:
     assert (status, out) == (0, b""), err
 
 
+@pytest.mark.process
 def test_greedy_bot_answers_from_legal() -> None:
     pytest.importorskip("protocol.strategies")
     child = Child(str(EXAMPLES / "greedy_bot.py"))
@@ -138,6 +142,7 @@ run_function(choose, name="chatty")
 """
 
 
+@pytest.mark.process
 def test_sdk_keeps_stray_prints_off_stdout_and_crashes_loudly() -> None:
     child = Child("-c", SDK_BOT)
     child.send(m.hello_msg("test-referee"))

@@ -77,6 +77,7 @@ class Recorder(Player):
         return action
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rs", CONFIGS, ids=lambda rs: rs.key)
 async def test_every_message_of_seeded_games_is_valid(rs: Any) -> None:
     rules = rs.rules()

@@ -341,6 +341,7 @@ def situations(draw):
     return obs, legal
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(situations())
 def test_greedy_returns_identity_on_random_synthetic(case):
@@ -350,6 +351,7 @@ def test_greedy_returns_identity_on_random_synthetic(case):
     assert greedy_choose(obs, legal) is choice  # deterministic
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(situations(), st.integers(0, 2**32))
 def test_random_returns_identity(case, seed):

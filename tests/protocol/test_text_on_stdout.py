@@ -56,6 +56,7 @@ def test_a_real_frame_is_never_mistaken_for_text() -> None:
     assert decoder.next_message() == {"type": "pong", "id": 1}
 
 
+@pytest.mark.process
 def test_a_bot_that_prints_is_told_so_through_the_cli(tmp_path: Path) -> None:
     bot = tmp_path / "chatty.py"
     bot.write_text("print('starting my bot, hello referee!', flush=True)\nimport time\ntime.sleep(30)\n")

@@ -158,6 +158,7 @@ def _simulate(true_elo, rng, elo0=0.0, elo1=60.0, alpha=0.05, beta=0.05, max_pai
     return sprt.state
 
 
+@pytest.mark.slow
 def test_sprt_simulated_error_rates():
     rng = random.Random(5)
     runs = 200

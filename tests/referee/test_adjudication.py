@@ -147,6 +147,7 @@ def position_of(record: dict[str, Any]) -> Game:
     return game
 
 
+@pytest.mark.slow
 async def test_every_adjudicated_game_ends_as_a_fresh_solve_of_its_position_says() -> None:
     records = await match(("builtin:greedy", "builtin:random"), "50000nodes", games=30)
     judged = [r for r in records if r.termination == ADJUDICATED]
@@ -166,6 +167,7 @@ async def test_every_adjudicated_game_ends_as_a_fresh_solve_of_its_position_says
             assert "adjudication" not in r.as_dict()
 
 
+@pytest.mark.slow
 async def test_a_budget_in_positions_adjudicates_the_same_games_on_any_machine() -> None:
     first = [r.as_dict() for r in await match(("builtin:greedy", "builtin:greedy"), "3000nodes")]
     again = [r.as_dict() for r in await match(("builtin:greedy", "builtin:greedy"), "3000nodes")]
@@ -256,6 +258,7 @@ def rewrite(log: Path, to: Path, change: Any) -> Path:
     return to
 
 
+@pytest.mark.process
 def test_an_adjudicated_log_verifies_through_the_cli(adjudicated_log: Path, tmp_path: Path) -> None:
     header = json.loads(adjudicated_log.read_text().splitlines()[0])
     assert header["adjudicate"] == "50000nodes"
@@ -294,6 +297,7 @@ def losing_line(record: dict[str, Any]) -> None:
     raise AssertionError("no playout changes the result")
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("change", "message"), [
     (other_durak, "its adjudication line ends with durak"),
     (lambda r: r["adjudication"]["line"].pop(), "the adjudication line ends before the game does"),
@@ -311,6 +315,7 @@ def test_a_tampered_adjudicated_log_fails_verification_saying_what_is_wrong(
     assert message in res.stdout + res.stderr
 
 
+@pytest.mark.slow
 def test_a_position_too_big_to_re_prove_is_reported_unchecked_not_passed() -> None:
     game = endgames(1, seed=3, min_cards=7)[0]
     line = Solver().line(game)
@@ -323,6 +328,7 @@ def test_a_position_too_big_to_re_prove_is_reported_unchecked_not_passed() -> No
     verify_adjudication(game, record)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("command", [
     ("match", "builtin:greedy", "builtin:random", "--no-log"),
     ("tournament", "--bot", "a=builtin:greedy", "--bot", "b=builtin:random", "--db", "t.sqlite"),
@@ -335,6 +341,7 @@ def test_a_bad_budget_on_the_command_line_is_the_users_error_naming_the_forms(
     assert "--adjudicate 'soon': expected off, on (100ms)" in " ".join(res.stderr.split())
 
 
+@pytest.mark.process
 def test_bench_solver_reports_its_figures_as_json(tmp_path: Path) -> None:
     res = cli("bench", "solver", "-n", "3", "--budget-ms", "50", "--json", cwd=tmp_path)
     assert res.returncode == 0, res.stderr

@@ -19,6 +19,8 @@ from referee.conformance.checkbot import CONFIGS, DECISION_TYPES, CheckReport, c
 from referee.seats.players import BotStartError
 from referee.seats.sandbox import Sandbox
 
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "python"
 GRACE = 0.2  # the referee's grace periods, where a bot is expected to need killing

@@ -35,6 +35,8 @@ from referee.seats.leftovers import PR_GET_CHILD_SUBREAPER, PR_SET_CHILD_SUBREAP
 from referee.seats.sandbox import Sandbox
 from support import child_subreaper, cli, proc_stat
 
+pytestmark = pytest.mark.process
+
 BOT = Path(__file__).resolve().parent / "bots" / "conduct_bot.py"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "python"
 CONDUCT = ("one answer per request", "no answer before request", "no processes left")

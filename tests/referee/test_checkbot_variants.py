@@ -9,6 +9,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from referee.conformance.checkbot import CONFIGS
 from referee.rules.options import make_rules
 from support import cli
@@ -52,6 +54,7 @@ run(NoTransfer())
 """
 
 
+@pytest.mark.process
 def test_a_bot_that_cannot_transfer_fails_naming_the_variants(tmp_path: Path) -> None:
     script = tmp_path / "no_transfer.py"
     script.write_text(BAD_AT_TRANSFER.format(root=str(ROOT)))
@@ -70,6 +73,7 @@ def test_a_bot_that_cannot_transfer_fails_naming_the_variants(tmp_path: Path) ->
     assert "games: transfer=reflect (reflection)" in text.stdout and "FAILED" in text.stdout
 
 
+@pytest.mark.process
 def test_not_on_a_terminal_check_bot_prints_a_line_per_phase(tmp_path: Path) -> None:
     result = cli("check-bot", f"{sys.executable} {EXAMPLES / 'random_bot.py'}", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -22,6 +22,8 @@ from referee.table.match import GameRecord, MatchConfig, play_match
 from referee.table.runner import make_players
 from support import DURAK_REF, ROOT
 
+pytestmark = pytest.mark.process
+
 GREEDY_BOT = (sys.executable, str(ROOT / "examples/python/greedy_bot.py"))
 
 

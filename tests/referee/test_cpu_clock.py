@@ -77,6 +77,7 @@ def test_a_bad_clock_or_backstop_is_the_users_error_naming_it(clock: str, backst
 
 # -- real bot processes ---------------------------------------------------------------------
 
+@pytest.mark.process
 @needs_cpu_time
 def test_a_bot_that_sleeps_past_its_move_time_forfeits_on_the_wall_clock_not_the_cpu_clock(
         tmp_path: Path) -> None:
@@ -106,6 +107,7 @@ def cpu_clock_timeout(tmp_path: Path, name: str, mode: tuple[Any, ...],
     return summary, game["forfeit"]
 
 
+@pytest.mark.process
 @needs_cpu_time
 def test_a_bot_that_spins_past_its_cpu_budget_forfeits_on_time(tmp_path: Path) -> None:
     """Stopped at its CPU budget, long before the backstop (50 x 0.1 s of wall time)."""
@@ -116,6 +118,7 @@ def test_a_bot_that_spins_past_its_cpu_budget_forfeits_on_time(tmp_path: Path) -
     assert summary["time_control"]["clock"] == "cpu"
 
 
+@pytest.mark.process
 @needs_cpu_time
 def test_a_bot_that_sleeps_past_the_backstop_forfeits_on_time(tmp_path: Path) -> None:
     _, forfeit = cpu_clock_timeout(tmp_path, "sleeper", ("sleep", 30), backstop=5)
@@ -123,6 +126,7 @@ def test_a_bot_that_sleeps_past_the_backstop_forfeits_on_time(tmp_path: Path) ->
     assert forfeit["evidence"]["clock"] == "wall backstop"
 
 
+@pytest.mark.process
 @needs_cpu_time
 def test_replay_verifies_a_cpu_clock_log_and_says_its_times_are_cpu(tmp_path: Path) -> None:
     match(tmp_path, bot("sleeper", "sleep", 0.01, 2), "builtin:greedy", "--clock", "cpu")
@@ -133,6 +137,7 @@ def test_replay_verifies_a_cpu_clock_log_and_says_its_times_are_cpu(tmp_path: Pa
     assert " ms CPU)" in shown.stdout
 
 
+@pytest.mark.process
 def test_a_log_with_an_unknown_clock_does_not_verify(tmp_path: Path) -> None:
     _, header, [game] = match(tmp_path, "builtin:greedy", "builtin:random")
     header["time_control"]["clock"] = "sundial"
@@ -143,12 +148,14 @@ def test_a_log_with_an_unknown_clock_does_not_verify(tmp_path: Path) -> None:
 
 # -- seats the cpu clock cannot measure --------------------------------------------------
 
+@pytest.mark.process
 def test_the_cpu_clock_refuses_a_tcp_bot_before_listening(tmp_path: Path) -> None:
     proc = cli("match", "builtin:greedy", "tcp:remote", "--clock", "cpu", "--no-log", cwd=tmp_path)
     assert proc.returncode == 2
     assert "--clock cpu: tcp:remote: a TCP bot runs where the referee cannot read its CPU time" in proc.stderr
 
 
+@pytest.mark.process
 def test_the_cpu_clock_refuses_a_bot_program_without_cgroup_cpu_accounting(tmp_path: Path) -> None:
     """No cgroup hierarchy at all (DURAK_CGROUP_ROOT at an empty directory): refused, not
     timed on the wall clock unannounced."""
@@ -166,6 +173,7 @@ def test_the_cpu_clock_refuses_a_bot_program_without_cgroup_cpu_accounting(tmp_p
     assert "--clock cpu: seat b: no control group can be had for bot programs here" in proc.stderr
 
 
+@pytest.mark.process
 def test_built_ins_play_under_the_cpu_clock(tmp_path: Path) -> None:
     proc = cli("match", "builtin:greedy", "builtin:gentle", "builtin:random", "--clock", "cpu",
                "-n", 2, "--no-log", "--json", cwd=tmp_path)
@@ -174,6 +182,7 @@ def test_built_ins_play_under_the_cpu_clock(tmp_path: Path) -> None:
     assert summary["forfeits_total"] == 0 and summary["time_control"]["clock"] == "cpu"
 
 
+@pytest.mark.process
 def test_bench_strength_plays_on_the_cpu_clock_by_default(tmp_path: Path) -> None:
     proc = cli("bench", "strength", "--only", "random,greedy", "--games", 2, "--json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr

@@ -128,6 +128,7 @@ def test_the_default_applies_only_without_a_game_clock_and_is_in_the_log_form() 
 
 # --------------------------------------------------------------------------- the CLI
 
+@pytest.mark.process
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
 def test_move_time_that_is_not_a_positive_finite_number_is_refused(tmp_path: Path, value: str) -> None:
     result = cli("match", "builtin:greedy", "builtin:random", "--no-log", f"--move-time={value}",
@@ -136,6 +137,7 @@ def test_move_time_that_is_not_a_positive_finite_number_is_refused(tmp_path: Pat
     assert "--move-time" in result.stderr and "positive number of seconds" in result.stderr
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("command", [["match"], ["tournament"], ["sprt"], ["ladder", "run"]])
 def test_help_states_the_default_move_time(tmp_path: Path, command: list[str]) -> None:
     result = cli(*command, "--help", cwd=tmp_path)
@@ -144,6 +146,7 @@ def test_help_states_the_default_move_time(tmp_path: Path, command: list[str]) -
     assert f"Default: {DEFAULT_MOVE_TIME:g} s when there is no game clock" in text
 
 
+@pytest.mark.process
 def test_the_log_header_records_the_default_limit(tmp_path: Path) -> None:
     result = cli("match", "builtin:greedy", "builtin:random", "-n", "1", "--json",
                  "--log-dir", tmp_path, cwd=tmp_path)
@@ -153,6 +156,7 @@ def test_the_log_header_records_the_default_limit(tmp_path: Path) -> None:
     assert header["time_control"]["move_s"] == DEFAULT_MOVE_TIME
 
 
+@pytest.mark.process
 def test_a_mute_bot_process_loses_on_time_and_the_match_ends(tmp_path: Path) -> None:
     result = cli("match", f"{sys.executable} {BOT} mute", "builtin:greedy", "-n", "2",
                  "--move-time", "1", "--json", "--log-dir", tmp_path, cwd=tmp_path, timeout=120)

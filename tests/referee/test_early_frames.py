@@ -182,6 +182,7 @@ def play_eager(mode: str, tmp_path: Path, *extra: str, opponent: str = "builtin:
     return json.loads(result.stdout)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("opponent", ["builtin:greedy", PROGRAM], ids=["builtin", "program"])
 @pytest.mark.parametrize(("mode", "reason"), [
     ("early", "answered before request 1 was sent (an action for request 1)"),
@@ -198,6 +199,7 @@ def test_a_bot_that_speaks_out_of_turn_forfeits_with_a_protocol_error(
     assert summary["terminations"].get("protocol") == 2  # restarted, it does it again
 
 
+@pytest.mark.process
 def test_a_well_behaved_python_bot_is_never_caught(tmp_path: Path) -> None:
     """The check costs honest bots nothing: the example bot plays clean games."""
     example = Path(__file__).resolve().parents[2] / "examples" / "python" / "greedy_bot.py"

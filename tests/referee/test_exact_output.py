@@ -25,6 +25,8 @@ import pytest
 
 from support import cli
 
+pytestmark = pytest.mark.process
+
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).parent / "golden" / "exact_output.json"
 RECORD_BOT = Path(__file__).parent / "bots" / "record_bot.py"

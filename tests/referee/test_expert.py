@@ -166,6 +166,7 @@ def _random_lost_endgame(rng: random.Random) -> Game | None:
     return g if Solver().value(g, 0) == LOSS else None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_a_one_decision_swindle_finds_a_way_out_exactly_when_one_exists(seed: int) -> None:
     # The oracle: an action lets seat 0 out when, after it and greedy's replies, the
@@ -284,6 +285,7 @@ def _redeal_hidden(g: Game, seat: int, rng: random.Random) -> Game:
     return h
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 10_000), players=st.sampled_from([2, 3, 4]), steps=st.integers(0, 40),
        redeal=st.integers(0, 1000))

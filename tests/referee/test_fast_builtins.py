@@ -30,6 +30,7 @@ from tests.rules.rules_testkit import random_rules
 TABLES = [(deck, n) for deck in (24, 36, 52) for n in range(2, 7) if n * 6 <= deck]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_greedy_on_the_engine_chooses_what_greedy_on_the_request_chooses(preset: str) -> None:
     """Every decision of seeded games (a mix of greedy and random play, so that greedy
@@ -96,6 +97,7 @@ def _match_log(tmp_path: Path, specs: list[str], preset: str, fast: bool) -> lis
     return records
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", ["classic", "perevodnoy"])
 @pytest.mark.parametrize("third", ["greedy", "gentle"], ids=["all_decide_now", "one_asked"])
 def test_a_match_of_built_ins_logs_the_same_games_on_either_path(tmp_path: Path, preset: str,
@@ -250,6 +252,7 @@ def _hidden_cards_dealt_afresh(g: Game, seat: int, rng: random.Random) -> Game:
     return h
 
 
+@pytest.mark.slow
 def test_greedy_on_the_engine_does_not_peek_at_hidden_cards() -> None:
     """The fast path gets the whole game object; its choice must not depend on what the
     seat cannot see: the same choice with the hidden cards dealt afresh."""

@@ -56,6 +56,7 @@ def assert_private(top: Path, created_dirs: list[Path]) -> dict[str, int]:
     return found
 
 
+@pytest.mark.process
 def test_a_match_log_and_stderr_logs_are_private(tmp_path: Path) -> None:
     os.chmod(tmp_path, 0o755)  # the user's directory: it must stay as it is
     logs = tmp_path / "new" / "deeper" / "logs"
@@ -67,6 +68,7 @@ def test_a_match_log_and_stderr_logs_are_private(tmp_path: Path) -> None:
     assert mode(tmp_path) == 0o755
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("concurrency", [1, 2])
 def test_a_tournament_store_and_logs_are_private(tmp_path: Path, concurrency: int) -> None:
     proc = cli("tournament", "--bot", f"p={PROGRAM_BOT}", "--bot", "g=builtin:greedy",
@@ -105,6 +107,7 @@ def test_an_existing_store_is_made_private(tmp_path: Path) -> None:
     assert mode(path) == 0o600
 
 
+@pytest.mark.process
 def test_an_existing_log_dir_keeps_its_mode_but_our_files_are_private(tmp_path: Path) -> None:
     logs = tmp_path / "mine"
     logs.mkdir()

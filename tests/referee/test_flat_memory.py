@@ -11,6 +11,8 @@ from __future__ import annotations
 import gc
 from typing import Any
 
+import pytest
+
 from referee.league.tournament import BotEntry, TournamentSettings, iter_schedule, schedule, schedule_size
 from referee.rules import make_rules
 from referee.seats.players import BuiltinPlayer, parse_bot_spec
@@ -37,6 +39,7 @@ def reachable(root: Any) -> tuple[int, int]:
     return containers, length
 
 
+@pytest.mark.slow
 def test_a_match_result_holds_as_many_objects_after_5000_games_as_after_500() -> None:
     import trio
 

@@ -117,6 +117,7 @@ def test_the_parts_kept_per_match_never_go_stale() -> None:
         assert game_start_frame(*args) == reference_start(*args)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(index=st.integers(0, 2**64 - 1), players=st.integers(2, 6), data=st.data(),
        names=st.lists(st.text(max_size=40), min_size=6, max_size=6),
@@ -160,6 +161,7 @@ def test_every_game_end_frame_is_the_canonical_encoding(termination: str, durak:
                 msg.game_end_msg(index, durak, termination, reason))
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(index=st.integers(0, 2**64 - 1), durak=st.none() | st.integers(0, 5),
        termination=st.sampled_from(msg.TERMINATIONS), reason=st.text(max_size=300))
@@ -477,6 +479,7 @@ async def test_in_a_match_a_bot_that_stops_reading_before_the_game_end_costs_wri
     assert took == pytest.approx(WRITE_TIMEOUT, abs=1.0)
 
 
+@pytest.mark.slow
 def test_the_packed_rules_are_kept_only_as_long_as_their_rules_object() -> None:
     """game_start frames pack a match's rules once (per Rules object), and keep nothing
     once that object is gone: a process that plays many matches holds no old rules."""

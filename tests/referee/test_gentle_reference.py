@@ -34,6 +34,7 @@ def mean_bouts(players: int, games: int) -> float:
     return sum(play(players, f"gentle-{players}-{i}").bout for i in range(games)) / games
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_mean_bouts_within_30_percent_of_the_reference(players: int) -> None:
     assert abs(mean_bouts(players, 60) / REFERENCE_BOUTS[players] - 1) <= 0.30

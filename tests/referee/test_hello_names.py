@@ -16,6 +16,8 @@ import pytest
 
 from support import ROOT, cli
 
+pytestmark = pytest.mark.process
+
 BOT = Path(__file__).resolve().parent / "bots" / "named_bot.py"
 
 

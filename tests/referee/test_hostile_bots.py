@@ -49,6 +49,8 @@ from referee.table.match import FORFEITS, MatchConfig, MatchResult
 from referee.table.runner import SeatOptions, run_match_async
 from support import child_subreaper, default_signals, proc_stat
 
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parents[2]
 BOT = Path(__file__).resolve().parent / "bots" / "hostile_bot.py"
 DURAK_REF = Path(sys.executable).parent / "durak-ref"

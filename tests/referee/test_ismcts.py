@@ -57,6 +57,7 @@ def test_unseen_cards_are_exactly_what_the_seat_cannot_see(players: int) -> None
         assert set(unseen_cards(obs, CLASSIC.deck)) == set(iter_bits(g.hidden_from(seat)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("preset", "players"), [("classic", 2), ("classic", 3), ("perevodnoy", 3),
                                                  ("perevodnoy_trump", 4), ("deflection", 2)])
 def test_every_determinization_reproduces_the_observation_and_the_legal_list(preset: str, players: int) -> None:
@@ -120,6 +121,7 @@ def test_bad_ismcts_parameters_are_the_users_error(spec: str, words: str) -> Non
         parse_bot_spec(spec)
 
 
+@pytest.mark.process
 def test_a_match_against_ismcts_is_reproducible_and_replays(tmp_path) -> None:
     """Through the real referee: ismcts learns the rules from game_start (as a remote bot
     does), its games verify, and with iterations alone the same seed plays the same
@@ -142,6 +144,7 @@ def test_a_match_against_ismcts_is_reproducible_and_replays(tmp_path) -> None:
     assert strip[0] == strip[1]
 
 
+@pytest.mark.process
 def test_a_bad_ismcts_spec_on_the_command_line_exits_2(tmp_path) -> None:
     from tests.support import cli
     result = cli("match", "builtin:ismcts:ms=0", "builtin:greedy", "--no-log", cwd=tmp_path)

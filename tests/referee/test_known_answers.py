@@ -236,6 +236,7 @@ async def test_the_fast_lane_steps_aside_for_the_periodic_yield_to_trio() -> Non
         assert player._lane.unyielded == 1  # and counts again from this decision
 
 
+@pytest.mark.process
 def test_a_stream_player_subclass_that_overrides_hear_or_attempt_is_called_itself() -> None:
     """A stream player's ``attempt`` and ``hear`` are its lane's compiled methods, bound
     per instance; a subclass with its own (TcpSeat's ``hear`` keeps the game_start for a
@@ -251,6 +252,7 @@ def test_a_stream_player_subclass_that_overrides_hear_or_attempt_is_called_itsel
     assert (bot.attempt, bot.hear) == (bot._lane.attempt, bot._lane.hear)
 
 
+@pytest.mark.process
 def test_the_loop_calls_a_pipe_players_lane_itself_and_any_other_players_own_methods() -> None:
     """The loop's seat for a player (``pipelane.seat_of``): the lane both its ``attempt``
     and ``hear`` are bound to; a player with a method of its own (TcpSeat's ``hear``,

@@ -54,6 +54,7 @@ async def test_forced_moves_are_actions_but_not_decisions_in_the_statistics(auto
     assert summary["actions"] == sum(len(g.decisions) for g in games)
 
 
+@pytest.mark.slow
 async def test_draws_are_counted_for_each_bot_that_shared_them(autojump_clock: Any) -> None:
     result, games, _ = await play(first_legal, games=40)
     drawn = [g for g in games if g.durak is None]

@@ -24,6 +24,8 @@ import pytest
 from referee.records.matchlog import read_log
 from support import DURAK_REF, child_subreaper, default_signals, proc_stat
 
+pytestmark = pytest.mark.process
+
 BOT = Path(__file__).resolve().parents[1] / "tournament" / "bots" / "slow_bot.py"
 TIMEOUT = 60.0
 

@@ -231,6 +231,7 @@ while chunk := os.read(0, 65536):
 """
 
 
+@pytest.mark.process
 async def test_a_bot_process_that_answers_at_once_gets_every_answer_right_in_either_lane() -> None:
     # Which lane finishes each decision depends on how soon the process answers (within
     # QUICK_WAIT_MS: the synchronous one); what each returns, and the timing, must not.

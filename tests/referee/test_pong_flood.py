@@ -31,6 +31,7 @@ UNSOLICITED_0 = ("sent an unsolicited pong (id 0) {when}: no ping was open; a po
                  "answers a ping, once, with its id")
 
 
+@pytest.mark.process
 def test_a_bot_streaming_pongs_through_the_real_cli_forfeits_each_game_at_its_first_pong(
         tmp_path: Path) -> None:
     """The hostile bot (hostile_bot.py pong_flood: plays, while a thread writes pongs

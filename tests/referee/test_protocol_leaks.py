@@ -156,6 +156,7 @@ def by_game(spy: Spy, kind: str) -> dict[int, list[dict[str, Any]]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("frames", [False, True], ids=["maps", "frames"])
 @pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
 async def test_no_message_to_any_seat_names_a_card_hidden_from_it(
@@ -179,6 +180,7 @@ async def test_no_message_to_any_seat_names_a_card_hidden_from_it(
     assert {"game_start", "event", "request", "game_end", "error"} <= kinds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("frames", [False, True], ids=["maps", "frames"])
 @pytest.mark.parametrize("players", [2, 3, 4, 6])
 async def test_request_ids_count_one_two_three_per_seat_per_game(
@@ -206,6 +208,7 @@ async def test_forced_is_told_only_to_the_seat_whose_move_was_forced(
     assert any(d.forced and d.seat != s for g in records for d in g.decisions for s in range(3))
 
 
+@pytest.mark.slow
 async def test_a_declined_exchange_is_seen_only_by_the_seat_that_declined(
         monkeypatch: pytest.MonkeyPatch) -> None:
     declines = 0
@@ -266,6 +269,7 @@ def seat_view(monkeypatch: pytest.MonkeyPatch, table: Table, header: dict[str, A
         yield line, table.hidden_from(seat)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
 async def test_replay_seat_view_shows_no_hidden_card_no_others_forced_or_decline(
         monkeypatch: pytest.MonkeyPatch, players: int) -> None:

@@ -57,6 +57,7 @@ def _variant_id(variant: tuple[str, tuple[str, ...]]) -> str:
     return "+".join((variant[0], *variant[1]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS, ids=[_variant_id(v) for v in VARIANTS])
 @pytest.mark.parametrize("players", [2, 3, 6])
 def test_every_request_frame_is_the_canonical_encoding_of_the_engines_request(

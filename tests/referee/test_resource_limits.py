@@ -18,6 +18,8 @@ from referee.table.clock import TimeControl
 from referee.table.match import MatchConfig
 from referee.table.runner import SeatOptions, run_match_async
 
+pytestmark = pytest.mark.process
+
 HOG = Path(__file__).with_name("bots") / "hog_bot.py"
 
 

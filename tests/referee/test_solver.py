@@ -96,6 +96,7 @@ def test_the_key_holds_every_field_the_rules_read_and_says_why_each_other_is_lef
     assert set(KEY_FIELDS) | set(UNKEYED_FIELDS) == set(STATE_FIELDS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_the_solver_agrees_with_brute_force_on_small_endgames(variant: str) -> None:
     rules = VARIANTS[variant]
@@ -110,6 +111,7 @@ def test_the_solver_agrees_with_brute_force_on_small_endgames(variant: str) -> N
             assert value == brute_force(child, move), (g, action)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["classic", "perevodnoy", "defender_loses"])
 def test_best_action_keeps_the_value_and_the_line_ends_in_it(variant: str) -> None:
     rules = VARIANTS[variant]
@@ -184,6 +186,7 @@ def endgame_of_seed(seed: int, rules=None) -> Game:
     return g
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["classic", "perevodnoy"])
 def test_the_solvers_moves_never_lose_a_won_endgame_whatever_the_other_seat_plays(variant: str) -> None:
     rules = VARIANTS[variant]

@@ -58,6 +58,7 @@ def opponent_move(kind: str, game: Game, seat: int, rng: random.Random) -> int:
     return action_from_wire(strategy.choose(game.observe(seat), [dict(shared_wire(a)) for a in legal], rng))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("opponent", ["random", "greedy", "ismcts"])
 def test_a_bot_playing_the_solvers_moves_never_loses_a_solved_endgame(opponent: str) -> None:
     games = endgames(CLASSIC, 20, seed=["random", "greedy", "ismcts"].index(opponent))
@@ -141,6 +142,7 @@ def test_a_bad_solver_spec_is_refused_when_read(text: str, message: str) -> None
     assert message in str(info.value) and repr(text) in str(info.value)
 
 
+@pytest.mark.process
 def test_the_solver_bot_plays_whole_matches_through_the_cli(tmp_path: Path) -> None:
     res = cli("match", "builtin:solver:solve_ms=50,fallback=ismcts,iterations=20", "builtin:greedy",
               "-n", "4", "--seed", "3", "--log-dir", tmp_path / "logs", "--json", cwd=tmp_path)

@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 import trio
 
 from protocol.messages import parse_bot_message
@@ -50,6 +51,7 @@ def errors(messages: list[dict]) -> list[dict]:
 # --------------------------------------------------------------------------- section 11
 
 
+@pytest.mark.process
 def test_a_protocol_mistake_is_told_with_a_fatal_error_then_the_pipe_closes(tmp_path: Path) -> None:
     got = told(tmp_path, "wrong_shape")
     (error,) = errors(got)
@@ -58,6 +60,7 @@ def test_a_protocol_mistake_is_told_with_a_fatal_error_then_the_pipe_closes(tmp_
     assert got[-1] is error  # no game_end, no bye: stdin is closed after it
 
 
+@pytest.mark.process
 def test_an_unknown_action_type_gets_the_message_section_7_quotes(tmp_path: Path) -> None:
     got = told(tmp_path, "fold")
     (error,) = errors(got)
@@ -69,6 +72,7 @@ def test_an_unknown_action_type_gets_the_message_section_7_quotes(tmp_path: Path
            "   transfer, show_trump, take, pass, exchange`" in SPEC_TEXT
 
 
+@pytest.mark.process
 def test_a_timeout_is_told_with_a_fatal_error_then_the_pipe_closes(tmp_path: Path) -> None:
     got = told(tmp_path, "mute", "--move-time", "0.3")
     (error,) = errors(got)
@@ -77,6 +81,7 @@ def test_a_timeout_is_told_with_a_fatal_error_then_the_pipe_closes(tmp_path: Pat
     assert got[-1] is error
 
 
+@pytest.mark.process
 def test_an_illegal_forfeit_is_told_with_a_fatal_error_then_game_end(tmp_path: Path) -> None:
     got = told(tmp_path, "illegal")
     (error,) = errors(got)
@@ -87,6 +92,7 @@ def test_an_illegal_forfeit_is_told_with_a_fatal_error_then_game_end(tmp_path: P
     assert after[0]["termination"] == "illegal" and after[0]["durak"] == 0
 
 
+@pytest.mark.process
 def test_after_a_stale_notice_no_request_is_repeated(tmp_path: Path) -> None:
     """Section 5/11: a stale answer is ignored (fatal false) and the open request keeps
     waiting; the bot's right answer to it is taken, and no new request comes for it."""
@@ -266,6 +272,7 @@ def match_log(tmp_path: Path) -> Path:
     return next(tmp_path.glob("match-*.jsonl"))
 
 
+@pytest.mark.process
 def test_a_forced_move_takes_the_same_path_as_a_chosen_one(tmp_path: Path) -> None:
     """Section 9 (ask_forced on, the default): a seat whose only legal action is pass or
     take is asked like any other, so the event the other seats get follows that seat's
@@ -287,6 +294,7 @@ def test_a_forced_move_takes_the_same_path_as_a_chosen_one(tmp_path: Path) -> No
     assert len(lone_requests) == sum(1 for seat, _ in lone if seat == 0)
 
 
+@pytest.mark.process
 def test_with_ask_forced_off_the_referee_plays_lone_moves_itself_and_says_so(tmp_path: Path) -> None:
     """The opt-out (section 9): lone moves are not asked; the log marks them forced and
     only the seat whose move it was gets ``forced`` in its event. (What it leaks, how

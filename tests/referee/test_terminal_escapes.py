@@ -74,6 +74,7 @@ def test_no_console_of_the_referee_is_built_without_the_filter() -> None:
     assert bare == []
 
 
+@pytest.mark.process
 def test_a_match_summary_shows_the_stderr_tail_of_a_crash_without_its_escapes(tmp_path: Path) -> None:
     proc = cli("match", bot("crash"), "builtin:random", "--games", 1, "--seed", "esc",
                "--log-dir", tmp_path, cwd=tmp_path)
@@ -87,6 +88,7 @@ def test_a_match_summary_shows_the_stderr_tail_of_a_crash_without_its_escapes(tm
     assert game["forfeit"]["evidence"]["stderr_tail"][-1] == f"decision 3 {ESCAPES}".rstrip("\r")  # (split into lines)
 
 
+@pytest.mark.process
 def test_a_protocol_error_quoting_the_bots_bytes_is_shown_without_its_escapes(tmp_path: Path) -> None:
     proc = cli("match", bot("garble"), "builtin:random", "--games", 1, "--seed", "esc",
                "--log-dir", tmp_path, cwd=tmp_path)
@@ -95,6 +97,7 @@ def test_a_protocol_error_quoting_the_bots_bytes_is_shown_without_its_escapes(tm
     assert_inert(proc.stdout, proc.stderr)
 
 
+@pytest.mark.process
 def test_a_start_up_failure_quotes_the_stderr_tail_without_its_escapes(tmp_path: Path) -> None:
     proc = cli("match", bot("die"), "builtin:random", "--games", 1, "--log-dir", tmp_path,
                cwd=tmp_path)
@@ -103,6 +106,7 @@ def test_a_start_up_failure_quotes_the_stderr_tail_without_its_escapes(tmp_path:
     assert_inert(proc.stdout, proc.stderr)
 
 
+@pytest.mark.process
 @pytest.mark.timeout(120)
 def test_check_bot_shows_the_hello_version_and_author_without_their_escapes(tmp_path: Path) -> None:
     proc = cli("check-bot", bot("play"), cwd=tmp_path, timeout=110)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from protocol.codec import pack
 from referee.rules import PRESETS, Game, make_rules
 from referee.rules.cards import CARD_TEXT, mask_str
@@ -80,6 +82,7 @@ def _check_events(game: Game, events: EventFrames, index: int, forced: bool) -> 
     game.events.clear()
 
 
+@pytest.mark.slow
 def test_no_frame_of_any_view_holds_a_card_hidden_from_it() -> None:
     checked = 0
     for game_no in range(scaled(2000)):
@@ -106,6 +109,7 @@ def test_no_frame_of_any_view_holds_a_card_hidden_from_it() -> None:
     assert checked > scaled(2000) * 20  # the games were played, not cut short
 
 
+@pytest.mark.slow
 def test_every_view_of_an_event_is_the_engines_view_for_a_seat_of_that_kind() -> None:
     """The observer's views of each event agree with the engine's ``public_event``: a
     seat's own view and the omniscient one are the event's seat's; every other seat's,

@@ -7,6 +7,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from referee.printing.report import elo_line
 from referee.scoring.ratings import elo_from_wdl
 from referee.table.match import BotStats, head_to_head
@@ -16,6 +18,7 @@ from support import cli
 HOSTILE = '<script>alert("x")</script>'
 
 
+@pytest.mark.process
 def test_a_two_player_tournament_report_has_standings_wld_crosstable_history_and_forfeits(tmp_path: Path) -> None:
     db, tid = played_tournament(tmp_path, "--games", "4")
     done = cli("report", "--tournament", tid, "--db", db, "--json", cwd=tmp_path)
@@ -38,6 +41,7 @@ def test_a_two_player_tournament_report_has_standings_wld_crosstable_history_and
     assert "rating history (incremental Elo" in text.stdout
 
 
+@pytest.mark.process
 def test_bigger_tables_get_durak_shares_and_forfeits_are_counted_by_kind(tmp_path: Path) -> None:
     games = [(["a", "b", "c"], "a", None), (["b", "c", "a"], "b", "timeout"),
              (["c", "a", "b"], "a", "illegal"), (["a", "b", "c"], None, None)]
@@ -51,6 +55,7 @@ def test_bigger_tables_get_durak_shares_and_forfeits_are_counted_by_kind(tmp_pat
         "a": {"illegal": 1}, "b": {"timeout": 1}, "c": {}}
 
 
+@pytest.mark.process
 def test_names_from_the_store_are_escaped_in_the_page(tmp_path: Path) -> None:
     db = hand_made(tmp_path, [([HOSTILE, "b&b"], "b&b", None), (["b&b", HOSTILE], HOSTILE, "crash")])
     page = tmp_path / "r.html"
@@ -62,6 +67,7 @@ def test_names_from_the_store_are_escaped_in_the_page(tmp_path: Path) -> None:
     assert 'type="application/json"' in html and "http://" not in html and "https://" not in html
 
 
+@pytest.mark.process
 def test_unusable_input_is_exit_2_with_a_message_naming_it(tmp_path: Path) -> None:
     db = hand_made(tmp_path, [(["a", "b"], "a", None)])
     missing = cli("report", "--tournament", "t-hand", "--db", tmp_path / "nope.sqlite", cwd=tmp_path)
@@ -75,6 +81,7 @@ def test_unusable_input_is_exit_2_with_a_message_naming_it(tmp_path: Path) -> No
     assert "Traceback" not in missing.stderr + unknown.stderr + unwritable.stderr
 
 
+@pytest.mark.process
 def test_the_ladder_report_plots_the_ratings_the_ladder_stored(tmp_path: Path) -> None:
     db = tmp_path / "ladder.sqlite"
     for name, spec in (("g", "builtin:greedy"), ("r", "builtin:random")):
@@ -90,6 +97,7 @@ def test_the_ladder_report_plots_the_ratings_the_ladder_stored(tmp_path: Path) -
         assert round(final[bot], 1) == points[-1][1]
 
 
+@pytest.mark.process
 def test_match_of_two_bots_prints_the_elo_difference_and_los_like_cutechess(tmp_path: Path) -> None:
     text = cli("match", "builtin:greedy", "builtin:random", "-n", "20", "--seed", "elo", "--no-log",
                cwd=tmp_path)
@@ -125,6 +133,7 @@ def test_the_elo_figures_are_those_of_the_ratings_module() -> None:
     assert head_to_head([BotStats("a"), BotStats("b", durak=3)], 3)["elo"] == float("inf")
 
 
+@pytest.mark.process
 def test_a_run_without_games_yet_says_so(tmp_path: Path) -> None:
     from referee.records.store import open_store
 
@@ -136,6 +145,7 @@ def test_a_run_without_games_yet_says_so(tmp_path: Path) -> None:
     assert "no games" in (tmp_path / "r.html").read_text()
 
 
+@pytest.mark.process
 def test_a_lopsided_or_one_way_match_prints_a_finite_elo_bound_never_plus_minus_inf(tmp_path: Path) -> None:
     one_way = cli("match", "builtin:greedy", "builtin:random", "-n", "8", "--seed", "1", "--no-log",
                   cwd=tmp_path).stdout

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rules_testkit import random_rules, snapshot
@@ -213,6 +214,7 @@ def playout(rules, players: int, seed: int, *, full: bool) -> Game:
 # with them the number of occurrences a loop must see.
 SEEDS_PER_CONFIG = scaled(30)
 
+@pytest.mark.slow
 @settings(max_examples=scaled(300), deadline=None, database=None)
 @given(seed=st.integers(0, 2**32 - 1), config=st.sampled_from(CONFIGS))
 def test_random_playouts_full_checks(seed, config):
@@ -221,6 +223,7 @@ def test_random_playouts_full_checks(seed, config):
     playout(rules, players, seed, full=True)
 
 
+@pytest.mark.slow
 def test_many_playouts_every_preset_table_and_deck():
     """A plain loop: every preset x every table that fits, with default and random options."""
     seen = {}
@@ -238,6 +241,7 @@ def test_many_playouts_every_preset_table_and_deck():
         assert {"normal", "draw", "stalemate", "action_cap"} <= set(seen)
 
 
+@pytest.mark.slow
 def test_transfer_and_show_actions_occur_in_random_play():
     kinds = set()
     for seed in range(scaled(200)):
@@ -247,6 +251,7 @@ def test_transfer_and_show_actions_occur_in_random_play():
     assert kinds == set(range(7))  # everything but exchange (off in this preset)
 
 
+@pytest.mark.slow
 def test_reflections_occur_in_random_play_and_reverse_the_direction():
     reversed_seen = 0
     for seed in range(scaled(100)):
@@ -268,6 +273,7 @@ def test_reflections_occur_in_random_play_and_reverse_the_direction():
     assert reversed_seen > scaled(20)
 
 
+@pytest.mark.slow
 def test_several_card_leads_and_early_throw_ins_occur_in_random_play():
     """lead=same_rank leads of two or more cards, and throw-ins while a card is uncovered."""
     multi_leads = early = 0
@@ -287,6 +293,7 @@ def test_several_card_leads_and_early_throw_ins_occur_in_random_play():
     assert multi_leads > scaled(20) and early > scaled(20)
 
 
+@pytest.mark.slow
 def test_exchange_occurs_in_random_play():
     n = 0
     for seed in range(scaled(100)):
@@ -299,6 +306,7 @@ def test_exchange_occurs_in_random_play():
     assert n > scaled(10)
 
 
+@pytest.mark.slow
 def test_quick_playouts_terminate_conserve_cards_and_replay():
     """Many more games, checked only at the end (speed)."""
     for seed in range(scaled(2500)):

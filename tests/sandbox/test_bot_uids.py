@@ -55,6 +55,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str
     return {"hog": hogs, "probe": after}
 
 
+@pytest.mark.process
 def test_the_hog_did_take_its_uids_pools(reports: dict[str, list[dict[str, Any]]]) -> None:
     """The attack is real: the kernel refused the hog more of each pool, and its timers
     stopped at its own RLIMIT_SIGPENDING, not the machine's 96,367."""
@@ -65,6 +66,7 @@ def test_the_hog_did_take_its_uids_pools(reports: dict[str, list[dict[str, Any]]
     assert hog["processes"] > 0 and hog["fork_errno"] != 0, hog
 
 
+@pytest.mark.process
 def test_its_running_opponent_still_gets_inotify_instances_and_timers(
         reports: dict[str, list[dict[str, Any]]]) -> None:
     """Issue 35's attack: on main 0 of 22 ``inotify_init1`` and 0 of 22 ``timer_create``."""
@@ -72,6 +74,7 @@ def test_its_running_opponent_still_gets_inotify_instances_and_timers(
         assert (probe["inotify"], probe["timers"]) == (22, 22), probe
 
 
+@pytest.mark.process
 def test_its_running_opponent_still_gets_message_queues(
         reports: dict[str, list[dict[str, Any]]]) -> None:
     """The uid's RLIMIT_MSGQUEUE bytes are the bot's own (on main: 0 of 22 ``mq_open``)."""
@@ -79,6 +82,7 @@ def test_its_running_opponent_still_gets_message_queues(
         assert probe["queues"] == 22, probe
 
 
+@pytest.mark.process
 def test_rlimit_nproc_counts_only_the_bots_own_processes(
         reports: dict[str, list[dict[str, Any]]]) -> None:
     """Each bot has RLIMIT_NPROC at the process limit (64) for a uid of its own: the hog
@@ -89,6 +93,7 @@ def test_rlimit_nproc_counts_only_the_bots_own_processes(
         assert probe["nproc"] == 64 and probe["forks"] == 22, probe
 
 
+@pytest.mark.process
 def test_two_bots_running_at_once_have_different_uids_from_the_range_given(
         reports: dict[str, list[dict[str, Any]]]) -> None:
     """Each bot process runs as a uid of its own from ``--bot-uids`` (not nobody), gid
@@ -121,6 +126,7 @@ sys.stdin.read()
 """
 
 
+@pytest.mark.process
 def test_a_uid_leased_by_another_referee_process_is_not_leased_again(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Leases hold across referee processes on one machine: with 3 uids in the range and
@@ -171,6 +177,7 @@ BAD_RANGES = [
 ]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("text, says", BAD_RANGES)
 def test_a_bad_bot_uids_option_is_refused_before_any_game_naming_it(
         tmp_path: Path, text: str, says: str) -> None:
@@ -181,6 +188,7 @@ def test_a_bad_bot_uids_option_is_refused_before_any_game_naming_it(
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("text, says", BAD_RANGES[:1])
 def test_a_bad_bot_uids_variable_is_refused_the_same_way(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, says: str) -> None:
@@ -190,6 +198,7 @@ def test_a_bad_bot_uids_variable_is_refused_the_same_way(
     assert f"{uids.OPTION}/{uids.ENV} {text!r}" in proc.stderr and says in proc.stderr
 
 
+@pytest.mark.process
 def test_a_range_too_small_for_the_bots_running_at_once_stops_the_run_naming_the_option(
         tmp_path: Path) -> None:
     """Two bots at once need two uids: with one, the second bot cannot start, and the

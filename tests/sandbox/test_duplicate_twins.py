@@ -26,8 +26,11 @@ import pytest
 
 from support import LONG_TIMEOUT_S, attack_reports, cli
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
-                                reason="bubblewrap (bwrap) not installed: apt-get install bubblewrap")
+pytestmark = [
+    pytest.mark.process,
+    pytest.mark.skipif(shutil.which("bwrap") is None,
+                       reason="bubblewrap (bwrap) not installed: apt-get install bubblewrap"),
+]
 
 CHEAT = f"{sys.executable} {Path(__file__).resolve().parent / 'bots' / 'memory_bot.py'}"
 WARNING = "--keep-bots-across-twins: a bot kept running could remember"

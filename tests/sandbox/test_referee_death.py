@@ -35,6 +35,8 @@ from referee.seats import uids
 from referee.seats.cgroups import Limits, confinement
 from support import DURAK_REF
 
+pytestmark = pytest.mark.process
+
 BOT = Path(__file__).resolve().parent / "bots" / "orphan_bot.py"
 PY = sys.executable
 CONFINED = confinement(Limits(), announce=False)

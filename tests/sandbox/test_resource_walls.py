@@ -79,6 +79,7 @@ def dead_subtrees() -> list[str]:
 # -- CPU: no thinking on the opponent's time -----------------------------------------------
 
 
+@pytest.mark.process
 def test_spinning_children_are_frozen_while_the_opponent_thinks_so_it_never_forfeits(
         tmp_path: Path) -> None:
     """32 setsid spinners against a bot doing 30 ms of CPU work per decision under a
@@ -115,6 +116,7 @@ def test_spinning_children_are_frozen_while_the_opponent_thinks_so_it_never_forf
 SPINNER, EXPERT = bot("spin", 2, 0), "builtin:expert:iterations=150"
 
 
+@pytest.mark.process
 def test_a_bot_opposite_builtin_expert_gets_no_cpu_while_the_expert_decides() -> None:
     """Against ``builtin:expert`` (issue 35: a bot's child got 83-106 ms of CPU per expert
     decision, the expert searching in the referee's process where nothing froze the bot):
@@ -200,6 +202,7 @@ def _group_cpu(group: Any) -> float:
 # -- processes -------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_a_fork_bomb_is_refused_at_the_process_limit_and_the_run_goes_on(tmp_path: Path) -> None:
     tag = f"durak-forkbomb-{os.getpid()}"
     summary, logs, err = match(tmp_path, "bomb", bot("forkbomb", tag), "builtin:random",
@@ -220,6 +223,7 @@ def test_a_fork_bomb_is_refused_at_the_process_limit_and_the_run_goes_on(tmp_pat
 # -- memory ----------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_shm_tmp_and_children_over_the_memory_limit_make_the_bot_crash_at_the_memory_limit(
         tmp_path: Path) -> None:
     """The bot fills /dev/shm and /tmp (capped inside the limit: 64 and 256 MB of 1024),
@@ -245,6 +249,7 @@ def test_shm_tmp_and_children_over_the_memory_limit_make_the_bot_crash_at_the_me
 # -- the fallback ----------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_where_no_controller_can_be_used_one_warning_line_says_so_and_the_match_plays(
         tmp_path: Path) -> None:
     """The detector pointed at an empty directory (DURAK_CGROUP_ROOT) stands for a host
@@ -268,6 +273,7 @@ def test_where_no_controller_can_be_used_one_warning_line_says_so_and_the_match_
 # -- the backend on the real v1 hierarchy -----------------------------------------------------
 
 
+@pytest.mark.process
 def test_the_v1_backend_writes_the_limits_joins_freezes_kills_and_removes_its_groups() -> None:
     """On this machine's real cgroup v1 hierarchy (the v2 mount has no controllers, so
     detection falls back to v1, as on CI)."""
@@ -310,6 +316,7 @@ def test_the_v1_backend_writes_the_limits_joins_freezes_kills_and_removes_its_gr
     assert not any(os.path.exists(p) for p in backend.bases.values())
 
 
+@pytest.mark.process
 def test_many_bot_processes_started_and_stopped_leave_no_group_behind(tmp_path: Path) -> None:
     """The long run: 40 bot processes in turn (sandboxed and not, closed politely and
     killed, one leaving a setsid daemon), then the referee's subtree is empty."""

@@ -29,8 +29,11 @@ import pytest
 from support import LONG_TIMEOUT_S, cli
 from support import attack_reports as attacks
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
-                                reason="bubblewrap (bwrap) not installed: apt-get install bubblewrap")
+pytestmark = [
+    pytest.mark.process,
+    pytest.mark.skipif(shutil.which("bwrap") is None,
+                       reason="bubblewrap (bwrap) not installed: apt-get install bubblewrap"),
+]
 
 BOT = Path(__file__).resolve().parent / "bots" / "attack_bot.py"
 PY = sys.executable

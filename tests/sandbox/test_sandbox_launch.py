@@ -33,6 +33,7 @@ def binds(argv: list[str]) -> list[str]:
     return out
 
 
+@pytest.mark.process
 def test_a_venv_brings_itself_its_base_interpreter_and_its_pth_trees(tmp_path: Path) -> None:
     project = tmp_path / "project"
     (project / "src").mkdir(parents=True)
@@ -61,6 +62,7 @@ def test_a_venv_brings_itself_its_base_interpreter_and_its_pth_trees(tmp_path: P
         launch.cleanup()
 
 
+@pytest.mark.process
 def test_the_referees_cwd_is_an_empty_stand_in_and_a_system_program_needs_no_bind(
         tmp_path: Path) -> None:
     launch = Sandbox("bwrap").launch(["/bin/sh", "-c", "true"], None, {})
@@ -79,6 +81,7 @@ def test_the_referees_cwd_is_an_empty_stand_in_and_a_system_program_needs_no_bin
         launch.cleanup()
 
 
+@pytest.mark.process
 def test_a_home_directory_is_never_bound_whole(tmp_path: Path) -> None:
     home = os.path.expanduser("~")
     launch = Sandbox("bwrap").launch(["/bin/sh", os.path.join(home, "nonexistent-bot.sh")], None, {})
@@ -98,6 +101,7 @@ def test_bots_inherit_only_the_allowlisted_environment() -> None:
     assert BOT_ENVIRONMENT == ("PATH", "LANG", "LANGUAGE", "LC_*", "TZ", "DURAK_BOT_*")
 
 
+@pytest.mark.process
 def test_a_program_behind_env_brings_its_installation(tmp_path: Path) -> None:
     """``env NAME=VALUE prog``: prog, found on PATH, is the program (its prefix bound)."""
     prog = tmp_path / "inst" / "bin" / "prog"

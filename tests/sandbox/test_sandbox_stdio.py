@@ -13,8 +13,11 @@ import pytest
 
 from support import cli
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
-                                reason="bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
+pytestmark = [
+    pytest.mark.process,
+    pytest.mark.skipif(shutil.which("bwrap") is None,
+                       reason="bubblewrap (bwrap) is not installed: apt-get install bubblewrap"),
+]
 
 BOT = Path(__file__).resolve().parent / "bots" / "closing_bot.py"
 

@@ -29,8 +29,11 @@ import pytest
 
 from support import LONG_TIMEOUT_S, c_example_bot, cli, js_example_bot
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
-                                reason="bubblewrap (bwrap) not installed: apt-get install bubblewrap")
+pytestmark = [
+    pytest.mark.process,
+    pytest.mark.skipif(shutil.which("bwrap") is None,
+                       reason="bubblewrap (bwrap) not installed: apt-get install bubblewrap"),
+]
 
 BOTS = Path(__file__).resolve().parent / "bots"
 ROOT = Path(__file__).resolve().parents[2]

@@ -83,6 +83,7 @@ def _kernel_attack(tmp_path: Path, *extra: str) -> tuple[dict[str, Any], dict[st
     return one(attacks(logs), "kernel"), outside
 
 
+@pytest.mark.process
 def test_a_bot_cannot_open_kernel_settings_for_writing_and_has_no_capabilities(
         tmp_path: Path) -> None:
     report, outside = _kernel_attack(tmp_path)
@@ -100,6 +101,7 @@ def test_a_bot_cannot_open_kernel_settings_for_writing_and_has_no_capabilities(
         assert outside["Gid"].split() == [str(uid)] * 4 and outside["Groups"] == "", outside
 
 
+@pytest.mark.process
 @pytest.mark.skipif(not AS_ROOT, reason="the control needs a referee running as root")
 def test_unsandboxed_as_root_the_same_bot_could_open_them(tmp_path: Path) -> None:
     report, outside = _kernel_attack(tmp_path, "--sandbox", "none")
@@ -138,6 +140,7 @@ def test_unix_socket_daemons_and_a_postgres_socket_are_unreachable(
             p.unlink(missing_ok=True)
 
 
+@pytest.mark.process
 def test_earlier_logs_root_and_the_opponents_programs_are_invisible(shared_tmp_path: Path) -> None:
     """An earlier run's log (its seed in the header) under another log dir, /root, the
     opponent's program in the attacker's own directory and one elsewhere."""
@@ -173,6 +176,7 @@ def test_earlier_logs_root_and_the_opponents_programs_are_invisible(shared_tmp_p
     assert one(attacks(logs), "list")["result"] == [True, real]
 
 
+@pytest.mark.process
 def test_the_bots_own_program_and_a_venv_under_a_private_home_still_work(
         shared_tmp_path: Path) -> None:
     """A venv under a 0700 home (its python a symlink to the base interpreter, its
@@ -224,6 +228,7 @@ def _run(tmp_path: Path, env: dict[str, str], *args: object) -> subprocess.Compl
                           env=env, cwd=tmp_path, timeout=180)
 
 
+@pytest.mark.process
 def test_no_secret_of_the_environment_reaches_a_bot_in_any_command(shared_tmp_path: Path) -> None:
     """match, tournament --db file.sqlite (and its worker processes), sprt and
     check-bot: the bot sees no credential variable, and neither password file, though
@@ -259,6 +264,7 @@ def test_no_secret_of_the_environment_reaches_a_bot_in_any_command(shared_tmp_pa
     assert sorted(report["leaked"]) == sorted([env["PGPASSFILE"], f"{env['HOME']}/.pgpass"])
 
 
+@pytest.mark.process
 def test_an_opponents_whole_project_is_hidden_where_it_holds_nothing_of_the_bots_own(
         tmp_path: Path) -> None:
     """The C example (its own project: examples/c has a Makefile) against a Python bot

@@ -138,6 +138,7 @@ async def test_the_pong_of_a_ping_whose_wait_was_cut_short_is_taken_once(autojum
         assert seat._ping_open is None and seat._ping_answered == 1
 
 
+@pytest.mark.slow
 async def test_a_bot_streaming_pongs_in_the_arena_forfeits_at_its_first_pong(tmp_path: Path) -> None:
     """mallory plays, and from her game_start on streams pongs 0, 1, 2, ... between her
     answers. Her game is her protocol forfeit for pong 0, the first she sent (the
@@ -200,6 +201,7 @@ def test_the_pending_cap_is_sized_by_the_fd_limit(monkeypatch: pytest.MonkeyPatc
         assert fd_sized_pending(256) == expected
 
 
+@pytest.mark.process
 def test_serving_raises_the_soft_fd_limit_to_the_hard_one() -> None:
     """In a fresh process with the usual soft limit of 1,024 (the hard limit as it is)."""
     code = ("import resource; from referee.seats.tcp import FD_TARGET, raise_fd_limit;"
@@ -216,6 +218,7 @@ def _flood_source(n: int) -> str:
     return f"127.{1 + n // 256}.{n % 256}.2"
 
 
+@pytest.mark.slow
 async def test_a_flood_of_silent_connections_evicts_the_oldest_silent_and_bots_get_in(
         tmp_path: Path, autojump_clock: Any) -> None:
     """1,000 silent connections a second from distinct /24s, into a pool of 64 (the old

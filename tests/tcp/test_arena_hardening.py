@@ -242,6 +242,7 @@ async def test_a_flood_from_one_network_is_capped_and_another_network_gets_in(
 
 # --------------------------------------------------------------------------- token guessing
 
+@pytest.mark.slow
 async def test_token_guessing_is_throttled_logged_in_aggregate_and_bots_play_on(
         tmp_path: Path, autojump_clock: Any) -> None:
     """mallory guesses alice's token from 127.0.2.2, twice a second for a little over
@@ -321,6 +322,7 @@ def _cli_json(*args: str | Path, cwd: Path) -> dict[str, Any]:
     return json.loads(result.stdout)
 
 
+@pytest.mark.process
 async def test_rotate_and_unregister_take_effect_while_the_arena_serves(tmp_path: Path) -> None:
     """``register --rotate`` and ``unregister`` run as separate processes against the
     store of a running arena: the old token is refused at the next connection, the new
@@ -392,6 +394,7 @@ async def test_an_idle_connection_with_a_revoked_token_is_closed(tmp_path: Path)
             assert run.arena.played == 0 and not carol.bye
 
 
+@pytest.mark.process
 async def test_a_bot_revoked_mid_game_finishes_it_then_cannot_reconnect(tmp_path: Path) -> None:
     db = tmp_path / "arena.sqlite"
     hold = trio.Event()
@@ -416,6 +419,7 @@ async def test_a_bot_revoked_mid_game_finishes_it_then_cannot_reconnect(tmp_path
     assert len(alice.ended) == 1
 
 
+@pytest.mark.process
 def test_register_and_unregister_commands_errors_and_a_new_store_is_0600(tmp_path: Path) -> None:
     db = tmp_path / "logs" / "new.sqlite"
     _cli_json("register", "alice", "--db", db, cwd=tmp_path)
@@ -455,6 +459,7 @@ def test_rotate_and_unregister_say_what_is_wrong(tmp_path: Path) -> None:
         assert register(store, "alice") not in (first, rotated)
 
 
+@pytest.mark.process
 def test_register_refuses_a_name_that_looks_like_a_builtin_or_a_name_in_the_store(tmp_path: Path) -> None:
     # Issue 35: on main each of these was given a token beside the bot, the built-in or
     # the person it imitates (the same Unicode confusable skeleton, or case: seats/names.py).
@@ -525,6 +530,7 @@ async def test_deals_are_secret_and_independent_unless_duplicate(tmp_path: Path,
     assert len(set(seeds)) == (len(pairs) if duplicate else len(games))
 
 
+@pytest.mark.process
 def test_serve_help_explains_duplicate_and_the_new_limits(tmp_path: Path) -> None:
     result = cli("serve", "--help", cwd=tmp_path)
     assert result.returncode == 0
@@ -534,6 +540,7 @@ def test_serve_help_explains_duplicate_and_the_new_limits(tmp_path: Path) -> Non
         assert option in text
 
 
+@pytest.mark.process
 async def test_the_serve_command_end_to_end_while_a_guesser_knocks(tmp_path: Path) -> None:
     """``durak-ref serve`` as a user runs it (port 0: it logs the port it got): two real
     example bots play 4 games while a guesser tries tokens; the failures appear as one

@@ -19,6 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 from tcp_security_kit import (
     HOST,
@@ -151,6 +152,7 @@ async def test_a_pairing_cut_short_does_not_carry_the_run_past_its_games(tmp_pat
     assert len(terminations) == 4 and terminations[0] == "disconnect"
 
 
+@pytest.mark.process
 async def test_serve_games_3_plays_3_games(tmp_path: Path) -> None:
     """``durak-ref serve --games 3`` with two real example bots over TCP: 3 games, not
     the 4 of two whole pairings; the bots get bye and exit 0."""

@@ -19,8 +19,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from referee.bench.bench_loop import EXPERT_TABLE, Visitor, start_serve, stop_serve
 from support import cli
+
+pytestmark = pytest.mark.process
 
 ROOT = Path(__file__).resolve().parents[2]
 MOVE_TIME = 0.5

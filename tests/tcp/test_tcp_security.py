@@ -61,6 +61,7 @@ def raise_fd_limit(wanted: int) -> None:
 
 # --------------------------------------------------------------------------- authentication
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["wrong token", "no token", "another bot's token", "unknown name",
                                   "a look-alike name"])
 async def test_bad_credentials_are_refused_and_games_go_on(tmp_path: Path, case: str) -> None:
@@ -333,6 +334,7 @@ async def test_garbage_bytes_are_refused(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- floods and limits
 
+@pytest.mark.slow
 async def test_500_simultaneous_connections_opened_and_dropped(tmp_path: Path) -> None:
     raise_fd_limit(2000)
     limits = TcpLimits(max_connections=1000, max_pending=1000, max_per_address=1000,
@@ -671,6 +673,7 @@ async def _spawn(argv: list[str], log: Path) -> trio.Process:
                                                 stdout=out, stderr=subprocess.STDOUT)
 
 
+@pytest.mark.process
 async def test_example_bots_play_in_the_arena_while_attacked(tmp_path: Path) -> None:
     """End to end: two real example bots (random_bot.py --connect) play rated games in
     the arena while strangers knock; the bots exit 0 after the arena's bye."""
@@ -721,6 +724,7 @@ def _games(log_path: str) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.process
 async def test_a_match_over_tcp_equals_the_same_match_over_pipes(tmp_path: Path) -> None:
     """greedy_bot.py --connect (tcp:greedy) against random_bot.py 7 over pipes gives, game
     for game, the same deals, decisions and results as both bots over pipes."""

@@ -10,6 +10,8 @@ import pytest
 
 from support import cli
 
+pytestmark = pytest.mark.process
+
 PAGE = 4096
 
 

@@ -276,6 +276,7 @@ def test_a_worker_that_cannot_start_a_bot_says_so_once_and_leaves_the_games(
     assert len(note) == 1 and "/nonexistent/bot" in note[0] and summary["worker"] in note[0]
 
 
+@pytest.mark.process
 def test_distributed_runs_need_a_server_store(tmp_path: Path) -> None:
     proc = subprocess.run([str(DURAK_REF), "tournament", *BOTS, "--distributed", "--db",
                            str(tmp_path / "x.sqlite")], cwd=tmp_path, env=env(), capture_output=True,

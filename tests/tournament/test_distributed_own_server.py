@@ -15,11 +15,14 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+import pytest
 from test_distributed import DEADLINE, env, finish, queue, start, wait_for
 
 from pgserver import cluster, missing
 from referee.records.storedb import redact
 from support import DURAK_REF
+
+pytestmark = pytest.mark.process
 
 
 def ip(*args: str) -> None:

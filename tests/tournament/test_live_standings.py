@@ -57,6 +57,7 @@ def _empty_copy(path: Path, tid: str, settings: Any) -> Store:
     return store
 
 
+@pytest.mark.process
 def test_a_long_runs_live_standings_equal_a_full_recount(tmp_path: Path) -> None:
     store, tid, seen = _played(tmp_path, games=100, concurrency=2, watch_every=3)
     with store:

@@ -43,6 +43,7 @@ def stored(db: Path, tid: str) -> set[int]:
             "SELECT game_index FROM games WHERE tournament_id = ?", (tid,))}
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("concurrency", [1, 2])
 def test_every_game_reported_done_is_already_committed(tmp_path: Path, concurrency: int) -> None:
     """What ``on_game`` (the progress line) reports is durable: by then the game is in
@@ -64,6 +65,7 @@ def test_every_game_reported_done_is_already_committed(tmp_path: Path, concurren
     assert stored(db, tid) == set(reported)
 
 
+@pytest.mark.process
 def test_worker_logs_are_canonical_lines_that_verify(tmp_path: Path) -> None:
     """The parent writes the lines its workers encoded: each game line is exactly the
     log encoding of its record (as the parent would have written it), the log reads back,
@@ -89,6 +91,7 @@ def test_worker_logs_are_canonical_lines_that_verify(tmp_path: Path) -> None:
     assert json.loads(run.stdout)["differences"] == []
 
 
+@pytest.mark.process
 def test_a_worker_answers_a_chunk_of_games_in_order(tmp_path: Path) -> None:
     """Games sent in one write are played in the order sent and answered in that order,
     each exactly as the same game played in the parent (deck, decisions, result)."""

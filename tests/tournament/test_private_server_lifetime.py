@@ -32,6 +32,8 @@ from pgserver import cluster, missing
 from referee.records.pgserver import pg_bin
 from support import DURAK_REF, ROOT
 
+pytestmark = pytest.mark.process
+
 DEADLINE_S = 30.0  #: generous: the machine is shared; the kernel acts at once
 
 STARTER = """

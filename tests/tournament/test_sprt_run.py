@@ -52,6 +52,7 @@ def stored(db: Path, tid: str) -> tuple[tuple[str, dict[str, Any], str], list[tu
     return (kind, json.loads(settings), status), games
 
 
+@pytest.mark.process
 def test_sprt_games_are_logged_and_stored_and_replay_and_verify(tmp_path: Path) -> None:
     db, logs = tmp_path / "s.sqlite", tmp_path / "logs"
     st, err = sprt_json("builtin:random", "builtin:greedy", "--tc", "30+0.5", "--seed", "s1",
@@ -82,6 +83,7 @@ def test_sprt_games_are_logged_and_stored_and_replay_and_verify(tmp_path: Path) 
     assert checked.returncode == 0 and "store and logs agree" in checked.stdout, checked.stdout
 
 
+@pytest.mark.process
 def test_a_tampered_sprt_game_fails_verify(tmp_path: Path) -> None:
     """verify really checks sprt games: a stored durak that is not the logged one differs
     (a well-formed value: a name that is no player is a damaged row, exit 2)."""
@@ -99,6 +101,7 @@ def test_a_tampered_sprt_game_fails_verify(tmp_path: Path) -> None:
     assert checked.returncode == 1 and "durak" in checked.stdout
 
 
+@pytest.mark.process
 def test_sprt_tc_and_move_time_are_parsed_as_for_match(tmp_path: Path) -> None:
     st, _ = sprt_json("builtin:random", "builtin:greedy", "--move-time", "2.5", "--max-pairs", "1",
                       "--db", tmp_path / "s.sqlite", "--log-dir", tmp_path, cwd=tmp_path)
@@ -123,6 +126,7 @@ def _start(tmp_path: Path, tag: str, db: Path, *extra: str) -> subprocess.Popen[
             stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=tmp_path, preexec_fn=default_signals())
 
 
+@pytest.mark.process
 def test_sprt_resumes_after_ctrl_c_with_the_stored_pairs_counted_once(tmp_path: Path) -> None:
     """The bot answers 150 decisions, then stalls (tests/tournament/bots/slow_bot.py): the
     first run stores a few pairs and then waits, so Ctrl-C always finds it running.
@@ -171,6 +175,7 @@ def test_sprt_resumes_after_ctrl_c_with_the_stored_pairs_counted_once(tmp_path: 
     assert (again["counts"], again["llr"], again["pairs"]) == (st["counts"], st["llr"], 6)
 
 
+@pytest.mark.process
 def test_a_half_stored_pair_is_played_again_whole(tmp_path: Path) -> None:
     db = tmp_path / "s.sqlite"
     # Equal bots and a narrow test: undecided after 3 pairs, whatever the deals.
@@ -188,6 +193,7 @@ def test_a_half_stored_pair_is_played_again_whole(tmp_path: Path) -> None:
     assert cli("verify", "--db", db, cwd=tmp_path).returncode == 0
 
 
+@pytest.mark.process
 def test_resume_refuses_new_settings_and_other_kinds(tmp_path: Path) -> None:
     db = tmp_path / "s.sqlite"
     st, _ = sprt_json("builtin:random", "builtin:greedy", "--max-pairs", "1", "--db", db,
@@ -209,6 +215,7 @@ def plain_lines(proc: subprocess.CompletedProcess[str], prefix: str) -> list[str
     return [line for line in proc.stderr.splitlines() if line.startswith(prefix)]
 
 
+@pytest.mark.process
 @pytest.mark.timeout(LONG_TIMEOUT_S)
 def test_runs_print_plain_progress_lines_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
     env = dict(os.environ, COLUMNS="200", NO_COLOR="1", DURAK_REF_PROGRESS_INTERVAL="0")
@@ -267,6 +274,7 @@ def test_status_line_off_a_terminal_waits_for_the_interval() -> None:
     assert buffer.getvalue() == "sprt y: pairs 2 [0:00:10]\n"
 
 
+@pytest.mark.process
 def test_a_damaged_stored_pair_is_the_users_error_on_resume(tmp_path: Path) -> None:
     db = tmp_path / "s.sqlite"
     st, _ = sprt_json("builtin:greedy", "builtin:greedy", "--max-pairs", "2", "--elo1", "5",

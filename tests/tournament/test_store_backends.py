@@ -49,6 +49,7 @@ def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.
                           timeout=120)
 
 
+@pytest.mark.process
 def test_a_new_store_has_the_current_schema(target: str) -> None:
     with Store(target) as store:
         assert store.tournaments() == []
@@ -57,6 +58,7 @@ def test_a_new_store_has_the_current_schema(target: str) -> None:
                 "game_records", "worker_notes"} <= store.backend.tables()
 
 
+@pytest.mark.process
 def test_reopening_keeps_every_row_with_its_types(target: str) -> None:
     with Store(target) as store:
         with_bots(store)
@@ -76,6 +78,7 @@ def test_reopening_keeps_every_row_with_its_types(target: str) -> None:
             assert store.db.execute("SELECT count(*) FROM schema_version").fetchone()[0] == 1
 
 
+@pytest.mark.process
 def test_a_game_is_stored_whole_or_not_at_all_and_never_twice(target: str) -> None:
     with Store(target) as store:
         with_bots(store)
@@ -89,6 +92,7 @@ def test_a_game_is_stored_whole_or_not_at_all_and_never_twice(target: str) -> No
         assert store.db.execute("SELECT count(*) FROM seats").fetchone()[0] == 2
 
 
+@pytest.mark.process
 def test_games_are_read_by_index_range_on_either_store(target: str) -> None:
     """``games(tid, from_index, below)``: what a live page's catching-up update reads."""
     with Store(target) as store:
@@ -101,6 +105,7 @@ def test_games_are_read_by_index_range_on_either_store(target: str) -> None:
         assert store.games("t1", from_index=3, below=4) == []
 
 
+@pytest.mark.process
 def test_a_missing_tournament_is_named_with_the_known_ones(target: str) -> None:
     with Store(target) as store:
         store.create_tournament("t1", "tournament", {})
@@ -108,6 +113,7 @@ def test_a_missing_tournament_is_named_with_the_known_ones(target: str) -> None:
             store.tournament("nope")
 
 
+@pytest.mark.process
 def test_a_version_1_store_is_migrated_in_place_keeping_its_games(target: str) -> None:
     with Store(target) as store:  # made current; now rebuilt as a version-1 store by hand
         for table in ("lobby_bots", "worker_notes", "game_records", "queue", "ladder_history", "ladder",
@@ -126,6 +132,7 @@ def test_a_version_1_store_is_migrated_in_place_keeping_its_games(target: str) -
         assert {"queue", "lobby_bots"} <= store.backend.tables()
 
 
+@pytest.mark.process
 def test_a_store_from_a_newer_durak_ref_is_refused(target: str) -> None:
     with Store(target) as store:
         store.db.execute("UPDATE schema_version SET version = 99")
@@ -133,6 +140,7 @@ def test_a_store_from_a_newer_durak_ref_is_refused(target: str) -> None:
         Store(target)
 
 
+@pytest.mark.process
 def test_two_processes_creating_one_fresh_store_make_it_once(target: str) -> None:
     errors: list[BaseException] = []
 
@@ -152,6 +160,7 @@ def test_two_processes_creating_one_fresh_store_make_it_once(target: str) -> Non
         assert store.db.execute("SELECT count(*) FROM schema_version").fetchone()[0] == 1
 
 
+@pytest.mark.process
 def test_a_token_registered_elsewhere_changes_the_data_version(target: str) -> None:
     with Store(target) as serving, Store(target) as registering:
         with_bots(registering)
@@ -161,6 +170,7 @@ def test_a_token_registered_elsewhere_changes_the_data_version(target: str) -> N
         assert serving.token_hashes() == {"a": "h1"}
 
 
+@pytest.mark.process
 def test_the_cli_plays_rates_and_verifies_on_either_store(target: str, tmp_path: Path) -> None:
     played = run("tournament", *BOTS, "--games", "4", "--seed", "5", "--db", target, "--json", cwd=tmp_path)
     assert played.returncode == 0, played.stderr
@@ -183,6 +193,7 @@ def test_urls_and_paths_are_told_apart_and_passwords_never_shown() -> None:
     assert redact("postgres://db.example/durak") == "postgres://db.example/durak"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("url, says", [
     ("postgresql://ann:s3cret@/durak", "needs a host and a database"),
     ("postgresql://ann:s3cret@host:notaport/durak", "not a PostgreSQL URL"),
@@ -195,6 +206,7 @@ def test_a_malformed_url_is_exit_2_without_the_password(url: str, says: str, tmp
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.process
 def test_an_unreachable_server_is_exit_2_naming_the_url(tmp_path: Path) -> None:
     from pgserver import free_port
     url = f"postgresql://ann:s3cret@127.0.0.1:{free_port()}/durak"
@@ -254,6 +266,7 @@ def test_no_output_shows_the_urls_password(pg_url: str, tmp_path: Path) -> None:
     assert "durak:***@" in text and secret not in text
 
 
+@pytest.mark.process
 def test_a_bot_name_longer_than_the_store_keeps_is_exit_2_on_either_store(target: str, tmp_path: Path) -> None:
     """PostgreSQL enforces VARCHAR(64), SQLite does not: the store checks, so both agree."""
     long = "x" * 80

@@ -17,6 +17,8 @@ from referee.league.tournament import TournamentSettings, schedule
 from referee.records.store import Store
 from support import cli
 
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ["--bot", "a=builtin:random", "--bot", "b=builtin:greedy"]
 

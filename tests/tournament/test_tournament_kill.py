@@ -41,6 +41,8 @@ from referee.records.matchlog import read_log
 from referee.records.store import GameRow, Store
 from support import child_subreaper, default_signals, proc_stat
 
+pytestmark = pytest.mark.process
+
 DURAK_REF = Path(sys.executable).parent / "durak-ref"
 BOT = Path(__file__).resolve().parent / "bots" / "slow_bot.py"
 TIMEOUT = 60.0  # for every wait; none should take a tenth of this

@@ -14,6 +14,7 @@ import math
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
@@ -202,6 +203,7 @@ async def test_no_duplicate_plays_a_new_deal_every_game(tmp_path: Path) -> None:
     assert all(g["players"] == ["a", "b"] for g in games)
 
 
+@pytest.mark.process
 async def test_concurrency_gives_the_same_games_as_sequential(tmp_path: Path) -> None:
     results = []
     for k in (1, 2):
@@ -274,6 +276,7 @@ async def test_resume_with_every_game_stored_marks_the_tournament_finished(tmp_p
     store.close()
 
 
+@pytest.mark.process
 def test_fresh_bots_restart_program_bots_before_every_game(tmp_path: Path) -> None:
     """--fresh-bots: one process start per bot per game, so no bot can remember a deal
     from its other seat rotation; restarts for freshness do not use up max_restarts."""

@@ -14,6 +14,8 @@ import pytest
 from referee.league.standings import standings
 from referee.records.store import Store
 
+pytestmark = pytest.mark.process
+
 DURAK_REF = Path(sys.executable).parent / "durak-ref"
 STATUS_KEYS = {"elo0", "elo1", "alpha", "beta", "lower", "upper", "model", "counts", "n", "llr",
                "state", "decided_after", "elo", "elo_error95", "los", "pairs", "games", "forfeits",

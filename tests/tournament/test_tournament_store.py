@@ -134,6 +134,7 @@ def test_directory_is_refused(tmp_path: Path) -> None:
 # -- through the command line ---------------------------------------------------------
 
 
+@pytest.mark.process
 def test_cli_newer_store_exits_2_with_one_line_and_file_unchanged(tmp_path: Path) -> None:
     path = tmp_path / "future.sqlite"
     before = newer_store(path)
@@ -147,6 +148,7 @@ def test_cli_newer_store_exits_2_with_one_line_and_file_unchanged(tmp_path: Path
     assert not (tmp_path / "logs").exists()
 
 
+@pytest.mark.process
 def test_cli_non_database_exits_2_and_file_untouched(tmp_path: Path) -> None:
     path = tmp_path / "results.txt"
     path.write_text("my precious notes\n" * 50)
@@ -158,6 +160,7 @@ def test_cli_non_database_exits_2_and_file_untouched(tmp_path: Path) -> None:
     assert path.read_bytes() == before
 
 
+@pytest.mark.process
 def test_cli_resume_unknown_id_exits_2_listing_known_ids(tmp_path: Path) -> None:
     path = tmp_path / "durak.sqlite"
     with Store(path) as store:

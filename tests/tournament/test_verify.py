@@ -27,6 +27,8 @@ from referee.cli import app
 from replay_logs import resign_log
 from support import cli
 
+pytestmark = pytest.mark.process
+
 HOSTILE = Path(__file__).resolve().parents[1] / "referee" / "bots" / "hostile_bot.py"
 DB = Path("st/durak.sqlite")
 

@@ -35,6 +35,8 @@ from protocol.codec import FrameDecoder, encode
 from referee.league.tournament import BotEntry, TournamentSettings, schedule
 from support import DURAK_REF, child_subreaper, default_signals, proc_stat
 
+pytestmark = pytest.mark.process
+
 BOT = Path(__file__).resolve().parent / "bots" / "slow_bot.py"
 TIMEOUT = 60.0  # for every wait; none should take a tenth of this
 SEEN: set[int] = set()  # processes these tests saw: killed and reaped at teardown if left

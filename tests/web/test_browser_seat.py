@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import trio
 import trio.testing
 
@@ -127,6 +128,7 @@ def test_seat_tokens_are_long_random_and_filed_by_hash() -> None:
     assert token not in token_key(token) and len(token_key(token)) == 64
 
 
+@pytest.mark.process
 def test_a_learning_games_hint_is_searched_in_a_process_of_its_own(
         monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """An ismcts hint costs milliseconds of CPU: searched on the event loop, or in a thread
@@ -143,6 +145,7 @@ def test_a_learning_games_hint_is_searched_in_a_process_of_its_own(
     assert any('"why"' in s for s in states)  # the page got the hints
 
 
+@pytest.mark.process
 def test_a_hint_that_takes_too_long_is_dropped_and_the_game_goes_on(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A hint is bounded in time: past it, its process is killed and the move is shown
     without one; the person plays on."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 import trio
 import trio.testing
 from test_lobby import JSON, answer, request
@@ -30,6 +31,7 @@ THINK_S = 20 * 60.0  #: the person's time at each of their first moves
 assert max(HEARTBEAT_S, SEND_TIMEOUT_S, OPEN_FOR_S, IDLE_TIMEOUT_S) < THINK_S < MAX_MOVE_TIME
 
 
+@pytest.mark.slow
 def test_a_person_thinking_past_every_idle_limit_stays_seated_and_the_game_goes_on() -> None:
     records: list[dict[str, Any]] = []
 

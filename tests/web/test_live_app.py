@@ -364,6 +364,7 @@ async def test_the_page_and_its_assets_name_no_card(path: str) -> None:
         assert CARD.findall(response.text) == []
 
 
+@pytest.mark.process
 async def test_a_forfeit_detail_naming_a_hidden_card_never_reaches_a_spectator(tmp_path: Path) -> None:
     """A cheating bot's illegal action names a card in its hand; the log keeps that
     evidence, the spectator stream only ``cheat forfeited (illegal)``."""

@@ -17,6 +17,8 @@ from referee.records.store import Store
 from referee.table.match import MatchConfig
 from support import cli
 
+pytestmark = pytest.mark.process
+
 
 def open_tournament(path: Path, s: TournamentSettings, tid: str = "t1") -> Store:
     store = Store(path)

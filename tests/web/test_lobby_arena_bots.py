@@ -20,10 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from livekit import Running
 from referee.records.store import open_store
 from support import ROOT, cli
+
+pytestmark = pytest.mark.process
 
 RANDOM_BOT = ROOT / "examples" / "python" / "random_bot.py"
 ARENA_GAME = re.compile(r"^game \d+: (gamma v delta|delta v gamma):")

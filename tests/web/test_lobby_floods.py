@@ -129,6 +129,7 @@ async def flood(port: int, tmp_path: Path) -> None:
             await client.aclose()
 
 
+@pytest.mark.process
 def test_one_network_cannot_take_every_stream_or_table_and_others_are_served(tmp_path: Path) -> None:
     serve = Running(tmp_path, "serve", "--listen", "127.0.0.1:0", "--db", tmp_path / "arena.sqlite",
                     "--http", "127.0.0.1:0")
@@ -169,6 +170,7 @@ async def fill_to_the_cap(port: int, cap: int) -> None:
             await client.aclose()
 
 
+@pytest.mark.process
 def test_the_lobby_pages_cap_in_all_is_sized_by_the_fd_limit_like_the_arenas_pool(tmp_path: Path) -> None:
     """Under an fd limit of NOFILE, the lobby pages' cap is what is left of it once the
     arena's bots and pending pool, every lobby seat's streams and the reserve are set

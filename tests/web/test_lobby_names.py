@@ -13,10 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from livekit import Running
 from referee.records.store import open_store
 from support import cli
+
+pytestmark = pytest.mark.process
 
 
 def post(base: str, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:

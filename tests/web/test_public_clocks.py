@@ -174,6 +174,7 @@ class LivePage:
         pass
 
 
+@pytest.mark.process
 def test_through_the_lobby_the_other_person_and_the_live_page_never_see_a_declined_exchange(
         tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     rules = make_rules("classic", ["trump_exchange=on"])
