@@ -102,7 +102,8 @@ class Visitor:
     """One visitor at one address keeping ``tables`` lobby tables of ``seats`` in play,
     answering every request of theirs at once (its first move), until ``stop``. Each
     table runs in a thread of its own (a blocking HTTP client: none of its time is the
-    server's). ``games`` counts the finished tables; ``errors`` what went wrong."""
+    server's). ``games`` counts the finished tables; ``errors`` what went wrong (a table
+refused for now by the lobby's cap, while the last one ends, is a ``wait``, retried)."""
 
     def __init__(self, base: str, seats: list[str], tables: int = 3, name: str = "Visitor") -> None:
         self.base, self.seats, self.name = base, seats, name
@@ -110,6 +111,7 @@ class Visitor:
         self.games = 0
         self.moves = 0
         self.errors: list[str] = []
+        self.waits = 0  #: tables refused for now by the lobby's cap per address (429)
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._first: list[str] = []  #: the seat token of the table ``start`` opened
@@ -138,6 +140,11 @@ class Visitor:
                 body["person"] = self.person
             answer = httpx.post(f"{self.base}/api/tables", json=body, timeout=30)
             data = answer.json()
+            if answer.status_code == 429:
+                # Its last table is seen over before the server has let it go (a moment
+                # later): the lobby's cap per address, not a fault; try again shortly.
+                self.waits += 1
+                return None
             if answer.status_code != 200:
                 self.errors.append(f"create: {answer.status_code} {data}")
                 return None
