@@ -117,7 +117,7 @@ def test_sprt_tc_and_move_time_are_parsed_as_for_match(tmp_path: Path) -> None:
 
 
 def _start(tmp_path: Path, tag: str, db: Path, *extra: str) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, COLUMNS="200", NO_COLOR="1", DURAK_BOT_STALL_AFTER="150")
+    env = dict(os.environ, COLUMNS="200", NO_COLOR="1", DURAK_BOT_STALL_AFTER="60")
     with open(tmp_path / "first.err", "wb") as err:
         return subprocess.Popen(
             [str(DURAK_REF), "sprt", f"{sys.executable} {BOT} {tag}", "builtin:random", "--elo1", "5",
@@ -128,8 +128,10 @@ def _start(tmp_path: Path, tag: str, db: Path, *extra: str) -> subprocess.Popen[
 
 @pytest.mark.process
 def test_sprt_resumes_after_ctrl_c_with_the_stored_pairs_counted_once(tmp_path: Path) -> None:
-    """The bot answers 150 decisions, then stalls (tests/tournament/bots/slow_bot.py): the
-    first run stores a few pairs and then waits, so Ctrl-C always finds it running.
+    """The bot answers 60 decisions, then stalls (tests/tournament/bots/slow_bot.py): the
+    first run stores a few pairs and then waits, so Ctrl-C always finds it running. (The
+    count is per process: the process that plays each pair's first game runs on, its
+    twin is a fresh one, sound by default, that never gets that far in one game.)
     The resumed run (no stall) plays only the missing pairs: 6 in all, each stored once.
     Resumed without --log-dir, it logs to the run's own log dir, as the printed command says."""
     db = tmp_path / "s.sqlite"
